@@ -1,0 +1,88 @@
+"""Small shared helpers: engine selection and argument validation.
+
+Nothing here has a spec counterpart; it keeps argument checking in one place so
+every public function rejects bad input the same way (a :class:`UsageError`
+naming the argument and the offending value, raised before any work).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Tuple
+
+import numpy as np
+
+from .errors import UsageError
+
+__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool"]
+
+Engine = Literal["reference", "fast"]
+ENGINES: Tuple[str, ...] = ("reference", "fast")
+
+
+def check_engine(engine: object) -> Engine:
+    """Return ``engine`` if it names an engine, else raise :class:`UsageError`."""
+    if engine not in ENGINES:
+        raise UsageError(f"engine = {engine!r}: expected one of {', '.join(ENGINES)}")
+    return engine  # type: ignore[return-value]
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Accept ``True/False/0/1`` (numpy bools too); anything else is a UsageError."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
+        return bool(int(value))
+    raise UsageError(f"{name} = {value!r}: expected a boolean (True/False or 0/1)")
+
+
+def as_bits(name: str, value: Any, width: int) -> np.ndarray:
+    """Validate raw encodings and return them as a ``uint64`` array.
+
+    ``value`` may be a Python int, a sequence of ints or an integer numpy array
+    (signed arrays are accepted when every element is non-negative).  Every
+    element must fit in ``width`` bits.  Floats, bools, strings and objects are
+    rejected: raw encodings are integers.
+
+    Raises :class:`UsageError` naming ``name``, the first offending element
+    (its index and value) and the width.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise UsageError(f"{name} = {value!r}: expected integer encodings, got a boolean")
+    if isinstance(value, (int, np.integer)):
+        iv = int(value)
+        if iv < 0 or iv >> width:
+            raise UsageError(f"{name} = {iv:#x}: does not fit in {width} bits")
+        return np.asarray(iv, dtype=np.uint64)
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # pragma: no cover - numpy raises many types here
+        raise UsageError(f"{name}: cannot be read as an integer array ({exc})") from None
+    if arr.dtype == object:
+        try:
+            ints = [int(v) for v in arr.ravel()]
+        except (TypeError, ValueError):
+            raise UsageError(f"{name}: expected integer encodings, got dtype object with non-integers") from None
+        if any(isinstance(v, bool) for v in arr.ravel()):
+            raise UsageError(f"{name}: expected integer encodings, got booleans")
+        for i, v in enumerate(ints):
+            if v < 0 or v >> width:
+                idx = np.unravel_index(i, arr.shape) if arr.ndim else ()
+                raise UsageError(f"{name}[{', '.join(map(str, idx))}] = {v:#x}: does not fit in {width} bits")
+        return np.array(ints, dtype=np.uint64).reshape(arr.shape)
+    if arr.dtype.kind not in "iu":
+        raise UsageError(
+            f"{name}: expected integer encodings (a uint/int array), got dtype {arr.dtype}"
+        )
+    if arr.size:
+        if arr.dtype.kind == "i":
+            bad = arr < 0
+            if width < 64:
+                bad = bad | (arr.astype(np.int64) >> np.int64(min(width, 63)) != 0)
+        else:
+            bad = (arr.astype(np.uint64) >> np.uint64(width)) != 0 if width < 64 else np.zeros(arr.shape, bool)
+        if np.any(bad):
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            v = int(arr[idx])
+            where = f"[{', '.join(map(str, idx))}]" if arr.ndim else ""
+            raise UsageError(f"{name}{where} = {v:#x}: does not fit in {width} bits")
+    return arr.astype(np.uint64, copy=False)

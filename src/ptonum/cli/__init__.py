@@ -1,0 +1,47 @@
+"""The ``ptonum`` command.
+
+Each subcommand lives in its own module of this package and is registered
+below; the group itself only sets up help and the version option.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import rich_click as click
+
+from .. import __version__
+
+click.rich_click.USE_MARKDOWN = True
+click.rich_click.SHOW_ARGUMENTS = True
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ptonum")
+def main() -> None:
+    """Bit-exact model of the PTO ISA B.FPATR matrix post-processing, Tile DataTypes and TCVT to E8M0 (ADR-0085).
+
+    Run `ptonum postprocess` with no input to see the bundled example.
+    """
+
+
+# Subcommand modules: each defines a click command named ``command``.
+_COMMANDS = (
+    "formats_cmd",
+    "decode_cmd",
+    "postprocess_cmd",
+    "tcvt_cmd",
+    "check_cmd",
+    "gen_cmd",
+    "explain_cmd",
+    "compare_cmd",
+)
+
+for _name in _COMMANDS:
+    try:
+        _mod = importlib.import_module(f"{__name__}.{_name}")
+    except ModuleNotFoundError as _exc:  # a command not written yet
+        if _exc.name != f"{__name__}.{_name}":
+            raise
+        continue
+    main.add_command(_mod.command)
