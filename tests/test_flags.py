@@ -1,0 +1,48 @@
+"""NumericFlags bit order and the sticky StatusRegister (ADR-0038 decision 1,
+pto-spec asl/arch/state/numeric-status.asl RecordNumericStatusFlags)."""
+
+import numpy as np
+import pytest
+
+import ptonum
+from ptonum.flags import NumericFlags, StatusRegister, flag_names
+
+
+def test_bit_order_matches_core_state_36_32():
+    # ADR-0038: CORE_STATE[36:32] holds NV, DZ, OF, UF, NX from low to high.
+    assert [int(NumericFlags[n]) for n in ("NV", "DZ", "OF", "UF", "NX")] == [1, 2, 4, 8, 16]
+
+
+def test_top_level_exports():
+    assert ptonum.NumericFlags is NumericFlags
+    assert ptonum.StatusRegister is StatusRegister
+    assert issubclass(ptonum.PtonumError, ValueError)
+    for cls in (ptonum.IllegalEncodingError, ptonum.TileLegalityError, ptonum.UsageError,
+                ptonum.UnsupportedConversionError):
+        assert issubclass(cls, ptonum.PtonumError)
+
+
+def test_flag_names():
+    assert flag_names(0x14) == "OF|NX"
+    assert flag_names(0x18) == "UF|NX"
+    assert flag_names(0) == "-"
+    assert str(NumericFlags(0x01)) == "NV"
+
+
+def test_status_register_is_sticky_and_resets_explicitly():
+    s = StatusRegister()
+    assert int(s) == 0
+    s.record(0x10)
+    s.record(NumericFlags.OF)
+    s.record(0)  # recording nothing never clears
+    assert int(s) == 0x14
+    s.record(np.array([[0x01, 0x00], [0x08, 0x00]], dtype=np.uint8))
+    assert int(s) == 0x1D
+    assert s.flags == NumericFlags.NV | NumericFlags.OF | NumericFlags.UF | NumericFlags.NX
+    s.reset()
+    assert int(s) == 0
+
+
+def test_status_register_rejects_wide_initial_value():
+    with pytest.raises(ptonum.UsageError, match="initial"):
+        StatusRegister(0x20)

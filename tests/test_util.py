@@ -1,0 +1,62 @@
+"""Argument validation shared by every public function (ptonum._util)."""
+
+import numpy as np
+import pytest
+
+from ptonum import UsageError
+from ptonum._util import as_bits, check_bool, check_engine
+from ptonum.formats import TileDataType, parse_data_type
+from ptonum.rounding import RoundingMode, parse_rounding_mode
+
+
+def test_as_bits_accepts_ints_and_integer_arrays():
+    assert as_bits("x", 0xFF, 8) == 0xFF
+    a = as_bits("x", np.array([1, 2, 3], dtype=np.int32), 8)
+    assert a.dtype == np.uint64 and a.tolist() == [1, 2, 3]
+    assert as_bits("x", [0, 0xFFFF], 16).tolist() == [0, 0xFFFF]
+
+
+@pytest.mark.parametrize(
+    "value, width, needle",
+    [
+        (0x100, 8, "x = 0x100"),
+        (np.array([1, 0x1FF], dtype=np.uint16), 8, r"x\[1\] = 0x1ff"),
+        (np.array([[0, -1]], dtype=np.int32), 8, r"x\[0, 1\]"),
+        (np.array([1.0]), 8, "dtype float64"),
+        (True, 8, "boolean"),
+        ("12", 8, "dtype <U2"),
+    ],
+)
+def test_as_bits_rejects_with_argument_and_value(value, width, needle):
+    with pytest.raises(UsageError, match=needle):
+        as_bits("x", value, width)
+
+
+def test_check_engine_and_bool():
+    assert check_engine("fast") == "fast"
+    with pytest.raises(UsageError, match="engine = 'slow'"):
+        check_engine("slow")
+    assert check_bool("sat", 1) is True
+    with pytest.raises(UsageError, match="sat = 2"):
+        check_bool("sat", 2)
+
+
+def test_data_type_lookup_by_name_or_code():
+    assert parse_data_type("hif8") is TileDataType.HiF8
+    assert parse_data_type(14) is TileDataType.HiF4X2
+    assert parse_data_type("U4X2") is TileDataType.U4X2
+    for bad in (15, 21, 31, "FP8", "int8"):
+        with pytest.raises(UsageError, match="data_type"):
+            parse_data_type(bad)
+
+
+def test_rounding_mode_codes_are_bdatr_rmode():
+    assert [m.name for m in RoundingMode] == ["NONE", "RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB"]
+    assert [int(m) for m in RoundingMode] == list(range(8))
+    assert parse_rounding_mode("rdn") is RoundingMode.RTM
+    assert parse_rounding_mode(7) is RoundingMode.RHB
+    assert RoundingMode.NONE.resolved() is RoundingMode.RNE
+    with pytest.raises(UsageError, match="rmode = 8"):
+        parse_rounding_mode(8)
+    with pytest.raises(UsageError, match="rmode = 'RNX'"):
+        parse_rounding_mode("RNX")
