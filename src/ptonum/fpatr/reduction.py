@@ -62,7 +62,6 @@ __all__ = [
     "reduction_trace",
     "row_max",
     "group_max",
-    "fold_groups",
 ]
 
 #: Accumulator types a B.FPATR reduction runs on (``BundleFPATRAccumulatorTypeLegal``).
