@@ -1,0 +1,695 @@
+"""The per-element B.FPATR post-process: PreQuant, activation and destination conversion.
+
+One accumulator element (FP32, S32 or U32 bits), its quantization word and
+its activation word go in; the destination element and the five-bit numeric
+flags come out.  The steps, in the ASL's order:
+
+1. effective control: B.DATR RMode NONE -> RNE; modes 25/28 force RHB, the
+   other fixed-rounding modes force RNE; Sat passes through;
+2. PreQuantMode 0 without activation: the raw accumulator bits, no flags;
+3. shift modes 12/13: arithmetic right shift by ``code + 1`` and S16
+   saturation (OF|NX on saturation);
+4. source type (mode 0: the accumulator type; S32 modes: S32; else FP32)
+   and negativity (S32 sign; FP32 negative classes including -0, never NaN;
+   U32 never);
+5. scale: the FP19 value of [31:13] for modes with a parameter, else 1;
+6. multiplier: the scale unless the source is negative and ReluMode != 0
+   (ReLU: 0; LReLU/PReLU: the FP19 alpha, replacing the scale);
+7. FP32 NaN/Inf give fixed results, except -Inf with a zero multiplier,
+   which is taken as the value 0;
+8. the exact product source x multiplier;
+9. -0 source, nonzero multiplier, zero offset and a floating destination:
+   the destination's -0 (HiF8: 0x00);
+10. modes with an offset: round and saturate the product to S5/S9/S17,
+    add the offset, then the final integer encoding (Sat clamps, else wraps);
+    other modes: encode the product in the destination type.
+
+Two engines give identical bits and flags: ``reference`` (Python ``int`` /
+``Fraction``, one element at a time, following the ASL step by step; it also
+drives :func:`postprocess_element_trace`) and ``fast`` (numpy on float64:
+FP32 x FP19 and S32 x FP19 products are exact in binary64, so one multiply
+followed by the exact encoders reproduces the single rounding).
+
+Source: ADR-0085 D174-D180; pto-spec ``asl/arch/profile/matrix-postprocess.asl``
+(``TileProfileMatrixPostProcessWithFlags``, ``MatrixPostQuantBaseWithFlags``,
+``MatrixFPATREffectiveControl``, ``MatrixSelectedMultiplier``,
+``MatrixPostQuantSpecialValue``, ``MatrixFloatingSignedZero``/``Infinity``/
+``LargestFinite``, ``MatrixValueClassNegative``) and
+``asl/arch/profile/matrix-quantization.asl`` (``MatrixQuantizedAffine``,
+``MatrixRoundAndSaturateSigned``, ``MatrixShiftS32ToS16``,
+``ReferenceMatrixIntegerEncoding``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .._util import as_bits, check_bool, check_engine
+from ..errors import TileLegalityError, UsageError
+from ..flags import flag_names
+from ..formats import TileDataType, parse_data_type
+from ..rounding import RoundingMode
+from .attributes import (
+    MODE_TABLE,
+    ModeInfo,
+    PreQuantMode,
+    ReluMode,
+    check_accumulator_type,
+    effective_control,
+    parse_pre_quant_mode,
+    parse_relu_mode,
+)
+
+__all__ = [
+    "postprocess_element",
+    "postprocess_element_trace",
+    "TraceStep",
+    "destination_dtype",
+    "special_value_result",
+]
+
+T = TileDataType
+
+# ---------------------------------------------------------------------------
+# Destination constants (MatrixFloatingSignedZero / Infinity / LargestFinite,
+# the canonical NaNs of the format units, TileIntegerMinimum/Maximum), at the
+# destination element's own width.
+
+_DTYPE: Dict[TileDataType, Any] = {
+    T.S8: np.uint8, T.S4X2: np.uint8, T.E4M3: np.uint8, T.HiF8: np.uint8,
+    T.FP16: np.uint16, T.BF16: np.uint16, T.S16: np.uint16,
+    T.FP32: np.uint32, T.S32: np.uint32, T.U32: np.uint32,
+}
+_NEG_ZERO = {T.FP32: 0x80000000, T.FP16: 0x8000, T.BF16: 0x8000, T.E4M3: 0x80, T.HiF8: 0x00}
+_CANONICAL_NAN = {T.FP32: 0x7FC00000, T.FP16: 0x7E00, T.BF16: 0x7FC0, T.E4M3: 0x7F, T.HiF8: 0x80}
+_INFINITY = {  # (positive, negative); E4M3 has none and gives its canonical NaN
+    T.FP32: (0x7F800000, 0xFF800000), T.FP16: (0x7C00, 0xFC00), T.BF16: (0x7F80, 0xFF80),
+    T.HiF8: (0x6F, 0xEF), T.E4M3: (0x7F, 0x7F),
+}
+_LARGEST = {
+    T.FP32: (0x7F7FFFFF, 0xFF7FFFFF), T.FP16: (0x7BFF, 0xFBFF), T.BF16: (0x7F7F, 0xFF7F),
+    T.E4M3: (0x7E, 0xFE), T.HiF8: (0x6E, 0xEE),
+}
+_INT_MIN_MAX = {  # (minimum, maximum) encodings at the destination width
+    T.S4X2: (0x8, 0x7), T.S8: (0x80, 0x7F), T.S16: (0x8000, 0x7FFF),
+    T.S32: (0x80000000, 0x7FFFFFFF), T.U32: (0x0, 0xFFFFFFFF),
+}
+_WIDTH_MASK = {T.S4X2: 0xF, T.S8: 0xFF, T.E4M3: 0xFF, T.HiF8: 0xFF, T.FP16: 0xFFFF,
+               T.BF16: 0xFFFF, T.S16: 0xFFFF, T.FP32: 0xFFFFFFFF, T.S32: 0xFFFFFFFF,
+               T.U32: 0xFFFFFFFF}
+
+NV, OF, UF, NX = 0x01, 0x04, 0x08, 0x10
+
+# FP32 value classes used here
+_QNAN, _SNAN, _PINF, _NINF = "QuietNaN", "SignalingNaN", "PositiveInfinity", "NegativeInfinity"
+
+
+def destination_dtype(dst_type: Any) -> Any:
+    """numpy dtype of destination bits: uint8 (S8, S4X2 nibble, E4M3, HiF8),
+    uint16 (FP16, BF16, S16) or uint32 (FP32, S32, U32)."""
+    return _DTYPE[parse_data_type(dst_type, "dst_type")]
+
+
+def special_value_result(value_class: str, dst: TileDataType, sat: bool) -> Tuple[int, int]:
+    """Fixed result and flags of an FP32 NaN/Inf source (``MatrixPostQuantSpecialValue``).
+
+    ``value_class`` is ``"QuietNaN"``, ``"SignalingNaN"``, ``"PositiveInfinity"``
+    or ``"NegativeInfinity"``.  Integer destinations: NaN -> 0 with Sat, else
+    the minimum, NV; Inf -> minimum with NV when Sat=0, else the signed
+    endpoint with OF|NX.  Floating destinations: NaN -> +0 with Sat, else
+    the canonical quiet NaN, NV only for a signaling NaN; Inf -> the signed
+    largest finite with OF|NX under Sat, else the signed infinity (E4M3: the
+    canonical NaN with OF|NX) and no flag.
+
+    Source: ADR-0085 D180; ``MatrixPostQuantSpecialValue``.
+    """
+    nan = value_class in (_QNAN, _SNAN)
+    negative = value_class == _NINF
+    if dst in _INT_MIN_MAX:
+        lo, hi = _INT_MIN_MAX[dst]
+        if nan:
+            return (0 if sat else lo), NV
+        if not sat:
+            return lo, NV
+        return (lo if negative else hi), OF | NX
+    if nan:
+        flags = NV if value_class == _SNAN else 0
+        return (0 if sat else _CANONICAL_NAN[dst]), flags
+    if sat:
+        return _LARGEST[dst][int(negative)], OF | NX
+    return _INFINITY[dst][int(negative)], (OF | NX if dst is T.E4M3 else 0)
+
+
+# ---------------------------------------------------------------------------
+# Small decoders (FP32 class and exact value; FP19 finite value).
+
+
+def _fp32_class(bits: int) -> str:
+    exp = (bits >> 23) & 0xFF
+    frac = bits & 0x7FFFFF
+    sign = "Negative" if bits >> 31 else "Positive"
+    if exp == 0xFF:
+        if frac == 0:
+            return sign + "Infinity"
+        return _QNAN if frac >> 22 else _SNAN
+    if exp == 0:
+        return sign + ("Zero" if frac == 0 else "Subnormal")
+    return sign + "Normal"
+
+
+def _fp32_exact(bits: int) -> Fraction:
+    """``ReferenceFP32FiniteValue`` for a finite FP32 encoding."""
+    exp = (bits >> 23) & 0xFF
+    frac = bits & 0x7FFFFF
+    if exp == 0:
+        mag = Fraction(frac, 1 << 149)
+    else:
+        e = exp - 150
+        sig = frac | 0x800000
+        mag = Fraction(sig << e) if e >= 0 else Fraction(sig, 1 << -e)
+    return -mag if bits >> 31 else mag
+
+
+def _fp19_exact(bits19: int) -> Fraction:
+    """``FP19FiniteValue`` (the caller excludes exponent 255)."""
+    exp = (bits19 >> 10) & 0xFF
+    frac = bits19 & 0x3FF
+    if exp == 0:
+        mag = Fraction(frac, 1 << 136)
+    else:
+        e = exp - 137
+        sig = frac | 0x400
+        mag = Fraction(sig << e) if e >= 0 else Fraction(sig, 1 << -e)
+    return -mag if bits19 >> 18 else mag
+
+
+def _fp19_float64(bits19: np.ndarray) -> np.ndarray:
+    """``FP19FiniteValue`` as float64 (exact), vectorized."""
+    b = bits19.astype(np.int64)
+    exp = (b >> 10) & 0xFF
+    frac = b & 0x3FF
+    sig = np.where(exp == 0, frac, frac | 0x400).astype(np.float64)
+    e = np.where(exp == 0, -136, exp - 137).astype(np.int32)
+    mag = np.ldexp(sig, e)
+    return np.where((b >> 18) & 1 == 1, -mag, mag)
+
+
+def _reject_nonfinite_fp19(bits19: np.ndarray, name: str, field: str) -> None:
+    bad = ((bits19 >> np.uint32(10)) & np.uint32(0xFF)) == 0xFF
+    if np.any(bad):
+        flat = int(np.flatnonzero(bad.ravel())[0])
+        where = ""
+        if bits19.ndim:
+            where = "[" + ", ".join(str(int(i)) for i in np.unravel_index(flat, bits19.shape)) + "]"
+        v = int(bits19.ravel()[flat])
+        raise TileLegalityError(
+            f"{name}{where}: FP19 {field} = {v:#07x} is infinite or NaN; the post-process takes "
+            "its finite value (FP19FiniteValue) and B.FPATR rejects such words before effects "
+            "(ADR-0085 D180)"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Arguments
+
+
+@dataclass(frozen=True)
+class _Config:
+    mode: PreQuantMode
+    info: ModeInfo
+    relu: ReluMode
+    acc_type: TileDataType
+    dst: TileDataType
+    source: TileDataType
+    rmode: RoundingMode
+    sat: bool
+
+
+def _config(pre_quant_mode: Any, relu_mode: Any, acc_type: Any, rmode: Any, sat: Any) -> _Config:
+    mode = parse_pre_quant_mode(pre_quant_mode)
+    info = MODE_TABLE[int(mode)]
+    relu = parse_relu_mode(relu_mode)
+    acc = parse_data_type(acc_type, "acc_type")
+    if acc not in (T.FP32, T.S32, T.U32):
+        raise UsageError(f"acc_type = {acc.name}: matrix accumulators are FP32, S32 or U32")
+    check_accumulator_type(mode, acc)
+    s = check_bool("sat", sat)
+    r, s = effective_control(mode, rmode, s)
+    if int(mode) == 0:
+        dst = acc
+        source = acc
+    else:
+        assert info.destination is not None
+        dst = info.destination
+        source = T.S32 if info.uses_s32_accumulator else T.FP32
+    return _Config(mode, info, relu, acc, dst, source, r, s)
+
+
+def _bits_u32(name: str, value: Any) -> np.ndarray:
+    """32-bit encodings as uint32 without copying an already-uint32 array."""
+    if isinstance(value, np.ndarray) and value.dtype == np.uint32:
+        return value
+    return as_bits(name, value, 32).astype(np.uint32)
+
+
+def _prepare(acc_bits: Any, pre_quant_mode: Any, relu_mode: Any, acc_type: Any, quant_param: Any,
+             relu_param: Any, rmode: Any, sat: Any
+             ) -> Tuple[_Config, np.ndarray, np.ndarray, np.ndarray, Tuple[int, ...]]:
+    """Validate every argument (before any work) and resolve the configuration."""
+    cfg = _config(pre_quant_mode, relu_mode, acc_type, rmode, sat)
+    acc = _bits_u32("acc_bits", acc_bits)
+    qp = as_bits("quant_param", quant_param, 64)
+    rp = as_bits("relu_param", relu_param, 64)
+    try:
+        shape = np.broadcast_shapes(acc.shape, qp.shape, rp.shape)
+    except ValueError:
+        raise UsageError(
+            f"acc_bits {acc.shape}, quant_param {qp.shape} and relu_param {rp.shape} do not broadcast"
+        ) from None
+    passthrough = int(cfg.mode) == 0 and cfg.relu == ReluMode.NONE
+    if cfg.info.has_parameter and not cfg.info.is_shift:
+        _reject_nonfinite_fp19(((qp >> np.uint64(13)) & np.uint64(0x7FFFF)).astype(np.uint32),
+                               "quant_param", "scale [31:13]")
+    if cfg.relu in (ReluMode.LRELU, ReluMode.PRELU) and not cfg.info.is_shift and not passthrough:
+        _reject_nonfinite_fp19((rp & np.uint64(0x7FFFF)).astype(np.uint32),
+                               "relu_param", "alpha [18:0]")
+    return cfg, acc, qp, rp, shape
+
+
+# ---------------------------------------------------------------------------
+# Public entry points
+
+
+def postprocess_element(
+    acc_bits: Any,
+    *,
+    pre_quant_mode: Any,
+    relu_mode: Any = 0,
+    acc_type: Any,
+    quant_param: Any = 1,
+    relu_param: Any = 0,
+    rmode: Any = "NONE",
+    sat: Any = False,
+    engine: str = "fast",
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Post-process accumulator elements exactly as the B.FPATR matrix unit.
+
+    Args:
+        acc_bits: 32-bit accumulator encodings (int or integer array, any shape).
+        pre_quant_mode: PreQuantMode member, code or name.
+        relu_mode: ReluMode member, code (0-3) or name.
+        acc_type: ``FP32``, ``S32`` or ``U32`` (name or code); it must be the
+            mode's accumulator class.
+        quant_param: 64-bit quantization words, broadcast against
+            ``acc_bits`` (e.g. shape ``(1, N)`` for a per-column tile).  Modes
+            without a parameter ignore it (the tile model passes 1).
+        relu_param: 64-bit activation words (FP19 in [18:0]), broadcast;
+            used by ReluMode 2/3.
+        rmode: B.DATR RMode (name or code 0-7); NONE means RNE.  Any RMode is
+            accepted for any mode here, as the ASL element function does
+            (legality belongs to :func:`~ptonum.fpatr.attributes.check_datr`);
+            fixed-rounding modes override it.
+        sat: B.DATR Sat (clamp) versus wrap/infinity.
+        engine: ``"fast"`` (numpy, vectorized) or ``"reference"`` (exact,
+            per element).
+
+    Returns:
+        ``(dst_bits, flags)`` with the broadcast shape of the three inputs:
+        ``dst_bits`` at the destination's width -- uint8 for S8, S4X2 (the low
+        nibble), E4M3 and HiF8; uint16 for FP16, BF16, S16; uint32 for FP32,
+        S32, U32 -- and ``flags`` uint8 (NV=0x01 OF=0x04 UF=0x08 NX=0x10).
+
+    The parameter words are not checked for legality (see
+    :func:`~ptonum.fpatr.params.check_quant_param`); an illegal but finite
+    FP19 scale or alpha is used as the ASL would use it.
+
+    Raises:
+        UsageError: unreadable arguments, a value wider than its field, a
+            non-accumulator ``acc_type``, an unknown engine.
+        IllegalEncodingError: a reserved PreQuantMode or ReluMode code.
+        TileLegalityError: ``acc_type`` is not the mode's accumulator class,
+            or a used FP19 scale/alpha is infinite or NaN (the ASL's
+            ``FP19FiniteValue`` has no value for it; such words are rejected
+            by B.FPATR preflight).
+
+    Source: ADR-0085 D176-D180; ``TileProfileMatrixPostProcessWithFlags``
+    (``asl/arch/profile/matrix-postprocess.asl``).
+    """
+    eng = check_engine(engine)
+    cfg, acc, qp, rp, shape = _prepare(acc_bits, pre_quant_mode, relu_mode, acc_type,
+                                       quant_param, relu_param, rmode, sat)
+    if eng == "fast":
+        return _fast(acc, qp, rp, shape, cfg)
+    return _reference(acc, qp, rp, shape, cfg)
+
+
+# ---------------------------------------------------------------------------
+# Fast engine
+
+
+def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...],
+          cfg: _Config) -> Tuple[np.ndarray, np.ndarray]:
+    from ..encode import encode_fast, round_and_saturate_signed_fast
+
+    info = cfg.info
+    dst = cfg.dst
+    out_dtype = _DTYPE[dst]
+
+    # Step 2: no PreQuant and no activation: raw bits.
+    if int(cfg.mode) == 0 and cfg.relu == ReluMode.NONE:
+        return (np.array(np.broadcast_to(acc, shape), dtype=np.uint32),
+                np.zeros(shape, dtype=np.uint8))
+
+    # Step 3: shift modes.
+    if info.is_shift:
+        sh = ((qp >> np.uint64(32)) & np.uint64(0xF)).astype(np.int32) + 1
+        if sh.ndim == 0:
+            shifted = acc.view(np.int32) >> np.int32(int(sh))
+        else:
+            shifted = acc.view(np.int32) >> sh
+        shifted = np.broadcast_to(shifted, shape)
+        over = (shifted > 32767) | (shifted < -32768)
+        res = np.clip(shifted, -32768, 32767).astype(np.int16).view(np.uint16)
+        flags = np.where(over, np.uint8(OF | NX), np.uint8(0))
+        return np.ascontiguousarray(res), flags.astype(np.uint8)
+
+    # Step 4: source value and negativity.
+    fp32 = cfg.source is T.FP32
+    special_any = False
+    if fp32:
+        fsrc = acc.view(np.float32)
+        finite = np.isfinite(fsrc)
+        special_any = not bool(finite.all())
+        neg = (acc >= np.uint32(0x80000000)) & (acc <= np.uint32(0xFF800000))
+        with np.errstate(invalid="ignore"):
+            value = fsrc.astype(np.float64)
+        if special_any:
+            value = np.where(finite, value, 0.0)
+    elif cfg.source is T.S32:
+        value = acc.view(np.int32).astype(np.float64)
+        neg = acc >= np.uint32(0x80000000)
+    else:  # U32, mode 0 only
+        value = acc.astype(np.float64)
+        neg = np.zeros(acc.shape, dtype=bool)
+
+    # Steps 5-6: scale and selected multiplier (decoded once per parameter word).
+    if info.has_parameter:
+        scale: Any = _fp19_float64(((qp >> np.uint64(13)) & np.uint64(0x7FFFF)).astype(np.uint32))
+    else:
+        scale = np.float64(1.0)
+    if cfg.relu == ReluMode.NONE:
+        mult: Any = scale
+    elif cfg.relu == ReluMode.RELU:
+        mult = np.where(neg, 0.0, scale)
+    else:
+        alpha = _fp19_float64((rp & np.uint64(0x7FFFF)).astype(np.uint32))
+        mult = np.where(neg, alpha, scale)
+
+    # Step 8: the exact product (+0.0 turns an exact zero into +0 as the reals do).
+    product = value * mult
+    product = np.broadcast_to(product, shape)
+
+    offset_width = info.offset_width
+    if offset_width:
+        offset = (((qp >> np.uint64(37)) & np.uint64((1 << offset_width) - 1)).astype(np.int64))
+        offset = np.where(offset >= (1 << (offset_width - 1)), offset - (1 << offset_width), offset)
+        inter, f1 = round_and_saturate_signed_fast(product, offset_width, cfg.rmode)
+        final = inter + offset
+        bits, f2 = encode_fast(np.broadcast_to(final, shape).astype(np.float64), dst, cfg.rmode, cfg.sat)
+        flags = f1 | f2
+    else:
+        bits, flags = encode_fast(product + 0.0, dst, cfg.rmode, cfg.sat)
+    bits = np.asarray(bits).astype(out_dtype, copy=False).reshape(shape)
+    flags = np.asarray(flags).astype(np.uint8, copy=False).reshape(shape)
+
+    if fp32:
+        # Step 9: -0 source with a nonzero multiplier to a floating destination.
+        if dst.is_floating:
+            negzero = acc == np.uint32(0x80000000)
+            if negzero.any():
+                m = np.broadcast_to(mult, shape) if np.ndim(mult) else np.full(shape, float(mult))
+                hit = np.broadcast_to(negzero, shape) & (m != 0.0)
+                if offset_width:
+                    hit = hit & (np.broadcast_to(offset, shape) == 0)
+                bits[hit] = _NEG_ZERO[dst]
+                flags[hit] = 0
+        # Step 7: NaN / Inf (except -Inf with a zero multiplier, which was taken as 0).
+        if special_any:
+            a = np.broadcast_to(acc, shape)
+            m = np.broadcast_to(mult, shape) if np.ndim(mult) else np.full(shape, float(mult))
+            exp_all = (a & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+            mant = a & np.uint32(0x7FFFFF)
+            ninf = a == np.uint32(0xFF800000)
+            classes = (
+                (_QNAN, exp_all & (mant >= np.uint32(0x400000))),
+                (_SNAN, exp_all & (mant != 0) & (mant < np.uint32(0x400000))),
+                (_PINF, a == np.uint32(0x7F800000)),
+                (_NINF, ninf & (m != 0.0)),
+            )
+            for cls, mask in classes:
+                if mask.any():
+                    b, f = special_value_result(cls, dst, cfg.sat)
+                    bits[mask] = b
+                    flags[mask] = f
+    return bits, flags
+
+
+# ---------------------------------------------------------------------------
+# Reference engine (and trace)
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One step of :func:`postprocess_element_trace`.
+
+    ``name`` is a short step name, ``asl`` the ASL function the step mirrors,
+    ``text`` a human explanation with the exact numbers, ``flags`` the flags
+    raised at this step (5-bit value).
+    """
+
+    name: str
+    asl: str
+    text: str
+    flags: int = 0
+
+    def __str__(self) -> str:
+        f = f"  [flags {flag_names(self.flags)}]" if self.flags else ""
+        return f"{self.name} ({self.asl}): {self.text}{f}"
+
+
+def _frac_text(v: Fraction) -> str:
+    if v.denominator == 1:
+        return str(v.numerator)
+    d = v.denominator
+    k = d.bit_length() - 1
+    den = f"2^{k}" if d == 1 << k else str(d)
+    approx = float(v)
+    return f"{v.numerator}/{den} (= {approx!r})"
+
+
+def _hexw(bits: int, dst: TileDataType) -> str:
+    digits = {0xF: 1, 0xFF: 2, 0xFFFF: 4, 0xFFFFFFFF: 8}[_WIDTH_MASK[dst]]
+    return f"0x{bits:0{digits}x}"
+
+
+def _one(acc: int, qp: int, rp: int, cfg: _Config,
+         trace: Optional[List[TraceStep]] = None) -> Tuple[int, int]:
+    """One element, step by step (``MatrixPostQuantBaseWithFlags``)."""
+    from ..encode import encode_reference, round_and_saturate_signed_reference
+
+    def note(name: str, asl: str, text: str, flags: int = 0) -> None:
+        if trace is not None:
+            trace.append(TraceStep(name, asl, text, flags))
+
+    info = cfg.info
+    dst = cfg.dst
+    mask = _WIDTH_MASK[dst]
+    note("control", "MatrixFPATREffectiveControl",
+         f"PreQuantMode {int(cfg.mode)} ({cfg.mode.name}), ReluMode {cfg.relu.name}, "
+         f"{cfg.acc_type.name} accumulator -> {dst.name}; rounding {cfg.rmode.name}"
+         + (f" (fixed by the mode)" if info.fixed_rounding is not None else "")
+         + f", Sat={int(cfg.sat)}")
+
+    if int(cfg.mode) == 0 and cfg.relu == ReluMode.NONE:
+        note("pass-through", "MatrixPostQuantBaseWithFlags",
+             f"no PreQuant and no activation: the raw accumulator bits 0x{acc:08x} are the result")
+        return acc, 0
+
+    if info.is_shift:
+        code = (qp >> 32) & 0xF
+        sv = acc - (1 << 32) if acc >> 31 else acc
+        shifted = sv >> (code + 1)
+        if shifted > 32767 or shifted < -32768:
+            res = 0x7FFF if shifted > 0 else 0x8000
+            note("shift", "MatrixShiftS32ToS16",
+                 f"S32 {sv} >> {code + 1} (code {code}) = {shifted}, outside S16: saturates to "
+                 f"{_hexw(res, dst)}", OF | NX)
+            return res, OF | NX
+        note("shift", "MatrixShiftS32ToS16",
+             f"S32 {sv} >> {code + 1} (code {code}, arithmetic) = {shifted} -> S16 "
+             f"{_hexw(shifted & 0xFFFF, dst)}")
+        return shifted & 0xFFFF, 0
+
+    # Source type, class and negativity.
+    src = cfg.source
+    if src is T.FP32:
+        cls = _fp32_class(acc)
+        negative = cls in ("NegativeNormal", "NegativeSubnormal", "NegativeInfinity", "NegativeZero")
+        note("source", "MatrixValueClassNegative",
+             f"FP32 0x{acc:08x} is {cls}; negative = {negative}"
+             + (" (NaN is never negative)" if "NaN" in cls else ""))
+    elif src is T.S32:
+        cls = "PositiveNormal"
+        sv = acc - (1 << 32) if acc >> 31 else acc
+        negative = sv < 0
+        note("source", "MatrixPostQuantBaseWithFlags", f"S32 0x{acc:08x} = {sv}; negative = {negative}")
+    else:
+        cls = "PositiveNormal"
+        negative = False
+        note("source", "MatrixPostQuantBaseWithFlags", f"U32 0x{acc:08x} = {acc}; never negative")
+
+    if info.has_parameter:
+        s19 = (qp >> 13) & 0x7FFFF
+        scale = _fp19_exact(s19)
+        scale_text = f"FP19 {s19:#07x} = {_frac_text(scale)}"
+    else:
+        scale = Fraction(1)
+        scale_text = "1 (the mode has no scale)"
+    if not negative or cfg.relu == ReluMode.NONE:
+        mult = scale
+        why = f"scale {scale_text}"
+    elif cfg.relu == ReluMode.RELU:
+        mult = Fraction(0)
+        why = "0 (ReLU on a negative source)"
+    else:
+        a19 = rp & 0x7FFFF
+        mult = _fp19_exact(a19)
+        why = (f"alpha FP19 {a19:#07x} = {_frac_text(mult)} "
+               f"({cfg.relu.name} on a negative source; replaces the scale {scale_text})")
+    note("multiplier", "MatrixSelectedMultiplier", f"multiplier = {why}")
+
+    if src is T.FP32 and cls in (_QNAN, _SNAN, _PINF, _NINF):
+        if cls == _NINF and mult == 0:
+            note("special", "MatrixPostQuantBaseWithFlags",
+                 "-Inf with a zero multiplier is taken as the source value 0")
+        else:
+            b, f = special_value_result(cls, dst, cfg.sat)
+            note("special", "MatrixPostQuantSpecialValue",
+                 f"{cls} -> fixed {dst.name} result {_hexw(b, dst)} (Sat={int(cfg.sat)})", f)
+            return b, f
+
+    if src is T.S32:
+        source_value = Fraction(acc - (1 << 32) if acc >> 31 else acc)
+    elif src is T.U32:
+        source_value = Fraction(acc)
+    elif cls == _NINF:
+        source_value = Fraction(0)
+    else:
+        source_value = _fp32_exact(acc)
+    activated = source_value * mult
+    note("product", "MatrixActivationWithFlags",
+         f"{_frac_text(source_value)} x {_frac_text(mult)} = {_frac_text(activated)} (exact)")
+
+    width = info.offset_width
+    offset = 0
+    if width:
+        raw = (qp >> 37) & ((1 << width) - 1)
+        offset = raw - (1 << width) if raw >> (width - 1) else raw
+    if cls == "NegativeZero" and mult != 0 and offset == 0 and dst.is_floating:
+        b = _NEG_ZERO[dst]
+        note("signed zero", "MatrixFloatingSignedZero",
+             f"-0 source with a nonzero multiplier: {dst.name} -0 encoding {_hexw(b, dst)}"
+             + (" (HiF8 has no -0)" if dst is T.HiF8 else ""))
+        return b, 0
+
+    if width:
+        inter, f1 = round_and_saturate_signed_reference(activated, width, cfg.rmode)
+        lo_c = activated.numerator // activated.denominator
+        hi_c = lo_c if activated.denominator == 1 else lo_c + 1
+        rng = (-(1 << (width - 1)), (1 << (width - 1)) - 1)
+        sat_text = (f"; outside S{width} {rng[0]}..{rng[1]}, saturated to {inter}" if f1 & OF
+                    else "")
+        note("intermediate", "MatrixRoundAndSaturateSigned",
+             f"round {_frac_text(activated)} with {cfg.rmode.name}: candidates {lo_c} / {hi_c}"
+             f"{sat_text}; S{width} intermediate = {inter}", f1)
+        final = inter + offset
+        note("offset", "MatrixQuantizedAffine", f"{inter} + offset {offset} = {final}")
+        bits, f2 = encode_reference(final, dst, cfg.rmode, cfg.sat)
+        bits &= mask
+        lo_i, hi_i = _INT_MIN_MAX[dst]
+        note("encode", "ReferenceMatrixIntegerEncoding",
+             f"{final} -> {dst.name} {_hexw(bits, dst)}"
+             + (f" (out of range; {'clamped' if cfg.sat else 'wrapped modulo 2^N'})" if f2 & OF else ""),
+             f2)
+        return bits, f1 | f2
+
+    value = activated + offset
+    bits, f2 = encode_reference(value, dst, cfg.rmode, cfg.sat)
+    bits &= mask
+    if trace is not None:
+        if dst in _INT_MIN_MAX:
+            lo_c = value.numerator // value.denominator
+            hi_c = lo_c if value.denominator == 1 else lo_c + 1
+            cand = f"candidates {lo_c} / {hi_c}"
+        else:
+            down, _ = encode_reference(value, dst, RoundingMode.RTM, True)
+            up, _ = encode_reference(value, dst, RoundingMode.RTP, True)
+            cand = f"candidates {_hexw(down & mask, dst)} (down) / {_hexw(up & mask, dst)} (up)"
+        note("encode", "MatrixEncodeReal",
+             f"{_frac_text(value)} -> {dst.name} with {cfg.rmode.name}, Sat={int(cfg.sat)}: "
+             f"{cand}; result {_hexw(bits, dst)}", f2)
+    return bits, f2
+
+
+def _reference(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...],
+               cfg: _Config) -> Tuple[np.ndarray, np.ndarray]:
+    a = np.broadcast_to(acc, shape).ravel()
+    q = np.broadcast_to(qp, shape).ravel()
+    r = np.broadcast_to(rp, shape).ravel()
+    n = a.size
+    bits = np.empty(n, dtype=_DTYPE[cfg.dst])
+    flags = np.empty(n, dtype=np.uint8)
+    for i in range(n):
+        b, f = _one(int(a[i]), int(q[i]), int(r[i]), cfg)
+        bits[i] = b
+        flags[i] = f
+    return bits.reshape(shape), flags.reshape(shape)
+
+
+def postprocess_element_trace(
+    acc_bits: int,
+    *,
+    pre_quant_mode: Any,
+    relu_mode: Any = 0,
+    acc_type: Any,
+    quant_param: int = 1,
+    relu_param: int = 0,
+    rmode: Any = "NONE",
+    sat: Any = False,
+) -> Tuple[int, int, List[TraceStep]]:
+    """Post-process one element with the reference engine and explain every step.
+
+    Arguments as :func:`postprocess_element` but scalars only.  Returns
+    ``(dst_bits, flags, steps)``: the destination bits (int, at the
+    destination width), the flags (int) and a list of :class:`TraceStep`
+    records -- effective control, source class and negativity, selected
+    multiplier, exact product, intermediate rounding (both candidates and any
+    saturation), offset, final encoding with its candidates -- each with the
+    flags it raised.
+
+    Raises as :func:`postprocess_element`; :class:`UsageError` for array
+    arguments.  Source: ``TileProfileMatrixPostProcessWithFlags``.
+    """
+    if any(np.ndim(x) for x in (acc_bits, quant_param, relu_param)):
+        raise UsageError("postprocess_element_trace explains one element: pass scalars")
+    cfg, a, q, r, _ = _prepare(acc_bits, pre_quant_mode, relu_mode, acc_type,
+                               quant_param, relu_param, rmode, sat)
+    steps: List[TraceStep] = []
+    bits, flags = _one(int(a), int(q), int(r), cfg, steps)
+    steps.append(TraceStep("result", "TileProfileMatrixPostProcessWithFlags",
+                           f"{cfg.dst.name} {_hexw(bits, cfg.dst)}, flags {flag_names(flags)}", 0))
+    return bits, flags, steps
