@@ -1,0 +1,224 @@
+"""``ptonum tcvt``: TCVT to E8M0 on values or files (ADR-0085 D183)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, List, NoReturn, Optional, Tuple
+
+import numpy as np
+import rich_click as click
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import PtonumError, UsageError
+from ..flags import flag_names
+from ..formats import TileDataType, parse_data_type
+from ..rounding import parse_rounding_mode
+from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
+
+_DTYPES = ("float32", "float16", "bfloat16", "uint32", "uint16")
+
+
+def _fail(msg: str) -> NoReturn:
+    click.echo(f"ptonum tcvt: error: {msg}", err=True)
+    sys.exit(2)
+
+
+def _float_dtype(src: TileDataType) -> Any:
+    import ml_dtypes
+
+    return {TileDataType.FP32: np.float32, TileDataType.FP16: np.float16,
+            TileDataType.BF16: ml_dtypes.bfloat16}[src]
+
+
+def _bits_dtype(src: TileDataType) -> Any:
+    return np.uint32 if src is TileDataType.FP32 else np.uint16
+
+
+def _from_values(text: str, src: TileDataType) -> np.ndarray:
+    """Comma-separated decimals (rounded to the source type, RNE) or ``0x`` raw encodings."""
+    tokens = [t.strip() for t in text.split(",") if t.strip()]
+    if not tokens:
+        raise UsageError("--values: no values given")
+    width = 32 if src is TileDataType.FP32 else 16
+    out: List[int] = []
+    for i, tok in enumerate(tokens):
+        if tok.lower().startswith("0x"):
+            try:
+                v = int(tok, 16)
+            except ValueError:
+                raise UsageError(f"--values[{i}] = {tok!r}: not a hex encoding") from None
+            if v >> width:
+                raise UsageError(f"--values[{i}] = {tok}: does not fit the {width}-bit {src.name} source")
+            out.append(v)
+        else:
+            try:
+                f = float(tok)
+            except ValueError:
+                raise UsageError(f"--values[{i}] = {tok!r}: not a number (use decimals, inf, nan or 0x encodings)") from None
+            with np.errstate(over="ignore", invalid="ignore"):
+                enc = np.array([f], dtype=np.float64).astype(_float_dtype(src)).view(_bits_dtype(src))
+            out.append(int(enc[0]))
+    return np.array(out, dtype=_bits_dtype(src))
+
+
+def _load(path: str, dtype: Optional[str], shape: Optional[str],
+          src_opt: Optional[TileDataType]) -> Tuple[np.ndarray, TileDataType]:
+    """Read FILE.npy or FILE.bin and return (raw encodings, source type)."""
+    import ml_dtypes
+
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"{path}: no such file")
+    if p.suffix.lower() == ".npy":
+        if dtype is not None:
+            raise UsageError("--dtype applies to raw .bin files; a .npy file carries its own dtype")
+        try:
+            arr = np.load(p, allow_pickle=False)
+        except (ValueError, OSError, EOFError) as exc:
+            raise UsageError(f"{path}: not a readable .npy file ({exc})") from None
+        dt = arr.dtype
+    else:
+        if dtype is None:
+            raise UsageError(f"{path}: a raw file needs --dtype ({'|'.join(_DTYPES)})")
+        dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+        size = p.stat().st_size
+        if size % dt.itemsize:
+            raise UsageError(f"{path}: {size} bytes is not a whole number of {dtype} elements")
+        arr = np.fromfile(p, dtype=dt)
+    if shape is not None:
+        try:
+            dims = tuple(int(d) for d in shape.replace("x", ",").split(",") if d.strip())
+        except ValueError:
+            raise UsageError(f"--shape = {shape!r}: expected integers like 64,128") from None
+        if int(np.prod(dims)) != arr.size:
+            raise UsageError(f"--shape = {shape}: {int(np.prod(dims))} elements, but the file holds {arr.size}")
+        arr = arr.reshape(dims)
+    floats = {np.dtype(np.float32): TileDataType.FP32, np.dtype(np.float16): TileDataType.FP16,
+              np.dtype(ml_dtypes.bfloat16): TileDataType.BF16}
+    if dt in floats:
+        src = floats[dt]
+        if src_opt is not None and src_opt is not src:
+            raise UsageError(f"--src-type {src_opt.name} contradicts the {dt} data ({src.name})")
+        return np.ascontiguousarray(arr).view(_bits_dtype(src)), src
+    if dt == np.dtype(np.uint32):
+        return arr, src_opt or TileDataType.FP32
+    if dt == np.dtype(np.uint16) or dt == np.dtype("V2"):
+        if dt == np.dtype("V2"):  # np.save of an ml_dtypes bfloat16 array
+            arr = arr.view(np.uint16)
+            return arr, src_opt or TileDataType.BF16
+        if src_opt is None:
+            raise UsageError(f"{path}: uint16 encodings need --src-type FP16 or BF16")
+        return arr, src_opt
+    if dt == np.dtype(np.float64):
+        raise UsageError(f"{path}: float64 data is an FP64 source, which TCVT to E8M0 rejects; "
+                         "convert it to float32/float16/bfloat16 first (ADR-0085 D183)")
+    raise UsageError(f"{path}: dtype {dt} is not float32, float16, bfloat16, uint32 or uint16")
+
+
+def _source_text(bits: int, src: TileDataType) -> str:
+    arr = np.array([bits], dtype=_bits_dtype(src)).view(_float_dtype(src))
+    return repr(float(arr[0]))
+
+
+def _scale_text(code: int) -> str:
+    if code == 0xFF:
+        return "NaN"
+    k = code - 127
+    v = float(e8m0_scale(code))
+    return f"2^{k} = {v:.10g}"
+
+
+@click.command("tcvt")
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option("--to", "dst", default="E8M0", show_default=True, help="Destination type (only E8M0 is modelled).")
+@click.option("--rmode", default="NONE", show_default=True,
+              help="B.DATR RMode: NONE (= RNE), RNE, RTZ, RTM, RTP, RNA, RTO, RHB or 0-7.")
+@click.option("--sat", is_flag=True, help="Sat=1: underflow/overflow clamp to 0x00/0xFE instead of 0xFF.")
+@click.option("--src-type", default=None,
+              help="FP32, FP16 or BF16. Default: from the data's dtype; FP32 for --values and uint32 data.")
+@click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True)
+@click.option("--values", default=None, help="Comma-separated inputs: decimals (rounded to the source type) "
+                                             "or 0x raw encodings, e.g. 1.5,0.75,0x3fc00000.")
+@click.option("--dtype", type=click.Choice(_DTYPES), default=None, help="Element type of a raw FILE.bin.")
+@click.option("--shape", default=None, help="Shape of the input, e.g. 64,128.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Write the codes (uint8) to OUT.npy, or codes and flags to OUT.npz.")
+@click.option("--max-rows", type=int, default=64, show_default=True,
+              help="Inputs up to this size are listed element by element; larger ones are summarized.")
+def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Optional[str], engine: str,
+            values: Optional[str], dtype: Optional[str], shape: Optional[str], out: Optional[str],
+            max_rows: int) -> None:
+    """TCVT to **E8M0**: round log2 of each positive FP16/BF16/FP32 value to an exponent (ADR-0085 D183).
+
+    Input is `--values` or a FILE (`.npy`, or raw `.bin` with `--dtype`). Prints the E8M0 codes,
+    their scales 2^(code-127) (0xff is NaN) and the NV/OF/UF/NX flags per element, or summary
+    counts for large inputs. Exit status 2 with a one-line reason on bad input.
+    """
+    console = Console()
+    try:
+        d = parse_data_type(dst, "--to")
+        if d is not TileDataType.E8M0:
+            raise UsageError(f"--to = {dst}: only TCVT to E8M0 is modelled (ADR-0085 D183)")
+        src_opt = parse_data_type(src_type, "--src-type") if src_type is not None else None
+        if src_opt is not None and src_opt not in SUPPORTED_SOURCES:
+            # Let the model raise its own UnsupportedConversionError text.
+            to_e8m0(0, src_type=src_opt)
+        mode = parse_rounding_mode(rmode, "--rmode")
+        if (values is None) == (file is None):
+            raise UsageError("give exactly one input: --values or FILE")
+        if values is not None:
+            if dtype is not None:
+                raise UsageError("--dtype applies to a raw FILE.bin, not to --values")
+            src = src_opt or TileDataType.FP32
+            bits = _from_values(values, src)
+            if shape is not None:
+                dims = tuple(int(x) for x in shape.split(","))
+                bits = bits.reshape(dims)
+        else:
+            assert file is not None
+            bits, src = _load(file, dtype, shape, src_opt)
+        codes, flags = to_e8m0(bits, src_type=src, rmode=mode, sat=sat, engine=engine)
+        if out is not None:
+            if out.endswith(".npz"):
+                np.savez(out, codes=codes, flags=flags)
+            else:
+                np.save(out, codes)
+    except PtonumError as exc:
+        _fail(str(exc))
+    except (OSError, ValueError) as exc:
+        _fail(f"{type(exc).__name__}: {exc}")
+
+    resolved = mode.resolved()
+    head = (f"TCVT {src.name} -> E8M0, RMode {mode.name}"
+            f"{' (= ' + resolved.name + ')' if resolved is not mode else ''}, Sat={int(sat)}, "
+            f"engine {engine}, {codes.size} element(s)")
+    status = int(np.bitwise_or.reduce(flags.reshape(-1))) if flags.size else 0
+    if codes.size <= max_rows:
+        table = Table(title=head, title_justify="left")
+        for col in ("index", "source bits", "source value", "E8M0", "scale", "flags"):
+            table.add_column(col, justify="left" if col in ("scale", "flags", "index") else "right")
+        width = 8 if src is TileDataType.FP32 else 4
+        for i in np.ndindex(codes.shape):
+            b, c, f = int(bits[i]), int(codes[i]), int(flags[i])
+            table.add_row(",".join(map(str, i)) or "0", f"0x{b:0{width}x}", _source_text(b, src),
+                          f"0x{c:02x}", _scale_text(c), flag_names(f))
+        console.print(table)
+    else:
+        console.print(head, highlight=False)
+        summary = flag_summary(flags)
+        table = Table(title="summary", title_justify="left")
+        table.add_column("count")
+        table.add_column("elements", justify="right")
+        finite = codes[codes != 0xFF]
+        table.add_row("NaN code 0xff", str(int(codes.size - finite.size)))
+        if finite.size:
+            lo, hi = int(finite.min()), int(finite.max())
+            table.add_row("code range", f"0x{lo:02x}..0x{hi:02x} (2^{lo - 127}..2^{hi - 127})")
+        table.add_row("no flag", str(int(np.count_nonzero(flags == 0))))
+        for name, n in summary.items():
+            table.add_row(f"flag {name}", str(n))
+        console.print(table)
+    console.print(f"status flags (OR): {flag_names(status)} (0x{status:02x})"
+                  + (f"; codes written to {out}" if out else ""), highlight=False)

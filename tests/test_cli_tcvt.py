@@ -1,0 +1,102 @@
+"""``ptonum tcvt`` (ADR-0085 D183).
+
+Expected codes come from the pto-spec ASL tests named below and the ASL vectors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+from click.testing import CliRunner
+
+from ptonum.cli import main
+from ptonum.cli.tcvt_cmd import command
+
+
+def run(*args: str) -> "object":
+    return CliRunner().invoke(main, ["tcvt", *args])
+
+
+def test_command_object_is_registered() -> None:
+    assert command.name == "tcvt"
+    assert "tcvt" in main.commands
+
+
+def test_values_table_asl_rounding_003() -> None:
+    """tile-bound-tcvt-e8m0-rounding-003.asl: BF16 1.5 -> 127 under RTM, 0.75 -> 126 under RTM."""
+    r = run("--to", "E8M0", "--rmode", "RTM", "--src-type", "BF16", "--values", "1.5,0.75,0x3f80")
+    assert r.exit_code == 0, r.output
+    out = r.output
+    assert "0x3fc0" in out and "0x7f" in out and "0x7e" in out
+    assert "2^-1 = 0.5" in out and "2^0 = 1" in out
+    assert "status flags (OR): NX (0x10)" in out
+
+
+def test_values_special_004_and_out_file(tmp_path: Path) -> None:
+    """tile-state-tcvt-e8m0-special-004.asl (FP32, RNE, Sat=1 rows) written to .npz."""
+    out = tmp_path / "o.npz"
+    r = run("--rmode", "RNE", "--sat", "--values", "0x00400000,0x00200000,0x7f000000,0x7f7fffff", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    data = np.load(out)
+    assert data["codes"].tolist() == [0x00, 0x00, 0xFE, 0xFE]
+    assert data["flags"].tolist() == [0x00, 0x18, 0x00, 0x14]
+    assert "UF|NX" in r.output and "OF|NX" in r.output
+
+
+def test_npy_and_bin_inputs_and_summary(tmp_path: Path) -> None:
+    """tile-exec-tcvt-e8m0-finite-002.asl values in every file form; large input gives a summary."""
+    vals = np.array([1.0, 2.0, 0.5, 1.5], dtype=ml_dtypes.bfloat16)
+    f1 = tmp_path / "v.npy"
+    np.save(f1, vals)
+    o1 = tmp_path / "c.npy"
+    r = run(str(f1), "--out", str(o1))
+    assert r.exit_code == 0, r.output
+    assert np.load(o1).tolist() == [127, 128, 126, 128]
+    f2 = tmp_path / "v.bin"
+    vals.view(np.uint16).tofile(f2)
+    r = run(str(f2), "--dtype", "uint16", "--src-type", "BF16", "--shape", "2,2", "--out", str(o1))
+    assert r.exit_code == 0, r.output
+    assert np.load(o1).tolist() == [[127, 128], [126, 128]]
+    big = tmp_path / "big.bin"
+    np.tile(vals.astype(np.float32), 1000).tofile(big)
+    r = run(str(big), "--dtype", "float32", "--engine", "reference")
+    assert r.exit_code == 0, r.output
+    assert "4000 element(s)" in r.output and "summary" in r.output and "flag NX" in r.output
+    assert "1000" in r.output  # 1000 inexact 1.5 values
+
+
+def test_bad_inputs_exit_nonzero_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "never.npy"
+    cases = [
+        (["--values", "1.5", "--src-type", "FP64", "--out", str(out)], "FP64"),
+        (["--values", "1.5", "--src-type", "E4M3"], "E4M3"),
+        (["--values", "1.5", "--rmode", "RTX"], "rmode"),
+        (["--values", "0x10000", "--src-type", "FP16"], "does not fit"),
+        (["--values", "abc"], "not a number"),
+        (["--to", "FP16", "--values", "1"], "E8M0"),
+        ([], "exactly one input"),
+        ([str(tmp_path / "missing.npy")], "no such file"),
+    ]
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(b"not numpy")
+    cases.append(([str(bad)], "not a readable"))
+    odd = tmp_path / "odd.bin"
+    odd.write_bytes(b"\x00\x01\x02")
+    cases.append(([str(odd), "--dtype", "float32"], "whole number"))
+    f64 = tmp_path / "f64.npy"
+    np.save(f64, np.array([1.0]))
+    cases.append(([str(f64)], "FP64"))
+    raw = tmp_path / "raw.bin"
+    np.zeros(4, np.uint16).tofile(raw)
+    cases.append(([str(raw), "--dtype", "uint16"], "--src-type"))
+    cases.append(([str(raw), "--dtype", "uint16", "--src-type", "FP16", "--shape", "3"], "--shape"))
+    for args, needle in cases:
+        r = CliRunner().invoke(main, ["tcvt", *args])
+        assert r.exit_code == 2, (args, r.output)
+        assert r.exception is None or isinstance(r.exception, SystemExit), args  # no traceback
+        lines = [ln for ln in r.output.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("ptonum tcvt: error:"), (args, r.output)
+        assert needle in lines[0], (args, lines[0])
+    assert not out.exists()
