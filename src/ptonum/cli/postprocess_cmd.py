@@ -1,0 +1,505 @@
+"""``ptonum postprocess``: run B.FPATR post-processing on an accumulator tile (or the bundled example).
+
+With no ACC argument the command runs the bundled example (a small perceptron
+on scikit-learn's digits, ``ptonum/data/EXAMPLE.md``) through the
+representative PreQuant modes and prints what each destination costs.  With
+ACC it post-processes that tile with :func:`ptonum.fpatr.postprocess` and
+writes D, RowMaxOut and GroupMaxOut.  Every rejection prints one line (the
+ptonum error message) and exits with status 1 before any file is written.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+import rich_click as click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..errors import PtonumError, UsageError
+from ..flags import flag_names
+
+#: inputs with more elements than this show a progress bar
+PROGRESS_ELEMENTS = 1 << 20
+
+_BIN_DTYPES = {"uint32": np.uint32, "int32": np.int32, "float32": np.float32}
+
+
+# ---------------------------------------------------------------------------
+# Reading tiles
+
+
+def _split_key(spec: str) -> Tuple[str, Optional[str]]:
+    """``file.npz:key`` -> (file.npz, key); anything else -> (spec, None)."""
+    low = spec.lower()
+    i = low.rfind(".npz:")
+    if i >= 0:
+        return spec[: i + 4], spec[i + 5 :]
+    return spec, None
+
+
+def _parse_shape(text: str) -> Tuple[int, ...]:
+    parts = [p for p in text.replace("x", ",").replace("X", ",").split(",") if p.strip()]
+    try:
+        shape = tuple(int(p) for p in parts)
+    except ValueError:
+        raise UsageError(f"--shape = {text!r}: expected M x N, e.g. 256x32 or 256,32") from None
+    if not shape or any(s < 1 for s in shape):
+        raise UsageError(f"--shape = {text!r}: dimensions must be positive integers")
+    return shape
+
+
+def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any = None,
+              bin_shape: Optional[Tuple[int, ...]] = None) -> np.ndarray:
+    """Read one tile from ``.npy``, ``.npz`` (``key`` or ``file.npz:key``; a single-array npz needs none)
+    or raw little-endian ``.bin`` (``bin_dtype`` and ``bin_shape`` give the layout, row-major).
+
+    Raises :class:`UsageError` naming the option, the file and the problem.
+    """
+    path_text, inline_key = _split_key(spec)
+    key = key or inline_key
+    path = Path(path_text)
+    if not path.is_file():
+        raise UsageError(f"{name}: file not found: {path}")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npy":
+            if key:
+                raise UsageError(f"{name}: {path} is a .npy file; a key applies only to .npz")
+            return np.load(path, allow_pickle=False)
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as z:
+                keys = list(z.files)
+                if key is None:
+                    if len(keys) != 1:
+                        raise UsageError(
+                            f"{name}: {path} holds {len(keys)} arrays ({', '.join(keys)}); choose one with "
+                            f"{'--key' if name == 'ACC' else 'FILE.npz:KEY'}"
+                        )
+                    key = keys[0]
+                if key not in keys:
+                    raise UsageError(f"{name}: {path} has no array {key!r} (it has {', '.join(keys)})")
+                return z[key]
+        if suffix == ".bin":
+            if bin_dtype is None or bin_shape is None:
+                raise UsageError(f"{name}: a raw .bin file needs --dtype and --shape (e.g. --dtype int32 --shape 256x32)")
+            dt = np.dtype(bin_dtype).newbyteorder("<")
+            raw = np.fromfile(path, dtype=dt)
+            want = int(np.prod(bin_shape))
+            if raw.size != want or path.stat().st_size != want * dt.itemsize:
+                raise UsageError(
+                    f"{name}: {path} has {path.stat().st_size} bytes; shape {'x'.join(map(str, bin_shape))} of "
+                    f"{np.dtype(bin_dtype).name} needs {want * dt.itemsize}"
+                )
+            return raw.astype(np.dtype(bin_dtype).newbyteorder("="), copy=False).reshape(bin_shape)
+    except UsageError:
+        raise
+    except (OSError, ValueError, EOFError) as exc:
+        raise UsageError(f"{name}: cannot read {path}: {exc}") from None
+    raise UsageError(f"{name}: {path}: unknown file type {suffix!r}; expected .npy, .npz or .bin")
+
+
+def _accumulator_values(acc: np.ndarray, acc_type: Optional[str]) -> Tuple[np.ndarray, Optional[str]]:
+    """Make common file dtypes acceptable without changing any value.
+
+    int64/int16/int8 values with ``--acc-type S32`` become int32 when they fit;
+    float64/float16 values with ``--acc-type FP32`` become float32 when exact.
+    Everything else goes to the model unchanged (it names what is wrong).
+    """
+    t = acc_type.upper() if acc_type else None
+    if acc.dtype.kind == "i" and acc.dtype != np.int32 and t == "S32":
+        if acc.size and (acc.min() < -(2**31) or acc.max() >= 2**31):
+            bad = tuple(int(i) for i in np.argwhere((acc < -(2**31)) | (acc >= 2**31))[0])
+            raise UsageError(f"acc{list(bad)} = {int(acc[bad])}: does not fit S32")
+        return acc.astype(np.int32), t
+    if acc.dtype.kind == "f" and acc.dtype != np.float32 and t == "FP32":
+        conv = acc.astype(np.float32)
+        same = (conv.astype(acc.dtype) == acc) | (np.isnan(acc) & np.isnan(conv))
+        if not np.all(same):
+            bad = tuple(int(i) for i in np.argwhere(~same)[0])
+            raise UsageError(
+                f"acc{list(bad)} = {acc[bad]!r}: {acc.dtype} value is not an FP32 value; "
+                "convert the accumulator to float32 (or pass raw 32-bit encodings)"
+            )
+        return conv, t
+    return acc, t
+
+
+def _int_word(name: str, text: str, width: int = 64) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise UsageError(f"{name} = {text!r}: expected an integer word (decimal or 0x-hex)") from None
+    if v < 0 or v >> width:
+        raise UsageError(f"{name} = {text}: does not fit in {width} bits")
+    return v
+
+
+# ---------------------------------------------------------------------------
+# Writing outputs (all or nothing)
+
+
+def _write_outputs(out_dir: Path, files: Dict[str, np.ndarray], write_bin: bool) -> List[Path]:
+    """Write every output to a temporary file in ``out_dir`` and then rename them all into place."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staged: List[Tuple[str, Path]] = []
+    try:
+        for stem, arr in files.items():
+            targets = [(f"{stem}.npy", "npy")] + ([(f"{stem}.bin", "bin")] if write_bin else [])
+            for fname, kind in targets:
+                fd, tmp = tempfile.mkstemp(prefix=f".{fname}.", suffix=".tmp", dir=out_dir)
+                with os.fdopen(fd, "wb") as fh:
+                    a = np.ascontiguousarray(arr)
+                    if kind == "npy":
+                        np.lib.format.write_array(fh, a, allow_pickle=False)
+                    else:
+                        fh.write(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
+                staged.append((fname, Path(tmp)))
+    except OSError as exc:
+        for _, staged_tmp in staged:
+            staged_tmp.unlink(missing_ok=True)
+        raise UsageError(f"--out-dir: cannot write to {out_dir}: {exc}") from None
+    written = []
+    for fname, staged_path in staged:
+        final = out_dir / fname
+        os.replace(staged_path, final)
+        written.append(final)
+    return written
+
+
+# ---------------------------------------------------------------------------
+# The example report
+
+
+def _fmt(x: Optional[float], spec: str = ".3g") -> str:
+    if x is None:
+        return ""
+    if isinstance(x, float) and math.isinf(x):
+        return "exact" if x > 0 else "-inf"
+    return format(x, spec)
+
+
+def _options_text(run: Any) -> str:
+    parts = []
+    if run.relu.upper() != "NONE":
+        parts.append(run.relu.upper())
+    if run.row_max:
+        parts.append("RowMax")
+    if run.group_max:
+        parts.append(f"GroupMax/{run.group_n}")
+    if run.max_abs:
+        parts.append("MaxAbs")
+    return " ".join(parts) or "-"
+
+
+def _shape(t: Optional[Tuple[int, ...]]) -> str:
+    return "-" if t is None else "x".join(map(str, t))
+
+
+def _run_example(console: Console, engine: str) -> None:
+    from rich import box
+
+    from ..example import RUNS, load_example, run_one
+
+    ex = load_example()
+    meta = ex.meta
+    m = ex["x_q"].shape[0]
+    console.print(
+        "[bold]ptonum postprocess[/bold] - bundled example: a 64-32-10 perceptron on scikit-learn's "
+        f"handwritten digits (UCI optdigits, CC BY 4.0), {m} images; float-model top-1 accuracy "
+        f"{100 * meta.get('float_model_accuracy_on_example', float('nan')):.1f} %. Accumulators: "
+        "S32 from an int8 GEMM, FP32 from a float32 GEMM. Each run's D is compared with the exact "
+        "product select(acc) x scale + offset.",
+        highlight=False,
+    )
+    reports = [run_one(run, ex, engine=engine) for run in RUNS]
+
+    cost = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), title="What each destination costs",
+                 title_justify="left")
+    for col, just, wrap in (("#", "right", False), ("mode", "left", False), ("options", "left", True),
+                            ("acc->D", "left", False), ("flags", "left", False), ("SQNR dB", "right", False),
+                            ("max|err|", "right", False), ("top-1 % (float/labels)", "right", True)):
+        cost.add_column(col, justify=just, no_wrap=not wrap)  # type: ignore[arg-type]
+    for i, (run, rep) in enumerate(zip(RUNS, reports), 1):
+        top1 = "" if rep.top1_float is None else f"{100 * rep.top1_float:.1f}/{100 * (rep.top1_labels or 0):.1f}"
+        cost.add_row(str(i), run.mode, _options_text(run), f"{run.acc_type}->{rep.dst_type}",
+                     rep.flag_names, _fmt(rep.sqnr_db, ".1f"), _fmt(rep.max_abs_err, ".3g"), top1)
+    console.print(cost)
+
+    shapes = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), title="Outputs", title_justify="left")
+    for col, just, wrap in (("#", "right", False), ("layer", "left", False), ("D shape", "left", False),
+                            ("D range", "right", False), ("RowMaxOut", "left", True),
+                            ("GroupMaxOut", "left", True), ("note", "left", True)):
+        shapes.add_column(col, justify=just, no_wrap=not wrap)  # type: ignore[arg-type]
+    for i, (run, rep) in enumerate(zip(RUNS, reports), 1):
+        rm = rep.extra.get("row_max_range")
+        gm = rep.extra.get("group_max_range")
+        shapes.add_row(
+            str(i), run.layer, _shape(rep.d_shape), f"{_fmt(rep.d_min, '.6g')} .. {_fmt(rep.d_max, '.6g')}",
+            "-" if rm is None else f"{_shape(rep.row_max_shape)} {rm[0]:.4g}..{rm[1]:.4g}",
+            "-" if gm is None else f"{_shape(rep.group_max_shape)} {gm[0]:.4g}..{gm[1]:.4g}",
+            run.note,
+        )
+    console.print(shapes)
+    console.print(
+        "SQNR = 10 log10(sum ref^2 / sum (D - ref)^2) and max|err| are in destination units; "
+        "'exact' means D equals the product. top-1: argmax of the decoded logits against the float "
+        "model's and against the true labels. Post-process your own tiles: ptonum postprocess --help",
+        highlight=False,
+    )
+
+
+# ---------------------------------------------------------------------------
+# The command
+
+_EPILOG = """
+**Examples**
+
+Run the bundled example (no input): every representative mode, its flags and its error:
+
+    ptonum postprocess
+
+Requantize an S32 tile to int8 with a per-column scale, ReLU and RowMax:
+
+    ptonum postprocess acc.npy --acc-type S32 --mode VREQ8 --relu RELU --row-max --scale 0.0078125 --out-dir out
+
+The same with the 32-bit B.FPATR word and a 1 x N U64 tile of quantization words:
+
+    ptonum postprocess acc.npy --attributes 0x08842023 --quant-tile qwords.npy --rmode RNE --sat
+
+FP32 tile from a device dump (raw little-endian bits) to E4M3, with GroupMax over 32 columns of |acc|:
+
+    ptonum postprocess acc.bin --dtype uint32 --shape 128x256 --acc-type FP32 --mode QF322FP8_PRE --scale 0.5 --group-n 32 --group-max --max-abs --bin
+
+**Outputs** (in --out-dir, named after ACC): `STEM.d.npy` (D encodings at the destination width:
+uint8 for S8/S4X2/E4M3/HiF8, uint16 for FP16/BF16/S16, uint32 for FP32/S32/U32; an S4X2 element
+is its low nibble), `STEM.row_max.npy` (M x 1) and `STEM.group_max.npy` (M x ceil(N/GroupN)) as
+uint32 encodings of the accumulator type, `STEM.d_packed.npy` for S4X2 (packed bytes, even
+column in the low nibble). `--bin` also writes each as raw little-endian `.bin`.
+Nothing is written when the operation is rejected.
+"""
+
+
+@click.command("postprocess", epilog=_EPILOG)
+@click.argument("acc", required=False, metavar="[ACC]")
+@click.option("--key", help="Array name inside an ACC .npz file.")
+@click.option("--dtype", "bin_dtype", type=click.Choice(sorted(_BIN_DTYPES)),
+              help="Element type of a raw ACC .bin file (uint32 = raw encodings; use --acc-type).")
+@click.option("--shape", "bin_shape", help="M x N of a raw ACC .bin file, e.g. 256x32.")
+@click.option("--acc-type", type=click.Choice(["FP32", "S32", "U32"], case_sensitive=False),
+              help="Accumulator type. Optional for float32 (FP32) or int32 (S32) arrays; required for raw bits.")
+@click.option("--attributes", "attributes_word", metavar="WORD",
+              help="The 32-bit B.FPATR word (e.g. 0x0c002023). Excludes the field options below.")
+@click.option("--mode", help="PreQuantMode name or code (e.g. VREQ8, QF322FP8_PRE, 26).")
+@click.option("--relu", default=None, help="ReluMode: NONE, RELU, LRELU (scalar alpha) or PRELU (per-column tile).")
+@click.option("--group-n", type=int, default=None, help="GroupN columns (8, 16, 32, 48, 64, 80, 96, 112, 128).")
+@click.option("--row-max", is_flag=True, help="RowMaxEn: write RowMaxOut (M x 1, accumulator type).")
+@click.option("--group-max", is_flag=True, help="GroupMaxEn: write GroupMaxOut (needs --group-n).")
+@click.option("--row-max-init", is_flag=True, help="RowMaxInit: fold RowMaxIn (--row-max-in) into RowMax.")
+@click.option("--max-abs", is_flag=True, help="MaxAbsEn: reduce |acc| instead of acc.")
+@click.option("--rmode", default="NONE", show_default=True,
+              help="B.DATR RMode: NONE (= RNE), RNE, RTZ, RTM, RTP, RNA, RTO, RHB or a code 0-7. "
+                   "Fixed-rounding modes require NONE.")
+@click.option("--sat", is_flag=True, help="B.DATR Sat=1: clamp on overflow (default: wrap / Inf).")
+@click.option("--scale", type=float, default=None,
+              help="Quantization scale as a real number (encoded as FP19; vector modes use it for every column).")
+@click.option("--offset", type=int, default=0, show_default=True, help="Signed offset (S5/S9/S17 by mode).")
+@click.option("--scale-rounding", type=click.Choice(["exact", "rne"]), default="exact", show_default=True,
+              help="exact: refuse a scale/alpha that is not an FP19 value; rne: round via FP32 to nearest-even FP19.")
+@click.option("--quant-param", metavar="WORD", help="Raw 64-bit quantization word (decimal or 0x-hex).")
+@click.option("--quant-tile", metavar="FILE", help="1 x N U64 quantization words (.npy, FILE.npz:KEY or little-endian .bin).")
+@click.option("--alpha", type=float, default=None, help="LReLU/PReLU negative-path multiplier (FP19, >= 0).")
+@click.option("--relu-param", metavar="WORD", help="Raw activation word (FP19 in bits [18:0]).")
+@click.option("--relu-tile", metavar="FILE", help="1 x N U64 activation words for --relu PRELU.")
+@click.option("--row-max-in", metavar="FILE", help="RowMaxIn, M x 1 of the accumulator type (with --row-max-init).")
+@click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True,
+              help="fast = vectorized numpy; reference = exact per-element model (slow).")
+@click.option("--out-dir", type=click.Path(file_okay=False), default=".", show_default=True,
+              help="Directory for the output files.")
+@click.option("--bin", "write_bin", is_flag=True, help="Also write raw little-endian .bin files.")
+@click.option("--progress/--no-progress", default=None,
+              help=f"Progress bar (default: on for more than {PROGRESS_ELEMENTS} elements).")
+def command(acc: Optional[str], key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
+            acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str], relu: Optional[str],
+            group_n: Optional[int], row_max: bool, group_max: bool, row_max_init: bool, max_abs: bool,
+            rmode: str, sat: bool, scale: Optional[float], offset: int, scale_rounding: str,
+            quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
+            relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], engine: str,
+            out_dir: str, write_bin: bool, progress: Optional[bool]) -> None:
+    """Post-process an M x N accumulator tile exactly as B.FPATR does (PreQuant, ReLU, RowMax/GroupMax).
+
+    **Without ACC** it runs the bundled example - a small perceptron on real handwritten digits - through
+    the representative modes (VREQ8, REQ8, REQ4, VDEQS16, DEQF16, QS322BF16_PRE on S32; F322F16, F322BF16,
+    QF322FP8_PRE, QF322HIF8_PRE, VQF322B8_PRE on FP32; one with GroupMax and MaxAbs) and prints, per mode,
+    the destination, shapes, flags, value range and the error against the exact product
+    (SQNR, max abs error, top-1 agreement for the logits).
+
+    **With ACC** (.npy, .npz with --key, or raw .bin with --dtype/--shape) it computes D, RowMaxOut and
+    GroupMaxOut bit-exactly (ADR-0085), prints a summary (shapes, destination type, flags by name,
+    value range) and writes the outputs. Describe the operation either with `--attributes WORD` or with
+    `--mode` and the field options; give the parameter as `--scale/--offset` (or a raw `--quant-param`
+    word, or a per-column `--quant-tile`). Any rejection (illegal attributes, parameter, shape, file)
+    prints one line and exits with status 1 without writing anything.
+    """
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    err_console = Console(stderr=True, highlight=False)
+    try:
+        if acc is None:
+            given = [n for n, v in (("--key", key), ("--dtype", bin_dtype), ("--shape", bin_shape),
+                                    ("--acc-type", acc_type), ("--attributes", attributes_word), ("--mode", mode),
+                                    ("--quant-param", quant_param), ("--quant-tile", quant_tile),
+                                    ("--relu-tile", relu_tile), ("--row-max-in", row_max_in),
+                                    ("--scale", scale), ("--alpha", alpha), ("--relu-param", relu_param))
+                     if v is not None]
+            if given:
+                raise UsageError(f"{given[0]} needs an ACC input file (run without options for the bundled example)")
+            _run_example(console, engine)
+            return
+        _run_file(console, acc=acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
+                  attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n, row_max=row_max,
+                  group_max=group_max, row_max_init=row_max_init, max_abs=max_abs, rmode=rmode, sat=sat,
+                  scale=scale, offset=offset, scale_rounding=scale_rounding, quant_param=quant_param,
+                  quant_tile=quant_tile, alpha=alpha, relu_param=relu_param, relu_tile=relu_tile,
+                  row_max_in=row_max_in, engine=engine, out_dir=out_dir, write_bin=write_bin, progress=progress)
+    except PtonumError as exc:
+        msg = " ".join(str(exc).split())
+        if "rounding='rne'" in msg:
+            msg += " (on the command line: --scale-rounding rne)"
+        err_console.print(f"ptonum postprocess: error: {msg}", soft_wrap=True, markup=False)
+        sys.exit(1)
+
+
+def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
+              acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str], relu: Optional[str],
+              group_n: Optional[int], row_max: bool, group_max: bool, row_max_init: bool, max_abs: bool,
+              rmode: str, sat: bool, scale: Optional[float], offset: int, scale_rounding: str,
+              quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
+              relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], engine: str,
+              out_dir: str, write_bin: bool, progress: Optional[bool]) -> None:
+    from ..fpatr.attributes import FPATRAttributes, mode_info
+    from ..fpatr.params import quant_param as make_quant_param
+    from ..fpatr.params import relu_param as make_relu_param
+    from ..fpatr.tile import postprocess
+
+    # ---- attributes
+    field_opts = [n for n, v in (("--mode", mode), ("--relu", relu), ("--group-n", group_n),
+                                 ("--row-max", row_max or None), ("--group-max", group_max or None),
+                                 ("--row-max-init", row_max_init or None), ("--max-abs", max_abs or None))
+                  if v is not None]
+    if attributes_word is not None:
+        if field_opts:
+            raise UsageError(f"--attributes and {field_opts[0]} both describe B.FPATR; give one or the other")
+        attrs = FPATRAttributes.from_word(_int_word("--attributes", attributes_word, 32))
+    else:
+        if mode is None:
+            raise UsageError("give --mode NAME (and field options) or --attributes WORD")
+        attrs = FPATRAttributes.from_fields(
+            pre_quant_mode=mode, relu_mode=relu if relu is not None else "NONE",
+            group_n=group_n if group_n is not None else 0, row_max_en=row_max, group_max_en=group_max,
+            row_max_init=row_max_init, max_abs_en=max_abs,
+        )
+    info = mode_info(attrs.pre_quant_mode)
+
+    # ---- accumulator
+    shape = _parse_shape(bin_shape) if bin_shape else None
+    if bin_dtype is not None and Path(_split_key(acc)[0]).suffix.lower() != ".bin":
+        raise UsageError("--dtype/--shape describe a raw .bin ACC file; ACC is not .bin")
+    acc_arr = read_tile("ACC", acc, key=key, bin_dtype=_BIN_DTYPES.get(bin_dtype or ""), bin_shape=shape)
+    acc_arr, acc_t = _accumulator_values(acc_arr, acc_type)
+    if acc_arr.ndim != 2:
+        raise UsageError(f"ACC: expected an M x N tile, got shape {acc_arr.shape}")
+    m, n = acc_arr.shape
+
+    # ---- quantization parameter
+    if sum(x is not None for x in (scale, quant_param, quant_tile)) > 1:
+        raise UsageError("give one of --scale (with --offset), --quant-param WORD or --quant-tile FILE")
+    if offset and scale is None:
+        raise UsageError("--offset goes with --scale (a raw --quant-param word carries its own offset)")
+    qword: Optional[int] = None
+    if scale is not None:
+        if info.parameter == "none":
+            raise UsageError(f"--scale: PreQuantMode {int(info.code)} ({info.name}) takes no parameter")
+        qword = int(make_quant_param(scale, offset, mode=attrs.pre_quant_mode, rounding=scale_rounding))
+    elif quant_param is not None:
+        qword = _int_word("--quant-param", quant_param)
+    kwargs: Dict[str, Any] = {}
+    if qword is not None:
+        if info.parameter == "vector":
+            kwargs["quant_tile"] = np.full((1, n), qword, dtype=np.uint64)
+        else:
+            kwargs["quant_param"] = qword
+    if quant_tile is not None:
+        kwargs["quant_tile"] = read_tile("--quant-tile", quant_tile, bin_dtype=np.uint64, bin_shape=(1, n))
+
+    # ---- activation parameter
+    if sum(x is not None for x in (alpha, relu_param, relu_tile)) > 1:
+        raise UsageError("give one of --alpha, --relu-param WORD or --relu-tile FILE")
+    rword: Optional[int] = None
+    if alpha is not None:
+        rword = int(make_relu_param(alpha, rounding=scale_rounding))
+    elif relu_param is not None:
+        rword = _int_word("--relu-param", relu_param)
+    if rword is not None:
+        if int(attrs.relu_mode) == 3:
+            kwargs["relu_tile"] = np.full((1, n), rword, dtype=np.uint64)
+        else:
+            kwargs["relu_param"] = rword
+    if relu_tile is not None:
+        kwargs["relu_tile"] = read_tile("--relu-tile", relu_tile, bin_dtype=np.uint64, bin_shape=(1, n))
+    if row_max_in is not None:
+        rdt = {"FP32": np.float32, "S32": np.int32}.get(acc_t or "", np.uint32)
+        kwargs["row_max_in"] = read_tile("--row-max-in", row_max_in, bin_dtype=rdt, bin_shape=(m, 1))
+
+    # ---- run (progress bar on large inputs)
+    show = progress if progress is not None else (m * n > PROGRESS_ELEMENTS)
+    if show:
+        with Progress(TextColumn("post-processing rows"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=Console(stderr=True), transient=True) as prog:
+            task = prog.add_task("rows", total=m)
+            cb: Callable[[int, int], None] = lambda done, total: prog.update(task, completed=done)
+            res = postprocess(acc_arr, acc_type=acc_t, attributes=attrs, rmode=rmode, sat=sat, engine=engine,
+                              progress=cb, **kwargs)
+    else:
+        res = postprocess(acc_arr, acc_type=acc_t, attributes=attrs, rmode=rmode, sat=sat, engine=engine, **kwargs)
+
+    # ---- outputs, only after success
+    stem = Path(_split_key(acc)[0]).stem + (f".{key}" if key else "")
+    files: Dict[str, np.ndarray] = {f"{stem}.d": np.asarray(res.d_bits)}
+    if res.row_max_bits is not None:
+        files[f"{stem}.row_max"] = np.asarray(res.row_max_bits)
+    if res.group_max_bits is not None:
+        files[f"{stem}.group_max"] = np.asarray(res.group_max_bits)
+    if res.dst_type.name == "S4X2":
+        files[f"{stem}.d_packed"] = np.asarray(res.s4x2_packed())
+    written = _write_outputs(Path(out_dir), files, write_bin)
+
+    # ---- summary
+    d = res.decode()
+    finite = np.isfinite(d)
+    rng = f"{np.min(d[finite]):.6g} .. {np.max(d[finite]):.6g}" if finite.any() else "no finite values"
+    specials = int(d.size - np.count_nonzero(finite))
+    console.print(f"[bold]{attrs.assembly()}[/bold]  (word {attrs.word:#010x}), RMode {rmode.upper()}, Sat {int(sat)}, "
+                  f"engine {engine}")
+    console.print(f"ACC  {m} x {n} {res.acc_type.name}")
+    console.print(f"D    {m} x {n} {res.dst_type.name} ({res.d_bits.dtype} encodings), values {rng}"
+                  + (f", {specials} Inf/NaN" if specials else ""))
+    if res.row_max_bits is not None:
+        rm = np.asarray(res.row_max, dtype=np.float64)
+        console.print(f"RowMaxOut   {res.row_max_bits.shape[0]} x 1 {res.acc_type.name}, values "
+                      f"{np.nanmin(rm):.6g} .. {np.nanmax(rm):.6g}" if np.isfinite(rm).any() else
+                      f"RowMaxOut   {res.row_max_bits.shape[0]} x 1 {res.acc_type.name}")
+    if res.group_max_bits is not None:
+        gm = np.asarray(res.group_max, dtype=np.float64)
+        gshape = "x".join(map(str, res.group_max_bits.shape))
+        console.print(f"GroupMaxOut {gshape} {res.acc_type.name} (GroupN {attrs.group_n}), values "
+                      f"{np.nanmin(gm):.6g} .. {np.nanmax(gm):.6g}" if np.isfinite(gm).any() else
+                      f"GroupMaxOut {gshape} {res.acc_type.name} (GroupN {attrs.group_n})")
+    console.print(f"flags {res.flags:#04x} {flag_names(res.flags)}")
+    console.print("wrote " + ", ".join(str(p) for p in written))
