@@ -10,11 +10,23 @@ and ``asl/arch/profile/matrix-quantization.asl`` (``MatrixRoundMagnitude``).
 from __future__ import annotations
 
 import enum
+import math
+from fractions import Fraction
 from typing import Union
+
+import numpy as np
 
 from .errors import UsageError
 
-__all__ = ["RoundingMode", "parse_rounding_mode"]
+__all__ = [
+    "RoundingMode",
+    "parse_rounding_mode",
+    "check_resolved_mode",
+    "round_to_integer",
+    "round_magnitude",
+    "magnitude_rounding_mode",
+    "round_to_integer_array",
+]
 
 
 class RoundingMode(enum.IntEnum):
@@ -69,3 +81,160 @@ def parse_rounding_mode(value: RoundingModeLike, name: str = "rmode") -> Roundin
             f"{name} = {value!r}: expected one of {', '.join(RoundingMode.__members__)} (or RDN/RUP)"
         )
     raise UsageError(f"{name} = {value!r}: expected a rounding mode name or B.DATR RMode code 0-7")
+
+
+# ---------------------------------------------------------------------------
+# Exact rounding of real values to integers
+# ---------------------------------------------------------------------------
+
+ExactReal = Union[Fraction, int]
+
+
+def check_resolved_mode(mode: object, name: str = "rmode") -> RoundingMode:
+    """Return ``mode`` as a resolved :class:`RoundingMode` (RNE..RHB).
+
+    Internal numeric functions receive an already-resolved mode; ``NONE`` (and
+    anything that is not a rounding mode) raises :class:`UsageError`.
+    """
+    m = parse_rounding_mode(mode, name)  # type: ignore[arg-type]
+    if m is RoundingMode.NONE:
+        raise UsageError(
+            f"{name} = NONE: the operation default must be resolved before rounding "
+            "(B.FPATR and TCVT to E8M0 resolve NONE to RNE; ADR-0085 D178, MatrixFPATREffectiveControl)"
+        )
+    return m
+
+
+def _as_exact(value: object, name: str = "value") -> Fraction:
+    if isinstance(value, bool):
+        raise UsageError(f"{name} = {value!r}: expected an exact real (int or Fraction), got a boolean")
+    if isinstance(value, (int, np.integer)):
+        return Fraction(int(value))
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        if not math.isfinite(f):
+            raise UsageError(f"{name} = {f!r}: expected a finite real value")
+        return Fraction(f)
+    raise UsageError(f"{name} = {value!r}: expected an exact real (int, Fraction or finite float)")
+
+
+def round_to_integer(value: ExactReal, mode: RoundingMode) -> int:
+    """Round an exact real to an integer under ``mode``, on the *signed* value.
+
+    RNE: nearest, ties to even (the reference-profile ``FloatingRoundNearest``);
+    RTP: ceiling; RTM: floor; RTZ: truncation; RNA: nearest, ties away from
+    zero; RTO: the value itself when it is an integer, else whichever of
+    floor/floor+1 is odd; RHB: nearest, ties to floor+1 (toward +inf).
+
+    ``value``: ``int``, :class:`fractions.Fraction` or a finite ``float`` (taken
+    exactly).  Returns a Python ``int`` (unbounded).
+
+    Raises :class:`UsageError` for ``mode`` NONE (unresolved) or a bad value.
+
+    Source: ADR-0047 (mode meanings, applied by ADR-0085 D178);
+    ``FloatingToInteger`` (``asl/scalar/model/fsu/arithmetic.asl``) with the
+    ``FloatingRoundNearest`` override of ``asl/arch/profile/reference-profile.asl``.
+    """
+    m = check_resolved_mode(mode)
+    v = _as_exact(value)
+    lower = v.numerator // v.denominator  # floor
+    frac = v - lower
+    if m is RoundingMode.RTM:
+        return lower
+    if m is RoundingMode.RTP:
+        return lower if frac == 0 else lower + 1
+    if m is RoundingMode.RTZ:
+        return lower if (frac == 0 or v > 0) else lower + 1
+    half = Fraction(1, 2)
+    if m is RoundingMode.RNE:
+        if frac < half:
+            return lower
+        if frac > half:
+            return lower + 1
+        return lower if lower % 2 == 0 else lower + 1
+    if m is RoundingMode.RNA:
+        if frac < half:
+            return lower
+        if frac > half:
+            return lower + 1
+        return lower if v < 0 else lower + 1
+    if m is RoundingMode.RTO:
+        if frac == 0:
+            return lower
+        return lower if lower % 2 != 0 else lower + 1
+    # RHB
+    return lower if frac < half else lower + 1
+
+
+def magnitude_rounding_mode(mode: RoundingMode, negative: bool) -> RoundingMode:
+    """The mode to apply to ``|value|`` so that it rounds like ``mode`` on the signed value.
+
+    RTP and RTM swap for negative values; every other mode is unchanged (RHB on
+    a negative magnitude is handled by :func:`round_magnitude`).
+
+    Source: ``MatrixMagnitudeRoundingMode`` (``asl/arch/profile/matrix-quantization.asl``).
+    """
+    m = check_resolved_mode(mode)
+    if negative:
+        if m is RoundingMode.RTP:
+            return RoundingMode.RTM
+        if m is RoundingMode.RTM:
+            return RoundingMode.RTP
+    return m
+
+
+def round_magnitude(value: ExactReal, mode: RoundingMode, negative: bool) -> int:
+    """Round a non-negative magnitude ``value`` of a real whose sign is ``negative``.
+
+    Equivalent to rounding the signed value and taking the magnitude: RTP/RTM
+    swap for negative values, and RHB on a negative value sends an exact
+    halfway magnitude *down* (the numerically greater signed candidate).
+
+    Raises :class:`UsageError` for ``mode`` NONE or a bad value.
+
+    Source: ADR-0085 D178; ``MatrixRoundMagnitude`` and
+    ``MatrixMagnitudeRoundingMode`` (``asl/arch/profile/matrix-quantization.asl``).
+    """
+    m = check_resolved_mode(mode)
+    v = _as_exact(value)
+    if negative and m is RoundingMode.RHB:
+        lower = v.numerator // v.denominator
+        return lower if v - lower <= Fraction(1, 2) else lower + 1
+    return round_to_integer(v, magnitude_rounding_mode(m, bool(negative)))
+
+
+def round_to_integer_array(values: "np.ndarray", mode: RoundingMode) -> "np.ndarray":
+    """Vectorized :func:`round_to_integer` on float64 values.
+
+    ``values``: array-like of finite float64 (any shape).  Returns a float64
+    array of the same shape holding the rounded integers; exact for every
+    finite float64 input (integers at or beyond 2^52 are returned unchanged).
+    The RNE case uses ``np.rint`` (IEEE round-half-even, exact); the other
+    modes use floor and an exact fraction comparison (``v - floor(v)`` is
+    exact in binary64).  NaN/inf propagate unchanged.
+
+    Raises :class:`UsageError` for ``mode`` NONE.
+
+    Source: ``FloatingToInteger`` (see :func:`round_to_integer`).
+    """
+    m = check_resolved_mode(mode)
+    v = np.asarray(values, dtype=np.float64)
+    if m is RoundingMode.RNE:
+        return np.rint(v)
+    if m is RoundingMode.RTM:
+        return np.floor(v)
+    if m is RoundingMode.RTP:
+        return np.ceil(v)
+    if m is RoundingMode.RTZ:
+        return np.trunc(v)
+    lower = np.floor(v)
+    frac = v - lower
+    if m is RoundingMode.RNA:
+        up = (frac > 0.5) | ((frac == 0.5) & (v > 0))
+    elif m is RoundingMode.RHB:
+        up = frac >= 0.5
+    else:  # RTO
+        up = (frac != 0) & (np.fmod(lower, 2.0) == 0)
+    return lower + up

@@ -1,0 +1,752 @@
+"""Destination encoders: an exact real value -> (destination bits, numeric flags).
+
+These are the final step of the B.FPATR element post-process (ADR-0085 D177,
+D178): the activated (and offset) value, an exact real, is rounded once with
+the effective rounding mode and encoded in the destination type, with the
+overflow/underflow/inexact flags the reference profile defines.
+
+Two engines produce identical bits and flags:
+
+* ``reference`` -- :func:`encode_reference` and
+  :func:`round_and_saturate_signed_reference`: Python ``int`` /
+  :class:`fractions.Fraction`, one element at a time, following the ASL
+  functions step by step (including the 256-code candidate search for the FP8
+  destinations).
+* ``fast`` -- :func:`encode_fast` and :func:`round_and_saturate_signed_fast`:
+  numpy, vectorized over float64 inputs.  The floating destinations are
+  rounded with integer arithmetic on the binary64 bit pattern (sign, biased
+  exponent, 53-bit significand), so every finite float64 input is handled
+  exactly; FP8 candidates are computed arithmetically per binade (HiF8 with
+  its exponent-dependent mantissa width), not by searching.
+
+Destination bits are the element at its own width (S8 -116 -> 0x8c, S16 at
+16 bits, an S4X2 element in the low nibble, FP32/S32/U32 at 32 bits).  Flags
+use NV=0x01 DZ=0x02 OF=0x04 UF=0x08 NX=0x10 (:mod:`ptonum.flags`).
+
+Source: pto-spec ``asl/arch/profile/matrix-postprocess.asl``
+(``MatrixEncodeReal``), ``asl/arch/profile/matrix-quantization.asl``
+(``ReferenceMatrixIntegerEncoding``, ``MatrixRoundAndSaturateSigned``,
+``ReferenceBinary16Encoding``, ``MatrixRoundMagnitude``) and
+``asl/arch/profile/reference-quantization.asl``
+(``ReferenceFP32FiniteEncoding``, ``ReferenceFP8Encoding``,
+``ReferenceFP8FiniteValue``, ``ReferenceMatrixFloatingEncoding``).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Dict, List, Tuple, Union
+
+import numpy as np
+
+from ._util import Engine, check_bool, check_engine
+from .errors import UsageError
+from .formats import TileDataType, parse_data_type
+from .rounding import (
+    RoundingMode,
+    check_resolved_mode,
+    parse_rounding_mode,
+    round_magnitude,
+    round_to_integer,
+    round_to_integer_array,
+)
+
+__all__ = [
+    "DESTINATIONS",
+    "INTEGER_DESTINATIONS",
+    "FLOATING_DESTINATIONS",
+    "destination_width",
+    "encode",
+    "encode_reference",
+    "encode_fast",
+    "round_and_saturate_signed_reference",
+    "round_and_saturate_signed_fast",
+]
+
+T = TileDataType
+
+#: Integer destinations: (minimum, maximum, width in bits).
+_INT_RANGE: Dict[TileDataType, Tuple[int, int, int]] = {
+    T.S4X2: (-8, 7, 4),
+    T.S8: (-128, 127, 8),
+    T.S16: (-(1 << 15), (1 << 15) - 1, 16),
+    T.S32: (-(1 << 31), (1 << 31) - 1, 32),
+    T.U32: (0, (1 << 32) - 1, 32),
+}
+
+#: IEEE-like binary destinations: (precision p incl. hidden bit, minimum normal exponent,
+#: maximum exponent, bit width, maximum-finite code, infinity code).
+_BINARY: Dict[TileDataType, Tuple[int, int, int, int, int, int]] = {
+    T.FP32: (24, -126, 127, 32, 0x7F7FFFFF, 0x7F800000),
+    T.FP16: (11, -14, 15, 16, 0x7BFF, 0x7C00),
+    T.BF16: (8, -126, 127, 16, 0x7F7F, 0x7F80),
+}
+
+INTEGER_DESTINATIONS: Tuple[TileDataType, ...] = tuple(_INT_RANGE)
+FLOATING_DESTINATIONS: Tuple[TileDataType, ...] = (T.FP32, T.FP16, T.BF16, T.E4M3, T.HiF8)
+#: Every B.FPATR destination type the encoders accept.
+DESTINATIONS: Tuple[TileDataType, ...] = INTEGER_DESTINATIONS + FLOATING_DESTINATIONS
+
+_WIDTH: Dict[TileDataType, int] = {
+    T.S4X2: 4, T.S8: 8, T.S16: 16, T.S32: 32, T.U32: 32,
+    T.FP32: 32, T.FP16: 16, T.BF16: 16, T.E4M3: 8, T.HiF8: 8,
+}
+_BITS_DTYPE: Dict[int, Any] = {4: np.uint8, 8: np.uint8, 16: np.uint16, 32: np.uint32}
+
+_OF_NX = 0x14
+_UF_NX = 0x18
+_NX = 0x10
+
+ExactReal = Union[Fraction, int]
+
+
+def _check_destination(dst_type: object, name: str = "dst_type") -> TileDataType:
+    dt = parse_data_type(dst_type, name)  # type: ignore[arg-type]
+    if dt not in _WIDTH:
+        raise UsageError(
+            f"{name} = {dt.name}: not a B.FPATR destination type; supported destinations are "
+            f"{', '.join(d.name for d in DESTINATIONS)} (ADR-0085 D179, BundleFPATROutputType)"
+        )
+    return dt
+
+
+def destination_width(dst_type: object) -> int:
+    """Width in bits of one destination element (S4X2 -> 4, S8/E4M3/HiF8 -> 8, ...).
+
+    Raises :class:`UsageError` for a type that is not a B.FPATR destination.
+    """
+    return _WIDTH[_check_destination(dst_type)]
+
+
+def _exact(value: object, name: str = "value") -> Fraction:
+    if isinstance(value, bool) or isinstance(value, np.bool_):
+        raise UsageError(f"{name} = {value!r}: expected an exact real value, got a boolean")
+    if isinstance(value, (int, np.integer)):
+        return Fraction(int(value))
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        if not math.isfinite(f):
+            raise UsageError(
+                f"{name} = {f!r}: the destination encoders take finite real values "
+                "(NaN/Inf sources are handled by MatrixPostQuantSpecialValue)"
+            )
+        return Fraction(f)
+    raise UsageError(f"{name} = {value!r}: expected an exact real (int, Fraction or finite float)")
+
+
+# ---------------------------------------------------------------------------
+# Reference engine (exact, per element, mirrors the ASL)
+# ---------------------------------------------------------------------------
+
+def _normalize(magnitude: Fraction) -> Tuple[Fraction, int]:
+    """Scale a positive magnitude into [1, 2) by halving/doubling, as the ASL loops do.
+
+    The exponent is bounded to -149..128 like the ASL loop counters: beyond
+    those bounds the loops stop and the normalized value stays outside [1, 2).
+    """
+    e = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
+    if Fraction(2) ** e > magnitude:
+        e -= 1
+    e = max(-149, min(128, e))
+    return magnitude / Fraction(2) ** e, e
+
+
+def _pow2(e: int) -> Fraction:
+    return Fraction(2) ** e
+
+
+def _integer_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
+    lo, hi, width = _INT_RANGE[dst]
+    rounded = round_to_integer(v, mode)
+    overflow = rounded < lo or rounded > hi
+    selected = rounded
+    if sat and overflow:
+        selected = lo if selected < lo else hi
+    if overflow:
+        flags = _OF_NX
+    elif rounded != v:
+        flags = _NX
+    else:
+        flags = 0
+    return selected & ((1 << width) - 1), flags
+
+
+def _fp32_reference(v: Fraction, mode: RoundingMode) -> Tuple[int, int]:
+    if v == 0:
+        return 0, 0
+    negative = v < 0
+    normalized, exponent = _normalize(-v if negative else v)
+    sign = 0x80000000 if negative else 0
+    if exponent > 127:
+        return sign + 0x7F800000, _OF_NX
+    if exponent < -126:
+        scaled = v / _pow2(-149)
+        rounded = round_to_integer(scaled, mode)
+        magnitude = abs(rounded)
+        if magnitude == 0:
+            return sign, _UF_NX
+        return sign + magnitude, (0 if rounded == scaled else _UF_NX)
+    scaled = normalized * 0x800000
+    if negative:
+        scaled = -scaled
+    rounded = round_to_integer(scaled, mode)
+    magnitude = abs(rounded)
+    encoded_exponent = exponent + 127
+    if magnitude == 0x1000000:
+        magnitude = 0x800000
+        encoded_exponent += 1
+    if encoded_exponent >= 255:
+        return sign + 0x7F800000, _OF_NX
+    return (sign + encoded_exponent * 0x800000 + magnitude - 0x800000,
+            0 if rounded == scaled else _NX)
+
+
+def _binary16_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
+    if v == 0:
+        return 0, 0
+    negative = v < 0
+    magnitude = -v if negative else v
+    normalized, exponent = _normalize(magnitude)
+    bf16 = dst is T.BF16
+    fraction_scale = 128 if bf16 else 1024
+    bias = 127 if bf16 else 15
+    max_exponent = 127 if bf16 else 15
+    min_exponent = -126 if bf16 else -14
+    min_subnormal_exponent = -133 if bf16 else -24
+    sign = 0x8000 if negative else 0
+    overflow_code = (0x7F7F if bf16 else 0x7BFF) if sat else (0x7F80 if bf16 else 0x7C00)
+    if exponent > max_exponent:
+        return sign + overflow_code, _OF_NX
+    if exponent < min_exponent:
+        scaled = magnitude / _pow2(min_subnormal_exponent)
+        rounded = round_magnitude(scaled, mode, negative)
+        flags = 0 if rounded == scaled else _UF_NX
+        if rounded >= fraction_scale:
+            return sign + fraction_scale, flags
+        return sign + max(rounded, 0), flags
+    scaled = normalized * fraction_scale
+    rounded = round_magnitude(scaled, mode, negative)
+    encoded_exponent = exponent + bias
+    if rounded == 2 * fraction_scale:
+        rounded = fraction_scale
+        encoded_exponent += 1
+    if encoded_exponent >= 2 * bias + 1:
+        return sign + overflow_code, _OF_NX
+    # (after a carry ``rounded`` no longer equals ``scaled``: a carry is always inexact)
+    return (sign + encoded_exponent * fraction_scale + rounded - fraction_scale,
+            0 if rounded == scaled else _NX)
+
+
+def _fp8_finite_value(dst: TileDataType, code: int) -> Fraction:
+    """Exact value of a finite FP8 code (``ReferenceFP8FiniteValue``)."""
+    negative = bool(code & 0x80)
+    if dst is T.E4M3:
+        exponent = (code >> 3) & 0xF
+        fraction = code & 0x7
+        if exponent == 0:
+            magnitude = fraction * _pow2(-9)
+        else:
+            magnitude = (1 + Fraction(fraction, 8)) * _pow2(exponent - 7)
+    else:
+        body = code & 0x7F
+        if body <= 7:
+            magnitude = Fraction(0) if body == 0 else _pow2(body - 23)
+        elif body <= 15:
+            magnitude = 1 + Fraction(body - 8, 8)
+        elif body <= 31:
+            e = -1 if code & 0x8 else 1
+            magnitude = (1 + Fraction(code & 7, 8)) * _pow2(e)
+        elif body <= 63:
+            ecode = (code >> 3) & 3
+            absolute = 2 + ((code >> 3) & 1)
+            e = absolute if ecode < 2 else -absolute
+            magnitude = (1 + Fraction(code & 7, 8)) * _pow2(e)
+        elif body <= 95:
+            ecode = (code >> 2) & 7
+            absolute = 4 + ((code >> 2) & 3)
+            e = absolute if ecode < 4 else -absolute
+            magnitude = (1 + Fraction(code & 3, 4)) * _pow2(e)
+        else:
+            ecode = (code >> 1) & 0xF
+            absolute = 8 + ((code >> 1) & 7)
+            e = absolute if ecode < 8 else -absolute
+            magnitude = (1 + Fraction(code & 1, 2)) * _pow2(e)
+    return -magnitude if negative else magnitude
+
+
+def _fp8_is_finite_code(dst: TileDataType, code: int) -> bool:
+    """Not NaN and not infinity (``ClassifyE4M3`` / ``ClassifyHiF8``); every 8-bit code is valid."""
+    if dst is T.E4M3:
+        return (code & 0x7F) != 0x7F
+    return code not in (0x80, 0x6F, 0xEF)
+
+
+_FP8_CANDIDATES: Dict[TileDataType, List[Tuple[int, Fraction]]] = {
+    d: [(c, _fp8_finite_value(d, c)) for c in range(256) if _fp8_is_finite_code(d, c)]
+    for d in (T.E4M3, T.HiF8)
+}
+
+
+def _fp8_nearest_better(target: Fraction, cand: Fraction, cand_code: int,
+                        best: Fraction, best_code: int, mode: RoundingMode) -> bool:
+    cd = abs(cand - target)
+    bd = abs(best - target)
+    if cd != bd:
+        return cd < bd
+    if mode is RoundingMode.RNE:
+        return cand_code % 2 == 0 and best_code % 2 != 0
+    if mode is RoundingMode.RNA:
+        return abs(cand) > abs(best)
+    if mode is RoundingMode.RTO:  # pragma: no cover - RTO uses the directed search
+        return cand_code % 2 != 0 and best_code % 2 == 0
+    return cand > best
+
+
+def _fp8_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
+    if v == 0:
+        return 0, 0
+    negative = v < 0
+    magnitude = -v if negative else v
+    e4m3 = dst is T.E4M3
+    if magnitude > (448 if e4m3 else 32768):
+        if sat:
+            code = (0xFE if negative else 0x7E) if e4m3 else (0xEE if negative else 0x6E)
+        else:
+            code = 0x7F if e4m3 else (0xEF if negative else 0x6F)
+        return code, _OF_NX
+    best_set = False
+    best_code = 0
+    best_value = Fraction(0)
+    toward_zero = mode in (RoundingMode.RTZ, RoundingMode.RTO)
+    for code, cand in _FP8_CANDIDATES[dst]:
+        if mode is RoundingMode.RTP:
+            eligible = cand >= v
+        elif mode is RoundingMode.RTM:
+            eligible = cand <= v
+        elif toward_zero:
+            eligible = (v <= cand <= 0) if negative else (0 <= cand <= v)
+        else:
+            eligible = True
+        if not eligible:
+            continue
+        if not best_set:
+            better = True
+        elif mode is RoundingMode.RTP:
+            better = cand < best_value
+        elif mode is RoundingMode.RTM:
+            better = cand > best_value
+        elif toward_zero:
+            better = cand < best_value if negative else cand > best_value
+        else:
+            better = _fp8_nearest_better(v, cand, code, best_value, best_code, mode)
+        if better:
+            best_set, best_code, best_value = True, code, cand
+    assert best_set
+    if mode is RoundingMode.RTO and best_value != v and best_code % 2 == 0:
+        odd_set = False
+        odd_code, odd_value = best_code, best_value
+        for code, cand in _FP8_CANDIDATES[dst]:
+            if code % 2 != 1:
+                continue
+            away = cand < best_value if negative else cand > best_value
+            if away and (not odd_set or (cand > odd_value if negative else cand < odd_value)):
+                odd_set, odd_code, odd_value = True, code, cand
+        if odd_set:
+            best_code, best_value = odd_code, odd_value
+    min_normal = _pow2(-6) if e4m3 else _pow2(-15)
+    inexact = best_value != v
+    if inexact and magnitude < min_normal:
+        return best_code, _UF_NX
+    return best_code, (_NX if inexact else 0)
+
+
+def encode_reference(value: ExactReal, dst_type: object, rmode: object, sat: object) -> Tuple[int, int]:
+    """Encode one exact real value in a B.FPATR destination type (reference engine).
+
+    ``value``: ``int``, :class:`fractions.Fraction` or a finite ``float`` (taken
+    exactly).  ``dst_type``: one of S4X2, S8, S16, S32, U32, FP32, FP16, BF16,
+    E4M3, HiF8 (name, code or :class:`TileDataType`).  ``rmode``: a resolved
+    rounding mode (RNE RTZ RTM RTP RNA RTO RHB; NONE is rejected).  ``sat``:
+    the B.DATR Sat bit.
+
+    Returns ``(bits, flags)``: Python ints, ``bits`` at the destination width
+    (S4X2 -> low nibble), ``flags`` the 5-bit NV/DZ/OF/UF/NX value.
+
+    Rules: integers round with the mode, overflow gives OF|NX and clamps
+    (Sat=1) or wraps modulo 2^N (Sat=0); FP32/FP16/BF16 judge overflow on the
+    exponent before rounding and again after a rounding carry (Inf, or max
+    finite when Sat=1), set UF|NX whenever a result below the minimum normal
+    is inexact, and keep the sign of tiny negatives that round to zero; E4M3
+    and HiF8 overflow when |value| exceeds 448 / 32768 (before rounding) and
+    otherwise pick the best of their finite codes (ties: RNE even code, RNA
+    larger magnitude, RHB numerically greater; RTO odd code), with UF when
+    inexact and |value| is below the minimum normal.  A zero value encodes
+    as +0 (0x0).
+
+    Raises :class:`UsageError` for an unknown or non-destination type, an
+    unresolved or unknown rounding mode, a non-boolean ``sat`` or a
+    non-finite/non-real value.
+
+    Source: ADR-0085 D177/D178; ``MatrixEncodeReal`` with
+    ``ReferenceMatrixIntegerEncoding``, ``ReferenceFP32FiniteEncoding``,
+    ``ReferenceBinary16Encoding``, ``ReferenceFP8Encoding`` and the Sat rule
+    of ``ReferenceMatrixFloatingEncoding``.
+    """
+    dst = _check_destination(dst_type)
+    mode = check_resolved_mode(rmode)
+    s = check_bool("sat", sat)
+    v = _exact(value)
+    if dst in _INT_RANGE:
+        return _integer_reference(v, dst, mode, s)
+    if dst is T.FP32:
+        bits, flags = _fp32_reference(v, mode)
+        if s and flags & 0x04:
+            bits = (bits & 0x80000000) | 0x7F7FFFFF
+        return bits, flags
+    if dst in (T.FP16, T.BF16):
+        return _binary16_reference(v, dst, mode, s)
+    return _fp8_reference(v, dst, mode, s)
+
+
+_SIGNED_RANGE = {5: (-16, 15), 9: (-256, 255), 17: (-65536, 65535)}
+
+
+def _check_width(width: object) -> int:
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or int(width) not in _SIGNED_RANGE:
+        raise UsageError(
+            f"width = {width!r}: PreQuant intermediates are S5, S9 or S17 (width 5, 9 or 17; "
+            "ADR-0085 D177, MatrixRoundAndSaturateSigned)"
+        )
+    return int(width)
+
+
+def round_and_saturate_signed_reference(value: ExactReal, width: int, rmode: object) -> Tuple[int, int]:
+    """Round an exact real and saturate it to a signed ``width``-bit intermediate.
+
+    ``width`` is 5, 9 or 17 (ranges -16..15, -256..255, -65536..65535 -- note
+    S9 and S17 use the full two's-complement range).  Always saturates.
+    Returns ``(integer, flags)``: flags OF|NX (0x14) when the rounded value was
+    clamped, else NX (0x10) when inexact, else 0.
+
+    Raises :class:`UsageError` for another width, rmode NONE or a bad value.
+
+    Source: ADR-0085 D177; ``MatrixRoundAndSaturateSigned``
+    (``asl/arch/profile/matrix-quantization.asl``).
+    """
+    w = _check_width(width)
+    mode = check_resolved_mode(rmode)
+    v = _exact(value)
+    lo, hi = _SIGNED_RANGE[w]
+    rounded = round_to_integer(v, mode)
+    overflow = rounded < lo or rounded > hi
+    selected = min(max(rounded, lo), hi)
+    flags = _OF_NX if overflow else (_NX if rounded != v else 0)
+    return selected, flags
+
+
+# ---------------------------------------------------------------------------
+# Fast engine (numpy, vectorized)
+# ---------------------------------------------------------------------------
+
+_U64 = np.uint64
+_MANT_MASK = _U64((1 << 52) - 1)
+_ABS_MASK = _U64((1 << 63) - 1)
+_HIDDEN = _U64(1 << 52)
+
+
+def _as_float64(values: Any, name: str = "values") -> np.ndarray:
+    """Validate the fast-engine input: a real array exactly representable in float64."""
+    arr = np.asarray(values)
+    if arr.dtype == np.float64:
+        return np.ascontiguousarray(arr)
+    if arr.dtype.kind == "f":
+        return arr.astype(np.float64)
+    if arr.dtype.kind in "iu":
+        out = arr.astype(np.float64)
+        if arr.size and arr.dtype.itemsize == 8:
+            back = np.where(np.abs(out) < 2.0 ** 63, out, 0).astype(arr.dtype)
+            bad = (back != np.where(np.abs(out) < 2.0 ** 63, arr, 0)) | (np.abs(out) >= 2.0 ** 63)
+            if np.any(bad):
+                idx = tuple(int(i) for i in np.argwhere(bad)[0])
+                raise UsageError(
+                    f"{name}[{', '.join(map(str, idx))}] = {int(arr[idx])}: not exactly representable "
+                    "in float64; use engine='reference' with Python ints"
+                )
+        return out
+    if arr.dtype == object:
+        raise UsageError(
+            f"{name}: dtype object (ints/Fractions) needs engine='reference'; the fast engine takes float64 arrays"
+        )
+    raise UsageError(f"{name}: expected a real (float64) array, got dtype {arr.dtype}")
+
+
+def _raise_nonfinite(v: np.ndarray, name: str = "values") -> None:
+    bad = ~np.isfinite(v)
+    if np.any(bad):
+        idx = tuple(int(i) for i in np.argwhere(bad)[0]) if v.ndim else ()
+        raise UsageError(
+            f"{name}[{', '.join(map(str, idx))}] = {float(v[idx])!r}: the destination encoders take "
+            "finite real values (NaN/Inf sources are handled by MatrixPostQuantSpecialValue)"
+        )
+
+
+def _round_up(mode: RoundingMode, rem: np.ndarray, half: Any, neg: np.ndarray,
+              lowpar: Any) -> np.ndarray:
+    """Whether the magnitude rounds up from the lower candidate (bool array).
+
+    ``rem``/``half``: discarded part and half a quantum (same integer units);
+    ``lowpar``: parity (0/1) of the lower candidate's code.
+    """
+    if mode is RoundingMode.RTZ:
+        return np.zeros(rem.shape, dtype=bool)
+    if mode is RoundingMode.RNE:
+        return (rem > half) | ((rem == half) & (lowpar != 0))
+    if mode is RoundingMode.RNA:
+        return rem >= half
+    if mode is RoundingMode.RHB:
+        return (rem > half) | ((rem == half) & ~neg)
+    inexact = rem != 0
+    if mode is RoundingMode.RTP:
+        return inexact & ~neg
+    if mode is RoundingMode.RTM:
+        return inexact & neg
+    # RTO: the odd one of lower/upper when inexact
+    return inexact & (lowpar == 0)
+
+
+def _binary_fast(v: np.ndarray, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
+    """FP32/FP16/BF16 and E4M3 (p=4) rounding on the binary64 bit pattern."""
+    if dst is T.E4M3:
+        p, emin, width = 4, -6, 8
+    else:
+        p, emin, _emax, width, _maxc, _infc = _BINARY[dst]
+    b = v.view(_U64)
+    a = b & _ABS_MASK
+    neg = b > _ABS_MASK
+    big_e = a >> _U64(52)  # biased binary64 exponent
+    emin_b = emin + 1023
+    s0 = 53 - p  # bits dropped for a normal result
+    # extra shift below the destination's minimum normal (clamped so the shift stays < 64)
+    extra = np.minimum(np.maximum(np.int64(emin_b) - np.maximum(big_e, _U64(1)).astype(np.int64), 0), 55 - s0)
+    shift = (extra + s0).astype(_U64)
+    sig = (a & _MANT_MASK) | np.where(big_e > 0, _HIDDEN, _U64(0))
+    k = sig >> shift
+    rem = sig & ((_U64(1) << shift) - _U64(1))
+    half = (_U64(1) << shift) >> _U64(1)
+    up = _round_up(mode, rem, half, neg, k & _U64(1))
+    n = k + up
+    base = (np.maximum(big_e, _U64(emin_b)) - _U64(emin_b)) << _U64(p - 1)
+    code = base + n
+    inexact = rem != 0
+    tiny = big_e < _U64(emin_b)
+    flags = np.where(inexact, np.uint8(_NX), np.uint8(0))
+    flags |= (inexact & tiny).astype(np.uint8) << np.uint8(3)
+    if dst is T.E4M3:
+        overflow = a > _U64(0x407C000000000000)  # |v| > 448
+        sign = (neg & (n != 0)).astype(np.uint8) << np.uint8(7)
+        bits = code.astype(np.uint8) | sign
+        if sat:
+            ovf_bits = np.where(neg, np.uint8(0xFE), np.uint8(0x7E))
+        else:
+            ovf_bits = np.uint8(0x7F)
+    else:
+        _, _, _, _, maxc, infc = _BINARY[dst]
+        overflow = code >= _U64(infc)
+        bits_dtype = _BITS_DTYPE[width]
+        sign_bit = (neg & (a != 0)).astype(bits_dtype) << bits_dtype(width - 1)
+        bits = np.minimum(code, _U64(infc)).astype(bits_dtype) | sign_bit
+        ovf_bits = sign_bit | bits_dtype(maxc if sat else infc)
+    if np.any(overflow):
+        _raise_nonfinite(v)
+        bits = np.where(overflow, ovf_bits, bits)
+        flags = np.where(overflow, np.uint8(_OF_NX), flags)
+    return bits, flags
+
+
+# HiF8 per-binade tables, indexed by (exponent + 23) for exponents -23..17
+# (-23 stands for every value below 2^-22; 16 and 17 only occur for overflowing
+# inputs, whose codes are replaced).
+_HIF8_E = np.arange(-23, 18)
+_HIF8_MBITS = np.array([0 if e < -15 else (3 if abs(e) <= 3 else 2 if abs(e) <= 7 else 1)
+                        for e in _HIF8_E], dtype=np.uint64)
+
+
+def _hif8_body(e: int) -> int:
+    """HiF8 code (bits 6:0) of 2^e (mantissa zero)."""
+    if -22 <= e <= -16:
+        return 23 + e
+    a = abs(e)
+    neg = e < 0
+    if a == 0:
+        return 8
+    if a == 1:
+        return 16 + (8 if neg else 0)
+    if a <= 3:
+        return 32 + ((2 if neg else 0) + (a - 2)) * 8
+    if a <= 7:
+        return 64 + ((4 if neg else 0) + (a - 4)) * 4
+    if a <= 15:
+        return 96 + ((8 if neg else 0) + (a - 8)) * 2
+    return 0x6F  # 2^16: never reached (overflow is judged first)
+
+
+_HIF8_BASE = np.array([0 if e < -22 else _hif8_body(e) for e in _HIF8_E], dtype=np.uint8)
+# parity flip so that (k ^ flip) & 1 is the parity of the lower candidate's code
+_HIF8_PARFLIP = np.array([(((23 + e) & 1) ^ 1) if -22 <= e <= -16 else 0 for e in _HIF8_E],
+                         dtype=np.uint64)
+
+
+def _hif8_fast(v: np.ndarray, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
+    b = v.view(_U64)
+    a = b & _ABS_MASK
+    neg = b > _ABS_MASK
+    big_e = a >> _U64(52)
+    # exponent clamped to the table range; values below 2^-22 share the 2^-22 quantum
+    ecl = np.clip(big_e.astype(np.int64) - 1023, -23, 16)
+    idx = ecl + 23
+    mb = _HIF8_MBITS[idx]
+    # quantum exponent: e - mb (e >= -22), or -22 below 2^-22; shift = quantum - lsb exponent
+    lsb_e = np.maximum(big_e, _U64(1)).astype(np.int64) - 1075
+    q_e = np.maximum(ecl, -22) - mb.astype(np.int64)
+    shift = np.clip(q_e - lsb_e, 0, 55).astype(_U64)  # < 0 only for overflowing inputs
+    sig = (a & _MANT_MASK) | np.where(big_e > 0, _HIDDEN, _U64(0))
+    k = sig >> shift
+    rem = sig & ((_U64(1) << shift) - _U64(1))
+    half = (_U64(1) << shift) >> _U64(1)
+    up = _round_up(mode, rem, half, neg, (k ^ _HIF8_PARFLIP[idx]) & _U64(1))
+    n = k + up
+    carry = n >> (mb + _U64(1))
+    e_res = np.maximum(ecl, -22) + carry.astype(np.int64)
+    mant = n & ((_U64(1) << mb) - _U64(1))
+    body = np.where(n == 0, np.uint8(0), _HIF8_BASE.take(e_res + 23, mode="clip") + mant.astype(np.uint8))
+    bits = body | ((neg & (n != 0)).astype(np.uint8) << np.uint8(7))
+    inexact = rem != 0
+    flags = np.where(inexact, np.uint8(_NX), np.uint8(0))
+    flags |= (inexact & (big_e < _U64(1023 - 15))).astype(np.uint8) << np.uint8(3)
+    overflow = a > _U64(0x40E0000000000000)  # |v| > 32768
+    if np.any(overflow):
+        _raise_nonfinite(v)
+        if sat:
+            ovf = np.where(neg, np.uint8(0xEE), np.uint8(0x6E))
+        else:
+            ovf = np.where(neg, np.uint8(0xEF), np.uint8(0x6F))
+        bits = np.where(overflow, ovf, bits)
+        flags = np.where(overflow, np.uint8(_OF_NX), flags)
+    return bits, flags
+
+
+def _integer_fast(v: np.ndarray, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
+    lo, hi, width = _INT_RANGE[dst]
+    r = round_to_integer_array(v, mode)
+    overflow = ~((r >= lo) & (r <= hi))  # NaN counts as out of range (then rejected)
+    flags = np.where(r != v, np.uint8(_NX), np.uint8(0))
+    mask = (1 << width) - 1
+    bits_dtype = _BITS_DTYPE[width]
+    if np.any(overflow):
+        _raise_nonfinite(v)
+        flags = np.where(overflow, np.uint8(_OF_NX), flags)
+        if sat:
+            r = np.clip(r, lo, hi)
+        else:
+            # wrap modulo 2^N: fmod is exact, and the residue fits in int64
+            r = np.where(overflow, np.fmod(r, float(1 << 32)), r)
+    ints = r.astype(np.int64)
+    bits = (ints & mask).astype(bits_dtype)
+    return bits, flags
+
+
+def encode_fast(values: Any, dst_type: object, rmode: object, sat: object) -> Tuple[np.ndarray, np.ndarray]:
+    """Vectorized :func:`encode_reference` over float64 values (fast engine).
+
+    ``values``: array-like of finite float64 values, each taken as the exact
+    real it represents (any shape; integer arrays are accepted when exactly
+    representable).  Returns ``(bits, flags)`` arrays of the input's shape:
+    ``bits`` uint8 (S4X2 nibble, S8, E4M3, HiF8), uint16 (S16, FP16, BF16) or
+    uint32 (S32, U32, FP32); ``flags`` uint8.  Bits and flags are identical
+    to :func:`encode_reference` for every finite float64 input.
+
+    Raises :class:`UsageError` for a bad destination, rmode NONE, a
+    non-boolean ``sat``, a non-real dtype or a NaN/Inf element (naming its index).
+
+    Source: ADR-0085 D177/D178; ``MatrixEncodeReal`` (see :func:`encode_reference`).
+    """
+    dst = _check_destination(dst_type)
+    mode = check_resolved_mode(rmode)
+    s = check_bool("sat", sat)
+    v = _as_float64(values)
+    if dst in _INT_RANGE:
+        return _integer_fast(v, dst, mode, s)
+    if dst is T.HiF8:
+        return _hif8_fast(v, mode, s)
+    return _binary_fast(v, dst, mode, s)
+
+
+def round_and_saturate_signed_fast(values: Any, width: int, rmode: object) -> Tuple[np.ndarray, np.ndarray]:
+    """Vectorized :func:`round_and_saturate_signed_reference` over float64 values.
+
+    Returns ``(int64 array, uint8 flags)`` with the input's shape.
+
+    Raises :class:`UsageError` for another width, rmode NONE, a non-real dtype
+    or a NaN/Inf element.
+
+    Source: ADR-0085 D177; ``MatrixRoundAndSaturateSigned``.
+    """
+    w = _check_width(width)
+    mode = check_resolved_mode(rmode)
+    v = _as_float64(values)
+    lo, hi = _SIGNED_RANGE[w]
+    r = round_to_integer_array(v, mode)
+    overflow = ~((r >= lo) & (r <= hi))  # NaN counts as out of range (then rejected)
+    flags = np.where(r != v, np.uint8(_NX), np.uint8(0))
+    if np.any(overflow):
+        _raise_nonfinite(v)
+        flags = np.where(overflow, np.uint8(_OF_NX), flags)
+        r = np.clip(r, lo, hi)
+    return r.astype(np.int64), flags
+
+
+def encode(values: Any, dst_type: object, *, rmode: object = "RNE", sat: object = False,
+           engine: Engine = "fast") -> Tuple[np.ndarray, np.ndarray]:
+    """Encode exact real values in a B.FPATR destination type.
+
+    ``values``: for ``engine="fast"`` an array-like of finite float64 values
+    (each the exact real it represents); for ``engine="reference"`` the same,
+    or Python ints / :class:`fractions.Fraction` (a scalar or a sequence).
+    ``rmode``: name or B.DATR code; NONE resolves to RNE (the B.FPATR
+    default).  ``sat``: the B.DATR Sat bit.
+
+    Returns ``(bits, flags)`` numpy arrays with the input's shape (0-d for a
+    scalar): bits uint8/uint16/uint32 at the destination width, flags uint8.
+
+    Raises :class:`UsageError` for an unknown or non-destination type (e.g.
+    FP64, E5M2), an unknown rounding mode, a non-boolean ``sat``, an unknown
+    engine or a non-finite value.
+
+    Source: ADR-0085 D177/D178; ``MatrixEncodeReal``.
+    """
+    eng = check_engine(engine)
+    dst = _check_destination(dst_type)
+    mode = parse_rounding_mode(rmode).resolved()  # type: ignore[arg-type]
+    s = check_bool("sat", sat)
+    if eng == "fast":
+        return encode_fast(values, dst, mode, s)
+    bits_dtype = _BITS_DTYPE[_WIDTH[dst]]
+    if isinstance(values, (int, Fraction, float, np.integer, np.floating)) and not isinstance(values, bool):
+        b, f = encode_reference(values, dst, mode, s)
+        return np.asarray(b, dtype=bits_dtype), np.asarray(f, dtype=np.uint8)
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "fiuO":
+        raise UsageError(f"values: expected real values, got dtype {arr.dtype}")
+    flat = arr.ravel()
+    bits = np.empty(flat.shape, dtype=bits_dtype)
+    flags = np.empty(flat.shape, dtype=np.uint8)
+    for i, x in enumerate(flat.tolist()):
+        try:
+            bits[i], flags[i] = encode_reference(x, dst, mode, s)
+        except UsageError as exc:
+            idx = np.unravel_index(i, arr.shape) if arr.ndim else ()
+            raise UsageError(f"values[{', '.join(map(str, idx))}]: {exc}") from None
+    return bits.reshape(arr.shape), flags.reshape(arr.shape)
