@@ -201,7 +201,7 @@ def parse_pre_quant_mode(value: PreQuantModeLike, name: str = "pre_quant_mode") 
     if isinstance(value, PreQuantMode):
         return value
     if _is_int(value):
-        iv = int(value)  # type: ignore[arg-type]
+        iv = int(value)
         if iv < 0 or iv > 63:
             raise UsageError(f"{name} = {iv}: PreQuantMode is a six-bit field (0-63)")
         if iv not in ASSIGNED_PRE_QUANT_CODES:
@@ -237,7 +237,7 @@ def parse_relu_mode(value: ReluModeLike, name: str = "relu_mode") -> ReluMode:
     if isinstance(value, ReluMode):
         return value
     if _is_int(value):
-        iv = int(value)  # type: ignore[arg-type]
+        iv = int(value)
         if iv < 0 or iv > 7:
             raise UsageError(f"{name} = {iv}: ReluMode is a three-bit field (0-7)")
         if iv > 3:

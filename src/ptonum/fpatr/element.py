@@ -51,7 +51,9 @@ import numpy as np
 from .._util import as_bits, check_bool, check_engine
 from ..errors import TileLegalityError, UsageError
 from ..flags import flag_names
-from ..formats import TileDataType, parse_data_type
+from ..formats import TileDataType, ValueClass, exact_value, parse_data_type, value_class
+from ..fp19 import finite_value as fp19_finite_value
+from ..fp19 import to_float64 as fp19_to_float64
 from ..rounding import RoundingMode
 from .attributes import (
     MODE_TABLE,
@@ -145,57 +147,19 @@ def special_value_result(value_class: str, dst: TileDataType, sat: bool) -> Tupl
 
 
 # ---------------------------------------------------------------------------
-# Small decoders (FP32 class and exact value; FP19 finite value).
+# Decoders from ptonum.formats (FP32 class, exact value) and ptonum.fp19.
 
 
 def _fp32_class(bits: int) -> str:
-    exp = (bits >> 23) & 0xFF
-    frac = bits & 0x7FFFFF
-    sign = "Negative" if bits >> 31 else "Positive"
-    if exp == 0xFF:
-        if frac == 0:
-            return sign + "Infinity"
-        return _QNAN if frac >> 22 else _SNAN
-    if exp == 0:
-        return sign + ("Zero" if frac == 0 else "Subnormal")
-    return sign + "Normal"
+    """ASL ``TileNumericValueClass`` of one FP32 encoding, as its CamelCase label."""
+    return ValueClass(int(value_class(T.FP32, bits, engine="reference"))).label
 
 
 def _fp32_exact(bits: int) -> Fraction:
-    """``ReferenceFP32FiniteValue`` for a finite FP32 encoding."""
-    exp = (bits >> 23) & 0xFF
-    frac = bits & 0x7FFFFF
-    if exp == 0:
-        mag = Fraction(frac, 1 << 149)
-    else:
-        e = exp - 150
-        sig = frac | 0x800000
-        mag = Fraction(sig << e) if e >= 0 else Fraction(sig, 1 << -e)
-    return -mag if bits >> 31 else mag
-
-
-def _fp19_exact(bits19: int) -> Fraction:
-    """``FP19FiniteValue`` (the caller excludes exponent 255)."""
-    exp = (bits19 >> 10) & 0xFF
-    frac = bits19 & 0x3FF
-    if exp == 0:
-        mag = Fraction(frac, 1 << 136)
-    else:
-        e = exp - 137
-        sig = frac | 0x400
-        mag = Fraction(sig << e) if e >= 0 else Fraction(sig, 1 << -e)
-    return -mag if bits19 >> 18 else mag
-
-
-def _fp19_float64(bits19: np.ndarray) -> np.ndarray:
-    """``FP19FiniteValue`` as float64 (exact), vectorized."""
-    b = bits19.astype(np.int64)
-    exp = (b >> 10) & 0xFF
-    frac = b & 0x3FF
-    sig = np.where(exp == 0, frac, frac | 0x400).astype(np.float64)
-    e = np.where(exp == 0, -136, exp - 137).astype(np.int32)
-    mag = np.ldexp(sig, e)
-    return np.where((b >> 18) & 1 == 1, -mag, mag)
+    """``ReferenceFP32FiniteValue`` of one finite FP32 encoding."""
+    v = exact_value(T.FP32, bits)
+    assert v is not None
+    return v
 
 
 def _reject_nonfinite_fp19(bits19: np.ndarray, name: str, field: str) -> None:
@@ -239,6 +203,8 @@ def _config(pre_quant_mode: Any, relu_mode: Any, acc_type: Any, rmode: Any, sat:
     check_accumulator_type(mode, acc)
     s = check_bool("sat", sat)
     r, s = effective_control(mode, rmode, s)
+    dst: TileDataType
+    source: TileDataType
     if int(mode) == 0:
         dst = acc
         source = acc
@@ -398,7 +364,7 @@ def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...
 
     # Steps 5-6: scale and selected multiplier (decoded once per parameter word).
     if info.has_parameter:
-        scale: Any = _fp19_float64(((qp >> np.uint64(13)) & np.uint64(0x7FFFF)).astype(np.uint32))
+        scale: Any = fp19_to_float64(((qp >> np.uint64(13)) & np.uint64(0x7FFFF)).astype(np.uint32))
     else:
         scale = np.float64(1.0)
     if cfg.relu == ReluMode.NONE:
@@ -406,7 +372,7 @@ def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...
     elif cfg.relu == ReluMode.RELU:
         mult = np.where(neg, 0.0, scale)
     else:
-        alpha = _fp19_float64((rp & np.uint64(0x7FFFF)).astype(np.uint32))
+        alpha = fp19_to_float64((rp & np.uint64(0x7FFFF)).astype(np.uint32))
         mult = np.where(neg, alpha, scale)
 
     # Step 8: the exact product (+0.0 turns an exact zero into +0 as the reals do).
@@ -554,7 +520,7 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
 
     if info.has_parameter:
         s19 = (qp >> 13) & 0x7FFFF
-        scale = _fp19_exact(s19)
+        scale = fp19_finite_value(s19)
         scale_text = f"FP19 {s19:#07x} = {_frac_text(scale)}"
     else:
         scale = Fraction(1)
@@ -567,7 +533,7 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
         why = "0 (ReLU on a negative source)"
     else:
         a19 = rp & 0x7FFFF
-        mult = _fp19_exact(a19)
+        mult = fp19_finite_value(a19)
         why = (f"alpha FP19 {a19:#07x} = {_frac_text(mult)} "
                f"({cfg.relu.name} on a negative source; replaces the scale {scale_text})")
     note("multiplier", "MatrixSelectedMultiplier", f"multiplier = {why}")

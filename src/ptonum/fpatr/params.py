@@ -36,6 +36,7 @@ from typing import Any, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
+from .. import fp19 as fp19mod
 from .._util import as_bits
 from ..errors import TileLegalityError, UsageError
 from .attributes import (
@@ -69,25 +70,16 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------
-# FP19 helpers.  These use ptonum.fp19 (FP19ValueClass, FP19FiniteValue,
-# FP32ToFP19); see _fp19_* below.
-
-try:  # pragma: no cover - depends on the order modules land in
-    from .. import fp19 as _fp19mod
-except ImportError:  # pragma: no cover
-    _fp19mod = None  # type: ignore[assignment]
-
+# FP19 helpers (ptonum.fp19: FP19ValueClass, FP19FiniteValue, FP32ToFP19).
 
 def _fp19_scale_legal(bits19: np.ndarray) -> np.ndarray:
-    """FP19ScaleLegal: positive normal (sign 0, exponent 1..254)."""
-    b = bits19.astype(np.uint32, copy=False)
-    exp = (b >> np.uint32(10)) & np.uint32(0xFF)
-    return ((b >> np.uint32(18)) == 0) & (exp != 0) & (exp != 0xFF)
+    """``FP19ScaleLegal``: positive normal."""
+    return fp19mod.scale_legal(bits19)
 
 
 def _fp19_activation_legal(bits19: np.ndarray) -> np.ndarray:
-    """FP19ActivationParameterLegal: +0 or positive normal."""
-    return (bits19 == 0) | _fp19_scale_legal(bits19)
+    """``FP19ActivationParameterLegal``: +0 or positive normal."""
+    return fp19mod.activation_legal(bits19)
 
 
 def _fp19_class_text(bits19: int) -> str:
@@ -104,38 +96,14 @@ def _fp19_class_text(bits19: int) -> str:
     return f"{sign} normal"
 
 
-def _fp19_to_float64(bits19: np.ndarray) -> np.ndarray:
-    """FP19FiniteValue as float64 (exact); the caller excludes exponent 255."""
-    b = bits19.astype(np.int64)
-    exp = (b >> 10) & 0xFF
-    frac = b & 0x3FF
-    sig = np.where(exp == 0, frac, frac | 0x400).astype(np.float64)
-    e = np.where(exp == 0, -136, exp - 137)
-    mag = np.ldexp(sig, e.astype(np.int32))
-    return np.where((b >> 18) & 1 == 1, -mag, mag)
-
-
 def _fp32_to_fp19(bits32: int) -> int:
-    """FP32ToFP19 (RNE on the 13 discarded bits; NaN -> 0x1ff00 quiet)."""
-    if _fp19mod is not None and hasattr(_fp19mod, "from_fp32"):
-        return int(_fp19mod.from_fp32(np.uint32(bits32)))
-    exp = (bits32 >> 23) & 0xFF
-    frac = bits32 & 0x7FFFFF
-    if exp == 0xFF and frac:
-        return 0x1FF00
-    top = (bits32 >> 13) & 0x3FF
-    discarded = bits32 & 0x1FFF
-    if discarded > 0x1000 or (discarded == 0x1000 and top & 1):
-        top += 1
-        if top == 0x400:
-            top = 0
-            if exp < 255:
-                exp += 1
-    return ((bits32 >> 31) << 18) | (exp << 10) | top
+    """``FP32ToFP19`` of one FP32 encoding (round to nearest even on 13 bits)."""
+    return int(fp19mod.from_fp32(bits32))
 
 
 def _fp19_value(bits19: int) -> float:
-    return float(_fp19_to_float64(np.asarray(bits19, dtype=np.uint32)))
+    """Exact value of one finite FP19 encoding (``FP19FiniteValue``) as a float."""
+    return float(fp19mod.to_float64(bits19))
 
 
 # ---------------------------------------------------------------------------
