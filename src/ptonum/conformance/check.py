@@ -1,0 +1,173 @@
+"""Check vector files against the model (``ptonum check``).
+
+A file is parsed with its schema (:mod:`ptonum.conformance.schema`), the model
+is run on the rows in chunks (large vectorized calls for the fast engine,
+smaller ones for the reference engine so a progress bar can move), and every
+row whose bits or flags differ from the expected columns, every row the model
+rejected and every malformed row is counted as a failure, with its file and
+line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .._util import check_engine
+from ..errors import UsageError
+from .schema import Batch, ParsedFile, Schema, parse_file
+
+__all__ = ["Failure", "FileReport", "check_parsed", "check_file", "select_rows", "CHUNK"]
+
+#: rows per model call, by engine
+CHUNK = {"fast": 1 << 18, "reference": 1 << 11}
+
+
+@dataclass
+class Failure:
+    """One failing row: ``kind`` is ``mismatch``, ``error`` (the model raised) or ``malformed``."""
+
+    path: str
+    line: int
+    kind: str
+    message: str
+    row: Optional[Dict[str, int]] = None
+    got: Optional[Dict[str, int]] = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass
+class FileReport:
+    """Counts for one file in one engine; ``failures`` keeps the first ``max_report``."""
+
+    path: str
+    op: str
+    engine: str
+    rows: int  #: data rows in the file
+    checked: int  #: rows run through the model (after --limit/--sample)
+    passed: int
+    mismatched: int
+    errors: int
+    malformed: int
+    failures: List[Failure] = field(default_factory=list)
+    schema: Optional[Schema] = None
+
+    @property
+    def failed(self) -> int:
+        return self.mismatched + self.errors + self.malformed
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+
+def select_rows(n: int, limit: Optional[int] = None, sample: Optional[int] = None, seed: int = 0) -> np.ndarray:
+    """Row indices to check: all, the first ``limit``, or ``sample`` rows drawn
+    without replacement with ``seed`` (sorted, deterministic)."""
+    idx = np.arange(n, dtype=np.int64)
+    if sample is not None:
+        if sample < 0:
+            raise UsageError(f"sample = {sample}: expected a non-negative row count")
+        if sample < n:
+            rng = np.random.default_rng(seed)
+            idx = np.sort(rng.choice(n, size=sample, replace=False))
+    if limit is not None:
+        if limit < 0:
+            raise UsageError(f"limit = {limit}: expected a non-negative row count")
+        idx = idx[:limit]
+    return idx
+
+
+def check_parsed(
+    parsed: ParsedFile,
+    engine: str = "fast",
+    *,
+    limit: Optional[int] = None,
+    sample: Optional[int] = None,
+    seed: int = 0,
+    max_report: int = 10,
+    progress: Optional[Callable[[int], None]] = None,
+) -> FileReport:
+    """Run the model on the rows of ``parsed`` and compare (one engine)."""
+    check_engine(engine)
+    schema = parsed.schema
+    failures: List[Failure] = []
+    for line, msg in parsed.bad:
+        if len(failures) < max_report:
+            failures.append(Failure(parsed.path, line, "malformed", msg))
+    sel = select_rows(len(parsed), limit, sample, seed)
+    chunk = CHUNK[engine]
+    mismatched = 0
+    errors = 0
+    pending: List[Failure] = []
+    for start in range(0, sel.size, chunk):
+        idx = sel[start : start + chunk]
+        batch: Batch = parsed.take(idx)
+        res = schema.run(batch, engine)
+        bad = schema.mismatch(batch, res.got)
+        err_idx = np.array(sorted(res.errors), dtype=np.int64)
+        if err_idx.size:
+            bad[err_idx] = False
+        errors += int(err_idx.size)
+        mismatched += int(np.count_nonzero(bad))
+        for i in np.flatnonzero(bad)[: max_report].tolist() + err_idx[:max_report].tolist():
+            row = schema.row_dict(batch, i)
+            got = {c.name: int(res.got[c.name][i]) for c in schema.outputs}
+            if i in res.errors:
+                pending.append(Failure(parsed.path, int(parsed.lines[idx[i]]), "error", res.errors[i], row, None))
+            else:
+                pending.append(Failure(parsed.path, int(parsed.lines[idx[i]]), "mismatch", _mismatch_text(schema, row, got), row, got))
+        if progress is not None:
+            progress(int(idx.size))
+    pending.sort(key=lambda f: f.line)
+    failures = sorted(failures + pending, key=lambda f: f.line)[:max_report]
+    return FileReport(
+        path=parsed.path,
+        op=schema.op,
+        engine=engine,
+        rows=parsed.total,
+        checked=int(sel.size),
+        passed=int(sel.size) - mismatched - errors,
+        mismatched=mismatched,
+        errors=errors,
+        malformed=len(parsed.bad),
+        failures=failures,
+        schema=schema,
+    )
+
+
+def _mismatch_text(schema: Schema, row: Dict[str, int], got: Dict[str, int]) -> str:
+    parts = []
+    for c in schema.outputs:
+        exp = schema.describe_value(c, row[c.name], row)
+        g = schema.describe_value(c, got[c.name], row)
+        mark = "" if row[c.name] == got[c.name] else "  <-- differs"
+        parts.append(f"{c.name}: expected {exp}, got {g}{mark}")
+    return "; ".join(parts)
+
+
+def check_file(
+    path: str,
+    engines: Sequence[str] = ("fast",),
+    *,
+    limit: Optional[int] = None,
+    sample: Optional[int] = None,
+    seed: int = 0,
+    max_report: int = 10,
+    progress: Optional[Callable[[int], None]] = None,
+) -> List[FileReport]:
+    """Parse ``path`` once and check it in each engine; one report per engine.
+
+    Raises :class:`UsageError` when the file cannot be read or its header
+    matches no schema.
+    """
+    parsed = parse_file(path)
+    return [
+        check_parsed(parsed, e, limit=limit, sample=sample, seed=seed, max_report=max_report, progress=progress)
+        for e in engines
+    ]

@@ -1,0 +1,215 @@
+"""Step-by-step explanations of one element (``ptonum explain``).
+
+The traces themselves come from the model (``postprocess_element_trace`` in
+:mod:`ptonum.fpatr.element`, ``reduction_trace`` in :mod:`ptonum.fpatr.reduction`,
+``to_e8m0_trace`` in :mod:`ptonum.tcvt`); each returns ``(bits, flags, steps)``
+where every step names the ASL function that owns it, says what happened and
+which flags it raised.  This module only lays them out: one numbered line per
+step with its ASL function, then the final encoding and each flag with the step
+that raised it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import UsageError
+from ..flags import flag_names
+from .schema import Schema, parse_file
+
+__all__ = [
+    "Explanation",
+    "explain_postprocess",
+    "explain_tcvt",
+    "explain_reduction",
+    "explain_request",
+    "explain_row_text",
+    "explain_file_line",
+    "render",
+]
+
+_FLAG_BITS = (("NV", 0x01), ("DZ", 0x02), ("OF", 0x04), ("UF", 0x08), ("NX", 0x10))
+
+
+class Explanation:
+    """A rendered trace: ``bits``/``flags`` are the model's result, ``steps``
+    the model's trace records, ``title`` one line naming the operation."""
+
+    def __init__(self, title: str, bits: int, flags: int, steps: Sequence[Any], digits: Optional[int] = None,
+                 result_label: str = "result") -> None:
+        self.title = title
+        self.bits = int(bits)
+        self.flags = int(flags)
+        self.steps = list(steps)
+        self.digits = digits
+        self.result_label = result_label
+
+    def text(self) -> str:
+        return render(self)
+
+    def __str__(self) -> str:
+        return render(self)
+
+
+def _step_fields(step: Any) -> Tuple[str, str, str, int]:
+    """(name, asl, text, flags) of a trace record, whatever its field names."""
+    if isinstance(step, dict):
+        get = step.get
+    else:
+        def get(k: str, d: Any = None) -> Any:
+            return getattr(step, k, d)
+    name = get("name", None) or get("step", None) or get("stage", None) or ""
+    asl = get("asl", None) or get("function", None) or ""
+    text = get("text", None) or get("detail", None) or get("description", None) or ""
+    flags = get("flags", 0) or 0
+    if not (name or asl or text) and isinstance(step, (tuple, list)):
+        parts = list(step) + ["", "", "", 0]
+        name, asl, text, flags = parts[0], parts[1], parts[2], parts[3]
+    return str(name), str(asl), str(text), int(flags)
+
+
+def render(ex: Explanation) -> str:
+    lines = [ex.title]
+    raised_by: Dict[str, str] = {}
+    width = max([len(_step_fields(s)[0]) for s in ex.steps] + [4])
+    for n, s in enumerate(ex.steps, 1):
+        name, asl, text, flags = _step_fields(s)
+        tail = f"  [raises {flag_names(flags)}]" if flags else ""
+        lines.append(f"{n:3d}. {name:<{width}}  {asl}: {text}{tail}")
+        for fname, bit in _FLAG_BITS:
+            if flags & bit and fname not in raised_by:
+                raised_by[fname] = f"step {n} ({name}, {asl})"
+    enc = f"0x{ex.bits:0{ex.digits}x}" if ex.digits else f"{ex.bits:#x}"
+    lines.append(f"{ex.result_label}: {enc}   flags: 0x{ex.flags:02x} ({flag_names(ex.flags)})")
+    for fname, bit in _FLAG_BITS:
+        if ex.flags & bit:
+            lines.append(f"  {fname}: raised by {raised_by.get(fname, 'no single step (combined result)')}")
+    return "\n".join(lines)
+
+
+def _unpack(res: Any) -> Tuple[int, int, List[Any]]:
+    if isinstance(res, tuple) and len(res) == 3:
+        return int(res[0]), int(res[1]), list(res[2])
+    bits = getattr(res, "bits", None)
+    flags = getattr(res, "flags", None)
+    steps = getattr(res, "steps", None)
+    if bits is None or flags is None or steps is None:
+        raise UsageError(f"unexpected trace result {type(res).__name__}")
+    return int(bits), int(flags), list(steps)
+
+
+def explain_postprocess(acc_bits: int, *, pre_quant_mode: Any, relu_mode: Any, acc_type: Any,
+                        quant_param: int = 0, relu_param: int = 0, rmode: Any = "RNE",
+                        sat: Any = False) -> Explanation:
+    """Trace one element of the B.FPATR post-process (``TileProfileMatrixPostProcessWithFlags``)."""
+    from ..fpatr.element import postprocess_element_trace  # type: ignore[attr-defined]
+    from ..formats import parse_data_type
+
+    res = postprocess_element_trace(
+        acc_bits, pre_quant_mode=pre_quant_mode, relu_mode=relu_mode, acc_type=acc_type,
+        quant_param=quant_param, relu_param=relu_param, rmode=rmode, sat=sat,
+    )
+    bits, flags, steps = _unpack(res)
+    digits = None
+    try:
+        from ..fpatr import output_type
+        from .schema import dst_hex_digits
+
+        dst = output_type(int(pre_quant_mode), parse_data_type(acc_type, "acc_type"))
+        digits = dst_hex_digits(dst.name)
+        label = f"destination {dst.name}"
+    except Exception:  # pragma: no cover - only the label depends on it
+        label = "destination"
+    at = parse_data_type(acc_type, "acc_type")
+    title = (f"postprocess_element: PreQuantMode={int(pre_quant_mode)} ReluMode={int(relu_mode)} "
+             f"acc_type={at.name} acc=0x{int(acc_bits):08x} quant_param=0x{int(quant_param):016x} "
+             f"relu_param=0x{int(relu_param):05x} rmode={_mode_name(rmode)} sat={int(bool(sat))}")
+    return Explanation(title, bits, flags, steps, digits, label)
+
+
+def _mode_name(rmode: Any) -> str:
+    from ..rounding import parse_rounding_mode
+
+    return parse_rounding_mode(rmode).name
+
+
+def explain_tcvt(src_bits: int, *, src_type: Any, rmode: Any = "NONE", sat: Any = False) -> Explanation:
+    """Trace one TCVT-to-E8M0 conversion (``ReferenceFloatToE8M0``)."""
+    from ..tcvt import to_e8m0_trace
+    from ..formats import parse_data_type
+
+    bits, flags, steps = _unpack(to_e8m0_trace(src_bits, src_type=src_type, rmode=rmode, sat=sat))
+    st = parse_data_type(src_type, "src_type")
+    title = f"tcvt to E8M0: src_type={st.name} src=0x{int(src_bits):x} rmode={_mode_name(rmode)} sat={int(bool(sat))}"
+    return Explanation(title, bits, flags, steps, 2, "E8M0")
+
+
+def explain_reduction(current: int, candidate: int, *, acc_type: Any, max_abs: Any = False) -> Explanation:
+    """Trace one reduction step (``TileProfileMatrixReductionStepWithFlags``)."""
+    from ..fpatr.reduction import reduction_trace
+    from ..formats import parse_data_type
+
+    bits, flags, steps = _unpack(reduction_trace(current, candidate, acc_type=acc_type, max_abs=max_abs))
+    at = parse_data_type(acc_type, "acc_type")
+    title = (f"reduction_step: acc_type={at.name} max_abs={int(bool(max_abs))} "
+             f"current=0x{int(current):08x} candidate=0x{int(candidate):08x}")
+    return Explanation(title, bits, flags, steps, 8, f"{at.name} result")
+
+
+def explain_request(op: str, kwargs: Dict[str, Any]) -> Explanation:
+    """Dispatch a schema's explain request (``postprocess``/``tcvt``/``reduction``)."""
+    kw = dict(kwargs)
+    if op == "postprocess":
+        return explain_postprocess(kw.pop("acc_bits"), **kw)
+    if op == "tcvt":
+        return explain_tcvt(kw.pop("src_bits"), **kw)
+    if op == "reduction":
+        return explain_reduction(kw.pop("current"), kw.pop("candidate"), **kw)
+    raise UsageError(f"explain: no trace for operation {op!r}")
+
+
+def explain_row_text(schema: Schema, row: Dict[str, int]) -> str:
+    """The explanation of one parsed row, with the row's expected columns appended."""
+    req = schema.explain_request(row)
+    exp = "  ".join(f"{c.name}={schema.describe_value(c, row[c.name], row)}" for c in schema.outputs if c.name in row)
+    if req is None:
+        return _plain_row(schema, row) + (f"\nexpected (vector): {exp}" if exp else "")
+    text = explain_request(*req).text()
+    return text + (f"\nexpected (vector): {exp}" if exp else "")
+
+
+def _plain_row(schema: Schema, row: Dict[str, int]) -> str:
+    """Operations without a trace function: inputs and the reference engine's outputs."""
+    batch = {k: np.array([v], dtype=np.uint64 if k not in ("exponent",) else np.int64) for k, v in row.items()}
+    res = schema.run(batch, "reference")
+    lines = [f"{schema.op} ({schema.asl}): {schema.describe_inputs(row)}"]
+    if res.errors:
+        lines.append(f"model: {res.errors[0]}")
+    else:
+        got = {k: int(v[0]) for k, v in res.got.items()}
+        lines.append("model (reference): " + "  ".join(
+            f"{c.name}={schema.describe_value(c, got[c.name], {**row, **got})}" for c in schema.outputs))
+    return "\n".join(lines)
+
+
+def explain_file_line(spec: str) -> str:
+    """Explain row ``FILE:LINE`` of a vector file (LINE is the 1-based line number)."""
+    path, sep, line_s = spec.rpartition(":")
+    if not sep or not line_s.isdigit():
+        raise UsageError(f"--row = {spec!r}: expected FILE:LINE")
+    line = int(line_s)
+    parsed = parse_file(path)
+    for ln, msg in parsed.bad:
+        if ln == line:
+            raise UsageError(f"{path}:{line}: malformed row: {msg}")
+    hit = np.flatnonzero(parsed.lines == line)
+    if hit.size == 0:
+        raise UsageError(f"{path}:{line}: no data row at this line (file has {parsed.total} data rows, lines 2..)")
+    row = parsed.schema.row_dict(parsed.rows, int(hit[0]))
+    return f"{path}:{line}\n" + explain_row_text(parsed.schema, row)
+
+
+def _iter_flags(flags: int) -> Iterable[str]:  # pragma: no cover - small helper for callers
+    return (n for n, b in _FLAG_BITS if flags & b)

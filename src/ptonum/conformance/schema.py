@@ -1,0 +1,827 @@
+"""Vector-file schemas: one per operation (= one per vector file).
+
+A schema knows a file's columns, how to parse a whole file into numpy columns
+(vectorized: a 1.9M-row file parses in a few seconds), how to run the model on a
+batch of rows in a given engine (grouped by the scalar parameters, so the fast
+engine sees a few large vectorized calls), how to compare the model with the
+expected columns, and how to write rows back (used by ``ptonum gen``).
+
+The file format is the one of the shared ASL vectors (``vectors/README.md``):
+gzip-compressed or plain CSV, a header row, ``0x``-prefixed hex fields, ``rmode``
+as a name (RNE RTM RTP RTZ RNA RTO RHB), ``sat``/booleans as 0/1, flags as the
+5-bit NV DZ OF UF NX value.
+
+Nothing here computes a numeric result: every expected value comes from the
+model functions named in ``docs/design.md`` (imported lazily, so the schemas
+can be used for parsing before the model is importable).
+"""
+
+from __future__ import annotations
+
+import gzip
+import inspect
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import PtonumError, UsageError
+from ..flags import flag_names
+from ..formats import TileDataType
+from ..rounding import RoundingMode
+
+__all__ = [
+    "Column",
+    "Schema",
+    "SCHEMAS",
+    "ParsedFile",
+    "RunResult",
+    "schema_for",
+    "detect_schema",
+    "read_text",
+    "parse_text",
+    "parse_file",
+    "write_rows",
+    "dst_hex_digits",
+]
+
+Batch = Dict[str, np.ndarray]
+
+
+# --------------------------------------------------------------------------
+# Columns
+# --------------------------------------------------------------------------
+
+#: Column kinds: ``hex`` (0x-prefixed, up to ``width`` bits, stored uint64),
+#: ``dec`` (signed decimal, int64), ``bool`` (0/1), ``rmode`` (RoundingMode
+#: name, stored as the B.DATR code), ``dtype`` (Tile DataType name, stored as the
+#: code).
+KINDS = ("hex", "dec", "bool", "rmode", "dtype")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: str
+    width: int = 64  #: bits, for ``hex`` validation
+    expected: bool = False  #: an expected (output) column
+    digits: Optional[int] = None  #: fixed hex digits when writing; None = per-row rule
+    choices: Optional[Tuple[str, ...]] = None  #: legal names for ``dtype`` columns
+    lo: Optional[int] = None  #: legal range of ``dec`` columns
+    hi: Optional[int] = None
+
+
+_RMODE_NAMES = {m.name: int(m) for m in RoundingMode if m is not RoundingMode.NONE}
+_RMODE_BY_CODE = {v: k for k, v in _RMODE_NAMES.items()}
+_DTYPE_NAMES = {m.name: int(m) for m in TileDataType}
+_DTYPE_UPPER = {k.upper(): v for k, v in _DTYPE_NAMES.items()}
+_DTYPE_BY_CODE = {int(m): m.name for m in TileDataType}
+
+_HEX_DIGITS_BY_TYPE = {
+    "FP32": 8, "S32": 8, "U32": 8, "FP16": 4, "BF16": 4, "S16": 4,
+    "S8": 2, "E4M3": 2, "HiF8": 2, "S4X2": 1, "E8M0": 2,
+}
+
+
+def dst_hex_digits(type_name: str) -> int:
+    """Hex digits of a destination element at its own width (S4X2 element: 1)."""
+    return _HEX_DIGITS_BY_TYPE[type_name]
+
+
+# --------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------
+
+
+def read_text(path: "str | Path") -> bytes:
+    """Return the raw bytes of a vector file, gunzipping when it is gzip."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read vector file ({exc.strerror or exc})") from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise UsageError(f"{path}: not a readable gzip file ({exc})") from None
+    return raw
+
+
+@dataclass
+class ParsedFile:
+    """A parsed vector file.
+
+    ``rows`` holds one numpy array per column for the *well-formed* rows only;
+    ``lines`` their 1-based line numbers in the file; ``bad`` the malformed rows
+    as ``(line, message)``; ``total`` the number of data rows (good + bad).
+    """
+
+    path: str
+    schema: "Schema"
+    rows: Batch
+    lines: np.ndarray
+    bad: List[Tuple[int, str]]
+    total: int
+
+    def __len__(self) -> int:
+        return int(self.lines.size)
+
+    def take(self, idx: np.ndarray) -> Batch:
+        return {k: v[idx] for k, v in self.rows.items()}
+
+
+def _split_lines(raw: bytes) -> Tuple[str, List[str], List[int]]:
+    """Split into header and data lines, keeping 1-based line numbers (blank lines skipped)."""
+    text = raw.decode("ascii", errors="replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    if not lines:
+        return "", [], []
+    header = lines[0]
+    data = []
+    numbers = []
+    for i in range(1, len(lines)):
+        if lines[i].strip() == "":
+            continue
+        data.append(lines[i])
+        numbers.append(i + 1)
+    return header, data, numbers
+
+
+def _fast_columns(raw: bytes, ncols: int) -> Optional[Tuple[str, List[List[str]], int]]:
+    """Column split without a per-line Python loop; ``None`` if any line is irregular."""
+    b = np.frombuffer(raw, dtype=np.uint8)
+    if b.size == 0 or np.any(b == 13):
+        return None
+    nl = np.flatnonzero(b == 10)
+    if nl.size == 0:
+        return None
+    end = len(raw)
+    if nl[-1] != end - 1:  # no final newline: treat as if there were one
+        nl = np.append(nl, end)
+    starts = np.concatenate(([0], nl[:-1] + 1))
+    if np.any(nl - starts == 0):  # blank line somewhere
+        return None
+    commas = np.flatnonzero(b == 44)
+    before = np.searchsorted(commas, nl)
+    per_line = np.diff(np.concatenate(([0], before)))
+    if np.any(per_line[1:] != ncols - 1):
+        return None
+    header = raw[: nl[0]].decode("ascii", errors="replace")
+    body = raw[nl[0] + 1 : end].decode("ascii", errors="replace")
+    if body.endswith("\n"):
+        body = body[:-1]
+    nrows = int(nl.size - 1)
+    if nrows == 0:
+        return header, [[] for _ in range(ncols)], 0
+    toks = body.replace("\n", ",").split(",")
+    if len(toks) != nrows * ncols:
+        return None
+    return header, [toks[i::ncols] for i in range(ncols)], nrows
+
+
+def _parse_hex(col: Sequence[str], width: int) -> Tuple[np.ndarray, Dict[int, str]]:
+    bad: Dict[int, str] = {}
+    try:
+        vals = [int(s, 16) for s in col]
+        ok = all(s.startswith("0x") for s in col) or all(s[:2] in ("0x", "0X") for s in col)
+        arr = np.array(vals, dtype=np.uint64) if vals else np.zeros(0, np.uint64)
+        if not ok:
+            raise ValueError
+    except (ValueError, OverflowError):
+        arr = np.zeros(len(col), dtype=np.uint64)
+        for i, s in enumerate(col):
+            t = s.strip()
+            if t[:2] not in ("0x", "0X") or "_" in t:
+                bad[i] = f"bad hex {s!r} (expected 0x-prefixed hex)"
+                continue
+            try:
+                v = int(t, 16)
+            except ValueError:
+                bad[i] = f"bad hex {s!r}"
+                continue
+            if v >> 64:
+                bad[i] = f"{s} does not fit in {width} bits"
+                continue
+            arr[i] = v
+    if width < 64 and arr.size:
+        over = np.flatnonzero(arr >> np.uint64(width))
+        for i in over.tolist():
+            bad.setdefault(i, f"{col[i]} does not fit in {width} bits")
+    return arr, bad
+
+
+def _parse_dec(col: Sequence[str], lo: Optional[int], hi: Optional[int], what: str) -> Tuple[np.ndarray, Dict[int, str]]:
+    bad: Dict[int, str] = {}
+    try:
+        arr = np.fromiter(map(int, col), dtype=np.int64, count=len(col))
+    except (ValueError, OverflowError):
+        arr = np.zeros(len(col), dtype=np.int64)
+        for i, s in enumerate(col):
+            try:
+                arr[i] = int(s)
+            except (ValueError, OverflowError):
+                bad[i] = f"bad {what} {s!r} (expected a decimal integer)"
+    if arr.size and (lo is not None or hi is not None):
+        out = np.zeros(arr.shape, bool)
+        if lo is not None:
+            out |= arr < lo
+        if hi is not None:
+            out |= arr > hi
+        for i in np.flatnonzero(out).tolist():
+            bad.setdefault(i, f"{what} = {col[i]} out of range {lo}..{hi}")
+    return arr, bad
+
+
+def _parse_named(col: Sequence[str], table: Dict[str, int], what: str, choices: Optional[Tuple[str, ...]]) -> Tuple[np.ndarray, Dict[int, str]]:
+    bad: Dict[int, str] = {}
+    if not len(col):
+        return np.zeros(0, np.int64), bad
+    uniq, inv = np.unique(np.asarray(col, dtype=str), return_inverse=True)
+    codes = np.zeros(uniq.size, dtype=np.int64)
+    bad_u = np.zeros(uniq.size, dtype=bool)
+    for j, name in enumerate(uniq.tolist()):
+        key = name.strip()
+        code = table.get(key, table.get(key.upper()))
+        if code is None or (choices is not None and _DTYPE_BY_CODE.get(code, key) not in choices):
+            bad_u[j] = True
+        else:
+            codes[j] = code
+    arr = codes[inv]
+    if bad_u.any():
+        allowed = ", ".join(choices) if choices else ", ".join(sorted(set(table) - {k.upper() for k in ()}))
+        for i in np.flatnonzero(bad_u[inv]).tolist():
+            bad[i] = f"unknown {what} {col[i]!r} (expected one of {allowed})"
+    return arr, bad
+
+
+def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] = None) -> ParsedFile:
+    """Parse raw CSV bytes. The schema is detected from the header when not given.
+
+    Raises :class:`UsageError` when no schema matches the header (the only
+    whole-file failure); malformed rows are returned in ``bad``.
+    """
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n")
+    first = raw.split(b"\n", 1)[0].decode("ascii", errors="replace").strip()
+    if schema is None:
+        schema = detect_schema(first, path)
+    names = [c.name for c in schema.columns]
+    ncols = len(names)
+    got_header = [h.strip() for h in first.split(",")]
+    if got_header != names:
+        raise UsageError(
+            f"{path}:1: header {first!r} does not match the {schema.op} schema ({','.join(names)})"
+        )
+    fast = _fast_columns(raw, ncols)
+    bad: Dict[int, str] = {}
+    pre_bad: List[Tuple[int, str]] = []
+    if fast is not None:
+        _, cols, nrows = fast
+        line_no = np.arange(2, nrows + 2, dtype=np.int64)
+    else:
+        _, data, numbers = _split_lines(raw)
+        good_rows: List[List[str]] = []
+        good_lines: List[int] = []
+        bad_lines: List[Tuple[int, str]] = []
+        for ln, text in zip(numbers, data):
+            parts = text.split(",")
+            if len(parts) != ncols:
+                bad_lines.append((ln, f"expected {ncols} columns ({','.join(names)}), got {len(parts)}"))
+            else:
+                good_rows.append(parts)
+                good_lines.append(ln)
+        cols = [list(c) for c in zip(*good_rows)] if good_rows else [[] for _ in range(ncols)]
+        line_no = np.asarray(good_lines, dtype=np.int64)
+        nrows = len(good_rows)
+        pre_bad = bad_lines
+    rows: Batch = {}
+    for c, colvals in zip(schema.columns, cols):
+        if c.kind == "hex":
+            arr, b = _parse_hex(colvals, c.width)
+        elif c.kind == "dec":
+            arr, b = _parse_dec(colvals, c.lo, c.hi, c.name)
+        elif c.kind == "bool":
+            arr, b = _parse_dec(colvals, 0, 1, c.name)
+        elif c.kind == "rmode":
+            arr, b = _parse_named(colvals, _RMODE_NAMES, "rounding mode", None)
+        elif c.kind == "dtype":
+            arr, b = _parse_named(colvals, {**_DTYPE_NAMES, **_DTYPE_UPPER}, f"{c.name}", c.choices)
+        else:  # pragma: no cover - schema definition error
+            raise AssertionError(c.kind)
+        rows[c.name] = arr
+        for i, msg in b.items():
+            bad.setdefault(i, f"{c.name}: {msg}")
+    bad_list: List[Tuple[int, str]] = [] if fast is not None else list(pre_bad)
+    if bad:
+        idx = np.array(sorted(bad), dtype=np.int64)
+        bad_list.extend((int(line_no[i]), bad[int(i)]) for i in idx)
+        keep = np.ones(nrows, dtype=bool)
+        keep[idx] = False
+        rows = {k: v[keep] for k, v in rows.items()}
+        line_no = line_no[keep]
+    extra = schema.validate(rows)
+    if extra:
+        keep = np.ones(line_no.size, dtype=bool)
+        for i, msg in extra.items():
+            bad_list.append((int(line_no[i]), msg))
+            keep[i] = False
+        rows = {k: v[keep] for k, v in rows.items()}
+        line_no = line_no[keep]
+    bad_list.sort()
+    return ParsedFile(path=path, schema=schema, rows=rows, lines=line_no, bad=bad_list, total=int(line_no.size) + len(bad_list))
+
+
+def parse_file(path: "str | Path", schema: Optional["Schema"] = None) -> ParsedFile:
+    """Read and parse a vector file (gzip or plain)."""
+    return parse_text(read_text(path), str(path), schema)
+
+
+# --------------------------------------------------------------------------
+# Running the model
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class RunResult:
+    """Model outputs for a batch: one array per expected column, plus rows where
+    the model raised (``errors``: row index -> message)."""
+
+    got: Batch
+    errors: Dict[int, str] = field(default_factory=dict)
+
+
+def _accepts_engine(fn: Callable[..., Any]) -> bool:
+    try:
+        return "engine" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # pragma: no cover
+        return True
+
+
+def _call(fn: Callable[..., Any], engine: str, *args: Any, **kwargs: Any) -> Any:
+    if _accepts_engine(fn):
+        kwargs["engine"] = engine
+    return fn(*args, **kwargs)
+
+
+def _groups(keys: Sequence[np.ndarray]) -> List[Tuple[Tuple[int, ...], np.ndarray]]:
+    """Indices of rows sharing every key value (keys are int arrays)."""
+    n = keys[0].size if keys else 0
+    if n == 0:
+        return []
+    stacked = np.stack([np.asarray(k, dtype=np.int64) for k in keys], axis=1)
+    uniq, inv = np.unique(stacked, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    order = np.argsort(inv, kind="stable")
+    bounds = np.flatnonzero(np.diff(inv[order])) + 1
+    parts = np.split(order, bounds)
+    return [(tuple(int(x) for x in uniq[inv[p[0]]]), p) for p in parts]
+
+
+def _run_groups(
+    batch: Batch,
+    keys: Sequence[str],
+    outputs: Sequence[str],
+    call: Callable[[Tuple[int, ...], Batch], Tuple[np.ndarray, ...]],
+) -> RunResult:
+    """Run ``call(key, sub_batch)`` per group; on a model error, re-run the group
+    row by row so the failing rows are named."""
+    n = next(iter(batch.values())).size if batch else 0
+    got = {o: np.zeros(n, dtype=np.int64) for o in outputs}
+    errors: Dict[int, str] = {}
+    for key, idx in _groups([batch[k] for k in keys]):
+        sub = {k: v[idx] for k, v in batch.items()}
+        try:
+            res = call(key, sub)
+            for o, r in zip(outputs, res):
+                got[o][idx] = np.asarray(r).astype(np.int64).reshape(-1)
+        except PtonumError:
+            for j, i in enumerate(idx.tolist()):
+                one = {k: v[idx[j : j + 1]] for k, v in batch.items()}
+                try:
+                    res = call(key, one)
+                    for o, r in zip(outputs, res):
+                        got[o][i] = int(np.asarray(r).reshape(-1)[0])
+                except PtonumError as exc:
+                    errors[i] = f"model raised {type(exc).__name__}: {exc}"
+    return RunResult(got, errors)
+
+
+def _u(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a, dtype=np.uint64)
+
+
+# --------------------------------------------------------------------------
+# Schemas
+# --------------------------------------------------------------------------
+
+FLOAT_SRC = ("FP16", "BF16", "FP32")
+ACC_TYPES = ("FP32", "S32", "U32")
+DST_TYPES = ("FP32", "S32", "U32", "FP16", "BF16", "HiF8", "E4M3", "S8", "S16", "S4X2")
+DECOMP_TYPES = tuple(m.name for m in TileDataType)
+
+
+def _name(code: int) -> str:
+    return _DTYPE_BY_CODE.get(int(code), str(code))
+
+
+class Schema:
+    """Base class: subclasses define ``op``, ``columns`` and ``_run``."""
+
+    op: str = ""
+    asl: str = ""
+    columns: Tuple[Column, ...] = ()
+    #: input columns that select the scalar parameters of a model call
+    group_keys: Tuple[str, ...] = ()
+
+    @property
+    def names(self) -> List[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def inputs(self) -> List[Column]:
+        return [c for c in self.columns if not c.expected]
+
+    @property
+    def outputs(self) -> List[Column]:
+        return [c for c in self.columns if c.expected]
+
+    def header(self) -> str:
+        return ",".join(self.names)
+
+    # -- validation beyond single columns (returns row index -> message)
+    def validate(self, rows: Batch) -> Dict[int, str]:
+        return {}
+
+    # -- model
+    def run(self, batch: Batch, engine: str) -> RunResult:
+        raise NotImplementedError
+
+    def mismatch(self, batch: Batch, got: Batch) -> np.ndarray:
+        """Boolean mask of rows whose expected columns differ from ``got``."""
+        n = next(iter(batch.values())).size
+        bad = np.zeros(n, dtype=bool)
+        for c in self.outputs:
+            bad |= batch[c.name].astype(np.int64) != got[c.name].astype(np.int64)
+        return bad
+
+    # -- text
+    def format_value(self, col: Column, value: int, row: Dict[str, int]) -> str:
+        v = int(value)
+        if col.kind == "hex":
+            digits = col.digits if col.digits is not None else self.digits_for(col, row)
+            if digits is None:
+                return hex(v)
+            return f"0x{v:0{digits}x}"
+        if col.kind in ("dec", "bool"):
+            return str(v)
+        if col.kind == "rmode":
+            return _RMODE_BY_CODE[v]
+        if col.kind == "dtype":
+            return _name(v)
+        raise AssertionError(col.kind)  # pragma: no cover
+
+    def digits_for(self, col: Column, row: Dict[str, int]) -> Optional[int]:
+        return None
+
+    def row_dict(self, batch: Batch, i: int) -> Dict[str, int]:
+        return {k: int(v[i]) for k, v in batch.items()}
+
+    def format_rows(self, batch: Batch) -> List[str]:
+        n = next(iter(batch.values())).size if batch else 0
+        out = []
+        for i in range(n):
+            row = self.row_dict(batch, i)
+            out.append(",".join(self.format_value(c, row[c.name], row) for c in self.columns))
+        return out
+
+    def describe_inputs(self, row: Dict[str, int]) -> str:
+        return " ".join(f"{c.name}={self.format_value(c, row[c.name], row)}" for c in self.inputs)
+
+    def describe_value(self, col: Column, value: int, row: Dict[str, int]) -> str:
+        text = self.format_value(col, value, row)
+        if col.name.endswith("flags"):
+            text += f" ({flag_names(int(value))})"
+        return text
+
+    def explain_request(self, row: Dict[str, int]) -> Optional[Tuple[str, Dict[str, Any]]]:
+        """The ``explain`` operation and keyword arguments for one row (None if no trace)."""
+        return None
+
+
+class PostprocessElementSchema(Schema):
+    op = "postprocess_element"
+    asl = "TileProfileMatrixPostProcessWithFlags"
+    columns = (
+        Column("pre_quant_mode", "dec", lo=0, hi=63),
+        Column("relu_mode", "dec", lo=0, hi=7),
+        Column("acc_type", "dtype", choices=ACC_TYPES),
+        Column("dst_type", "dtype", choices=DST_TYPES),
+        Column("acc_bits", "hex", 32, digits=8),
+        Column("quant_param", "hex", 64, digits=16),
+        Column("relu_param", "hex", 64, digits=5),
+        Column("rmode", "rmode"),
+        Column("sat", "bool"),
+        Column("expected_bits", "hex", 32, expected=True),
+        Column("expected_flags", "hex", 5, expected=True, digits=2),
+    )
+    group_keys = ("pre_quant_mode", "relu_mode", "acc_type", "rmode", "sat")
+
+    def digits_for(self, col: Column, row: Dict[str, int]) -> Optional[int]:
+        if col.name == "expected_bits":
+            return dst_hex_digits(_name(row["dst_type"]))
+        return None
+
+    def run(self, batch: Batch, engine: str) -> RunResult:
+        from ..fpatr import postprocess_element
+
+        try:
+            from ..fpatr import output_type
+        except ImportError:  # pragma: no cover - older model without the helper
+            output_type = None  # type: ignore[assignment]
+
+        def call(key: Tuple[int, ...], sub: Batch) -> Tuple[np.ndarray, ...]:
+            mode, relu, acc, rm, sat = key
+            bits, flags = _call(
+                postprocess_element,
+                engine,
+                _u(sub["acc_bits"]),
+                pre_quant_mode=mode,
+                relu_mode=relu,
+                acc_type=TileDataType(acc),
+                quant_param=_u(sub["quant_param"]),
+                relu_param=_u(sub["relu_param"]),
+                rmode=RoundingMode(rm),
+                sat=bool(sat),
+            )
+            return bits, flags
+
+        res = _run_groups(batch, self.group_keys, ("expected_bits", "expected_flags"), call)
+        # The destination type column is an input the model determines; check it.
+        if output_type is not None:
+            for (mode, acc), idx in _groups([batch["pre_quant_mode"], batch["acc_type"]]):
+                try:
+                    want = int(output_type(mode, TileDataType(acc)))
+                except PtonumError as exc:
+                    for i in idx.tolist():
+                        res.errors.setdefault(i, f"model raised {type(exc).__name__}: {exc}")
+                    continue
+                wrong = idx[batch["dst_type"][idx] != want]
+                for i in wrong.tolist():
+                    res.errors.setdefault(
+                        i, f"dst_type {_name(int(batch['dst_type'][i]))} but the model's output type is {_name(want)}"
+                    )
+        return res
+
+    def explain_request(self, row: Dict[str, int]) -> Optional[Tuple[str, Dict[str, Any]]]:
+        return "postprocess", dict(
+            acc_bits=row["acc_bits"],
+            pre_quant_mode=row["pre_quant_mode"],
+            relu_mode=row["relu_mode"],
+            acc_type=TileDataType(row["acc_type"]),
+            quant_param=row["quant_param"],
+            relu_param=row["relu_param"],
+            rmode=RoundingMode(row["rmode"]),
+            sat=bool(row["sat"]),
+        )
+
+
+class ReductionStepSchema(Schema):
+    op = "reduction_step"
+    asl = "TileProfileMatrixReductionStepWithFlags"
+    columns = (
+        Column("acc_type", "dtype", choices=ACC_TYPES),
+        Column("max_abs", "bool"),
+        Column("current_bits", "hex", 32, digits=8),
+        Column("candidate_bits", "hex", 32, digits=8),
+        Column("expected_bits", "hex", 32, expected=True, digits=8),
+        Column("expected_flags", "hex", 5, expected=True, digits=2),
+    )
+    group_keys = ("acc_type", "max_abs")
+
+    def run(self, batch: Batch, engine: str) -> RunResult:
+        from ..fpatr import reduction_step
+
+        def call(key: Tuple[int, ...], sub: Batch) -> Tuple[np.ndarray, ...]:
+            acc, mabs = key
+            return tuple(
+                _call(
+                    reduction_step,
+                    engine,
+                    _u(sub["current_bits"]),
+                    _u(sub["candidate_bits"]),
+                    acc_type=TileDataType(acc),
+                    max_abs=bool(mabs),
+                )
+            )
+
+        return _run_groups(batch, self.group_keys, ("expected_bits", "expected_flags"), call)
+
+    def explain_request(self, row: Dict[str, int]) -> Optional[Tuple[str, Dict[str, Any]]]:
+        return "reduction", dict(
+            current=row["current_bits"],
+            candidate=row["candidate_bits"],
+            acc_type=TileDataType(row["acc_type"]),
+            max_abs=bool(row["max_abs"]),
+        )
+
+
+class TcvtE8M0Schema(Schema):
+    op = "tcvt_e8m0"
+    asl = "ReferenceFloatToE8M0"
+    columns = (
+        Column("src_type", "dtype", choices=FLOAT_SRC),
+        Column("src_bits", "hex", 32),
+        Column("rmode", "rmode"),
+        Column("sat", "bool"),
+        Column("expected_bits", "hex", 8, expected=True, digits=2),
+        Column("expected_flags", "hex", 5, expected=True, digits=2),
+    )
+    group_keys = ("src_type", "rmode", "sat")
+
+    def digits_for(self, col: Column, row: Dict[str, int]) -> Optional[int]:
+        if col.name == "src_bits":
+            return dst_hex_digits(_name(row["src_type"]))
+        return None
+
+    def validate(self, rows: Batch) -> Dict[int, str]:
+        if not rows["src_type"].size:
+            return {}
+        width = np.where(rows["src_type"] == int(TileDataType.FP32), 32, 16).astype(np.uint64)
+        over = np.flatnonzero(rows["src_bits"] >> width)
+        return {int(i): f"src_bits: {int(rows['src_bits'][i]):#x} does not fit in the {_name(int(rows['src_type'][i]))} width" for i in over}
+
+    def run(self, batch: Batch, engine: str) -> RunResult:
+        from ..tcvt import to_e8m0
+
+        def call(key: Tuple[int, ...], sub: Batch) -> Tuple[np.ndarray, ...]:
+            st, rm, sat = key
+            return tuple(
+                _call(to_e8m0, engine, _u(sub["src_bits"]), src_type=TileDataType(st), rmode=RoundingMode(rm), sat=bool(sat))
+            )
+
+        return _run_groups(batch, self.group_keys, ("expected_bits", "expected_flags"), call)
+
+    def explain_request(self, row: Dict[str, int]) -> Optional[Tuple[str, Dict[str, Any]]]:
+        return "tcvt", dict(
+            src_bits=row["src_bits"],
+            src_type=TileDataType(row["src_type"]),
+            rmode=RoundingMode(row["rmode"]),
+            sat=bool(row["sat"]),
+        )
+
+
+class DecompositionSchema(Schema):
+    op = "decomposition"
+    asl = "TileNumericFiniteDecomposition"
+    columns = (
+        Column("data_type", "dtype", choices=DECOMP_TYPES),
+        Column("encoding", "hex", 64),
+        Column("available", "bool", expected=True),
+        Column("negative", "bool", expected=True),
+        Column("significand", "hex", 64, expected=True),
+        Column("exponent", "dec", expected=True),
+    )
+    group_keys = ("data_type",)
+
+    def run(self, batch: Batch, engine: str) -> RunResult:
+        from ..formats import decompose  # type: ignore[attr-defined]
+
+        def call(key: Tuple[int, ...], sub: Batch) -> Tuple[np.ndarray, ...]:
+            (dt,) = key
+            d = _call(decompose, engine, TileDataType(dt), _u(sub["encoding"]))
+            return (
+                np.asarray(d.available).astype(np.int64),
+                np.asarray(d.negative).astype(np.int64),
+                np.asarray(d.significand).astype(np.uint64).astype(np.int64),
+                np.asarray(d.exponent).astype(np.int64),
+            )
+
+        return _run_groups(batch, self.group_keys, ("available", "negative", "significand", "exponent"), call)
+
+    def mismatch(self, batch: Batch, got: Batch) -> np.ndarray:
+        """``available`` always; sign and significand when available; the
+        exponent only for a nonzero significand (a zero's exponent carries no
+        meaning, vectors/README.md)."""
+        avail = batch["available"] != 0
+        bad = batch["available"] != got["available"]
+        bad |= avail & (batch["negative"] != got["negative"])
+        bad |= avail & (batch["significand"].astype(np.int64) != got["significand"])
+        bad |= avail & (batch["significand"] != 0) & (batch["exponent"] != got["exponent"])
+        return bad
+
+
+class FP32ToFP19Schema(Schema):
+    op = "fp32_to_fp19"
+    asl = "FP32ToFP19"
+    columns = (
+        Column("fp32_bits", "hex", 32, digits=8),
+        Column("expected_fp19", "hex", 19, expected=True, digits=5),
+    )
+
+    def run(self, batch: Batch, engine: str) -> RunResult:
+        from ..fp19 import from_fp32  # type: ignore[import-not-found]
+
+        def call(key: Tuple[int, ...], sub: Batch) -> Tuple[np.ndarray, ...]:
+            return (_call(from_fp32, engine, _u(sub["fp32_bits"])),)
+
+        n = batch["fp32_bits"].size
+        return _run_groups({**batch, "_k": np.zeros(n, np.int64)}, ("_k",), ("expected_fp19",), call)
+
+
+class QuantParamLegalSchema(Schema):
+    op = "quant_param_legal"
+    asl = "BundleFPATRQuantParameterWordLegal"
+    columns = (
+        Column("pre_quant_mode", "dec", lo=0, hi=63),
+        Column("word", "hex", 64, digits=16),
+        Column("legal", "bool", expected=True),
+    )
+    group_keys = ("pre_quant_mode",)
+
+    def run(self, batch: Batch, engine: str) -> RunResult:
+        from ..fpatr import quant_param_legal
+
+        def call(key: Tuple[int, ...], sub: Batch) -> Tuple[np.ndarray, ...]:
+            return (np.asarray(_call(quant_param_legal, engine, key[0], _u(sub["word"]))).astype(np.int64),)
+
+        return _run_groups(batch, self.group_keys, ("legal",), call)
+
+
+class ReluParamLegalSchema(Schema):
+    op = "relu_param_legal"
+    asl = "BundleFPATRReluParameterWordLegal"
+    columns = (
+        Column("word", "hex", 64, digits=16),
+        Column("legal", "bool", expected=True),
+    )
+
+    def run(self, batch: Batch, engine: str) -> RunResult:
+        from ..fpatr import relu_param_legal
+
+        def call(key: Tuple[int, ...], sub: Batch) -> Tuple[np.ndarray, ...]:
+            return (np.asarray(_call(relu_param_legal, engine, _u(sub["word"]))).astype(np.int64),)
+
+        n = batch["word"].size
+        return _run_groups({**batch, "_k": np.zeros(n, np.int64)}, ("_k",), ("legal",), call)
+
+
+SCHEMAS: Dict[str, Schema] = {
+    s.op: s
+    for s in (
+        PostprocessElementSchema(),
+        ReductionStepSchema(),
+        TcvtE8M0Schema(),
+        DecompositionSchema(),
+        FP32ToFP19Schema(),
+        QuantParamLegalSchema(),
+        ReluParamLegalSchema(),
+    )
+}
+
+_ALIASES = {"tcvt": "tcvt_e8m0", "postprocess": "postprocess_element", "reduction": "reduction_step", "fp19": "fp32_to_fp19"}
+
+
+def schema_for(op: str) -> Schema:
+    """Schema by operation name (file stem); a few short aliases are accepted."""
+    key = _ALIASES.get(op, op)
+    if key not in SCHEMAS:
+        raise UsageError(f"operation = {op!r}: expected one of {', '.join(SCHEMAS)}")
+    return SCHEMAS[key]
+
+
+def detect_schema(header: str, path: str = "") -> Schema:
+    """The schema whose column list equals ``header``; else the one named by the file stem."""
+    cols = [h.strip() for h in header.strip().split(",")]
+    for s in SCHEMAS.values():
+        if s.names == cols:
+            return s
+    stem = Path(path).name.split(".")[0]
+    if stem in SCHEMAS:
+        return SCHEMAS[stem]
+    raise UsageError(
+        f"{path}:1: header {header.strip()!r} matches no vector schema ({', '.join(SCHEMAS)})"
+    )
+
+
+def write_rows(path: "str | Path | None", schema: Schema, batch: Batch) -> str:
+    """Write ``batch`` as a vector file (gzip when the name ends ``.gz``; gzip
+    header without timestamp or name, so equal content gives equal bytes).
+    Returns the CSV text when ``path`` is None."""
+    text = schema.header() + "\n" + "".join(line + "\n" for line in schema.format_rows(batch))
+    if path is None:
+        return text
+    p = Path(path)
+    data = text.encode("ascii")
+    if p.name.endswith(".gz"):
+        buf = io.BytesIO()
+        with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0) as gz:
+            gz.write(data)
+        data = buf.getvalue()
+    p.write_bytes(data)
+    return text
