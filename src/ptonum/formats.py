@@ -907,7 +907,8 @@ def to_float64(data_type: DataTypeLike, encoding: Any, lane: int = 0) -> np.ndar
     if dt is TileDataType.FP64:
         return np.array(codes.astype(_U64, copy=False).view(np.float64), copy=True)
     bits32 = codes.astype(np.uint32)
-    out = bits32.view(np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):  # signaling NaNs quieten when widened
+        out = bits32.view(np.float32).astype(np.float64)
     valid = _np_valid(_DESCRIPTORS[dt], codes.astype(_U64, copy=False))
     if valid is not None:
         out = np.where(valid, out, np.nan)
