@@ -1,0 +1,220 @@
+"""``ptonum postprocess``: the bundled-example report, file input/output plumbing, rejections.
+
+The file tests are consistency tests of the CLI plumbing: the files it writes
+must equal what :func:`ptonum.fpatr.postprocess` returns for the same inputs
+(the model itself is tested against the ASL vectors elsewhere).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ptonum.cli import main
+from ptonum.example import RUNS, load_example
+from ptonum.fpatr.attributes import FPATRAttributes
+from ptonum.fpatr.params import quant_param, relu_param
+from ptonum.fpatr.tile import postprocess
+
+
+@pytest.fixture(scope="module")
+def ex():
+    return load_example()
+
+
+def _invoke(args):
+    runner = CliRunner()
+    return runner.invoke(main, ["postprocess", *map(str, args)], catch_exceptions=False)
+
+
+def test_default_run_prints_every_representative_mode(ex):
+    t0 = time.perf_counter()
+    res = _invoke([])
+    elapsed = time.perf_counter() - t0
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    for run in RUNS:
+        assert run.mode in out, run.mode
+    for word in ("S32->S8", "S32->S4X2", "S32->S16", "S32->FP16", "S32->BF16", "FP32->FP16", "FP32->BF16",
+                 "FP32->E4M3", "FP32->HiF8", "RowMax", "GroupMax/8", "MaxAbs", "SQNR", "max|err|", "top-1",
+                 "256x32", "256x10", "256x4", "NX"):
+        assert word in out, word
+    assert elapsed < 10
+
+
+def test_help_has_examples():
+    res = _invoke(["--help"])
+    assert res.exit_code == 0
+    assert "Examples" in res.stdout and "--attributes" in res.stdout and "--quant-tile" in res.stdout
+
+
+def test_npy_input_with_attribute_word_and_quant_tile(ex, tmp_path):
+    acc = ex["acc_hidden_s32"]
+    np.save(tmp_path / "acc.npy", acc)
+    words = np.array([int(quant_param(float(s), 0, mode="VREQ8")) for s in ex["scale_vreq8"]], np.uint64)
+    np.save(tmp_path / "q.npy", words.reshape(1, -1))
+    attrs = FPATRAttributes.from_fields("VREQ8", "RELU", row_max_en=True)
+    out = tmp_path / "out"
+    res = _invoke([tmp_path / "acc.npy", "--attributes", hex(attrs.word), "--quant-tile", tmp_path / "q.npy",
+                   "--rmode", "RNE", "--sat", "--out-dir", out])
+    assert res.exit_code == 0, res.output
+    want = postprocess(acc, attributes=attrs, quant_tile=words.reshape(1, -1), rmode="RNE", sat=True)
+    d = np.load(out / "acc.d.npy")
+    assert d.dtype == np.uint8 and np.array_equal(d, want.d_bits)
+    assert np.array_equal(np.load(out / "acc.row_max.npy"), want.row_max_bits)
+    assert "S8" in res.stdout and want.flag_names in res.stdout and "RowMaxOut" in res.stdout
+
+
+def test_bin_input_and_bin_outputs_s4x2(ex, tmp_path):
+    acc = ex["acc_hidden_s32"]
+    acc.view(np.uint32).astype("<u4").tofile(tmp_path / "acc.bin")
+    out = tmp_path / "o"
+    res = _invoke([tmp_path / "acc.bin", "--dtype", "uint32", "--shape", "256x32", "--acc-type", "S32",
+                   "--mode", "REQ4", "--relu", "RELU", "--scale", float(ex["scale_req4"]), "--offset", -8,
+                   "--sat", "--bin", "--out-dir", out])
+    assert res.exit_code == 0, res.output
+    want = postprocess(acc.view(np.uint32), acc_type="S32", attributes={"pre_quant_mode": "REQ4", "relu_mode": "RELU"},
+                       quant_param=int(quant_param(float(ex["scale_req4"]), -8, mode="REQ4")), sat=True)
+    assert np.array_equal(np.load(out / "acc.d.npy"), want.d_bits)
+    assert np.array_equal(np.fromfile(out / "acc.d.bin", dtype=np.uint8).reshape(256, 32), want.d_bits)
+    packed = want.s4x2_packed()
+    assert np.array_equal(np.load(out / "acc.d_packed.npy"), packed)
+    assert (out / "acc.d_packed.bin").read_bytes() == packed.tobytes()
+    assert "S4X2" in res.stdout
+
+
+def test_npz_key_fp32_groupmax_and_progress(ex, tmp_path):
+    np.savez(tmp_path / "tiles.npz", hidden=ex["acc_hidden_fp32"], logits=ex["acc_logits_fp32"])
+    out = tmp_path / "o"
+    scale = float(ex["scale_fp8_hidden"])
+    res = _invoke([tmp_path / "tiles.npz", "--key", "hidden", "--mode", "QF322FP8_PRE", "--scale", scale,
+                   "--group-n", 8, "--group-max", "--row-max", "--max-abs", "--progress", "--out-dir", out,
+                   "--bin"])
+    assert res.exit_code == 0, res.output
+    want = postprocess(ex["acc_hidden_fp32"], attributes={"pre_quant_mode": "QF322FP8_PRE", "group_n": 8,
+                                                         "group_max_en": True, "row_max_en": True, "max_abs_en": True},
+                       quant_param=int(quant_param(scale, mode="QF322FP8_PRE")))
+    assert np.array_equal(np.load(out / "tiles.hidden.d.npy"), want.d_bits)
+    assert np.array_equal(np.load(out / "tiles.hidden.group_max.npy"), want.group_max_bits)
+    assert np.array_equal(np.fromfile(out / "tiles.hidden.group_max.bin", "<u4").reshape(256, 4), want.group_max_bits)
+    assert np.array_equal(np.load(out / "tiles.hidden.row_max.npy"), want.row_max_bits)
+    assert want.flag_names in res.stdout and "GroupMaxOut" in res.stdout
+
+
+def test_vector_mode_scale_broadcast_and_scalar_alpha(ex, tmp_path):
+    acc = ex["acc_logits_fp32"]
+    np.save(tmp_path / "a.npy", acc)
+    out = tmp_path / "o"
+    res = _invoke([tmp_path / "a.npy", "--mode", "VQF322B8_PRE", "--relu", "LRELU", "--alpha", 0.125,
+                   "--scale", 8, "--offset", 3, "--rmode", "RTZ", "--out-dir", out])
+    assert res.exit_code == 0, res.output
+    qw = int(quant_param(8.0, 3, mode="VQF322B8_PRE"))
+    want = postprocess(acc, attributes={"pre_quant_mode": "VQF322B8_PRE", "relu_mode": "LRELU"},
+                       quant_tile=np.full((1, 10), qw, np.uint64), relu_param=int(relu_param(0.125)), rmode="RTZ")
+    assert np.array_equal(np.load(out / "a.d.npy"), want.d_bits)
+
+
+# ---------------------------------------------------------------------------
+# Rejections: exit status != 0, one line naming the reason, no output file
+
+
+def _assert_rejected(res, out: Path, *needles: str) -> None:
+    assert res.exit_code != 0
+    err = res.stderr.strip()
+    assert err.count("\n") == 0, err
+    assert err.startswith("ptonum postprocess: error:"), err
+    assert "Traceback" not in res.output
+    for n in needles:
+        assert n in err, (n, err)
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.fixture()
+def acc_file(ex, tmp_path):
+    p = tmp_path / "acc.npy"
+    np.save(p, ex["acc_hidden_s32"])
+    return p
+
+
+def test_reject_reserved_mode_word(acc_file, tmp_path):
+    out = tmp_path / "o"
+    res = _invoke([acc_file, "--attributes", "0xfc002023", "--out-dir", out])
+    _assert_rejected(res, out, "PreQuantMode", "63", "reserved")
+
+
+def test_reject_illegal_field_combination(acc_file, tmp_path):
+    out = tmp_path / "o"
+    res = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--max-abs", "--out-dir", out])
+    _assert_rejected(res, out, "MaxAbs")
+
+
+def test_reject_wrong_accumulator_class(tmp_path, ex):
+    p = tmp_path / "f.npy"
+    np.save(p, ex["acc_hidden_fp32"])
+    out = tmp_path / "o"
+    res = _invoke([p, "--mode", "REQ8", "--scale", 0.5, "--out-dir", out])
+    _assert_rejected(res, out, "REQ8")
+
+
+def test_reject_bad_quant_param_word(acc_file, tmp_path):
+    out = tmp_path / "o"
+    res = _invoke([acc_file, "--mode", "REQ8", "--quant-param", "0x1", "--out-dir", out])
+    _assert_rejected(res, out, "quant_param", "[12:0]")
+
+
+def test_reject_subnormal_scale_in_tile(acc_file, tmp_path):
+    words = np.full((1, 32), int(quant_param(0.5, mode="VREQ8")), np.uint64)
+    words[0, 17] = 0x1 << 13  # FP19 subnormal scale
+    np.save(tmp_path / "q.npy", words)
+    out = tmp_path / "o"
+    res = _invoke([acc_file, "--mode", "VREQ8", "--quant-tile", tmp_path / "q.npy", "--out-dir", out])
+    _assert_rejected(res, out, "17")
+
+
+def test_reject_inexact_scale_with_hint(acc_file, tmp_path):
+    out = tmp_path / "o"
+    res = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.1, "--out-dir", out])
+    _assert_rejected(res, out, "--scale-rounding rne")
+
+
+def test_reject_wrong_quant_tile_shape(acc_file, tmp_path):
+    np.save(tmp_path / "q.npy", np.full((1, 31), int(quant_param(0.5, mode="VREQ8")), np.uint64))
+    out = tmp_path / "o"
+    res = _invoke([acc_file, "--mode", "VREQ8", "--quant-tile", tmp_path / "q.npy", "--out-dir", out])
+    _assert_rejected(res, out, "1 x 32")
+
+
+def test_reject_bin_size_mismatch(ex, tmp_path):
+    ex["acc_hidden_s32"].tofile(tmp_path / "a.bin")
+    out = tmp_path / "o"
+    res = _invoke([tmp_path / "a.bin", "--dtype", "int32", "--shape", "256x31", "--mode", "REQ8", "--scale", 0.5,
+                   "--out-dir", out])
+    _assert_rejected(res, out, "bytes")
+
+
+def test_reject_missing_file(tmp_path):
+    out = tmp_path / "o"
+    res = _invoke([tmp_path / "nope.npy", "--mode", "REQ8", "--scale", 0.5, "--out-dir", out])
+    _assert_rejected(res, out, "not found", "nope.npy")
+
+
+def test_reject_missing_parameter_and_options_without_input(acc_file, tmp_path):
+    out = tmp_path / "o"
+    res = _invoke([acc_file, "--mode", "REQ8", "--out-dir", out])
+    _assert_rejected(res, out, "quant_param")
+    res = _invoke(["--mode", "REQ8"])
+    assert res.exit_code != 0 and "needs an ACC" in res.stderr
+
+
+def test_rejection_leaves_existing_outputs_untouched(ex, acc_file, tmp_path):
+    out = tmp_path / "o"
+    ok = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--sat", "--out-dir", out])
+    assert ok.exit_code == 0, ok.output
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    bad = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--rmode", "RXX", "--out-dir", out])
+    assert bad.exit_code != 0 and bad.stderr.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
