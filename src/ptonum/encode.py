@@ -363,7 +363,7 @@ def _fp8_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool
     return best_code, (_NX if inexact else 0)
 
 
-def encode_reference(value: ExactReal, dst_type: object, rmode: object, sat: object) -> Tuple[int, int]:
+def encode_reference(value: Union[ExactReal, float], dst_type: object, rmode: object, sat: object) -> Tuple[int, int]:
     """Encode one exact real value in a B.FPATR destination type (reference engine).
 
     ``value``: ``int``, :class:`fractions.Fraction` or a finite ``float`` (taken
@@ -423,7 +423,7 @@ def _check_width(width: object) -> int:
     return int(width)
 
 
-def round_and_saturate_signed_reference(value: ExactReal, width: int, rmode: object) -> Tuple[int, int]:
+def round_and_saturate_signed_reference(value: Union[ExactReal, float], width: int, rmode: object) -> Tuple[int, int]:
     """Round an exact real and saturate it to a signed ``width``-bit intermediate.
 
     ``width`` is 5, 9 or 17 (ranges -16..15, -256..255, -65536..65535 -- note
@@ -593,7 +593,7 @@ def _hif8_body(e: int) -> int:
     return 0x6F  # 2^16: never reached (overflow is judged first)
 
 
-_HIF8_BASE = np.array([0 if e < -22 else _hif8_body(e) for e in _HIF8_E], dtype=np.uint8)
+_HIF8_BASE = np.array([0 if e < -22 else _hif8_body(int(e)) for e in _HIF8_E], dtype=np.uint8)
 # parity flip so that (k ^ flip) & 1 is the parity of the lower candidate's code
 _HIF8_PARFLIP = np.array([(((23 + e) & 1) ^ 1) if -22 <= e <= -16 else 0 for e in _HIF8_E],
                          dtype=np.uint64)
@@ -735,7 +735,7 @@ def encode(values: Any, dst_type: object, *, rmode: object = "RNE", sat: object 
         return encode_fast(values, dst, mode, s)
     bits_dtype = _BITS_DTYPE[_WIDTH[dst]]
     if isinstance(values, (int, Fraction, float, np.integer, np.floating)) and not isinstance(values, bool):
-        b, f = encode_reference(values, dst, mode, s)
+        b, f = encode_reference(_exact(values), dst, mode, s)
         return np.asarray(b, dtype=bits_dtype), np.asarray(f, dtype=np.uint8)
     arr = np.asarray(values)
     if arr.dtype.kind not in "fiuO":

@@ -67,7 +67,7 @@ def parse_rounding_mode(value: RoundingModeLike, name: str = "rmode") -> Roundin
     if isinstance(value, bool):
         raise UsageError(f"{name} = {value!r}: expected a rounding mode name or B.DATR RMode code 0-7")
     if isinstance(value, int) or (hasattr(value, "dtype") and getattr(value, "dtype").kind in "iu"):
-        iv = int(value)  # type: ignore[arg-type]
+        iv = int(value)  # type: ignore[arg-type,unused-ignore]
         if 0 <= iv <= 7:
             return RoundingMode(iv)
         raise UsageError(f"{name} = {iv}: B.DATR RMode codes are 0-7")
@@ -96,7 +96,7 @@ def check_resolved_mode(mode: object, name: str = "rmode") -> RoundingMode:
     Internal numeric functions receive an already-resolved mode; ``NONE`` (and
     anything that is not a rounding mode) raises :class:`UsageError`.
     """
-    m = parse_rounding_mode(mode, name)  # type: ignore[arg-type]
+    m = parse_rounding_mode(mode, name)  # type: ignore[arg-type,unused-ignore]
     if m is RoundingMode.NONE:
         raise UsageError(
             f"{name} = NONE: the operation default must be resolved before rounding "
@@ -236,5 +236,6 @@ def round_to_integer_array(values: "np.ndarray", mode: RoundingMode) -> "np.ndar
     elif m is RoundingMode.RHB:
         up = frac >= 0.5
     else:  # RTO
-        up = (frac != 0) & (np.fmod(lower, 2.0) == 0)
+        with np.errstate(invalid="ignore"):  # fmod(inf) for non-finite inputs
+            up = (frac != 0) & (np.fmod(lower, 2.0) == 0)
     return lower + up
