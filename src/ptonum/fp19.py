@@ -248,7 +248,8 @@ def _float_array(x: Any) -> np.ndarray:
         for i, (iv, fv, raw) in enumerate(zip(ints, floats, arr.ravel())):
             if isinstance(raw, (bool, np.bool_)) or iv != fv or (arr.dtype == object and not isinstance(raw, (int, float, np.integer, np.floating))):
                 where = f"[{', '.join(map(str, np.unravel_index(i, arr.shape)))}]" if arr.ndim else ""
-                raise UsageError(f"x{where} = {raw!r}: expected a real number exactly representable in float64")
+                shown = int(raw) if isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)) else raw
+                raise UsageError(f"x{where} = {shown!r}: expected a real number exactly representable in float64")
         return np.array(floats, np.float64).reshape(arr.shape)
     raise UsageError(f"x: expected real numbers, got dtype {arr.dtype}")
 
