@@ -1,0 +1,328 @@
+"""Tests for ptonum.fpatr.params: parameter words, their legality and the friendly constructors.
+
+Expected values come from the ASL vectors ``quant_param_legal`` /
+``relu_param_legal`` / ``fp32_to_fp19`` and from the bit layouts of
+``BundleFPATRQuantParameterWordLegal`` / ``MatrixQuantParameter``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import load_vectors
+from ptonum.errors import PtonumError, TileLegalityError, UsageError
+from ptonum.fpatr.attributes import MODE_TABLE
+from ptonum.fpatr.params import (
+    check_quant_param,
+    check_relu_param,
+    parse_quant_param,
+    parse_relu_param,
+    quant_offset,
+    quant_param,
+    quant_param_legal,
+    quant_param_word,
+    relu_param,
+    relu_param_legal,
+    relu_param_word,
+    shift_amount,
+    shift_param_word,
+)
+
+ONE = 0x1FC00  # FP19 of 1.0 (arch-bound-fp19-encoding-001.asl)
+HALF = 0x1F800  # FP19 of 0.5 (same test)
+
+
+def test_quant_param_legal_vectors() -> None:
+    rows = load_vectors("quant_param_legal")
+    modes = np.array([int(r["pre_quant_mode"]) for r in rows])
+    words = np.array([int(r["word"], 16) for r in rows], dtype=np.uint64)
+    expected = np.array([r["legal"] == "1" for r in rows])
+    got = quant_param_legal(modes, words)
+    assert got.dtype == bool and got.shape == expected.shape
+    bad = np.flatnonzero(got != expected)
+    assert bad.size == 0, [rows[i] for i in bad[:5]]
+    # per-row check agrees, and check_quant_param raises exactly on illegal rows
+    for r, ok in zip(rows[:3000], expected[:3000]):
+        mode = int(r["pre_quant_mode"])
+        if mode not in MODE_TABLE:
+            continue
+        if ok:
+            check_quant_param(mode, int(r["word"], 16))
+        else:
+            with pytest.raises(TileLegalityError):
+                check_quant_param(mode, int(r["word"], 16))
+
+
+def test_relu_param_legal_vectors() -> None:
+    rows = load_vectors("relu_param_legal")
+    words = np.array([int(r["word"], 16) for r in rows], dtype=np.uint64)
+    expected = np.array([r["legal"] == "1" for r in rows])
+    assert np.array_equal(relu_param_legal(words), expected)
+    for r, ok in zip(rows, expected):
+        if ok:
+            check_relu_param(int(r["word"], 16))
+        else:
+            with pytest.raises(TileLegalityError):
+                check_relu_param(int(r["word"], 16))
+
+
+def test_legal_parameter_words_round_trip_through_parse_and_build() -> None:
+    rows = [r for r in load_vectors("quant_param_legal") if r["legal"] == "1"]
+    for r in rows[:2000]:
+        mode, word = int(r["pre_quant_mode"]), int(r["word"], 16)
+        f = parse_quant_param(word, mode=mode)
+        assert f.legal
+        if MODE_TABLE[mode].is_shift:
+            assert shift_param_word(f.shift_code) == word
+        else:
+            assert quant_param_word(f.scale_fp19, f.offset, mode=mode) == word
+
+
+def test_modes_without_parameter_are_never_legal() -> None:
+    for mode in (0, 1, 16):
+        assert not quant_param_legal(mode, 0) and not quant_param_legal(mode, ONE << 13)
+        with pytest.raises(TileLegalityError, match="takes no quantization parameter"):
+            check_quant_param(mode, ONE << 13)
+    assert not quant_param_legal(np.array([6, 63]), ONE << 13).any()  # reserved codes
+
+
+# ------------------------------------------------- one rejection test per rule
+
+
+@pytest.mark.parametrize("mode,word,rule", [
+    (13, 1, r"bits \[31:0\] must be zero for shift mode"),
+    (12, 1 << 36, r"bits \[63:36\] must be zero for shift mode"),
+    (3, (ONE << 13) | 1, r"bits \[12:0\] must be zero"),
+    (3, 0, r"FP19 scale \[31:13\] = 0x00000 is positive zero; scales must be positive normal .*FP19ScaleLegal"),
+    (3, 1 << 13, r"is positive subnormal; scales must be positive normal \(ADR-0085 D180, FP19ScaleLegal\)"),
+    (5, (ONE | 1 << 18) << 13, r"is negative normal"),
+    (27, 0x3FC00 << 13, r"is positive infinity"),
+    (27, 0x3FF00 << 13, r"is a quiet NaN"),
+    (27, 0x3FC01 << 13, r"is a signaling NaN"),
+    (24, (ONE << 13) | (1 << 36), r"bits \[36:32\] must be zero"),
+    (17, (ONE << 13) | (1 << 42), r"bits \[63:42\] must be zero .*S5 offset \[41:37\]"),
+    (2, (ONE << 13) | (1 << 46), r"bits \[63:46\] must be zero .*S9 offset \[45:37\]"),
+    (20, (ONE << 13) | (1 << 54), r"bits \[63:54\] must be zero .*S17 offset \[53:37\]"),
+    (4, (ONE << 13) | (1 << 37), r"bits \[63:32\] must be zero .*has no offset"),
+])
+def test_check_quant_param_rules(mode: int, word: int, rule: str) -> None:
+    assert not quant_param_legal(mode, word)
+    with pytest.raises(TileLegalityError, match=rule):
+        check_quant_param(mode, word)
+
+
+def test_check_quant_param_names_first_failing_element() -> None:
+    tile = np.full((1, 40), ONE << 13, dtype=np.uint64)
+    tile[0, 17] = 1 << 13
+    tile[0, 30] = 0
+    with pytest.raises(TileLegalityError) as info:
+        check_quant_param("VREQ8", tile, "quant_tile")
+    msg = str(info.value)
+    assert msg.startswith("quant_tile[0, 17] = 0x0000000000002000: FP19 scale")
+    assert "subnormal" in msg and "D180" in msg
+    check_quant_param("VREQ8", np.full((1, 4), ONE << 13, dtype=np.uint64))
+
+
+@pytest.mark.parametrize("word,rule", [
+    (1 << 19, r"bits \[63:19\] must be zero"),
+    (1 << 63, r"bits \[63:19\] must be zero"),
+    (0x40000, r"is negative zero; activation parameters must be \+0 or positive normal"),
+    (0x00001, r"is positive subnormal"),
+    (0x3FC00, r"is positive infinity"),
+    (0x3FF00, r"quiet NaN"),
+    (HALF | 1 << 18, r"negative normal"),
+])
+def test_check_relu_param_rules(word: int, rule: str) -> None:
+    assert not relu_param_legal(word)
+    with pytest.raises(TileLegalityError, match=rule):
+        check_relu_param(np.array([0, HALF, word], dtype=np.uint64), "prelu_tile")
+    with pytest.raises(TileLegalityError, match=r"prelu_tile\[2\]"):
+        check_relu_param(np.array([0, HALF, word], dtype=np.uint64), "prelu_tile")
+
+
+def test_relu_zero_and_normal_are_legal() -> None:
+    assert relu_param_legal(np.array([0, HALF, ONE, 0x3FBFF], dtype=np.uint64)).all()
+
+
+def test_wider_than_64_bits_is_usage_error() -> None:
+    with pytest.raises(UsageError):
+        quant_param_legal(3, 1 << 64)
+    with pytest.raises(UsageError):
+        check_relu_param([1 << 64])
+    with pytest.raises(UsageError):
+        quant_param_legal(64, 0)
+
+
+# ------------------------------------------------------------------ builders
+
+
+def test_quant_param_word_layout() -> None:
+    # MatrixQuantParameter: FP19 at [31:13], S5/S9/S17 at [41:37]/[45:37]/[53:37]
+    assert quant_param_word(ONE, 0, mode="QF322F32_PRE") == ONE << 13
+    assert quant_param_word(ONE, -1, mode="REQ8") == (ONE << 13) | (0x1FF << 37)
+    assert quant_param_word(ONE, -16, mode="REQ4") == (ONE << 13) | (0x10 << 37)
+    assert quant_param_word(ONE, 65535, mode="DEQS16") == (ONE << 13) | (0xFFFF << 37)
+    arr = quant_param_word(np.array([ONE, HALF]), np.array([1, -2]), mode="VREQ8")
+    assert arr.dtype == np.uint64 and list(arr) == [(ONE << 13) | (1 << 37), (HALF << 13) | (0x1FE << 37)]
+    assert quant_offset(arr, 9).tolist() == [1, -2]
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(scale_fp19=ONE, offset=256, mode="REQ8"),
+    dict(scale_fp19=ONE, offset=-257, mode="REQ8"),
+    dict(scale_fp19=ONE, offset=16, mode="REQ4"),
+    dict(scale_fp19=ONE, offset=-65537, mode="DEQS16"),
+    dict(scale_fp19=ONE, offset=1, mode="DEQF16"),
+    dict(scale_fp19=1 << 19, offset=0, mode="DEQF16"),
+    dict(scale_fp19=ONE, offset=0, mode="F322F16"),
+    dict(scale_fp19=ONE, offset=0, mode="SHIFTS322S16"),
+])
+def test_quant_param_word_refusals(kwargs: dict) -> None:
+    with pytest.raises(UsageError):
+        quant_param_word(**kwargs)
+
+
+def test_shift_param_word() -> None:
+    assert shift_param_word(0) == 0
+    assert shift_param_word(15) == 15 << 32
+    assert shift_param_word(shift=16) == 15 << 32
+    assert shift_param_word(shift=1) == 0
+    assert int(shift_amount(shift_param_word(7))) == 8
+    for bad in (dict(code=16), dict(code=-1), dict(shift=0), dict(shift=17), dict(), dict(code=1, shift=2)):
+        with pytest.raises(UsageError):
+            shift_param_word(**bad)  # type: ignore[arg-type]
+    assert quant_param_legal(13, shift_param_word(15))
+
+
+def test_relu_param_word() -> None:
+    assert relu_param_word(HALF) == HALF
+    assert parse_relu_param(HALF).alpha == 0.5
+    with pytest.raises(UsageError):
+        relu_param_word(1 << 19)
+
+
+# ------------------------------------------------------- friendly constructors
+
+
+def test_quant_param_exact_scales() -> None:
+    w = quant_param(1.0, mode="QF322F16_PRE")
+    assert int(w) == ONE << 13 and w.fp19 == ONE and w.exact and w.value == 1.0
+    w = quant_param(0.5, -3, mode="REQ8")
+    assert int(w) == (HALF << 13) | ((-3 & 0x1FF) << 37)
+    assert w.offset == -3 and quant_param_legal("REQ8", w)
+    assert quant_param(16.0, mode=5).fp19 == 0x20C00  # FP19 16.0
+    assert quant_param(2.0 ** -126, mode=5).fp19 == 0x00400  # smallest normal
+
+
+def test_quant_param_rne_matches_fp32_to_fp19_vectors() -> None:
+    rows = load_vectors("fp32_to_fp19")
+    checked = 0
+    for r in rows[::7]:
+        b32 = int(r["fp32_bits"], 16)
+        expected = int(r["expected_fp19"], 16)
+        exp19 = (expected >> 10) & 0xFF
+        if b32 >> 31 or exp19 in (0, 0xFF):
+            continue  # only results that are legal scales
+        x = np.array(b32, dtype=np.uint32).view(np.float32)[()]
+        w = quant_param(x, mode="QF322F32_PRE", rounding="rne")
+        assert w.fp19 == expected and int(w) == expected << 13
+        assert "FP32ToFP19" in w.how
+        checked += 1
+    assert checked > 500
+
+
+@pytest.mark.parametrize("scale,rounding,match", [
+    (0.1, "exact", "not exactly representable in FP19.*rounding='rne'"),
+    (0.0, "exact", "positive zero; scales must be positive normal"),
+    (-1.0, "exact", "negative normal"),
+    (2.0 ** -130, "exact", "positive subnormal"),
+    (2.0 ** -130, "rne", "positive subnormal"),
+    (1e300, "rne", "positive infinity"),
+    (float("inf"), "exact", "positive infinity"),
+    (float("nan"), "rne", "finite"),
+    (1.0, "truncate", "rounding"),
+    ("1.0", "exact", "real number"),
+])
+def test_quant_param_refusals(scale: object, rounding: str, match: str) -> None:
+    with pytest.raises(UsageError, match=match):
+        quant_param(scale, mode="DEQF16", rounding=rounding)  # type: ignore[arg-type]
+
+
+def test_quant_param_offset_and_mode_refusals() -> None:
+    with pytest.raises(UsageError, match="S9 range -256..255"):
+        quant_param(1.0, 300, mode="REQ8")
+    with pytest.raises(UsageError, match="S5 range"):
+        quant_param(1.0, -17, mode="VREQ4")
+    with pytest.raises(UsageError, match="no offset"):
+        quant_param(1.0, 1, mode="DEQF16")
+    with pytest.raises(UsageError, match="shift_param_word"):
+        quant_param(1.0, mode="VSHIFTS322S16")
+    with pytest.raises(UsageError, match="no quantization parameter"):
+        quant_param(1.0, mode="F322BF16")
+    with pytest.raises(UsageError):
+        quant_param(1.0, 1.5, mode="REQ8")  # type: ignore[arg-type]
+
+
+def test_quant_param_rne_inexact_is_reported() -> None:
+    w = quant_param(0.1, mode="DEQF16", rounding="rne")
+    assert not w.exact and w.fp19 == 0x1EE66 and w.value == 0.0999755859375
+    assert quant_param_legal("DEQF16", w)
+
+
+def test_relu_param_friendly() -> None:
+    w = relu_param(0.5)
+    assert int(w) == HALF and w.exact
+    assert int(relu_param(0.0)) == 0
+    for bad in (-0.0, -0.5, 2.0 ** -140, float("inf")):
+        with pytest.raises(UsageError):
+            relu_param(bad)
+    with pytest.raises(UsageError, match="not exactly representable"):
+        relu_param(0.3)
+    assert relu_param_legal(relu_param(0.3, rounding="rne"))
+
+
+# ------------------------------------------------------------------ hypothesis
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 63), st.integers(0, (1 << 64) - 1))
+def test_garbage_quant_words_give_bool_or_ptonum_error(mode: int, word: int) -> None:
+    legal = bool(quant_param_legal(mode, word))
+    try:
+        check_quant_param(mode, word)
+        assert legal
+    except PtonumError:
+        assert not legal
+    try:
+        parse_quant_param(word, mode=mode)
+    except PtonumError:
+        assert mode not in MODE_TABLE
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, (1 << 64) - 1))
+def test_garbage_relu_words_give_bool_or_ptonum_error(word: int) -> None:
+    legal = bool(relu_param_legal(word))
+    try:
+        check_relu_param(word)
+        assert legal
+    except TileLegalityError:
+        assert not legal
+    assert parse_relu_param(word).legal == legal
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(allow_nan=True, allow_infinity=True), st.integers(-70000, 70000),
+       st.sampled_from(["REQ8", "REQ4", "DEQS16", "DEQF16", "QF322FP8_PRE"]),
+       st.sampled_from(["exact", "rne"]))
+def test_friendly_constructor_legal_or_usage_error(scale: float, offset: int, mode: str, rounding: str) -> None:
+    try:
+        w = quant_param(scale, offset, mode=mode, rounding=rounding)
+    except UsageError:
+        return
+    assert quant_param_legal(mode, w)
+    f = parse_quant_param(w, mode=mode)
+    assert f.scale == w.value and f.offset == offset
