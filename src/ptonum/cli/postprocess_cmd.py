@@ -259,36 +259,18 @@ def _run_example(console: Console, engine: str) -> None:
 # ---------------------------------------------------------------------------
 # The command
 
-_EPILOG = """
-**Examples**
-
-Run the bundled example (no input): every representative mode, its flags and its error:
-
-    ptonum postprocess
-
-Requantize an S32 tile to int8 with a per-column scale, ReLU and RowMax:
-
-    ptonum postprocess acc.npy --acc-type S32 --mode VREQ8 --relu RELU --row-max --scale 0.0078125 --out-dir out
-
-The same with the 32-bit B.FPATR word and a 1 x N U64 tile of quantization words:
-
-    ptonum postprocess acc.npy --attributes 0x08842023 --quant-tile qwords.npy --rmode RNE --sat
-
-FP32 tile from a device dump (raw little-endian bits) to E4M3, with GroupMax over 32 columns of |acc|:
-
-    ptonum postprocess acc.bin --dtype uint32 --shape 128x256 --acc-type FP32 --mode QF322FP8_PRE --scale 0.5 --group-n 32 --group-max --max-abs --bin
-
-**Outputs** (in --out-dir, named after ACC): `STEM.d.npy` (D encodings at the destination width:
-uint8 for S8/S4X2/E4M3/HiF8, uint16 for FP16/BF16/S16, uint32 for FP32/S32/U32; an S4X2 element
-is its low nibble), `STEM.row_max.npy` (M x 1) and `STEM.group_max.npy` (M x ceil(N/GroupN)) as
-uint32 encodings of the accumulator type, `STEM.d_packed.npy` for S4X2 (packed bytes, even
-column in the low nibble). `--bin` also writes each as raw little-endian `.bin`.
-Nothing is written when the operation is rejected.
-"""
 
 
-@click.command("postprocess", epilog=_EPILOG)
-@click.argument("acc", required=False, metavar="[ACC]")
+@click.command("postprocess")
+@click.option_panel("Input", options=["--key", "--dtype", "--shape", "--acc-type"])
+@click.option_panel("Operation: B.FPATR word or fields, B.DATR RMode/Sat",
+                    options=["--attributes", "--mode", "--relu", "--group-n", "--row-max", "--group-max",
+                             "--row-max-init", "--max-abs", "--rmode", "--sat"])
+@click.option_panel("Parameters", options=["--scale", "--offset", "--scale-rounding", "--quant-param",
+                                           "--quant-tile", "--alpha", "--relu-param", "--relu-tile", "--row-max-in"])
+@click.option_panel("Run and output", options=["--engine", "--out-dir", "--bin", "--progress", "--help"])
+@click.argument("acc", required=False, metavar="[ACC]",
+                help="Accumulator tile M x N: .npy, .npz (--key) or raw .bin (--dtype, --shape). Omit to run the bundled example.")
 @click.option("--key", help="Array name inside an ACC .npz file.")
 @click.option("--dtype", "bin_dtype", type=click.Choice(sorted(_BIN_DTYPES)),
               help="Element type of a raw ACC .bin file (uint32 = raw encodings; use --acc-type).")
@@ -347,6 +329,41 @@ def command(acc: Optional[str], key: Optional[str], bin_dtype: Optional[str], bi
     `--mode` and the field options; give the parameter as `--scale/--offset` (or a raw `--quant-param`
     word, or a per-column `--quant-tile`). Any rejection (illegal attributes, parameter, shape, file)
     prints one line and exits with status 1 without writing anything.
+
+    **Examples**
+
+    Run the bundled example (no input):
+
+    ```
+    ptonum postprocess
+    ```
+
+    Requantize an S32 tile to int8 with one scale for every column, ReLU and RowMax:
+
+    ```
+    ptonum postprocess acc.npy --acc-type S32 --mode VREQ8 --relu RELU --row-max \\
+        --scale 0.0078125 --sat --out-dir out
+    ```
+
+    The same from the 32-bit B.FPATR word and a 1 x N U64 tile of per-column quantization words:
+
+    ```
+    ptonum postprocess acc.npy --attributes 0x08842023 --quant-tile qwords.npy --sat
+    ```
+
+    An FP32 tile dumped as raw little-endian bits, to E4M3 with GroupMax of |acc| over 32 columns:
+
+    ```
+    ptonum postprocess acc.bin --dtype uint32 --shape 128x256 --acc-type FP32 \\
+        --mode QF322FP8_PRE --scale 0.5 --group-n 32 --group-max --max-abs --bin
+    ```
+
+    **Outputs** (in --out-dir, named after ACC): `STEM.d.npy` holds the D encodings at the destination
+    width (uint8 for S8/S4X2/E4M3/HiF8, uint16 for FP16/BF16/S16, uint32 for FP32/S32/U32; an S4X2
+    element is its low nibble); `STEM.row_max.npy` (M x 1) and `STEM.group_max.npy`
+    (M x ceil(N/GroupN)) hold uint32 encodings of the accumulator type; S4X2 also gets
+    `STEM.d_packed.npy` (M x ceil(N/2) bytes, even column in the low nibble). `--bin` writes each
+    also as a raw little-endian `.bin`. Nothing is written when the operation is rejected.
     """
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     err_console = Console(stderr=True, highlight=False)
