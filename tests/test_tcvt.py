@@ -107,6 +107,20 @@ def test_vectors_fp32_both_fast_paths(groups: Groups) -> None:
         assert _mismatch(c, f, np.tile(eb, (reps, 1)), np.tile(ef, (reps, 1))) == 0, (m, sv)
 
 
+def test_vectors_fp32_dense_undecided_path(groups: Groups) -> None:
+    """Vector rows whose high half does not decide the result (exact powers, sqrt(2) midpoints,
+    subnormal edges), repeated past the table cutoff so the dense settle path runs."""
+    for (s, m, sv), (bits, eb, ef) in groups.items():
+        if s != "FP32":
+            continue
+        low_t = tcvt._table32(RoundingMode[m], bool(sv))[0]
+        sel = low_t[(bits >> np.uint64(16)).astype(np.int64)] >= tcvt._AMBIGUOUS
+        assert np.count_nonzero(sel) >= 40, (m, sv)  # the vectors do probe these buckets
+        reps = tcvt._FP32_TABLE_MIN // int(np.count_nonzero(sel)) + 1
+        c, f = tcvt.to_e8m0(np.tile(bits[sel].astype(np.uint32), reps), src_type="FP32", rmode=m, sat=sv)
+        assert _mismatch(c, f, np.tile(eb[sel], reps), np.tile(ef[sel], reps)) == 0, (m, sv)
+
+
 def test_vectors_nearest_modes_identical(groups: Groups) -> None:
     """Exact ties in the exponent domain cannot occur, so RNE/RNA/RHB rows agree (vector fact)."""
     for s in ("FP16", "BF16"):

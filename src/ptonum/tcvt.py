@@ -389,6 +389,23 @@ def _table32(mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray, np.
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _table32_dense(mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(low, high, threshold)`` without markers: result = high if low16 >= threshold else low.
+
+    Decided buckets have threshold 0 and high == low.
+    """
+    low_t, high_t, thr_t, amb = _table32(mode, sat)
+    low = low_t & np.uint16(0x7FFF)
+    high = low.copy()
+    high[amb] = high_t[amb]
+    thr = np.zeros(1 << 16, np.uint16)
+    thr[amb] = thr_t[amb]
+    for a in (low, high, thr):
+        a.setflags(write=False)
+    return low, high, thr
+
+
 _LITTLE = sys.byteorder == "little"
 
 
@@ -398,14 +415,19 @@ def _fast32_tables(u: np.ndarray, mode: RoundingMode, sat: bool) -> Tuple[np.nda
     halves = flat.view(np.uint16)
     hi16 = halves[1::2] if _LITTLE else halves[0::2]
     lo16 = halves[0::2] if _LITTLE else halves[1::2]
-    packed = low_t[hi16]
-    idx = np.flatnonzero(packed >= _AMBIGUOUS)
-    if idx.size:
-        h = hi16[idx]
-        packed[idx] = np.where(lo16[idx] >= thr_t[h], high_t[h], low_t[h] & 0x7FFF)
-    bytes_ = packed.view(np.uint8)
-    codes = np.ascontiguousarray(bytes_[0::2] if _LITTLE else bytes_[1::2])
-    flags = np.ascontiguousarray(bytes_[1::2] if _LITTLE else bytes_[0::2])
+    sample = hi16[::61]
+    if sample.size and np.count_nonzero(low_t[sample] >= _AMBIGUOUS) * 8 > sample.size:
+        # Many undecided elements (e.g. exact powers of two): settle all densely.
+        d_low, d_high, d_thr = _table32_dense(mode, sat)
+        packed = np.where(lo16 >= d_thr[hi16], d_high[hi16], d_low[hi16])
+    else:
+        packed = low_t[hi16]
+        idx = np.flatnonzero(packed >= _AMBIGUOUS)
+        if idx.size:
+            h = hi16[idx]
+            packed[idx] = np.where(lo16[idx] >= thr_t[h], high_t[h], low_t[h] & 0x7FFF)
+    codes = packed.astype(np.uint8)  # low byte (truncating cast)
+    flags = (packed >> np.uint16(8)).astype(np.uint8)
     return codes.reshape(u.shape), flags.reshape(u.shape)
 
 
