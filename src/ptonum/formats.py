@@ -432,7 +432,7 @@ def _encodings(dt: TileDataType, encoding: Any, name: str = "encoding") -> np.nd
     try:
         return as_bits(name, encoding, width)
     except UsageError as exc:
-        raise UsageError(f"{exc} (a {dt.name} carrier is {width} bits)") from None
+        raise UsageError(f"{exc} (the {dt.name} carrier is {width} bits)") from None
 
 
 def _prepare(data_type: DataTypeLike, encoding: Any, lane: Any) -> Tuple[TileDataType, np.ndarray, int]:

@@ -1,0 +1,139 @@
+"""``ptonum decode``: value class and exact finite decomposition of raw encodings.
+
+Source: ADR-0085 decision 182; ASL ``TileNumericValueClass`` and
+``TileNumericFiniteDecomposition`` (``asl/arch/data-types/numeric-formats.asl``,
+``asl/arch/features/mx-formats.asl``, ``formats/*.asl``).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Context, Decimal
+from typing import List, Tuple
+
+import rich_click as click
+
+from ..errors import PtonumError
+from ..formats import TileDataType, ValueClass, carrier_bits, decompose, parse_data_type, to_float64, value_class
+
+_MAX_EXACT_DECIMAL = 60  # characters; longer exact expansions are shown rounded
+
+
+def parse_code(text: str) -> int:
+    """Read a raw encoding written as ``0x..`` (hex), ``0b..`` (binary), ``0o..`` (octal) or decimal.
+
+    Underscores between digits are allowed.  Raises :class:`click.BadParameter`
+    naming the code otherwise (negative numbers included).
+    """
+    raw = text.strip().lower()
+    base = {"0x": 16, "0b": 2, "0o": 8}.get(raw[:2], 10)
+    digits = raw[2:] if base != 10 else raw
+    pattern = {16: r"[0-9a-f]+(_?[0-9a-f]+)*", 2: r"[01]+(_?[01]+)*", 8: r"[0-7]+(_?[0-7]+)*",
+               10: r"[0-9]+(_?[0-9]+)*"}[base]
+    if not re.fullmatch(pattern, digits):
+        raise click.BadParameter(
+            f"CODE {text!r}: not a non-negative integer (write 0x.. hex, 0b.. binary, 0o.. octal or decimal)",
+            param_hint="CODE")
+    return int(digits.replace("_", ""), base)
+
+
+def _parse_type(text: str) -> TileDataType:
+    raw = text.strip()
+    try:
+        return parse_data_type(int(raw) if raw.isdigit() else raw, "TYPE")
+    except PtonumError as exc:
+        raise click.BadParameter(str(exc), param_hint="TYPE") from None
+
+
+def _fraction_text(negative: bool, significand: int, exponent: int) -> str:
+    """The exact value as ``n`` or ``n/d`` (``n/2^k`` when ``d`` would be very long)."""
+    sign = "-" if negative else ""
+    if significand == 0:
+        return f"{sign}0"
+    if exponent >= 0:
+        value = significand << exponent
+        text = str(value)
+        return f"{sign}{text}" if len(text) <= 40 else f"{sign}{significand}*2^{exponent}"
+    shift = min(-exponent, (significand & -significand).bit_length() - 1)
+    n, k = significand >> shift, -exponent - shift
+    if k == 0:
+        return f"{sign}{n}"
+    d = 1 << k
+    return f"{sign}{n}/{d}" if len(str(d)) <= 30 else f"{sign}{n}/2^{k}"
+
+
+def _decimal_text(negative: bool, significand: int, exponent: int) -> str:
+    """The exact decimal expansion (finite for a dyadic value), or 17 significant digits marked ``≈``."""
+    sign = "-" if negative else ""
+    if significand == 0:
+        return f"{sign}0"
+    if exponent >= 0:
+        exact = str(significand << exponent)
+    else:
+        k = -exponent
+        digits = str(significand * 5 ** k).rjust(k + 1, "0")
+        exact = (digits[:-k] + "." + digits[-k:]).rstrip("0").rstrip(".")
+    if len(exact) <= _MAX_EXACT_DECIMAL:
+        return sign + exact
+    rounded = Context(prec=17).plus(Decimal(exact))  # Decimal holds the exact digits; round once
+    return f"≈ {sign}{rounded:.16e}"
+
+
+def _describe(dt: TileDataType, code: int, lane: int, engine: str) -> List[Tuple[str, str]]:
+    cls = ValueClass(int(value_class(dt, code, lane, engine=engine)))
+    d = decompose(dt, code, lane, engine=engine)
+    available, negative = bool(d.available), bool(d.negative)
+    significand, exponent = int(d.significand), int(d.exponent)
+    rows = [
+        ("class", cls.label),
+        ("available", "yes" if available else "no"),
+        ("negative", "yes" if negative else "no"),
+        ("significand", f"{significand:#x} ({significand})"),
+        ("exponent", str(exponent)),
+    ]
+    if available:
+        rows.append(("value", _fraction_text(negative, significand, exponent)))
+        rows.append(("decimal", _decimal_text(negative, significand, exponent)))
+    elif dt.is_integer:
+        rows.append(("value", "no floating-format decomposition (integer type)"))
+        if carrier_bits(dt) <= 32:
+            rows.append(("integer", str(int(to_float64(dt, code, lane)))))
+    elif cls.is_infinity:
+        rows.append(("value", "-inf" if cls is ValueClass.NEGATIVE_INFINITY else "+inf"))
+    elif cls.is_nan:
+        rows.append(("value", "NaN"))
+    else:
+        rows.append(("value", "invalid encoding (required zero carrier bits are set)"))
+    return rows
+
+
+@click.command("decode")
+@click.argument("type_name", metavar="TYPE")
+@click.argument("codes", nargs=-1, required=True, metavar="CODE...")
+@click.option("--lane", type=int, default=0, show_default=True,
+              help="Lane of a packed X2 carrier: 0 = low nibble, 1 = high nibble.")
+@click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True,
+              help="Decoder: numpy lookup tables/bit arithmetic, or the step-by-step reference.")
+def command(type_name: str, codes: Tuple[str, ...], lane: int, engine: str) -> None:
+    """Decode raw encodings of a Tile DataType.
+
+    For each CODE (hex `0x..`, binary `0b..`, octal `0o..` or decimal), print its
+    value class, the exact finite decomposition (available, negative,
+    significand, exponent, with value = (-1)^negative * significand *
+    2^exponent), and the exact value as a fraction and a decimal.
+
+    Example: `ptonum decode HiF8 0x6e 0x81 0x80`
+    """
+    dt = _parse_type(type_name)
+    values = [parse_code(c) for c in codes]
+    try:
+        described = [(c, v, _describe(dt, v, lane, engine)) for c, v in zip(codes, values)]
+    except PtonumError as exc:
+        raise click.UsageError(str(exc)) from None
+    for n, (text, value, rows) in enumerate(described):
+        if n:
+            click.echo("")
+        lane_note = f", lane {lane}" if dt.name.endswith("X2") else ""
+        click.echo(f"{dt.name} {value:#x}{lane_note}")
+        for key, shown in rows:
+            click.echo(f"  {key:<12} {shown}")

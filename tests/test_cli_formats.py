@@ -1,0 +1,148 @@
+"""Tests for the ``ptonum formats`` and ``ptonum decode`` commands (click CliRunner).
+
+Expected numbers come from the pto-spec ASL tests (HiF8 0x6e -> 2 * 2^14, 0x81 ->
+-(2^-22); ``tests/asl/arch/data-types/formats/hif8/arch-bound-hif8-decomp-001.asl``),
+the ASL descriptor functions, and ml_dtypes (E4M3 0x38 = 1.0, E2M1 0x7 = 6.0).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, localcontext
+from typing import List
+
+import ml_dtypes
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+
+from ptonum.cli import main
+from ptonum.formats import TileDataType
+
+
+def run(args: List[str]) -> Result:
+    return CliRunner().invoke(main, args)
+
+
+def flat(text: str) -> str:
+    """Output with rich's box characters removed and whitespace collapsed."""
+    return " ".join(re.sub(r"[│╭╮╰╯─┃┏┓┗┛━┡┩╇┳┻╋┣┫]", " ", text).split())
+
+
+def blocks(output: str) -> List[dict]:
+    out = []
+    for chunk in output.strip().split("\n\n"):
+        lines = chunk.splitlines()
+        fields = dict(line.strip().split(None, 1) for line in lines[1:])
+        fields["header"] = lines[0]
+        out.append(fields)
+    return out
+
+
+def test_formats_lists_every_floating_type_and_notes_integers() -> None:
+    r = run(["formats"])
+    assert r.exit_code == 0, r.output
+    text = flat(r.output)
+    for t in TileDataType:
+        assert t.name in text
+    assert "Integer types have no floating-format descriptor: S64, S32, S16, S8, S4X2, U64, U32, U16, U8, U4X2" in text
+    rows = {line.split()[0]: line.split() for line in (flat(l) for l in r.output.splitlines()) if line}
+    # ASL descriptor functions: carrier, lanes x lane bits, sign, exponent/fraction widths, bias, zero bits.
+    assert rows["TF32"][:10] == ["TF32", "2", "fixed", "32", "1x32", "bit", "31", "8", "10", "127"]
+    assert "low 13" in " ".join(rows["TF32"])
+    assert rows["HiF8"][:10] == ["HiF8", "6", "HiF8", "8", "1x8", "bit", "7", "0..4", "1..3", "-"]
+    assert rows["E3M2"][:12] == ["E3M2", "9", "fixed", "8", "1x6", "bit", "5", "3", "2", "3", "high", "2"]
+    assert rows["E8M0"][:9] == ["E8M0", "13", "E8M0", "8", "1x8", "-", "8", "0", "127"]
+    assert rows["E2M1X2"][4] == "2x4"
+    assert rows["FP64"][-1] == "0x7ff8000000000000" and rows["E4M3"][-1] == "0x7f"
+
+
+def test_formats_single_type_prints_every_descriptor_field() -> None:
+    r = run(["formats", "hif8", "13", "S8"])
+    assert r.exit_code == 0, r.output
+    text = flat(r.output)
+    for field, value in [("kind", "HIF8"), ("exponent_bits_max", "4"), ("exponent_bias_available", "false"),
+                         ("has_signed_zero", "false"), ("has_signaling_nan", "false")]:
+        assert f"{field} {value}" in text
+    assert "E8M0 (code 13)" in text and "has_zero false" in text
+    assert "S8 (code 19) is an integer type: it has no floating-format descriptor." in text
+
+
+def test_formats_unknown_type_is_a_usage_error() -> None:
+    r = run(["formats", "FP8"])
+    assert r.exit_code == 2
+    assert "TYPE = 'FP8': unknown Tile DataType" in flat(r.output)
+    assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_decode_hif8_matches_asl_test(engine: str) -> None:
+    r = run(["decode", "HiF8", "0x6e", "0x81", "0x80", "0xEF", "--engine", engine])
+    assert r.exit_code == 0, r.output
+    b = blocks(r.output)
+    assert [x["header"] for x in b] == ["HiF8 0x6e", "HiF8 0x81", "HiF8 0x80", "HiF8 0xef"]
+    assert (b[0]["class"], b[0]["available"], b[0]["negative"]) == ("PositiveNormal", "yes", "no")
+    assert (b[0]["significand"], b[0]["exponent"], b[0]["value"], b[0]["decimal"]) == ("0x2 (2)", "14", "32768", "32768")
+    assert (b[1]["class"], b[1]["negative"], b[1]["significand"], b[1]["exponent"]) == (
+        "NegativeSubnormal", "yes", "0x1 (1)", "-22")
+    assert b[1]["value"] == "-1/4194304" and b[1]["decimal"] == "-0.0000002384185791015625"
+    assert (b[2]["class"], b[2]["available"], b[2]["value"]) == ("QuietNaN", "no", "NaN")
+    assert (b[3]["class"], b[3]["value"]) == ("NegativeInfinity", "-inf")
+
+
+def test_decode_accepts_hex_binary_octal_decimal() -> None:
+    r = run(["decode", "E4M3", "0x38", "0b0011_1000", "0o70", "56"])
+    assert r.exit_code == 0, r.output
+    b = blocks(r.output)
+    assert len(b) == 4
+    want = float(np.uint8(0x38).view(ml_dtypes.float8_e4m3fn))
+    assert all(x["header"] == "E4M3 0x38" and x["value"] == "1" and Decimal(x["decimal"]) == Decimal(want)
+               for x in b)
+
+
+def test_decode_lane_and_integer_types() -> None:
+    r = run(["decode", "E2M1X2", "0x7a", "--lane", "1"])
+    assert r.exit_code == 0, r.output
+    b = blocks(r.output)[0]
+    assert b["header"] == "E2M1X2 0x7a, lane 1"
+    assert Decimal(b["decimal"]) == Decimal(float(np.uint8(0x7).view(ml_dtypes.float4_e2m1fn)))
+    r = run(["decode", "S8", "0x8c"])
+    assert r.exit_code == 0, r.output
+    b = blocks(r.output)[0]
+    assert (b["class"], b["available"], b["integer"]) == ("NegativeNormal", "no", "-116")
+
+
+def test_decode_long_values_are_rounded_and_marked() -> None:
+    r = run(["decode", "FP64", "1", "0x3ff8000000000000"])
+    assert r.exit_code == 0, r.output
+    tiny, one_half = blocks(r.output)
+    assert tiny["value"] == "1/2^1074"
+    with localcontext() as ctx:
+        ctx.prec = 17
+        expected = +(Decimal(1) / (Decimal(2) ** 1074))
+    assert tiny["decimal"] == f"≈ {expected:.16e}"
+    assert one_half["value"] == "3/2" and one_half["decimal"] == "1.5"
+
+
+def test_decode_invalid_encoding() -> None:
+    r = run(["decode", "TF32", "0x3f800001"])
+    assert r.exit_code == 0, r.output
+    b = blocks(r.output)[0]
+    assert b["class"] == "InvalidEncoding" and b["available"] == "no"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["decode", "FP8", "1"], "TYPE = 'FP8': unknown Tile DataType"),
+    (["decode", "E4M3", "0xzz"], "CODE '0xzz': not a non-negative integer"),
+    (["decode", "E4M3", "0x100"], "encoding = 0x100: does not fit in 8 bits"),
+    (["decode", "FP16", "1", "--lane", "1"], "lane = 1: FP16 has only lane 0"),
+    (["decode", "E1M2X2", "1", "--lane", "2"], "lane = 2: E1M2X2 has lanes 0"),
+    (["decode", "FP16", "1", "--engine", "gpu"], "gpu"),
+    (["decode", "FP16"], "Missing argument"),
+])
+def test_decode_bad_input_is_a_one_message_usage_error(args: List[str], message: str) -> None:
+    r = run(args)
+    assert r.exit_code == 2, r.output
+    assert message in flat(r.output)
+    assert "Traceback" not in r.output
+    assert isinstance(r.exception, SystemExit)
