@@ -218,3 +218,23 @@ def test_rejection_leaves_existing_outputs_untouched(ex, acc_file, tmp_path):
     bad = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--rmode", "RXX", "--out-dir", out])
     assert bad.exit_code != 0 and bad.stderr.count("\n") == 1
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_row_max_init_bin_and_prelu_tile(ex, tmp_path):
+    acc = ex["acc_hidden_s32"]
+    np.save(tmp_path / "a.npy", acc)
+    rmi = np.arange(-128, 128, dtype=np.int32).reshape(256, 1) * 100
+    rmi.astype("<i4").tofile(tmp_path / "rmi.bin")
+    alphas = np.array([int(relu_param(0.0 if c % 2 else 2.0**-(c % 5))) for c in range(32)], np.uint64)
+    alphas.astype("<u8").tofile(tmp_path / "alpha.bin")
+    out = tmp_path / "o"
+    res = _invoke([tmp_path / "a.npy", "--mode", "VDEQS16", "--relu", "PRELU", "--relu-tile", tmp_path / "alpha.bin",
+                   "--scale", 0.25, "--offset", -5, "--row-max", "--row-max-init", "--max-abs",
+                   "--row-max-in", tmp_path / "rmi.bin", "--rmode", "RNA", "--out-dir", out])
+    assert res.exit_code == 0, res.output
+    want = postprocess(acc, attributes={"pre_quant_mode": "VDEQS16", "relu_mode": "PRELU", "row_max_en": True,
+                                        "row_max_init": True, "max_abs_en": True},
+                       quant_tile=np.full((1, 32), int(quant_param(0.25, -5, mode="VDEQS16")), np.uint64),
+                       relu_tile=alphas.reshape(1, 32), row_max_in=rmi, rmode="RNA")
+    assert np.array_equal(np.load(out / "a.d.npy"), want.d_bits)
+    assert np.array_equal(np.load(out / "a.row_max.npy"), want.row_max_bits)
