@@ -56,7 +56,7 @@ from ..formats import TileDataType, parse_data_type
 __all__ = [
     "REDUCTION_TYPES",
     "CANONICAL_NAN_FP32",
-    "TraceStep",
+    "ReductionTraceStep",
     "check_reduction_type",
     "reduction_step",
     "reduction_trace",
@@ -285,7 +285,7 @@ def reduction_step(
     return out, fl
 
 
-class TraceStep(NamedTuple):
+class ReductionTraceStep(NamedTuple):
     """One stage of a reduction step, for ``ptonum explain``."""
 
     name: str  #: short stage name ("abs current", "max", ...)
@@ -306,12 +306,12 @@ def _describe(v: int, t: TileDataType) -> str:
     return f"{v:#010x} (FP32 {f!r})"
 
 
-def reduction_trace(current: int, candidate: int, *, acc_type: Any, max_abs: Any) -> Tuple[int, int, List[TraceStep]]:
+def reduction_trace(current: int, candidate: int, *, acc_type: Any, max_abs: Any) -> Tuple[int, int, List[ReductionTraceStep]]:
     """Explain one reduction step on two scalar 32-bit encodings.
 
     Returns ``(bits, flags, steps)``; ``bits``/``flags`` equal
     :func:`reduction_step` (``engine="reference"``), ``steps`` lists each stage
-    (ABS of each operand when ``max_abs``, then MAX) as :class:`TraceStep`.
+    (ABS of each operand when ``max_abs``, then MAX) as :class:`ReductionTraceStep`.
 
     Raises :class:`UsageError` like :func:`reduction_step`.
 
@@ -321,7 +321,7 @@ def reduction_trace(current: int, candidate: int, *, acc_type: Any, max_abs: Any
     mabs = check_bool("max_abs", max_abs)
     cur = int(as_bits("current", current, 32))
     cand = int(as_bits("candidate", candidate, 32))
-    steps: List[TraceStep] = []
+    steps: List[ReductionTraceStep] = []
     flags = 0
     if mabs:
         for label, v in (("current", cur), ("candidate", cand)):
@@ -331,7 +331,7 @@ def reduction_trace(current: int, candidate: int, *, acc_type: Any, max_abs: Any
                 TileDataType.S32: "S32 negates a negative value; INT_MIN saturates to 0x7fffffff with OF",
                 TileDataType.FP32: "FP32 clears the sign bit (NaN payload kept, no flag)",
             }[t]
-            steps.append(TraceStep(f"abs {label}", "MatrixReductionAbsoluteWithFlags",
+            steps.append(ReductionTraceStep(f"abs {label}", "MatrixReductionAbsoluteWithFlags",
                                    f"{_describe(v, t)} -> {_describe(a, t)}: {rule}", f))
             flags |= f
             if label == "current":
@@ -356,7 +356,7 @@ def reduction_trace(current: int, candidate: int, *, acc_type: Any, max_abs: Any
         why, asl = "signed comparison; equal keeps current", "TileIntegerMinMaxValue"
     else:
         why, asl = "unsigned comparison; equal keeps current", "TileIntegerMinMaxValue"
-    steps.append(TraceStep("max", asl, f"max({_describe(cur, t)}, {_describe(cand, t)}) = {_describe(res, t)}: {why}", f))
+    steps.append(ReductionTraceStep("max", asl, f"max({_describe(cur, t)}, {_describe(cand, t)}) = {_describe(res, t)}: {why}", f))
     flags |= f
     return res, flags, steps
 

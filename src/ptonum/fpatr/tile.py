@@ -42,6 +42,7 @@ from .attributes import (
     effective_control,
     output_type,
 )
+from .params import check_quant_param, check_relu_param
 from .reduction import fold_groups, reduction_step
 
 __all__ = ["PostprocessResult", "postprocess", "BLOCK_ELEMENTS"]
@@ -378,10 +379,6 @@ def postprocess(
     ``MatrixRowMaxResult``, ``MatrixGroupMaxResult`` and the preflight
     ``BundleMatrixPostProcessSourcesLegal``.
     """
-    # Imported here so the package stays importable while sibling modules are written.
-    from .element import postprocess_element
-    from .params import check_quant_param, check_relu_param
-
     # ---------------- preflight: nothing below this block may fail
     eng = check_engine(engine)
     if status is not None and not isinstance(status, StatusRegister):
@@ -448,6 +445,8 @@ def postprocess(
     group = attrs.group_n
 
     # ---------------- compute (pre-commit state only)
+    from .element import postprocess_element  # deferred: keeps the package importable in any landing order
+
     d_bits = np.empty((m, n), carrier)
     row_out = np.empty((m, 1), np.uint32) if attrs.row_max_en else None
     group_out = np.empty((m, -(-n // group)), np.uint32) if attrs.group_max_en else None

@@ -1,0 +1,704 @@
+"""Tests for ptonum.fpatr.tile (the complete B.FPATR tile operation, ADR-0085 D175-D181).
+
+Oracles:
+* ``postprocess_element.csv.gz`` rows assembled into 1 x N tiles (one vector-tile element
+  per column), expected bits/flags straight from the ASL;
+* ``quant_param_legal.csv.gz`` / ``relu_param_legal.csv.gz`` for legal and illegal words;
+* pto-spec ``tests/asl/arch/profile/matrix-postprocess/arch-exec-matrix-postprocess-001.asl``
+  and the B.FPATR block tests named below;
+* composition: ``postprocess_element`` (pinned to the ASL vectors by its own tests) and an
+  independent pure-Python fold written from ``MatrixRowMaxResult`` / ``MatrixGroupMaxResult``
+  whose step is ``reduction_step(engine="reference")`` (pinned to ``reduction_step.csv.gz``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from typing import Any, Dict, List, Optional, Tuple
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ptonum.fpatr.tile as tile_mod
+from ptonum import StatusRegister
+from ptonum.errors import IllegalEncodingError, PtonumError, TileLegalityError, UsageError
+from ptonum.fpatr.attributes import MODE_TABLE, FPATRAttributes
+from ptonum.fpatr.reduction import reduction_step
+from ptonum.fpatr.tile import PostprocessResult, postprocess
+
+from test_fpatr_reduction import SPECIALS, oracle_group_max, oracle_row_max  # noqa: E402
+
+GROUP_N = {1: 8, 2: 16, 3: 32, 4: 48, 5: 64, 6: 80, 7: 96, 8: 112, 9: 128}
+FULL = os.environ.get("PTONUM_FULL") == "1"
+SCALE_ONE = 0x1FC00 << 13  # FP19(1.0) at [31:13] (arch-bound-fp19-encoding-001.asl: 1.0 -> 0x1FC00)
+SCALE_TWO = 0x20000 << 13  # FP19(2.0)
+ALPHA_HALF = 0x1F800  # FP19(0.5) at [18:0]
+
+
+def _element():
+    from ptonum.fpatr.element import postprocess_element
+
+    return postprocess_element
+
+
+def _legal_words(vectors) -> Tuple[Dict[int, List[int]], Dict[int, List[int]]]:
+    legal: Dict[int, List[int]] = defaultdict(list)
+    illegal: Dict[int, List[int]] = defaultdict(list)
+    for r in vectors("quant_param_legal"):
+        (legal if r["legal"] == "1" else illegal)[int(r["pre_quant_mode"])].append(int(r["word"], 16))
+    return legal, illegal
+
+
+def _relu_words(vectors) -> Tuple[List[int], List[int]]:
+    ok, bad = [], []
+    for r in vectors("relu_param_legal"):
+        (ok if r["legal"] == "1" else bad).append(int(r["word"], 16))
+    return ok, bad
+
+
+def _control_for(mode: int, rng) -> Tuple[str, bool]:
+    """A legal B.DATR (RMode, Sat) for the mode, chosen at random."""
+    info = MODE_TABLE[mode]
+    if mode == 0 or info.is_shift:
+        return "NONE", False
+    sat = bool(rng.integers(0, 2))
+    if info.fixed_rounding is not None:
+        return "NONE", sat
+    return str(rng.choice(["NONE", "RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB"])), sat
+
+
+def _resolved(mode: int, rmode: str) -> str:
+    info = MODE_TABLE[mode]
+    if info.fixed_rounding is not None:
+        return info.fixed_rounding.name
+    return "RNE" if rmode == "NONE" else rmode
+
+
+def _or(a: Any) -> int:
+    arr = np.asarray(a)
+    return int(np.bitwise_or.reduce(arr.astype(np.uint8), axis=None)) if arr.size else 0
+
+
+# --------------------------------------------------------------- ASL named tests
+
+
+def test_asl_arch_exec_matrix_postprocess_001():
+    """pto-spec tests/asl/arch/profile/matrix-postprocess/arch-exec-matrix-postprocess-001.asl:
+    QF322B8_PRE (24) with ReLU, scale FP19(1.0), S9 offset 0: FP32 -2.0 -> S8 0, no flags;
+    S32 MAX(3, 7) = 7; S32 MaxAbs of INT_MIN vs INT_MIN = 0x7fffffff with OF (0x04)."""
+    for engine in ("fast", "reference"):
+        status = StatusRegister()
+        res = postprocess(np.array([[0xC0000000]], np.uint32), acc_type="FP32",
+                          attributes=dict(pre_quant_mode=24, relu_mode=1), quant_param=SCALE_ONE,
+                          status=status, engine=engine)
+        assert res.dst_type.name == "S8"
+        assert res.d_bits.tolist() == [[0]] and res.flags == 0 and int(status) == 0
+        # The reduction half through the tile: RowMax over [3, 7] is 7; MaxAbs over [INT_MIN, INT_MIN].
+        res = postprocess(np.array([[3, 7]], np.int32), attributes=dict(row_max_en=1), engine=engine)
+        assert res.row_max_bits.tolist() == [[7]] and res.flags == 0
+        res = postprocess(np.array([[-2**31, -2**31]], np.int32), attributes=dict(row_max_en=1, max_abs_en=1),
+                          status=status, engine=engine)
+        assert res.row_max_bits.tolist() == [[0x7FFFFFFF]] and res.flags == 0x04
+        # mode 0 without ReLU passes the accumulator through unchanged
+        assert res.d_bits.tolist() == [[0x80000000, 0x80000000]]
+        assert int(status) == 0x04
+
+
+def test_asl_block_exec_b_fpatr_quant_002_tile():
+    """pto-spec tests/asl/block/attributes/B.FPATR/block-exec-b-fpatr-quant-002.asl: REQ8 (3) scale 2.0
+    offset -1: S32 3 -> 5; offset 0: S32 70 -> 0x8c with OF|NX (Sat=0) / 127 (Sat=1);
+    SHIFTS322S16 (13) code 0: -33 -> 0xffef, 0x7fffffff -> 0x7fff with OF|NX."""
+    off_m1 = (0x1FF & -1) << 37
+    res = postprocess(np.array([[3]], np.int32), attributes=dict(pre_quant_mode=3), quant_param=SCALE_TWO | off_m1)
+    assert res.d_bits.tolist() == [[5]] and res.flags == 0
+    res = postprocess(np.array([[70]], np.int32), attributes=dict(pre_quant_mode=3), quant_param=SCALE_TWO)
+    assert res.d_bits.tolist() == [[0x8C]] and res.flags == 0x14 and res.d.tolist() == [[-116]]
+    res = postprocess(np.array([[70]], np.int32), attributes=dict(pre_quant_mode=3), quant_param=SCALE_TWO, sat=True)
+    assert res.d_bits.tolist() == [[127]] and res.flags == 0x14
+    res = postprocess(np.array([[-33, 0x7FFFFFFF]], np.int32), attributes=dict(pre_quant_mode=13), quant_param=0)
+    assert res.d_bits.tolist() == [[0xFFEF, 0x7FFF]] and res.flags == 0x14
+    assert res.d.dtype == np.int16 and res.d.tolist() == [[-17, 32767]]
+
+
+def test_asl_block_exec_b_fpatr_formats_003_and_all_modes_007_views():
+    """block-exec-b-fpatr-formats-003.asl: FP32 1.5 -> F322F16 0x3e00, F322BF16 0x3fc0, mode 26 E4M3 0x3c,
+    mode 25 HiF8 0x0c; block-exec-b-fpatr-all-modes-007.asl: 1.0 -> HiF8 0x08."""
+    acc = np.array([[1.5, 1.0]], np.float32)
+    r = postprocess(acc, attributes=dict(pre_quant_mode=1))
+    assert r.d_bits[0, 0] == 0x3E00 and r.d.dtype == np.float16 and r.d[0, 0] == 1.5
+    r = postprocess(acc, attributes=dict(pre_quant_mode=16))
+    assert r.d_bits[0, 0] == 0x3FC0 and r.d.dtype == ml_dtypes.bfloat16 and float(r.d[0, 0]) == 1.5
+    r = postprocess(acc, attributes=dict(pre_quant_mode=26), quant_param=SCALE_ONE)
+    assert r.d_bits[0, 0] == 0x3C and r.d.dtype == ml_dtypes.float8_e4m3fn and float(r.d[0, 0]) == 1.5
+    r = postprocess(acc, attributes=dict(pre_quant_mode=25), quant_param=SCALE_ONE)
+    assert r.d_bits.tolist() == [[0x0C, 0x08]] and r.d.dtype == np.uint8
+    assert r.decode().tolist() == [[1.5, 1.0]]
+    assert r.d_bits.dtype == np.uint8 and r.dst_type.name == "HiF8"
+
+
+# ------------------------------------------------------- tiles from the ASL element vectors
+
+
+def _vector_groups(vectors):
+    groups: Dict[tuple, List[dict]] = defaultdict(list)
+    for r in vectors("postprocess_element"):
+        mode, relu = int(r["pre_quant_mode"]), int(r["relu_mode"])
+        info = MODE_TABLE[mode]
+        key = [mode, relu, r["acc_type"], r["rmode"], r["sat"]]
+        if info.parameter != "vector":
+            key.append(r["quant_param"])
+        if relu != 3:
+            key.append(r["relu_param"])
+        groups[tuple(key)].append(r)
+    return groups
+
+
+def _tile_call_from_rows(rows, engine, **extra):
+    r0 = rows[0]
+    mode, relu = int(r0["pre_quant_mode"]), int(r0["relu_mode"])
+    info = MODE_TABLE[mode]
+    acc = np.array([[int(r["acc_bits"], 16) for r in rows]], np.uint32)
+    kw: Dict[str, Any] = {}
+    if info.parameter == "vector":
+        kw["quant_tile"] = np.array([[int(r["quant_param"], 16) for r in rows]], np.uint64)
+    elif info.parameter == "scalar":
+        kw["quant_param"] = int(r0["quant_param"], 16)
+    if relu == 3:
+        kw["relu_tile"] = np.array([int(r["relu_param"], 16) for r in rows], np.uint64)
+    elif relu == 2:
+        kw["relu_param"] = int(r0["relu_param"], 16)
+    # Rows of fixed-rounding, shift and NoQuant modes carry the resolved RNE; B.DATR must say NONE.
+    rmode = "NONE" if (mode == 0 or info.is_shift or info.fixed_rounding is not None) else r0["rmode"]
+    kw.update(extra)
+    return acc, postprocess(acc, acc_type=r0["acc_type"], attributes=kw.pop("attributes", dict(
+        pre_quant_mode=mode, relu_mode=relu)), rmode=rmode, sat=r0["sat"] == "1", engine=engine, **kw)
+
+
+def _sampled_groups(vectors, stride):
+    """All groups that form real multi-column tiles; of the tiny groups keyed by a scalar word
+    (usually 1-3 rows each) every ``stride``-th one (all of them with PTONUM_FULL=1)."""
+    out = []
+    for i, (key, rows) in enumerate(_vector_groups(vectors).items()):
+        if FULL or len(rows) >= 8 or i % stride == 0:
+            out.append((key, rows))
+    return out
+
+
+def test_tile_equals_asl_element_vectors_fast(vectors):
+    groups = _sampled_groups(vectors, 4)
+    checked = 0
+    for key, rows in groups:
+        acc, res = _tile_call_from_rows(rows, "fast")
+        exp = [int(r["expected_bits"], 16) for r in rows]
+        assert res.d_bits.ravel().tolist() == exp, key
+        assert res.flags == _or([int(r["expected_flags"], 16) for r in rows]), key
+        checked += len(rows)
+    total = len(vectors("postprocess_element"))
+    assert checked == total if FULL else checked > total // 2
+
+
+def test_tile_equals_asl_element_vectors_reference(vectors):
+    """Reference engine: the sampled groups, first 6 columns of each (everything with PTONUM_FULL=1)."""
+    for key, rows in _sampled_groups(vectors, 16):
+        rows = rows if FULL else rows[:6]
+        acc, res = _tile_call_from_rows(rows, "reference")
+        assert res.d_bits.ravel().tolist() == [int(r["expected_bits"], 16) for r in rows], key
+        assert res.flags == _or([int(r["expected_flags"], 16) for r in rows]), key
+
+
+def test_tile_vector_groups_with_reductions(vectors):
+    """The same ASL tiles with RowMax + GroupMax (+MaxAbs) enabled: D unchanged (D175), reductions per the fold."""
+    groups = [g for g in _vector_groups(vectors).items() if len(g[1]) >= 8][::3]
+    for i, (key, rows) in enumerate(groups):
+        ma = bool(i % 2)
+        code = 1 + i % 9
+        attrs = dict(pre_quant_mode=key[0], relu_mode=key[1], row_max_en=1, group_max_en=1,
+                     group_n_code=code, max_abs_en=ma)
+        acc, res = _tile_call_from_rows(rows, "fast", attributes=attrs)
+        assert res.d_bits.ravel().tolist() == [int(r["expected_bits"], 16) for r in rows]
+        t = key[2]
+        er, rf = oracle_row_max(acc.tolist(), t, ma)
+        eg, gf = oracle_group_max(acc.tolist(), t, ma, GROUP_N[code])
+        assert res.row_max_bits.tolist() == er and res.group_max_bits.tolist() == eg
+        ef = _or([int(r["expected_flags"], 16) for r in rows]) | rf | gf
+        assert res.flags == ef
+
+
+# ------------------------------------------------------------ composition on random tiles
+
+
+def _random_acc(rng, m, n, t):
+    x = rng.integers(0, 2**32, (m, n), dtype=np.uint64)
+    if t == "FP32":
+        # mostly moderate magnitudes so conversions are interesting, plus specials
+        vals = (rng.standard_normal((m, n)) * 50).astype(np.float32).view(np.uint32).astype(np.uint64)
+        x = np.where(rng.random((m, n)) < 0.7, vals, x)
+    else:
+        small = rng.integers(-300, 300, (m, n)).astype(np.int64) & 0xFFFFFFFF
+        x = np.where(rng.random((m, n)) < 0.7, small.astype(np.uint64), x)
+    mask = rng.random((m, n)) < 0.15
+    x[mask] = rng.choice(SPECIALS, int(mask.sum()))
+    return x.astype(np.uint32)
+
+
+def _random_config(rng, mode, legal, relu_ok, m, n):
+    info = MODE_TABLE[mode]
+    t = str(rng.choice([a.name for a in info.accumulator_types]))
+    relu = int(rng.integers(0, 4))
+    rmode, sat = _control_for(mode, rng)
+    kw: Dict[str, Any] = {}
+    if info.parameter == "scalar":
+        kw["quant_param"] = int(rng.choice(legal[mode]))
+    elif info.parameter == "vector":
+        kw["quant_tile"] = rng.choice(np.array(legal[mode], np.uint64), (1, n))
+    if relu == 2:
+        kw["relu_param"] = int(rng.choice(relu_ok))
+    elif relu == 3:
+        kw["relu_tile"] = rng.choice(np.array(relu_ok, np.uint64), (1, n))
+    row = bool(rng.integers(0, 2))
+    code = int(rng.integers(0, 10))
+    init = row and bool(rng.integers(0, 2))
+    ma = (row or code != 0) and bool(rng.integers(0, 2))
+    attrs = dict(pre_quant_mode=mode, relu_mode=relu, row_max_en=row, row_max_init=init,
+                 group_max_en=code != 0, group_n_code=code, max_abs_en=ma)
+    if init:
+        kw["row_max_in"] = _random_acc(rng, m, 1, t)
+    return t, attrs, rmode, sat, kw
+
+
+@pytest.mark.parametrize("mode", sorted(MODE_TABLE))
+def test_tile_composition_every_mode(vectors, mode):
+    """D = postprocess_element per column parameter; reductions = the ASL fold; flags = OR of all; fast == reference."""
+    postprocess_element = _element()
+    legal, _ = _legal_words(vectors)
+    relu_ok, _ = _relu_words(vectors)
+    if MODE_TABLE[mode].parameter != "none":
+        assert legal[mode], mode
+    rng = np.random.default_rng(1000 + mode)
+    for _ in range(4):
+        m, n = int(rng.integers(1, 4)), int(rng.integers(1, 40))
+        t, attrs, rmode, sat, kw = _random_config(rng, mode, legal, relu_ok, m, n)
+        acc = _random_acc(rng, m, n, t)
+        status = StatusRegister(0x02)
+        res = postprocess(acc, acc_type=t, attributes=attrs, rmode=rmode, sat=sat, status=status, **kw)
+        ref = postprocess(acc, acc_type=t, attributes=attrs, rmode=rmode, sat=sat, engine="reference", **kw)
+        assert np.array_equal(res.d_bits, ref.d_bits) and res.flags == ref.flags
+        for a, b in ((res.row_max_bits, ref.row_max_bits), (res.group_max_bits, ref.group_max_bits)):
+            assert (a is None and b is None) or np.array_equal(a, b)
+        # element oracle: the column's parameter word for every element
+        qp = kw.get("quant_tile", kw.get("quant_param", 1))
+        rp = kw.get("relu_tile", kw.get("relu_param", 0))
+        eb, ef = postprocess_element(acc, pre_quant_mode=mode, relu_mode=attrs["relu_mode"], acc_type=t,
+                                     quant_param=np.broadcast_to(np.asarray(qp, np.uint64), (m, n)),
+                                     relu_param=np.broadcast_to(np.asarray(rp, np.uint64), (m, n)),
+                                     rmode=_resolved(mode, rmode), sat=sat, engine="reference")
+        assert res.d_bits.tolist() == np.asarray(eb).tolist()
+        flags = _or(ef)
+        ma = attrs["max_abs_en"]
+        if attrs["row_max_en"]:
+            init = kw.get("row_max_in")
+            er, rf = oracle_row_max(acc.tolist(), t, ma, None if init is None else init.tolist())
+            assert res.row_max_bits.tolist() == er
+            flags |= rf
+        else:
+            assert res.row_max_bits is None
+        if attrs["group_max_en"]:
+            eg, gf = oracle_group_max(acc.tolist(), t, ma, GROUP_N[attrs["group_n_code"]])
+            assert res.group_max_bits.tolist() == eg
+            flags |= gf
+        else:
+            assert res.group_max_bits is None
+        assert res.flags == flags
+        assert int(status) == 0x02 | flags
+
+
+# ----------------------------------------------------------- reductions through the tile
+
+
+NAN_ROWS = [
+    # quiet and signalling NaNs in the first column and later, signed zeros, infinities
+    [0x7FC00000, 0x3F800000, 0xBF800000, 0x00000000],
+    [0x7F800001, 0x80000000, 0x80000000, 0x80000000],
+    [0x80000000, 0xFF800000, 0x7FA00000, 0x80000000],
+    [0x80000000, 0x00000000, 0xFFC00001, 0x7FC00000],
+    [0xFF800000, 0xFFFFFFFF, 0x7F800000, 0xC0400000],
+]
+
+
+@pytest.mark.parametrize("code", sorted(GROUP_N))
+@pytest.mark.parametrize("t", ["FP32", "S32", "U32"])
+def test_tile_rowmax_groupmax_every_groupn(t, code):
+    gn = GROUP_N[code]
+    rng = np.random.default_rng(code * 31 + len(t))
+    for n in (gn, 2 * gn + 5, max(1, gn // 2 + 1), 1):
+        base = np.array(NAN_ROWS, np.uint64) if t == "FP32" else np.array(
+            [[0x80000000, 5, 0xFFFFFFFF, 0x7FFFFFFF], [0xFFFFFFFB, 0x80000000, 3, 0], [1, 2, 3, 4]], np.uint64)
+        reps = -(-n // base.shape[1])
+        acc = np.tile(base, (1, reps))[:, :n].copy()
+        noise = rng.random(acc.shape) < 0.3
+        acc[noise] = rng.integers(0, 2**32, int(noise.sum()), dtype=np.uint64)
+        acc = acc.astype(np.uint32)
+        m = acc.shape[0]
+        init = rng.choice(SPECIALS, (m, 1)).astype(np.uint32)
+        for ma in (False, True):
+            attrs = dict(row_max_en=1, row_max_init=1, group_max_en=1, group_n_code=code, max_abs_en=ma)
+            status = StatusRegister()
+            res = postprocess(acc, acc_type=t, attributes=attrs, row_max_in=init, status=status)
+            er, rf = oracle_row_max(acc.tolist(), t, ma, init.tolist())
+            eg, gf = oracle_group_max(acc.tolist(), t, ma, gn)
+            assert res.row_max_bits.shape == (m, 1) and res.row_max_bits.tolist() == er
+            assert res.group_max_bits.shape == (m, -(-n // gn)) and res.group_max_bits.tolist() == eg
+            # mode 0 without activation: D is the raw accumulator, no element flags
+            assert np.array_equal(res.d_bits, acc)
+            assert res.flags == rf | gf and int(status) == res.flags
+            assert res.row_max.dtype == {"FP32": np.float32, "S32": np.int32, "U32": np.uint32}[t]
+
+
+def test_tile_reduction_explicit_cases():
+    # FP32: sNaN in a later column raises NV and is skipped; -0/-0 row stays -0; MaxAbs makes it +0.
+    acc = np.array([[0x3F800000, 0x7F800001, 0x3F000000], [0x80000000, 0x80000000, 0x80000000]], np.uint32)
+    r = postprocess(acc, acc_type="FP32", attributes=dict(row_max_en=1))
+    assert r.row_max_bits.tolist() == [[0x3F800000], [0x80000000]] and r.flags == 0x01 and r.flag_names == "NV"
+    r = postprocess(acc, acc_type="FP32", attributes=dict(row_max_en=1, max_abs_en=1))
+    assert r.row_max_bits.tolist() == [[0x3F800000], [0]]
+    # S32 INT_MIN with MaxAbs saturates with OF; RowMaxIn participates (as current) with MaxAbs.
+    acc = np.array([[-5, 3], [-2**31, 1]], np.int32)
+    r = postprocess(acc, attributes=dict(row_max_en=1, row_max_init=1, max_abs_en=1),
+                    row_max_in=np.array([[-7], [0]], np.int32))
+    assert r.row_max.tolist() == [[7], [2**31 - 1]] and r.flags == 0x04
+    # GroupMax with N < GroupN: one partial group.
+    r = postprocess(np.array([[1, 9, 4]], np.uint32), acc_type="U32", attributes=dict(group_max_en=1, group_n_code=1))
+    assert r.group_max_bits.tolist() == [[9]]
+
+
+def test_reductions_use_raw_accumulator_not_d():
+    """ADR-0085 D175: with ReLU + REQ8 the RowMax is still over the raw S32 accumulator."""
+    acc = np.array([[-100, 7, 3]], np.int32)
+    r = postprocess(acc, attributes=dict(pre_quant_mode=3, relu_mode=1, row_max_en=1, max_abs_en=1),
+                    quant_param=SCALE_ONE)
+    assert r.row_max.tolist() == [[100]]
+    assert r.d.tolist() == [[0, 7, 3]] and r.d_bits.dtype == np.uint8
+
+
+# ------------------------------------------------------------------ inputs, views, packing
+
+
+def test_acc_input_forms_agree():
+    vals = np.array([[1.5, -2.25], [0.0, -0.0]], np.float32)
+    a = postprocess(vals, attributes=dict(pre_quant_mode=1, row_max_en=1))
+    b = postprocess(vals.view(np.uint32), acc_type="FP32", attributes=dict(pre_quant_mode=1, row_max_en=1))
+    c = postprocess(vals.view(np.uint32).tolist(), acc_type=1, attributes=FPATRAttributes.from_fields(
+        pre_quant_mode="F322F16", row_max_en=True).word)
+    for x in (b, c):
+        assert np.array_equal(a.d_bits, x.d_bits) and np.array_equal(a.row_max_bits, x.row_max_bits)
+    assert a.d.dtype == np.float16 and a.d.tolist() == [[1.5, -2.25], [0.0, -0.0]]
+    assert a.row_max.dtype == np.float32 and a.row_max.tolist() == [[1.5], [0.0]]
+    i = postprocess(np.array([[-3, 4]], np.int32), attributes=0x00002023)
+    u = postprocess(np.array([[0xFFFFFFFD, 4]], np.uint32), acc_type="S32", attributes=0x00002023)
+    assert i.d_bits.tolist() == u.d_bits.tolist() == [[0xFFFFFFFD, 4]] and i.d.tolist() == [[-3, 4]]
+    w = postprocess(np.array([[0xFFFFFFFD, 4]], np.uint32), acc_type="U32", attributes=0x00002023)
+    assert w.d.dtype == np.uint32 and w.d.tolist() == [[0xFFFFFFFD, 4]]
+
+
+def test_s4x2_views_and_packing():
+    """REQ4 (17) scale 1.0, offset 0: S32 -8..7 map to themselves (all-modes-007: S32 1 -> S4X2 1);
+    packing per ADR-0033/0074: even element low nibble, odd high, each row restarts, odd N pads 0."""
+    vals = np.array([[1, -2, 3], [-8, 7, 0]], np.int32)
+    r = postprocess(vals, attributes=dict(pre_quant_mode=17), quant_param=SCALE_ONE)
+    assert r.d_bits.tolist() == [[0x1, 0xE, 0x3], [0x8, 0x7, 0x0]]
+    assert r.d.dtype == np.int8 and r.d.tolist() == vals.tolist()
+    assert r.s4x2_packed().tolist() == [[0xE1, 0x03], [0x78, 0x00]]
+    r = postprocess(np.array([[5, -1, -3, 2]], np.int32), attributes=dict(pre_quant_mode=17), quant_param=SCALE_ONE)
+    assert r.s4x2_packed().tolist() == [[0xF5, 0x2D]]
+    with pytest.raises(UsageError, match="not S4X2"):
+        postprocess(vals, attributes=dict(row_max_en=1)).s4x2_packed()
+
+
+def test_result_is_frozen_and_read_only():
+    r = postprocess(np.array([[1, 2]], np.int32), attributes=dict(row_max_en=1))
+    assert isinstance(r, PostprocessResult)
+    with pytest.raises(Exception):
+        r.flags = 3  # type: ignore[misc]
+    with pytest.raises(ValueError):
+        r.d_bits[0, 0] = 5
+
+
+def test_row_blocks_and_progress(monkeypatch):
+    rng = np.random.default_rng(5)
+    acc = _random_acc(rng, 37, 11, "S32")
+    kw = dict(acc_type="S32", attributes=dict(pre_quant_mode=2, relu_mode=1, row_max_en=1, group_max_en=1,
+                                               group_n_code=1, max_abs_en=1),
+              quant_tile=np.full(11, SCALE_ONE | (3 << 37), np.uint64), rmode="RTO", sat=True)
+    whole = postprocess(acc, **kw)
+    calls: List[Tuple[int, int]] = []
+    monkeypatch.setattr(tile_mod, "BLOCK_ELEMENTS", 50)  # 4 rows per block
+    blocked = postprocess(acc, progress=lambda d, t: calls.append((d, t)), **kw)
+    assert calls == [(4 * k, 37) for k in range(1, 10)] + [(37, 37)]
+    for a, b in ((whole.d_bits, blocked.d_bits), (whole.row_max_bits, blocked.row_max_bits),
+                 (whole.group_max_bits, blocked.group_max_bits)):
+        assert np.array_equal(a, b)
+    assert whole.flags == blocked.flags
+
+
+# ------------------------------------------------------------------------- rejections
+
+
+def _assert_rejects(exc, match, status=None, **call):
+    status = status if status is not None else StatusRegister(0x10)
+    before = int(status)
+    out = None
+    with pytest.raises(exc, match=match):
+        out = postprocess(status=status, **call)
+    assert out is None
+    assert int(status) == before
+
+
+ACC_S = np.array([[1, -2, 3]], np.int32)
+ACC_F = np.array([[1.0, -2.0, 3.0]], np.float32)
+
+
+REJECTIONS = [
+    # reserved codes (Fault_IllegalInstruction)
+    ("reserved PreQuantMode", IllegalEncodingError, r"PreQuantMode\[31:26\] = 6 is reserved",
+     dict(acc=ACC_F, attributes=0x00002023 | (6 << 26))),
+    ("reserved ReluMode", IllegalEncodingError, r"ReluMode\[25:23\] = 4 is reserved",
+     dict(acc=ACC_F, attributes=0x00002023 | (4 << 23))),
+    ("reserved GroupNCode", IllegalEncodingError, r"GroupNCode\[22:19\] = 10 is reserved",
+     dict(acc=ACC_F, attributes=0x00002023 | (10 << 19) | (1 << 17))),
+    ("not a B.FPATR word", IllegalEncodingError, "does not decode as B.FPATR",
+     dict(acc=ACC_F, attributes=0)),
+    ("reserved mode by field", IllegalEncodingError, "reserved PreQuantMode",
+     dict(acc=ACC_F, attributes=dict(pre_quant_mode=7))),
+    # field combinations (BundleFPATRFieldsLegal)
+    ("RowMaxInit without RowMaxEn", TileLegalityError, "RowMaxInit requires RowMaxEn",
+     dict(acc=ACC_F, attributes=dict(row_max_init=1), row_max_in=np.zeros((1, 1), np.float32))),
+    ("GroupMaxEn with GroupNCode 0", TileLegalityError, "GroupMaxEn requires a nonzero GroupNCode",
+     dict(acc=ACC_F, attributes=dict(group_max_en=1))),
+    ("GroupNCode without GroupMaxEn", TileLegalityError, "requires GroupMaxEn",
+     dict(acc=ACC_F, attributes=dict(group_n_code=3))),
+    ("MaxAbsEn alone", TileLegalityError, "MaxAbsEn requires RowMaxEn or GroupMaxEn",
+     dict(acc=ACC_F, attributes=dict(max_abs_en=1))),
+    # B.DATR RMode / Sat (BundleFPATRDATRFieldsLegal)
+    ("mode 0 RMode", TileLegalityError, "NoQuant.*RMode=NONE", dict(acc=ACC_F, attributes={}, rmode="RNE")),
+    ("mode 0 Sat", TileLegalityError, "NoQuant.*Sat=0", dict(acc=ACC_F, attributes={}, sat=True)),
+    ("shift RMode", TileLegalityError, "shift mode 13.*RMode=NONE",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=13), quant_param=0, rmode=2)),
+    ("shift Sat", TileLegalityError, "shift mode 12.*Sat=0",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=12), quant_tile=np.zeros(3, np.uint64), sat=1)),
+    ("fixed RMode", TileLegalityError, "fixed-rounding mode 26.*RMode=NONE",
+     dict(acc=ACC_F, attributes=dict(pre_quant_mode=26), quant_param=SCALE_ONE, rmode="RTZ")),
+    ("fixed RHB RMode", TileLegalityError, "fixed-rounding mode 28.*always RHB",
+     dict(acc=ACC_F, attributes=dict(pre_quant_mode=28), quant_tile=np.full(3, SCALE_ONE, np.uint64), rmode="RHB")),
+    ("unknown rmode", UsageError, "rmode", dict(acc=ACC_F, attributes={}, rmode="ROUND")),
+    ("bad sat", UsageError, "sat", dict(acc=ACC_F, attributes={}, sat=2)),
+    # accumulator class (BundleFPATRAccumulatorTypeLegal)
+    ("FP32 acc for S32 mode", TileLegalityError, "acc_type = FP32.*REQ8.*accepts only S32",
+     dict(acc=ACC_F, attributes=dict(pre_quant_mode=3), quant_param=SCALE_ONE)),
+    ("S32 acc for FP32 mode", TileLegalityError, "acc_type = S32.*accepts only FP32",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=24), quant_param=SCALE_ONE)),
+    ("U32 acc for nonzero mode", TileLegalityError, "acc_type = U32",
+     dict(acc=np.array([[1]], np.uint32), acc_type="U32", attributes=dict(pre_quant_mode=1))),
+    ("FP16 accumulator", TileLegalityError, "acc_type = FP16",
+     dict(acc=np.array([[1]], np.uint32), acc_type="FP16", attributes={})),
+    # parameter presence
+    ("scalar param missing", TileLegalityError, "quant_param is missing",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=3))),
+    ("scalar param for vector mode", TileLegalityError, "quant_param was given.*vector",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=2), quant_param=SCALE_ONE, quant_tile=np.full(3, SCALE_ONE, np.uint64))),
+    ("quant tile missing", TileLegalityError, "quant_tile is missing",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=2))),
+    ("quant tile for scalar mode", TileLegalityError, "quant_tile was given",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=3), quant_param=SCALE_ONE, quant_tile=np.full(3, SCALE_ONE, np.uint64))),
+    ("param for mode 1", TileLegalityError, "quant_param was given.*takes no parameter",
+     dict(acc=ACC_F, attributes=dict(pre_quant_mode=1), quant_param=SCALE_ONE)),
+    ("relu tile without ReluMode 3", TileLegalityError, "relu_tile was given.*ReluMode=2",
+     dict(acc=ACC_F, attributes=dict(pre_quant_mode=1, relu_mode=2), relu_param=0, relu_tile=np.zeros(3, np.uint64))),
+    ("relu param missing", TileLegalityError, "relu_param is missing",
+     dict(acc=ACC_F, attributes=dict(pre_quant_mode=1, relu_mode=2))),
+    ("relu param with ReLU", TileLegalityError, "relu_param was given.*ReluMode=1",
+     dict(acc=ACC_F, attributes=dict(pre_quant_mode=1, relu_mode=1), relu_param=0)),
+    ("relu tile missing", TileLegalityError, "relu_tile is missing",
+     dict(acc=ACC_F, attributes=dict(pre_quant_mode=1, relu_mode=3))),
+    ("row_max_in without RowMaxInit", TileLegalityError, "row_max_in was given",
+     dict(acc=ACC_F, attributes=dict(row_max_en=1), row_max_in=np.zeros((1, 1), np.float32))),
+    ("row_max_in missing", TileLegalityError, "row_max_in is missing",
+     dict(acc=ACC_F, attributes=dict(row_max_en=1, row_max_init=1))),
+    # parameter words
+    ("scalar quant word reserved bit", TileLegalityError, r"quant_param = 0x0000001[0-9a-f]{9}.*",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=3), quant_param=SCALE_ONE | (1 << 36))),
+    ("scalar scale subnormal", TileLegalityError, r"quant_param = 0x0000000000002000.*positive normal",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=3), quant_param=1 << 13)),
+    ("scalar relu negative", TileLegalityError, r"relu_param = 0x0000000000041c00",
+     dict(acc=ACC_F, attributes=dict(pre_quant_mode=1, relu_mode=2), relu_param=0x41C00)),
+    ("vector element bad", TileLegalityError, r"quant_tile\[0, 5\] = 0x0000000000000000",
+     dict(acc=np.ones((2, 8), np.int32), attributes=dict(pre_quant_mode=2),
+          quant_tile=np.array([SCALE_ONE] * 5 + [0] + [SCALE_ONE] * 2, np.uint64))),
+    ("relu vector element bad", TileLegalityError, r"relu_tile\[0, 2\] = 0x0000000000080000",
+     dict(acc=np.ones((1, 4), np.float32), attributes=dict(pre_quant_mode=1, relu_mode=3),
+          relu_tile=np.array([0, ALPHA_HALF, 1 << 19, 0], np.uint64))),
+    ("word wider than 64 bits", UsageError, "64 bits",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=3), quant_param=1 << 64)),
+    # shapes and dtypes
+    ("quant tile too short", TileLegalityError, r"quant_tile: shape \(1, 2\).*1 x 3",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=2), quant_tile=np.full((1, 2), SCALE_ONE, np.uint64))),
+    ("quant tile two rows", TileLegalityError, r"quant_tile: shape \(2, 3\)",
+     dict(acc=ACC_S, attributes=dict(pre_quant_mode=2), quant_tile=np.full((2, 3), SCALE_ONE, np.uint64))),
+    ("relu tile wrong length", TileLegalityError, r"relu_tile: shape \(4,\)",
+     dict(acc=ACC_F, attributes=dict(pre_quant_mode=1, relu_mode=3), relu_tile=np.zeros(4, np.uint64))),
+    ("row_max_in wrong rows", TileLegalityError, r"row_max_in: shape \(2, 1\).*1 x 1",
+     dict(acc=ACC_F, attributes=dict(row_max_en=1, row_max_init=1), row_max_in=np.zeros((2, 1), np.float32))),
+    ("row_max_in wrong type", TileLegalityError, "row_max_in: dtype float32.*S32",
+     dict(acc=ACC_S, attributes=dict(row_max_en=1, row_max_init=1), row_max_in=np.zeros((1, 1), np.float32))),
+    ("acc 1-D", UsageError, "2-D", dict(acc=np.ones(3, np.float32), attributes={})),
+    ("acc empty", UsageError, "2-D", dict(acc=np.ones((0, 3), np.float32), attributes={})),
+    ("acc 3-D", UsageError, "2-D", dict(acc=np.ones((1, 2, 3), np.int32), attributes={})),
+    ("acc float64", UsageError, "float64", dict(acc=np.ones((1, 2)), attributes={})),
+    ("raw acc without type", UsageError, "give acc_type", dict(acc=np.ones((1, 2), np.uint32), attributes={})),
+    ("float32 acc as S32", UsageError, "acc_type = S32", dict(acc=ACC_F, acc_type="S32", attributes={})),
+    ("acc wider than 32", UsageError, r"acc\[0, 1\] = 0x100000000", dict(acc=[[1, 2**32]], acc_type="U32", attributes={})),
+    ("bad attributes", UsageError, "attributes", dict(acc=ACC_F, attributes="REQ8")),
+    ("bad engine", UsageError, "engine", dict(acc=ACC_F, attributes={}, engine="gpu")),
+]
+
+
+@pytest.mark.parametrize("name, exc, match, call", REJECTIONS, ids=[r[0] for r in REJECTIONS])
+def test_rejections(name, exc, match, call):
+    _assert_rejects(exc, match, **call)
+
+
+def test_rejection_bad_status_object():
+    with pytest.raises(UsageError, match="StatusRegister"):
+        postprocess(ACC_F, attributes={}, status=0)  # type: ignore[arg-type]
+
+
+def test_illegal_words_from_vectors_reject(vectors):
+    """Every illegal quant word of the ASL legality file (a sample per mode) is rejected as a scalar or as
+    one bad column of a vector tile, naming that column; legal words pass."""
+    legal, illegal = _legal_words(vectors)
+    relu_ok, relu_bad = _relu_words(vectors)
+    for mode, info in MODE_TABLE.items():
+        if info.parameter == "none":
+            continue
+        t = info.accumulator_types[0].name
+        acc = np.zeros((1, 6), np.uint32)
+        for w in illegal[mode][:25]:
+            st_ = StatusRegister(0x08)
+            if info.parameter == "scalar":
+                with pytest.raises(TileLegalityError, match=rf"quant_param = {w:#018x}"):
+                    postprocess(acc, acc_type=t, attributes=dict(pre_quant_mode=mode), quant_param=w, status=st_)
+            else:
+                tile = np.full(6, legal[mode][0], np.uint64)
+                tile[4] = w
+                with pytest.raises(TileLegalityError, match=rf"quant_tile\[0, 4\] = {w:#018x}"):
+                    postprocess(acc, acc_type=t, attributes=dict(pre_quant_mode=mode), quant_tile=tile, status=st_)
+            assert int(st_) == 0x08
+        for w in legal[mode][:10]:
+            kw = {"quant_param": w} if info.parameter == "scalar" else {"quant_tile": np.full(6, w, np.uint64)}
+            postprocess(acc, acc_type=t, attributes=dict(pre_quant_mode=mode), **kw)
+    for w in relu_bad[:40]:
+        with pytest.raises(TileLegalityError, match=rf"relu_param = {w:#018x}"):
+            postprocess(np.zeros((1, 2), np.float32), attributes=dict(pre_quant_mode=1, relu_mode=2), relu_param=w)
+    for w in relu_ok[:40]:
+        postprocess(np.zeros((1, 2), np.float32), attributes=dict(pre_quant_mode=1, relu_mode=3),
+                    relu_tile=np.full(2, w, np.uint64))
+
+
+# ----------------------------------------------------------------- hypothesis garbage
+
+_ASSIGNED = sorted(MODE_TABLE)
+_words = st.one_of(st.none(), st.none(), st.sampled_from([0, 1, SCALE_ONE, SCALE_TWO, ALPHA_HALF, 1 << 36]),
+                   st.integers(0, 2**64 - 1), st.integers(-5, 2**70))
+_field_word = st.builds(
+    lambda pq, rl, gn, f: 0x2023 | (pq << 26) | (rl << 23) | (gn << 19) | (f << 15),
+    st.one_of(st.sampled_from(_ASSIGNED), st.integers(0, 63)),
+    st.one_of(st.integers(0, 3), st.integers(0, 7)),
+    st.one_of(st.just(0), st.integers(0, 15)),
+    st.one_of(st.sampled_from([0, 0b0100, 0b1000, 0b1001, 0b1100, 0b1101]), st.integers(0, 15)),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), chaos=st.sampled_from([0, 0, 1, 3, 10]))
+def test_garbage_configurations_raise_only_ptonum_errors(data, chaos):
+    """Configurations from coherent to garbage (each part garbled with probability chaos/10): every call
+    either succeeds (status gets exactly the result flags) or raises a PtonumError with status unchanged."""
+    def garble() -> bool:
+        return data.draw(st.integers(0, 9)) < chaos
+
+    mode = data.draw(st.sampled_from(_ASSIGNED))
+    info = MODE_TABLE[mode]
+    relu = data.draw(st.integers(0, 3))
+    row = data.draw(st.booleans())
+    init = row and data.draw(st.booleans())
+    code = data.draw(st.integers(0, 9))
+    ma = (row or code != 0) and data.draw(st.booleans())
+    word = (0x2023 | (mode << 26) | (relu << 23) | (code << 19) | (row << 18) | ((code != 0) << 17)
+            | (init << 16) | (ma << 15))
+    attributes: Any = word
+    if garble():
+        attributes = data.draw(st.one_of(_field_word, st.integers(-3, 2**33), st.just("REQ8")))
+    elif data.draw(st.booleans()):
+        attributes = FPATRAttributes.from_word(word)
+    m, n = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 9))
+    if garble():
+        m, n = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 5))
+    t = data.draw(st.sampled_from([a.name for a in info.accumulator_types]))
+    dtype = {"FP32": "float32", "S32": "int32", "U32": "uint32"}[t]
+    acc_type: Any = t
+    if garble():
+        dtype = data.draw(st.sampled_from(["float32", "int32", "uint32", "int64", "float64", "list", "3d"]))
+        acc_type = data.draw(st.sampled_from([None, "FP32", "S32", "U32", "FP16", "S8", 99, "nope"]))
+    raw = np.random.default_rng(data.draw(st.integers(0, 2**16))).integers(0, 2**32, (m, n), dtype=np.uint64)
+    acc: Any
+    if dtype == "float32":
+        acc = raw.astype(np.uint32).view(np.float32)
+    elif dtype == "int32":
+        acc = raw.astype(np.uint32).view(np.int32)
+    elif dtype == "list":
+        acc = raw.tolist()
+    elif dtype == "3d":
+        acc = raw.reshape(1, m, n)
+    else:
+        acc = raw.astype(dtype)
+    rmode, sat = ("NONE", False) if (mode == 0 or info.is_shift) else (
+        "NONE" if info.fixed_rounding is not None else data.draw(st.sampled_from(["NONE", "RNE", "RTO", 7])),
+        data.draw(st.booleans()))
+    if garble():
+        rmode = data.draw(st.one_of(st.integers(-1, 9), st.sampled_from(["RNE", "RHB", "rtz", "bogus", None])))
+    if garble():
+        sat = data.draw(st.one_of(st.booleans(), st.integers(-1, 2), st.just("yes")))
+    good_q = SCALE_ONE if not info.is_shift else 5 << 32
+    kw: Dict[str, Any] = {}
+    if info.parameter == "scalar":
+        kw["quant_param"] = good_q
+    elif info.parameter == "vector":
+        kw["quant_tile"] = np.full((1, n), good_q, np.uint64)
+    if relu == 2:
+        kw["relu_param"] = ALPHA_HALF
+    elif relu == 3:
+        kw["relu_tile"] = np.full(n, ALPHA_HALF, np.uint64)
+    if init:
+        kw["row_max_in"] = raw[:, :1].astype(np.uint32)
+    for key in ("quant_param", "relu_param"):
+        if garble():
+            kw[key] = data.draw(_words)
+    for key in ("quant_tile", "relu_tile"):
+        if garble():
+            k = data.draw(st.one_of(st.none(), st.integers(0, 6)))
+            kw[key] = None if k is None else np.array(data.draw(st.lists(
+                st.sampled_from([0, SCALE_ONE, ALPHA_HALF, 1 << 40, 5 << 32]), min_size=k, max_size=k)), np.uint64)
+    if garble():
+        kw["row_max_in"] = data.draw(st.one_of(st.none(), st.integers(0, 4).map(
+            lambda r: np.zeros((r, 1), np.float32)), st.just([[1.5]])))
+    status = StatusRegister(0x02)
+    try:
+        res = postprocess(acc, acc_type=acc_type, attributes=attributes, rmode=rmode, sat=sat, status=status, **kw)
+    except PtonumError:
+        assert int(status) == 0x02
+        return
+    assert res.d_bits.shape == (m, n)
+    assert int(status) == 0x02 | res.flags
