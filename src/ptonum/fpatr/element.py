@@ -321,6 +321,9 @@ def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...
           cfg: _Config) -> Tuple[np.ndarray, np.ndarray]:
     from ..encode import encode_fast, round_and_saturate_signed_fast
 
+    if shape == ():  # work on one-element arrays; give 0-d results back
+        b0, f0 = _fast(acc.reshape(1), qp.reshape(1), rp.reshape(1), (1,), cfg)
+        return b0.reshape(()), f0.reshape(())
     info = cfg.info
     dst = cfg.dst
     out_dtype = _DTYPE[dst]
