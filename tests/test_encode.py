@@ -547,3 +547,16 @@ def test_bad_arguments() -> None:
         encode_fast(np.array([2 ** 62 + 1], dtype=np.int64), "S32", "RNE", False)
     with pytest.raises(UsageError, match="boolean"):
         encode_reference(True, "S8", "RNE", False)
+
+
+def test_large_arrays_are_blocked_transparently() -> None:
+    """Inputs longer than one internal block: shape kept, bad element reported by its full index."""
+    x = np.linspace(-500.0, 500.0, 200_001).reshape(1, -1)
+    for dst in ("FP16", "E4M3", "S8"):
+        b, f = encode_fast(x, dst, "RNE", True)
+        assert b.shape == x.shape and f.shape == x.shape
+        for j in (0, 32767, 32768, 65536, 200_000):
+            assert (int(b[0, j]), int(f[0, j])) == encode_reference(float(x[0, j]), dst, "RNE", True)
+    x[0, 70_001] = np.nan
+    with pytest.raises(UsageError, match=r"values\[0, 70001\] = nan"):
+        encode_fast(x, "HiF8", "RHB", False)

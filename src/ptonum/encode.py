@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Dict, List, Tuple, Union
+from typing import Any, Callable, Dict, List, Tuple, Union
 
 import numpy as np
 
@@ -483,6 +483,15 @@ def _as_float64(values: Any, name: str = "values") -> np.ndarray:
     raise UsageError(f"{name}: expected a real (float64) array, got dtype {arr.dtype}")
 
 
+class _NonFinite(Exception):
+    """Raised inside a chunk kernel; the driver reports the element with its full index."""
+
+
+def _check_finite_chunk(v: np.ndarray) -> None:
+    if not np.all(np.isfinite(v)):
+        raise _NonFinite
+
+
 def _raise_nonfinite(v: np.ndarray, name: str = "values") -> None:
     bad = ~np.isfinite(v)
     if np.any(bad):
@@ -491,6 +500,35 @@ def _raise_nonfinite(v: np.ndarray, name: str = "values") -> None:
             f"{name}[{', '.join(map(str, idx))}] = {float(v[idx])!r}: the destination encoders take "
             "finite real values (NaN/Inf sources are handled by MatrixPostQuantSpecialValue)"
         )
+
+
+#: Elements per block: the kernels' temporaries stay cache-resident.
+_CHUNK = 1 << 15
+
+
+def _chunked(v: np.ndarray, bits_dtype: Any,
+             kernel: Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray]]) -> Tuple[np.ndarray, np.ndarray]:
+    """Run a vectorized kernel block by block over a flattened view of ``v``.
+
+    Each block is a whole-array numpy computation (no per-element loop); blocks
+    only bound the size of the temporaries.  A non-finite element is reported
+    with its index in ``v``.
+    """
+    flat = v.reshape(-1)
+    n = flat.size
+    try:
+        if n <= _CHUNK:
+            b, f = kernel(flat)
+            return b.astype(bits_dtype, copy=False).reshape(v.shape), f.reshape(v.shape)
+        out_b = np.empty(n, dtype=bits_dtype)
+        out_f = np.empty(n, dtype=np.uint8)
+        for start in range(0, n, _CHUNK):
+            stop = min(start + _CHUNK, n)
+            out_b[start:stop], out_f[start:stop] = kernel(flat[start:stop])
+    except _NonFinite:
+        _raise_nonfinite(v)
+        raise  # pragma: no cover - _raise_nonfinite always raises here
+    return out_b.reshape(v.shape), out_f.reshape(v.shape)
 
 
 def _round_up(mode: RoundingMode, rem: np.ndarray, half: Any, neg: np.ndarray,
@@ -560,8 +598,38 @@ def _binary_fast(v: np.ndarray, dst: TileDataType, mode: RoundingMode, sat: bool
         bits = np.minimum(code, _U64(infc)).astype(bits_dtype) | sign_bit
         ovf_bits = sign_bit | bits_dtype(maxc if sat else infc)
     if np.any(overflow):
-        _raise_nonfinite(v)
+        _check_finite_chunk(v)
         bits = np.where(overflow, ovf_bits, bits)
+        flags = np.where(overflow, np.uint8(_OF_NX), flags)
+    return bits, flags
+
+
+_NATIVE = {T.FP16: (np.float16, np.uint16, 0x7FFF, 0x7C00, 0x7BFF, 0x3F10000000000000),
+           T.FP32: (np.float32, np.uint32, 0x7FFFFFFF, 0x7F800000, 0x7F7FFFFF, 0x3810000000000000)}
+
+
+def _native_rne_fast(v: np.ndarray, dst: TileDataType, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
+    """FP16/FP32 under RNE: numpy's float64 -> float16/float32 casts round once, to
+    nearest-even, with gradual underflow -- the ASL result except for the sign of an
+    exact zero and the Sat rule, fixed here; flags come from the exact round trip.
+
+    (Under RNE the ASL's overflow-before-rounding coincides with IEEE overflow:
+    every value with an exponent above the maximum also rounds to infinity.)
+    """
+    ftype, utype, absmask, infc, maxc, min_normal_bits = _NATIVE[dst]
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = v.astype(ftype)
+    bits = r.view(utype)
+    inexact = r.astype(np.float64) != v
+    tiny = (v.view(_U64) & _ABS_MASK) < _U64(min_normal_bits)
+    flags = inexact.astype(np.uint8) << np.uint8(4)
+    flags |= (inexact & tiny).astype(np.uint8) << np.uint8(3)
+    bits = np.where(v == 0.0, utype(0), bits)  # an exact zero has no sign
+    overflow = (bits & utype(absmask)) >= utype(infc)
+    if np.any(overflow):
+        _check_finite_chunk(v)
+        if sat:
+            bits = np.where(overflow, (bits & ~utype(absmask)) | utype(maxc), bits)
         flags = np.where(overflow, np.uint8(_OF_NX), flags)
     return bits, flags
 
@@ -628,7 +696,7 @@ def _hif8_fast(v: np.ndarray, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray
     flags |= (inexact & (big_e < _U64(1023 - 15))).astype(np.uint8) << np.uint8(3)
     overflow = a > _U64(0x40E0000000000000)  # |v| > 32768
     if np.any(overflow):
-        _raise_nonfinite(v)
+        _check_finite_chunk(v)
         if sat:
             ovf = np.where(neg, np.uint8(0xEE), np.uint8(0x6E))
         else:
@@ -646,7 +714,7 @@ def _integer_fast(v: np.ndarray, dst: TileDataType, mode: RoundingMode, sat: boo
     mask = (1 << width) - 1
     bits_dtype = _BITS_DTYPE[width]
     if np.any(overflow):
-        _raise_nonfinite(v)
+        _check_finite_chunk(v)
         flags = np.where(overflow, np.uint8(_OF_NX), flags)
         if sat:
             r = np.clip(r, lo, hi)
@@ -678,10 +746,12 @@ def encode_fast(values: Any, dst_type: object, rmode: object, sat: object) -> Tu
     s = check_bool("sat", sat)
     v = _as_float64(values)
     if dst in _INT_RANGE:
-        return _integer_fast(v, dst, mode, s)
+        return _chunked(v, _BITS_DTYPE[_WIDTH[dst]], lambda c: _integer_fast(c, dst, mode, s))
     if dst is T.HiF8:
-        return _hif8_fast(v, mode, s)
-    return _binary_fast(v, dst, mode, s)
+        return _chunked(v, np.uint8, lambda c: _hif8_fast(c, mode, s))
+    if dst in _NATIVE and mode is RoundingMode.RNE:
+        return _chunked(v, _BITS_DTYPE[_WIDTH[dst]], lambda c: _native_rne_fast(c, dst, s))
+    return _chunked(v, _BITS_DTYPE[_WIDTH[dst]], lambda c: _binary_fast(c, dst, mode, s))
 
 
 def round_and_saturate_signed_fast(values: Any, width: int, rmode: object) -> Tuple[np.ndarray, np.ndarray]:
@@ -698,14 +768,18 @@ def round_and_saturate_signed_fast(values: Any, width: int, rmode: object) -> Tu
     mode = check_resolved_mode(rmode)
     v = _as_float64(values)
     lo, hi = _SIGNED_RANGE[w]
-    r = round_to_integer_array(v, mode)
-    overflow = ~((r >= lo) & (r <= hi))  # NaN counts as out of range (then rejected)
-    flags = np.where(r != v, np.uint8(_NX), np.uint8(0))
-    if np.any(overflow):
-        _raise_nonfinite(v)
-        flags = np.where(overflow, np.uint8(_OF_NX), flags)
-        r = np.clip(r, lo, hi)
-    return r.astype(np.int64), flags
+
+    def kernel(c: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        r = round_to_integer_array(c, mode)
+        overflow = ~((r >= lo) & (r <= hi))  # NaN counts as out of range (then rejected)
+        flags = np.where(r != c, np.uint8(_NX), np.uint8(0))
+        if np.any(overflow):
+            _check_finite_chunk(c)
+            flags = np.where(overflow, np.uint8(_OF_NX), flags)
+            r = np.clip(r, lo, hi)
+        return r.astype(np.int64), flags
+
+    return _chunked(v, np.int64, kernel)
 
 
 def encode(values: Any, dst_type: object, *, rmode: object = "RNE", sat: object = False,
