@@ -1,0 +1,104 @@
+"""ptonum check: every shared ASL vector file passes (fast engine; reference on a sample);
+a flipped expected bit and malformed rows are reported with file:line and a non-zero exit."""
+
+from __future__ import annotations
+
+import gzip
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import vectors_dir
+from ptonum.cli import main
+from ptonum.conformance.check import check_file
+from ptonum.conformance.schema import SCHEMAS, parse_file
+
+FILES = sorted(SCHEMAS)
+
+
+@pytest.mark.parametrize("op", FILES)
+def test_shared_vectors_pass_fast(op: str) -> None:
+    path = vectors_dir() / f"{op}.csv.gz"
+    if not path.exists():
+        pytest.fail(f"missing {path}")
+    t0 = time.time()
+    (rep,) = check_file(str(path), ("fast",))
+    assert rep.op == op
+    assert rep.malformed == 0 and rep.errors == 0
+    assert rep.mismatched == 0, rep.failures[:3]
+    assert rep.passed == rep.rows == rep.checked > 0
+    if op == "tcvt_e8m0":
+        assert rep.rows == 1916611
+        assert time.time() - t0 < 60
+
+
+@pytest.mark.parametrize("op", FILES)
+def test_shared_vectors_reference_sample(op: str) -> None:
+    (rep,) = check_file(str(vectors_dir() / f"{op}.csv.gz"), ("reference",), sample=1500, seed=7)
+    assert rep.checked == min(1500, rep.rows)
+    assert rep.ok, rep.failures[:3]
+
+
+def _copy_lines(tmp: Path, op: str, n: int) -> list[str]:
+    with gzip.open(vectors_dir() / f"{op}.csv.gz", "rt") as fh:
+        lines = [next(fh).rstrip("\r\n") for _ in range(n + 1)]
+    return lines
+
+
+def test_flipped_bit_reported_exactly(tmp_path: Path) -> None:
+    lines = _copy_lines(tmp_path, "postprocess_element", 300)
+    cols = lines[137].split(",")  # file line 138
+    exp = int(cols[9], 16)
+    cols[9] = f"0x{exp ^ 1:0{len(cols[9]) - 2}x}"
+    lines[137] = ",".join(cols)
+    path = tmp_path / "pp.csv.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("\n".join(lines) + "\n")
+    (rep,) = check_file(str(path))
+    assert (rep.mismatched, rep.errors, rep.malformed) == (1, 0, 0)
+    assert [f.line for f in rep.failures] == [138]
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(path)])
+    assert r.exit_code == 1
+    assert f"{path}:138: mismatch" in r.output
+    assert "expected_bits" in r.output and "differs" in r.output
+    assert f"explain {path}:138" in r.output and "TileProfileMatrixPostProcessWithFlags" in r.output
+
+
+def test_malformed_rows_reported_with_line(tmp_path: Path) -> None:
+    lines = _copy_lines(tmp_path, "tcvt_e8m0", 20)
+    lines[3] = lines[3] + ",extra"  # line 4: column count
+    lines[5] = lines[5].replace("0x", "0xzz", 1)  # line 6: bad hex
+    c = lines[8].split(",")
+    c[2] = "RXX"  # line 9: unknown rounding mode
+    lines[8] = ",".join(c)
+    c = lines[10].split(",")
+    c[0] = "FP99"  # line 11: unknown type
+    lines[10] = ",".join(c)
+    path = tmp_path / "t.csv"  # plain CSV accepted
+    path.write_text("\n".join(lines) + "\n")
+    parsed = parse_file(path)
+    assert [ln for ln, _ in parsed.bad] == [4, 6, 9, 11]
+    (rep,) = check_file(str(path))
+    assert rep.malformed == 4 and rep.failed == 4 and rep.passed == 16
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(path)])
+    assert r.exit_code == 1
+    for ln in (4, 6, 9, 11):
+        assert f"{path}:{ln}: malformed row" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_check_cli_pass_and_both_engines() -> None:
+    path = vectors_dir() / "relu_param_legal.csv.gz"
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(path), "--engine", "both", "--limit", "500"])
+    assert r.exit_code == 0, r.output
+    assert "PASS" in r.output and "reference" in r.output
+
+
+def test_unknown_header_is_one_line_error(tmp_path: Path) -> None:
+    p = tmp_path / "x.csv"
+    p.write_text("a,b\n1,2\n")
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p)])
+    assert r.exit_code == 1
+    assert "matches no vector schema" in r.output and "Traceback" not in r.output
