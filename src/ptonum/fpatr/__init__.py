@@ -4,43 +4,23 @@ Submodules: ``attributes`` (the command word, the PreQuantMode table, field
 legality), ``params`` (quantization and activation parameter words),
 ``element`` (the per-element post-process), ``reduction`` (RowMax/GroupMax
 steps and folds) and ``tile`` (the complete tile operation with preflight and
-atomic commit).  This package re-exports their public names.
+atomic commit).  This package re-exports their public names (each
+submodule's ``__all__``), in layer order.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import List
+from . import attributes, element, params, reduction, tile
+from .attributes import *  # noqa: F401,F403
+from .element import *  # noqa: F401,F403
+from .params import *  # noqa: F401,F403
+from .reduction import *  # noqa: F401,F403
+from .tile import *  # noqa: F401,F403
 
-__all__: List[str] = []
-
-# Submodules re-exported here, in layer order.  A submodule that is not
-# written yet is skipped (only a missing module of that exact name is
-# tolerated; any other import error propagates).
-_SUBMODULES = [
-    "attributes",
-    "params",
-    "element",
-    "reduction",
-    "tile",
+__all__ = [
+    *attributes.__all__,
+    *params.__all__,
+    *element.__all__,
+    *reduction.__all__,
+    *tile.__all__,
 ]
-
-
-def _reexport(name: str) -> None:
-    full = f"{__name__}.{name}"
-    try:
-        module = importlib.import_module(full)
-    except ModuleNotFoundError as exc:
-        # tolerate only a sibling submodule that has not been written yet
-        if exc.name in {f"{__name__}.{n}" for n in _SUBMODULES}:
-            return
-        raise
-    names = getattr(module, "__all__", [])
-    for attr in names:
-        globals()[attr] = getattr(module, attr)
-    __all__.extend(n for n in names if n not in __all__)
-
-
-for _name in _SUBMODULES:
-    _reexport(_name)
-del _name

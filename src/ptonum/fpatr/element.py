@@ -379,17 +379,19 @@ def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...
         mult = np.where(neg, alpha, scale)
 
     # Step 8: the exact product (+0.0 turns an exact zero into +0 as the reals do).
-    product = value * mult
-    product = np.broadcast_to(product, shape)
+    if np.shape(value) == shape and value is not acc:
+        product = np.multiply(value, mult, out=value)  # value is a fresh float64 array
+    else:
+        product = np.broadcast_to(value * mult, shape)
 
     offset_width = info.offset_width
     if offset_width:
         offset = (((qp >> np.uint64(37)) & np.uint64((1 << offset_width) - 1)).astype(np.int64))
         offset = np.where(offset >= (1 << (offset_width - 1)), offset - (1 << offset_width), offset)
         inter, f1 = round_and_saturate_signed_fast(product, offset_width, cfg.rmode)
-        final = inter + offset
-        bits, f2 = encode_fast(np.broadcast_to(final, shape).astype(np.float64), dst, cfg.rmode, cfg.sat)
-        flags = f1 | f2
+        final = np.asarray(inter).astype(np.int32) + offset.astype(np.int32)
+        bits, f2 = _encode_exact_integer(final.reshape(shape), dst, cfg.sat)
+        flags = np.asarray(f1).reshape(shape) | f2
     else:
         bits, flags = encode_fast(product + 0.0, dst, cfg.rmode, cfg.sat)
     bits = np.asarray(bits).astype(out_dtype, copy=False).reshape(shape)
@@ -424,6 +426,27 @@ def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...
                     b, f = special_value_result(cls, dst, cfg.sat)
                     bits[mask] = b
                     flags[mask] = f
+    return bits, flags
+
+
+def _encode_exact_integer(values: np.ndarray, dst: TileDataType, sat: bool
+                          ) -> Tuple[np.ndarray, np.ndarray]:
+    """``ReferenceMatrixIntegerEncoding`` of values that are already integers.
+
+    After the S5/S9/S17 intermediate plus offset the value is an integer, so
+    rounding is the identity and no NX arises except with overflow: OF|NX when
+    outside the destination range, then Sat clamps and otherwise the low N
+    bits are kept (two's-complement wrap).  int32 arithmetic; bits at the
+    destination width.
+    """
+    lo_code, hi_code = _INT_MIN_MAX[dst]
+    width = {T.S4X2: 4, T.S8: 8, T.S16: 16}[dst]
+    lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    over = (values < lo) | (values > hi)
+    flags = over.astype(np.uint8) * np.uint8(OF | NX)
+    if sat:
+        values = np.clip(values, lo, hi)
+    bits = (values & ((1 << width) - 1)).astype(_DTYPE[dst])
     return bits, flags
 
 
