@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import List, Optional, Tuple
 
 import rich_click as click
@@ -69,10 +70,12 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
 
     table = Table(title="ptonum check")
     for col in ("file", "operation", "engine", "rows", "checked", "passed", "failed", "malformed"):
-        table.add_column(col, justify="right" if col not in ("file", "operation", "engine") else "left")
+        table.add_column(col, justify="right" if col not in ("file", "operation", "engine") else "left",
+                         no_wrap=True, overflow="fold" if col == "file" else "ellipsis",
+                         min_width=len(col) if col != "file" else None)
     for r in reports:
         style = "green" if r.ok else "red"
-        table.add_row(r.path, r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
+        table.add_row(Path(r.path).name, r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
                       f"[{style}]{r.mismatched + r.errors}[/{style}]", str(r.malformed))
     console.print(table)
 

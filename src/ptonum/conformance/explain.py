@@ -104,7 +104,7 @@ def explain_postprocess(acc_bits: int, *, pre_quant_mode: Any, relu_mode: Any, a
                         quant_param: int = 0, relu_param: int = 0, rmode: Any = "RNE",
                         sat: Any = False) -> Explanation:
     """Trace one element of the B.FPATR post-process (``TileProfileMatrixPostProcessWithFlags``)."""
-    from ..fpatr.element import postprocess_element_trace  # type: ignore[attr-defined]
+    from ..fpatr.element import postprocess_element_trace
     from ..formats import parse_data_type
 
     res = postprocess_element_trace(

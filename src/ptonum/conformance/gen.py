@@ -13,7 +13,7 @@ seed and options give a byte-identical file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -340,7 +340,7 @@ def _pp_inputs(count: Optional[int], rng: np.random.Generator, flt: Filters) -> 
 
 
 def _finish(rows: _Rows, names: Sequence[str], count: Optional[int], rng: np.random.Generator,
-            random_row, signed: Sequence[str] = ()) -> Batch:  # type: ignore[no-untyped-def]
+            random_row: Callable[[_Rows], None], signed: Sequence[str] = ()) -> Batch:
     boundary = len(rows)
     if count is None:
         return rows.arrays(names, signed)
@@ -422,7 +422,7 @@ def _tcvt_inputs(count: Optional[int], rng: np.random.Generator, flt: Filters) -
 
 
 def _decomp_inputs(count: Optional[int], rng: np.random.Generator, flt: Filters) -> Batch:
-    from ..formats import descriptor  # type: ignore[attr-defined]
+    from ..formats import descriptor
 
     rows = _Rows()
     types = _keep([int(m) for m in TileDataType], flt.data_type)

@@ -254,7 +254,7 @@ def _parse_named(col: Sequence[str], table: Dict[str, int], what: str, choices: 
             codes[j] = code
     arr = codes[inv]
     if bad_u.any():
-        allowed = ", ".join(choices) if choices else ", ".join(sorted(set(table) - {k.upper() for k in ()}))
+        allowed = ", ".join(choices) if choices else ", ".join(sorted(table))
         for i in np.flatnonzero(bad_u[inv]).tolist():
             bad[i] = f"unknown {what} {col[i]!r} (expected one of {allowed})"
     return arr, bad
@@ -690,7 +690,7 @@ class DecompositionSchema(Schema):
     group_keys = ("data_type",)
 
     def run(self, batch: Batch, engine: str) -> RunResult:
-        from ..formats import decompose  # type: ignore[attr-defined]
+        from ..formats import decompose
 
         def call(key: Tuple[int, ...], sub: Batch) -> Tuple[np.ndarray, ...]:
             (dt,) = key
@@ -725,7 +725,7 @@ class FP32ToFP19Schema(Schema):
     )
 
     def run(self, batch: Batch, engine: str) -> RunResult:
-        from ..fp19 import from_fp32  # type: ignore[import-not-found]
+        from ..fp19 import from_fp32
 
         def call(key: Tuple[int, ...], sub: Batch) -> Tuple[np.ndarray, ...]:
             return (_call(from_fp32, engine, _u(sub["fp32_bits"])),)
