@@ -12,7 +12,7 @@ import rich_click as click
 
 from .. import __version__
 
-click.rich_click.USE_MARKDOWN = True
+click.rich_click.TEXT_MARKUP = "markdown"
 click.rich_click.SHOW_ARGUMENTS = True
 
 
