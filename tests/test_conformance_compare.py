@@ -27,7 +27,7 @@ def test_compare_injected_int(tmp_path: Path) -> None:
     np.save(tmp_path / "acc.npy", acc)
     d, rmax = _model_d(acc, tmp_path)
     np.save(tmp_path / "same.npy", d)
-    r = RUN.invoke(main, ["compare", "--acc", str(tmp_path / "acc.npy"), "--mode", "REQ8", "--quant-param",
+    r = RUN.invoke(main, ["compare", str(tmp_path / "acc.npy"), "--mode", "REQ8", "--quant-param",
                           hex(0x1FC00 << 13), "--device-d", str(tmp_path / "same.npy")])
     assert r.exit_code == 0, r.output
     assert "MATCH" in r.output
@@ -36,7 +36,7 @@ def test_compare_injected_int(tmp_path: Path) -> None:
     bad[2, 9] = (int(bad[2, 9]) - 5) & 0xFF
     bad[5, 0] = (int(bad[5, 0]) + 2) & 0xFF
     np.save(tmp_path / "dev.npy", bad)
-    r = RUN.invoke(main, ["compare", "--acc", str(tmp_path / "acc.npy"), "--mode", "REQ8", "--quant-param",
+    r = RUN.invoke(main, ["compare", str(tmp_path / "acc.npy"), "--mode", "REQ8", "--quant-param",
                           hex(0x1FC00 << 13), "--device-d", str(tmp_path / "dev.npy")])
     assert r.exit_code == 1
     assert "first 3 of 3 mismatches" in r.output
@@ -54,7 +54,7 @@ def test_compare_rowmax_dump(tmp_path: Path) -> None:
     bad = rmax.copy()
     bad[2, 0] ^= 1
     np.save(tmp_path / "rm.npy", bad)
-    r = RUN.invoke(main, ["compare", "--acc", str(tmp_path / "acc.npy"), "--mode", "REQ8", "--row-max",
+    r = RUN.invoke(main, ["compare", str(tmp_path / "acc.npy"), "--mode", "REQ8", "--row-max",
                           "--quant-param", hex(0x1FC00 << 13), "--device-d", str(tmp_path / "d.npy"),
                           "--device-row-max", str(tmp_path / "rm.npy")])
     assert r.exit_code == 1

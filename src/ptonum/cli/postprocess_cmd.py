@@ -25,121 +25,17 @@ from rich.table import Table
 
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
+from ._tile_args import (
+    INPUT_OPTIONS,
+    OPERATION_OPTIONS,
+    PARAMETER_OPTIONS,
+    build_tile_call,
+    split_key,
+    tile_options,
+)
 
 #: inputs with more elements than this show a progress bar
 PROGRESS_ELEMENTS = 1 << 20
-
-_BIN_DTYPES = {"uint32": np.uint32, "int32": np.int32, "float32": np.float32}
-
-
-# ---------------------------------------------------------------------------
-# Reading tiles
-
-
-def _split_key(spec: str) -> Tuple[str, Optional[str]]:
-    """``file.npz:key`` -> (file.npz, key); anything else -> (spec, None)."""
-    low = spec.lower()
-    i = low.rfind(".npz:")
-    if i >= 0:
-        return spec[: i + 4], spec[i + 5 :]
-    return spec, None
-
-
-def _parse_shape(text: str) -> Tuple[int, ...]:
-    parts = [p for p in text.replace("x", ",").replace("X", ",").split(",") if p.strip()]
-    try:
-        shape = tuple(int(p) for p in parts)
-    except ValueError:
-        raise UsageError(f"--shape = {text!r}: expected M x N, e.g. 256x32 or 256,32") from None
-    if not shape or any(s < 1 for s in shape):
-        raise UsageError(f"--shape = {text!r}: dimensions must be positive integers")
-    return shape
-
-
-def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any = None,
-              bin_shape: Optional[Tuple[int, ...]] = None) -> np.ndarray:
-    """Read one tile from ``.npy``, ``.npz`` (``key`` or ``file.npz:key``; a single-array npz needs none)
-    or raw little-endian ``.bin`` (``bin_dtype`` and ``bin_shape`` give the layout, row-major).
-
-    Raises :class:`UsageError` naming the option, the file and the problem.
-    """
-    path_text, inline_key = _split_key(spec)
-    key = key or inline_key
-    path = Path(path_text)
-    if not path.is_file():
-        raise UsageError(f"{name}: file not found: {path}")
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".npy":
-            if key:
-                raise UsageError(f"{name}: {path} is a .npy file; a key applies only to .npz")
-            return np.load(path, allow_pickle=False)
-        if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as z:
-                keys = list(z.files)
-                if key is None:
-                    if len(keys) != 1:
-                        raise UsageError(
-                            f"{name}: {path} holds {len(keys)} arrays ({', '.join(keys)}); choose one with "
-                            f"{'--key' if name == 'ACC' else 'FILE.npz:KEY'}"
-                        )
-                    key = keys[0]
-                if key not in keys:
-                    raise UsageError(f"{name}: {path} has no array {key!r} (it has {', '.join(keys)})")
-                return z[key]
-        if suffix == ".bin":
-            if bin_dtype is None or bin_shape is None:
-                raise UsageError(f"{name}: a raw .bin file needs --dtype and --shape (e.g. --dtype int32 --shape 256x32)")
-            dt = np.dtype(bin_dtype).newbyteorder("<")
-            raw = np.fromfile(path, dtype=dt)
-            want = int(np.prod(bin_shape))
-            if raw.size != want or path.stat().st_size != want * dt.itemsize:
-                raise UsageError(
-                    f"{name}: {path} has {path.stat().st_size} bytes; shape {'x'.join(map(str, bin_shape))} of "
-                    f"{np.dtype(bin_dtype).name} needs {want * dt.itemsize}"
-                )
-            return raw.astype(np.dtype(bin_dtype).newbyteorder("="), copy=False).reshape(bin_shape)
-    except UsageError:
-        raise
-    except (OSError, ValueError, EOFError) as exc:
-        raise UsageError(f"{name}: cannot read {path}: {exc}") from None
-    raise UsageError(f"{name}: {path}: unknown file type {suffix!r}; expected .npy, .npz or .bin")
-
-
-def _accumulator_values(acc: np.ndarray, acc_type: Optional[str]) -> Tuple[np.ndarray, Optional[str]]:
-    """Make common file dtypes acceptable without changing any value.
-
-    int64/int16/int8 values with ``--acc-type S32`` become int32 when they fit;
-    float64/float16 values with ``--acc-type FP32`` become float32 when exact.
-    Everything else goes to the model unchanged (it names what is wrong).
-    """
-    t = acc_type.upper() if acc_type else None
-    if acc.dtype.kind == "i" and acc.dtype != np.int32 and t == "S32":
-        if acc.size and (acc.min() < -(2**31) or acc.max() >= 2**31):
-            bad = tuple(int(i) for i in np.argwhere((acc < -(2**31)) | (acc >= 2**31))[0])
-            raise UsageError(f"acc{list(bad)} = {int(acc[bad])}: does not fit S32")
-        return acc.astype(np.int32), t
-    if acc.dtype.kind == "f" and acc.dtype != np.float32 and t == "FP32":
-        conv = acc.astype(np.float32)
-        same = (conv.astype(acc.dtype) == acc) | (np.isnan(acc) & np.isnan(conv))
-        if not np.all(same):
-            bad = tuple(int(i) for i in np.argwhere(~same)[0])
-            raise UsageError(
-                f"acc{list(bad)} = {acc[bad]!r}: {acc.dtype} value is not an FP32 value; "
-                "convert the accumulator to float32 (or pass raw 32-bit encodings)"
-            )
-        return conv, t
-    return acc, t
-
-
-def _int_word(name: str, text: str, width: int = 64) -> int:
-    try:
-        v = int(text, 0)
-    except ValueError:
-        raise UsageError(f"{name} = {text!r}: expected an integer word (decimal or 0x-hex)") from None
-    if v < 0 or v >> width:
-        raise UsageError(f"{name} = {text}: does not fit in {width} bits")
-    return v
 
 
 # ---------------------------------------------------------------------------
@@ -262,45 +158,13 @@ def _run_example(console: Console, engine: str) -> None:
 
 
 @click.command("postprocess")
-@click.option_panel("Input", options=["--key", "--dtype", "--shape", "--acc-type"])
-@click.option_panel("Operation: B.FPATR word or fields, B.DATR RMode/Sat",
-                    options=["--attributes", "--mode", "--relu", "--group-n", "--row-max", "--group-max",
-                             "--row-max-init", "--max-abs", "--rmode", "--sat"])
-@click.option_panel("Parameters", options=["--scale", "--offset", "--scale-rounding", "--quant-param",
-                                           "--quant-tile", "--alpha", "--relu-param", "--relu-tile", "--row-max-in"])
+@click.option_panel("Input", options=INPUT_OPTIONS)
+@click.option_panel("Operation: B.FPATR word or fields, B.DATR RMode/Sat", options=OPERATION_OPTIONS)
+@click.option_panel("Parameters", options=PARAMETER_OPTIONS)
 @click.option_panel("Run and output", options=["--engine", "--out-dir", "--bin", "--progress", "--help"])
 @click.argument("acc", required=False, metavar="[ACC]",
                 help="Accumulator tile M x N: .npy, .npz (--key) or raw .bin (--dtype, --shape). Omit to run the bundled example.")
-@click.option("--key", help="Array name inside an ACC .npz file.")
-@click.option("--dtype", "bin_dtype", type=click.Choice(sorted(_BIN_DTYPES)),
-              help="Element type of a raw ACC .bin file (uint32 = raw encodings; use --acc-type).")
-@click.option("--shape", "bin_shape", help="M x N of a raw ACC .bin file, e.g. 256x32.")
-@click.option("--acc-type", type=click.Choice(["FP32", "S32", "U32"], case_sensitive=False),
-              help="Accumulator type. Optional for float32 (FP32) or int32 (S32) arrays; required for raw bits.")
-@click.option("--attributes", "attributes_word", metavar="WORD",
-              help="The 32-bit B.FPATR word (e.g. 0x0c002023). Excludes the field options below.")
-@click.option("--mode", help="PreQuantMode name or code (e.g. VREQ8, QF322FP8_PRE, 26).")
-@click.option("--relu", default=None, help="ReluMode: NONE, RELU, LRELU (scalar alpha) or PRELU (per-column tile).")
-@click.option("--group-n", type=int, default=None, help="GroupN columns (8, 16, 32, 48, 64, 80, 96, 112, 128).")
-@click.option("--row-max", is_flag=True, help="RowMaxEn: write RowMaxOut (M x 1, accumulator type).")
-@click.option("--group-max", is_flag=True, help="GroupMaxEn: write GroupMaxOut (needs --group-n).")
-@click.option("--row-max-init", is_flag=True, help="RowMaxInit: fold RowMaxIn (--row-max-in) into RowMax.")
-@click.option("--max-abs", is_flag=True, help="MaxAbsEn: reduce |acc| instead of acc.")
-@click.option("--rmode", default="NONE", show_default=True,
-              help="B.DATR RMode: NONE (= RNE), RNE, RTZ, RTM, RTP, RNA, RTO, RHB or a code 0-7. "
-                   "Fixed-rounding modes require NONE.")
-@click.option("--sat", is_flag=True, help="B.DATR Sat=1: clamp on overflow (default: wrap / Inf).")
-@click.option("--scale", type=float, default=None,
-              help="Quantization scale as a real number (encoded as FP19; vector modes use it for every column).")
-@click.option("--offset", type=int, default=0, show_default=True, help="Signed offset (S5/S9/S17 by mode).")
-@click.option("--scale-rounding", type=click.Choice(["exact", "rne"]), default="exact", show_default=True,
-              help="exact: refuse a scale/alpha that is not an FP19 value; rne: round via FP32 to nearest-even FP19.")
-@click.option("--quant-param", metavar="WORD", help="Raw 64-bit quantization word (decimal or 0x-hex).")
-@click.option("--quant-tile", metavar="FILE", help="1 x N U64 quantization words (.npy, FILE.npz:KEY or little-endian .bin).")
-@click.option("--alpha", type=float, default=None, help="LReLU/PReLU negative-path multiplier (FP19, >= 0).")
-@click.option("--relu-param", metavar="WORD", help="Raw activation word (FP19 in bits [18:0]).")
-@click.option("--relu-tile", metavar="FILE", help="1 x N U64 activation words for --relu PRELU.")
-@click.option("--row-max-in", metavar="FILE", help="RowMaxIn, M x 1 of the accumulator type (with --row-max-init).")
+@tile_options
 @click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True,
               help="fast = vectorized numpy; reference = exact per-element model (slow).")
 @click.option("--out-dir", type=click.Path(file_okay=False), default=".", show_default=True,
@@ -400,79 +264,14 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
               quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
               relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], engine: str,
               out_dir: str, write_bin: bool, progress: Optional[bool]) -> None:
-    from ..fpatr.attributes import FPATRAttributes, mode_info
-    from ..fpatr.params import quant_param as make_quant_param
-    from ..fpatr.params import relu_param as make_relu_param
-    from ..fpatr.tile import postprocess
-
-    # ---- attributes
-    field_opts = [n for n, v in (("--mode", mode), ("--relu", relu), ("--group-n", group_n),
-                                 ("--row-max", row_max or None), ("--group-max", group_max or None),
-                                 ("--row-max-init", row_max_init or None), ("--max-abs", max_abs or None))
-                  if v is not None]
-    if attributes_word is not None:
-        if field_opts:
-            raise UsageError(f"--attributes and {field_opts[0]} both describe B.FPATR; give one or the other")
-        attrs = FPATRAttributes.from_word(_int_word("--attributes", attributes_word, 32))
-    else:
-        if mode is None:
-            raise UsageError("give --mode NAME (and field options) or --attributes WORD")
-        attrs = FPATRAttributes.from_fields(
-            pre_quant_mode=mode, relu_mode=relu if relu is not None else "NONE",
-            group_n=group_n if group_n is not None else 0, row_max_en=row_max, group_max_en=group_max,
-            row_max_init=row_max_init, max_abs_en=max_abs,
-        )
-    info = mode_info(attrs.pre_quant_mode)
-
-    # ---- accumulator
-    shape = _parse_shape(bin_shape) if bin_shape else None
-    if bin_dtype is not None and Path(_split_key(acc)[0]).suffix.lower() != ".bin":
-        raise UsageError("--dtype/--shape describe a raw .bin ACC file; ACC is not .bin")
-    acc_arr = read_tile("ACC", acc, key=key, bin_dtype=_BIN_DTYPES.get(bin_dtype or ""), bin_shape=shape)
-    acc_arr, acc_t = _accumulator_values(acc_arr, acc_type)
-    if acc_arr.ndim != 2:
-        raise UsageError(f"ACC: expected an M x N tile, got shape {acc_arr.shape}")
-    m, n = acc_arr.shape
-
-    # ---- quantization parameter
-    if sum(x is not None for x in (scale, quant_param, quant_tile)) > 1:
-        raise UsageError("give one of --scale (with --offset), --quant-param WORD or --quant-tile FILE")
-    if offset and scale is None:
-        raise UsageError("--offset goes with --scale (a raw --quant-param word carries its own offset)")
-    qword: Optional[int] = None
-    if scale is not None:
-        if info.parameter == "none":
-            raise UsageError(f"--scale: PreQuantMode {int(info.code)} ({info.name}) takes no parameter")
-        qword = int(make_quant_param(scale, offset, mode=attrs.pre_quant_mode, rounding=scale_rounding))
-    elif quant_param is not None:
-        qword = _int_word("--quant-param", quant_param)
-    kwargs: Dict[str, Any] = {}
-    if qword is not None:
-        if info.parameter == "vector":
-            kwargs["quant_tile"] = np.full((1, n), qword, dtype=np.uint64)
-        else:
-            kwargs["quant_param"] = qword
-    if quant_tile is not None:
-        kwargs["quant_tile"] = read_tile("--quant-tile", quant_tile, bin_dtype=np.uint64, bin_shape=(1, n))
-
-    # ---- activation parameter
-    if sum(x is not None for x in (alpha, relu_param, relu_tile)) > 1:
-        raise UsageError("give one of --alpha, --relu-param WORD or --relu-tile FILE")
-    rword: Optional[int] = None
-    if alpha is not None:
-        rword = int(make_relu_param(alpha, rounding=scale_rounding))
-    elif relu_param is not None:
-        rword = _int_word("--relu-param", relu_param)
-    if rword is not None:
-        if int(attrs.relu_mode) == 3:
-            kwargs["relu_tile"] = np.full((1, n), rword, dtype=np.uint64)
-        else:
-            kwargs["relu_param"] = rword
-    if relu_tile is not None:
-        kwargs["relu_tile"] = read_tile("--relu-tile", relu_tile, bin_dtype=np.uint64, bin_shape=(1, n))
-    if row_max_in is not None:
-        rdt = {"FP32": np.float32, "S32": np.int32}.get(acc_t or "", np.uint32)
-        kwargs["row_max_in"] = read_tile("--row-max-in", row_max_in, bin_dtype=rdt, bin_shape=(m, 1))
+    call = build_tile_call(acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
+                           attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n,
+                           row_max=row_max, group_max=group_max, row_max_init=row_max_init, max_abs=max_abs,
+                           rmode=rmode, sat=sat, scale=scale, offset=offset, scale_rounding=scale_rounding,
+                           quant_param=quant_param, quant_tile=quant_tile, alpha=alpha, relu_param=relu_param,
+                           relu_tile=relu_tile, row_max_in=row_max_in)
+    attrs = call.attributes
+    m, n = call.acc.shape
 
     # ---- run (progress bar on large inputs)
     show = progress if progress is not None else (m * n > PROGRESS_ELEMENTS)
@@ -481,13 +280,12 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
                       console=Console(stderr=True), transient=True) as prog:
             task = prog.add_task("rows", total=m)
             cb: Callable[[int, int], None] = lambda done, total: prog.update(task, completed=done)
-            res = postprocess(acc_arr, acc_type=acc_t, attributes=attrs, rmode=rmode, sat=sat, engine=engine,
-                              progress=cb, **kwargs)
+            res = call.run(engine=engine, progress=cb)
     else:
-        res = postprocess(acc_arr, acc_type=acc_t, attributes=attrs, rmode=rmode, sat=sat, engine=engine, **kwargs)
+        res = call.run(engine=engine)
 
     # ---- outputs, only after success
-    stem = Path(_split_key(acc)[0]).stem + (f".{key}" if key else "")
+    stem = Path(split_key(acc)[0]).stem + (f".{key}" if key else "")
     files: Dict[str, np.ndarray] = {f"{stem}.d": np.asarray(res.d_bits)}
     if res.row_max_bits is not None:
         files[f"{stem}.row_max"] = np.asarray(res.row_max_bits)

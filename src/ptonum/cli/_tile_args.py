@@ -1,0 +1,288 @@
+"""Options and input reading shared by the commands that run the B.FPATR tile operation
+(``ptonum postprocess`` and ``ptonum compare``): reading tiles from .npy/.npz/.bin,
+the attribute and parameter options, and turning them into one
+:func:`ptonum.fpatr.postprocess` call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
+
+import numpy as np
+import rich_click as click
+
+from ..errors import UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: element types a raw ACC .bin file may hold
+BIN_DTYPES = {"uint32": np.uint32, "int32": np.int32, "float32": np.float32}
+
+#: the option names of :func:`tile_options`, in the order they are declared (for help panels)
+INPUT_OPTIONS = ["--key", "--dtype", "--shape", "--acc-type"]
+OPERATION_OPTIONS = ["--attributes", "--mode", "--relu", "--group-n", "--row-max", "--group-max",
+                     "--row-max-init", "--max-abs", "--rmode", "--sat"]
+PARAMETER_OPTIONS = ["--scale", "--offset", "--scale-rounding", "--quant-param", "--quant-tile", "--alpha",
+                     "--relu-param", "--relu-tile", "--row-max-in"]
+
+
+def split_key(spec: str) -> Tuple[str, Optional[str]]:
+    """``file.npz:key`` -> (file.npz, key); anything else -> (spec, None)."""
+    low = spec.lower()
+    i = low.rfind(".npz:")
+    if i >= 0:
+        return spec[: i + 4], spec[i + 5 :]
+    return spec, None
+
+
+def parse_shape(text: str) -> Tuple[int, ...]:
+    parts = [p for p in text.replace("x", ",").replace("X", ",").split(",") if p.strip()]
+    try:
+        shape = tuple(int(p) for p in parts)
+    except ValueError:
+        raise UsageError(f"--shape = {text!r}: expected M x N, e.g. 256x32 or 256,32") from None
+    if not shape or any(s < 1 for s in shape):
+        raise UsageError(f"--shape = {text!r}: dimensions must be positive integers")
+    return shape
+
+
+def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any = None,
+              bin_shape: Optional[Tuple[int, ...]] = None) -> np.ndarray:
+    """Read one tile from ``.npy``, ``.npz`` (``key`` or ``file.npz:key``; a single-array npz needs none)
+    or raw little-endian ``.bin`` (``bin_dtype`` and ``bin_shape`` give the layout, row-major).
+
+    Raises :class:`UsageError` naming the option, the file and the problem.
+    """
+    path_text, inline_key = split_key(spec)
+    key = key or inline_key
+    path = Path(path_text)
+    if not path.is_file():
+        raise UsageError(f"{name}: file not found: {path}")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npy":
+            if key:
+                raise UsageError(f"{name}: {path} is a .npy file; a key applies only to .npz")
+            return np.load(path, allow_pickle=False)
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as z:
+                keys = list(z.files)
+                if key is None:
+                    if len(keys) != 1:
+                        raise UsageError(
+                            f"{name}: {path} holds {len(keys)} arrays ({', '.join(keys)}); choose one with "
+                            f"{'--key' if name == 'ACC' else 'FILE.npz:KEY'}"
+                        )
+                    key = keys[0]
+                if key not in keys:
+                    raise UsageError(f"{name}: {path} has no array {key!r} (it has {', '.join(keys)})")
+                return z[key]
+        if suffix == ".bin":
+            if bin_dtype is None or bin_shape is None:
+                raise UsageError(f"{name}: a raw .bin file needs --dtype and --shape (e.g. --dtype int32 --shape 256x32)")
+            dt = np.dtype(bin_dtype).newbyteorder("<")
+            raw = np.fromfile(path, dtype=dt)
+            want = int(np.prod(bin_shape))
+            if raw.size != want or path.stat().st_size != want * dt.itemsize:
+                raise UsageError(
+                    f"{name}: {path} has {path.stat().st_size} bytes; shape {'x'.join(map(str, bin_shape))} of "
+                    f"{np.dtype(bin_dtype).name} needs {want * dt.itemsize}"
+                )
+            return raw.astype(np.dtype(bin_dtype).newbyteorder("="), copy=False).reshape(bin_shape)
+    except UsageError:
+        raise
+    except (OSError, ValueError, EOFError) as exc:
+        raise UsageError(f"{name}: cannot read {path}: {exc}") from None
+    raise UsageError(f"{name}: {path}: unknown file type {suffix!r}; expected .npy, .npz or .bin")
+
+
+def accumulator_values(acc: np.ndarray, acc_type: Optional[str]) -> Tuple[np.ndarray, Optional[str]]:
+    """Make common file dtypes acceptable without changing any value.
+
+    int64/int16/int8 values with ``--acc-type S32`` become int32 when they fit;
+    float64/float16 values with ``--acc-type FP32`` become float32 when exact.
+    Everything else goes to the model unchanged (it names what is wrong).
+    """
+    t = acc_type.upper() if acc_type else None
+    if acc.dtype.kind == "i" and acc.dtype != np.int32 and t == "S32":
+        if acc.size and (acc.min() < -(2**31) or acc.max() >= 2**31):
+            bad = tuple(int(i) for i in np.argwhere((acc < -(2**31)) | (acc >= 2**31))[0])
+            raise UsageError(f"acc{list(bad)} = {int(acc[bad])}: does not fit S32")
+        return acc.astype(np.int32), t
+    if acc.dtype.kind == "f" and acc.dtype != np.float32 and t == "FP32":
+        conv = acc.astype(np.float32)
+        same = (conv.astype(acc.dtype) == acc) | (np.isnan(acc) & np.isnan(conv))
+        if not np.all(same):
+            bad = tuple(int(i) for i in np.argwhere(~same)[0])
+            raise UsageError(
+                f"acc{list(bad)} = {acc[bad]!r}: {acc.dtype} value is not an FP32 value; "
+                "convert the accumulator to float32 (or pass raw 32-bit encodings)"
+            )
+        return conv, t
+    return acc, t
+
+
+def int_word(name: str, text: str, width: int = 64) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise UsageError(f"{name} = {text!r}: expected an integer word (decimal or 0x-hex)") from None
+    if v < 0 or v >> width:
+        raise UsageError(f"{name} = {text}: does not fit in {width} bits")
+    return v
+
+
+def tile_options(fn: F) -> F:
+    """Add the accumulator, B.FPATR/B.DATR and parameter options to a click command."""
+    options = [
+        click.option("--key", help="Array name inside an ACC .npz file (or write ACC as FILE.npz:KEY)."),
+        click.option("--dtype", "bin_dtype", type=click.Choice(sorted(BIN_DTYPES)),
+                     help="Element type of a raw little-endian ACC .bin file."),
+        click.option("--shape", "bin_shape", help="M x N of a raw ACC .bin file, e.g. 256x32."),
+        click.option("--acc-type", type=click.Choice(["FP32", "S32", "U32"], case_sensitive=False),
+                     help="Accumulator type (default: from the array dtype: float32 -> FP32, int32 -> S32)."),
+        click.option("--attributes", "attributes_word", metavar="WORD",
+                     help="The 32-bit B.FPATR word (e.g. 0x08842023), instead of --mode and the field options."),
+        click.option("--mode", help="PreQuantMode name or code (e.g. VREQ8, QF322FP8_PRE, 26)."),
+        click.option("--relu", default=None,
+                     help="ReluMode: NONE, RELU, LRELU (scalar alpha) or PRELU (per-column tile)."),
+        click.option("--group-n", type=int, default=None,
+                     help="GroupN columns (8, 16, 32, 48, 64, 80, 96, 112, 128)."),
+        click.option("--row-max", is_flag=True, help="RowMaxEn: RowMaxOut (M x 1, accumulator type)."),
+        click.option("--group-max", is_flag=True, help="GroupMaxEn: GroupMaxOut (needs --group-n)."),
+        click.option("--row-max-init", is_flag=True, help="RowMaxInit: fold RowMaxIn (--row-max-in) into RowMax."),
+        click.option("--max-abs", is_flag=True, help="MaxAbsEn: reduce |acc| instead of acc."),
+        click.option("--rmode", default="NONE", show_default=True,
+                     help="B.DATR RMode: NONE, RNE, RTZ, RTM, RTP, RNA, RTO, RHB (fixed-rounding, shift and "
+                          "NoQuant modes require NONE)."),
+        click.option("--sat", is_flag=True, help="B.DATR Sat=1: clamp on overflow (default: wrap / Inf)."),
+        click.option("--scale", type=float, default=None,
+                     help="Quantization scale as a number (converted to FP19; see --scale-rounding)."),
+        click.option("--offset", type=int, default=0, show_default=True, help="Signed offset (S5/S9/S17 by mode)."),
+        click.option("--scale-rounding", type=click.Choice(["exact", "rne"]), default="exact", show_default=True,
+                     help="exact: refuse a --scale/--alpha FP19 cannot hold; rne: round it (FP32ToFP19)."),
+        click.option("--quant-param", metavar="WORD", help="Raw 64-bit quantization word (decimal or 0x-hex)."),
+        click.option("--quant-tile", metavar="FILE",
+                     help="1 x N U64 quantization words (.npy, FILE.npz:KEY or little-endian .bin)."),
+        click.option("--alpha", type=float, default=None, help="LReLU/PReLU negative-path multiplier (FP19, >= 0)."),
+        click.option("--relu-param", metavar="WORD", help="Raw activation word (FP19 in bits [18:0])."),
+        click.option("--relu-tile", metavar="FILE", help="1 x N U64 activation words for --relu PRELU."),
+        click.option("--row-max-in", metavar="FILE",
+                     help="RowMaxIn, M x 1 of the accumulator type (with --row-max-init)."),
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+@dataclass
+class TileCall:
+    """One fully read :func:`ptonum.fpatr.postprocess` call (nothing computed yet)."""
+
+    acc: np.ndarray
+    acc_type: Optional[str]
+    attributes: Any  # FPATRAttributes
+    rmode: str
+    sat: bool
+    params: Dict[str, Any] = field(default_factory=dict)
+
+    def run(self, *, engine: str = "fast", progress: Optional[Callable[[int, int], None]] = None) -> Any:
+        from ..fpatr.tile import postprocess
+
+        extra: Dict[str, Any] = {"progress": progress} if progress is not None else {}
+        return postprocess(self.acc, acc_type=self.acc_type, attributes=self.attributes, rmode=self.rmode,
+                           sat=self.sat, engine=engine, **self.params, **extra)
+
+    def element_param(self, scalar: str, tile: str, column: int) -> int:
+        """The quantization or activation word the element in ``column`` uses."""
+        if tile in self.params:
+            return int(np.asarray(self.params[tile]).reshape(-1)[column])
+        return int(self.params.get(scalar, 0) or 0)
+
+
+def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
+                    acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str],
+                    relu: Optional[str], group_n: Optional[int], row_max: bool, group_max: bool,
+                    row_max_init: bool, max_abs: bool, rmode: str, sat: bool, scale: Optional[float],
+                    offset: int, scale_rounding: str, quant_param: Optional[str], quant_tile: Optional[str],
+                    alpha: Optional[float], relu_param: Optional[str], relu_tile: Optional[str],
+                    row_max_in: Optional[str]) -> TileCall:
+    """Read ACC and the parameter files and build the attributes from the options of :func:`tile_options`.
+
+    Raises :class:`UsageError` (or the model's typed errors) naming the option and the problem.
+    """
+    from ..fpatr.attributes import FPATRAttributes, mode_info
+    from ..fpatr.params import quant_param as make_quant_param
+    from ..fpatr.params import relu_param as make_relu_param
+
+    # ---- attributes
+    field_opts = [n for n, v in (("--mode", mode), ("--relu", relu), ("--group-n", group_n),
+                                 ("--row-max", row_max or None), ("--group-max", group_max or None),
+                                 ("--row-max-init", row_max_init or None), ("--max-abs", max_abs or None))
+                  if v is not None]
+    if attributes_word is not None:
+        if field_opts:
+            raise UsageError(f"--attributes and {field_opts[0]} both describe B.FPATR; give one or the other")
+        attrs = FPATRAttributes.from_word(int_word("--attributes", attributes_word, 32))
+    else:
+        if mode is None:
+            raise UsageError("give --mode NAME (and field options) or --attributes WORD")
+        attrs = FPATRAttributes.from_fields(
+            pre_quant_mode=mode, relu_mode=relu if relu is not None else "NONE",
+            group_n=group_n if group_n is not None else 0, row_max_en=row_max, group_max_en=group_max,
+            row_max_init=row_max_init, max_abs_en=max_abs,
+        )
+    info = mode_info(attrs.pre_quant_mode)
+
+    # ---- accumulator
+    shape = parse_shape(bin_shape) if bin_shape else None
+    if bin_dtype is not None and Path(split_key(acc)[0]).suffix.lower() != ".bin":
+        raise UsageError("--dtype/--shape describe a raw .bin ACC file; ACC is not .bin")
+    acc_arr = read_tile("ACC", acc, key=key, bin_dtype=BIN_DTYPES.get(bin_dtype or ""), bin_shape=shape)
+    acc_arr, acc_t = accumulator_values(acc_arr, acc_type)
+    if acc_arr.ndim != 2:
+        raise UsageError(f"ACC: expected an M x N tile, got shape {acc_arr.shape}")
+    m, n = acc_arr.shape
+
+    # ---- quantization parameter
+    if sum(x is not None for x in (scale, quant_param, quant_tile)) > 1:
+        raise UsageError("give one of --scale (with --offset), --quant-param WORD or --quant-tile FILE")
+    if offset and scale is None:
+        raise UsageError("--offset goes with --scale (a raw --quant-param word carries its own offset)")
+    qword: Optional[int] = None
+    if scale is not None:
+        if info.parameter == "none":
+            raise UsageError(f"--scale: PreQuantMode {int(info.code)} ({info.name}) takes no parameter")
+        qword = int(make_quant_param(scale, offset, mode=attrs.pre_quant_mode, rounding=scale_rounding))
+    elif quant_param is not None:
+        qword = int_word("--quant-param", quant_param)
+    params: Dict[str, Any] = {}
+    if qword is not None:
+        if info.parameter == "vector":
+            params["quant_tile"] = np.full((1, n), qword, dtype=np.uint64)
+        else:
+            params["quant_param"] = qword
+    if quant_tile is not None:
+        params["quant_tile"] = read_tile("--quant-tile", quant_tile, bin_dtype=np.uint64, bin_shape=(1, n))
+
+    # ---- activation parameter
+    if sum(x is not None for x in (alpha, relu_param, relu_tile)) > 1:
+        raise UsageError("give one of --alpha, --relu-param WORD or --relu-tile FILE")
+    rword: Optional[int] = None
+    if alpha is not None:
+        rword = int(make_relu_param(alpha, rounding=scale_rounding))
+    elif relu_param is not None:
+        rword = int_word("--relu-param", relu_param)
+    if rword is not None:
+        if int(attrs.relu_mode) == 3:
+            params["relu_tile"] = np.full((1, n), rword, dtype=np.uint64)
+        else:
+            params["relu_param"] = rword
+    if relu_tile is not None:
+        params["relu_tile"] = read_tile("--relu-tile", relu_tile, bin_dtype=np.uint64, bin_shape=(1, n))
+    if row_max_in is not None:
+        rdt = {"FP32": np.float32, "S32": np.int32}.get(acc_t or "", np.uint32)
+        params["row_max_in"] = read_tile("--row-max-in", row_max_in, bin_dtype=rdt, bin_shape=(m, 1))
+    return TileCall(acc=acc_arr, acc_type=acc_t, attributes=attrs, rmode=rmode, sat=sat, params=params)
