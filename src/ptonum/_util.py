@@ -66,8 +66,8 @@ def as_bits(name: str, value: Any, width: int) -> np.ndarray:
             raise UsageError(f"{name}: expected integer encodings, got booleans")
         for i, v in enumerate(ints):
             if v < 0 or v >> width:
-                idx = np.unravel_index(i, arr.shape) if arr.ndim else ()
-                raise UsageError(f"{name}[{', '.join(map(str, idx))}] = {v:#x}: does not fit in {width} bits")
+                pos = np.unravel_index(i, arr.shape) if arr.ndim else ()
+                raise UsageError(f"{name}[{', '.join(map(str, pos))}] = {v:#x}: does not fit in {width} bits")
         return np.array(ints, dtype=np.uint64).reshape(arr.shape)
     if arr.dtype.kind not in "iu":
         raise UsageError(

@@ -19,6 +19,7 @@ __all__ = ["NUMBA_AVAILABLE", "numba_enabled", "njit"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_numba: Any
 try:  # pragma: no cover - depends on the environment
     import numba as _numba
 
