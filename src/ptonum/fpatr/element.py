@@ -309,8 +309,40 @@ def postprocess_element(
     cfg, acc, qp, rp, shape = _prepare(acc_bits, pre_quant_mode, relu_mode, acc_type,
                                        quant_param, relu_param, rmode, sat)
     if eng == "fast":
+        from ..kernels import numba_enabled
+
+        if numba_enabled():
+            return _fast_kernel(acc, qp, rp, shape, cfg)
         return _fast(acc, qp, rp, shape, cfg)
     return _reference(acc, qp, rp, shape, cfg)
+
+
+# ---------------------------------------------------------------------------
+# Fast engine, compiled (ptonum.kernels.postprocess); _fast below is the numpy fallback
+
+#: Row length the compiled kernel uses for flattened element arrays.
+_KERNEL_ROW = 4096
+
+
+def _fast_kernel(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...],
+                 cfg: _Config) -> Tuple[np.ndarray, np.ndarray]:
+    """The fused numba kernel on the broadcast, flattened inputs (same bits and flags as _fast)."""
+    from ..kernels.postprocess import run_tile
+
+    a = np.ascontiguousarray(np.broadcast_to(acc, shape), dtype=np.uint32).reshape(-1)
+    total = a.size
+    per_element = False
+    if qp.size != 1 or rp.size != 1:
+        per_element = True
+        qp = np.broadcast_to(qp, shape).reshape(-1) if qp.size != 1 else qp.reshape(-1)
+        rp = np.broadcast_to(rp, shape).reshape(-1) if rp.size != 1 else rp.reshape(-1)
+    bits = np.empty(total, dtype=_DTYPE[cfg.dst])
+    flags = np.empty(total, dtype=np.uint8)
+    if total:
+        row = min(_KERNEL_ROW, total)
+        run_tile(a, m=-(-total // row), n=row, cfg=cfg, qp=qp, rp=rp, out=bits, flags_out=flags,
+                 per_element=per_element)
+    return bits.reshape(shape), flags.reshape(shape)
 
 
 # ---------------------------------------------------------------------------

@@ -452,8 +452,28 @@ def postprocess(
     group_out = np.empty((m, -(-n // group)), np.uint32) if attrs.group_max_en else None
     flags = 0
     block = m if eng == "reference" else max(1, BLOCK_ELEMENTS // n)
+    from ..kernels import numba_enabled
+
+    use_kernel = eng == "fast" and numba_enabled()
+    if use_kernel:  # one fused compiled pass per row block (ptonum.kernels.postprocess)
+        from ..kernels.postprocess import run_tile
+        from .element import _config
+
+        kcfg = _config(mode, attrs.relu_mode, t, eff_rmode, eff_sat)
     for r0 in range(0, m, block):
         r1 = min(m, r0 + block)
+        if use_kernel:
+            flags |= run_tile(
+                np.ascontiguousarray(bits[r0:r1]).reshape(-1), m=r1 - r0, n=n, cfg=kcfg, qp=qp, rp=rp,
+                out=d_bits[r0:r1].reshape(-1), red_type=t, max_abs=attrs.max_abs_en,
+                row_out=None if row_out is None else row_out[r0:r1].reshape(-1),
+                init=None if init is None else np.ascontiguousarray(init[r0:r1]).reshape(-1),
+                group_n=group if group_out is not None else 0,
+                group_out=None if group_out is None else group_out[r0:r1].reshape(-1),
+            )
+            if progress is not None:
+                progress(r1, m)
+            continue
         blk = bits[r0:r1]
         db, df = postprocess_element(
             blk, pre_quant_mode=mode, relu_mode=attrs.relu_mode, acc_type=t,

@@ -1,0 +1,823 @@
+"""Compiled (numba) kernels of the fast engine: the fused B.FPATR element pipeline,
+the destination encoders and the RowMax/GroupMax folds.
+
+Every kernel mirrors a numpy implementation that stays in its owning module as
+the fallback (:func:`ptonum.kernels.numba_enabled` chooses):
+
+* :func:`_encode_value` mirrors ``ptonum.encode`` (``_binary_fast``,
+  ``_hif8_fast``, ``_integer_fast``) one element at a time, on the binary64 bit
+  pattern of the exact value, with the same integer rounding decisions;
+* :func:`_element` mirrors ``ptonum.fpatr.element._fast`` (source decode,
+  negativity, multiplier selection, special values, exact float64 product,
+  the -0 rule, S5/S9/S17 intermediate + offset + final integer encoding);
+* :func:`_fold_group` uses the order-free formulation documented in
+  ``ptonum.fpatr.reduction`` (NaNs skipped, key maximum, canonical NaN when
+  every element is NaN and a step ran, NV for an sNaN in a stepped group);
+  :func:`_step` mirrors one ``TileProfileMatrixReductionStepWithFlags``.
+
+The tile kernel runs one pass per accumulator row (``prange`` over rows, the
+reductions on the row while it is cache-resident) and writes straight into
+caller-allocated outputs, so no tile-sized temporary exists.  Configuration
+(mode class, destination, rounding, Sat, ReLU) is passed as integers, so
+only one specialization per destination carrier width (uint8/uint16/uint32)
+is compiled.
+
+The four throughput-critical conversions (FP32 -> BF16/FP16/E4M3/HiF8 with a
+per-column or scalar scale and no offset) have branch-light row loops
+(:func:`_row_fp32_float`) with the same rules as :func:`_element`.
+
+Nothing here has a spec counterpart; the kernels are checked against the ASL
+vectors and against the reference engine (tests/test_kernels_postprocess.py).
+Source of the rules mirrored: ADR-0085 D175-D181; ``MatrixPostQuantBaseWithFlags``,
+``MatrixEncodeReal``, ``MatrixRoundAndSaturateSigned``,
+``ReferenceMatrixIntegerEncoding``, ``TileProfileMatrixReductionStepWithFlags``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+from . import NUMBA_AVAILABLE, njit, numba_enabled
+
+try:  # pragma: no cover - depends on the environment
+    from numba import prange
+except Exception:  # pragma: no cover
+    prange = range
+
+__all__ = [
+    "numba_enabled",
+    "DST_CODE",
+    "encode_values",
+    "run_tile",
+    "reduction_step_values",
+    "compile_all",
+]
+
+# ---------------------------------------------------------------------------
+# Integer codes (kernel arguments)
+
+D_S4X2, D_S8, D_S16, D_S32, D_U32, D_FP32, D_FP16, D_BF16, D_E4M3, D_HIF8 = range(10)
+SRC_FP32, SRC_S32, SRC_U32 = 0, 1, 2
+KIND_PASS, KIND_SHIFT, KIND_GENERAL = 0, 1, 2
+R_RNE, R_RTZ, R_RTM, R_RTP, R_RNA, R_RTO, R_RHB = 1, 2, 3, 4, 5, 6, 7
+
+#: TileDataType name -> kernel destination code.
+DST_CODE: Dict[str, int] = {
+    "S4X2": D_S4X2, "S8": D_S8, "S16": D_S16, "S32": D_S32, "U32": D_U32,
+    "FP32": D_FP32, "FP16": D_FP16, "BF16": D_BF16, "E4M3": D_E4M3, "HiF8": D_HIF8,
+}
+
+_NX = 0x10
+_UF_NX = 0x18
+_OF_NX = 0x14
+_NV = 0x01
+_OF = 0x04
+
+_MANT = (1 << 52) - 1
+_HIDDEN = 1 << 52
+_ABS = (1 << 63) - 1
+
+# HiF8 per-binade tables indexed by exponent + 23 (exponents -23..17), as in ptonum.encode.
+_HE = list(range(-23, 18))
+
+
+def _hif8_body(e: int) -> int:
+    if -22 <= e <= -16:
+        return 23 + e
+    a = abs(e)
+    neg = e < 0
+    if a == 0:
+        return 8
+    if a == 1:
+        return 16 + (8 if neg else 0)
+    if a <= 3:
+        return 32 + ((2 if neg else 0) + (a - 2)) * 8
+    if a <= 7:
+        return 64 + ((4 if neg else 0) + (a - 4)) * 4
+    if a <= 15:
+        return 96 + ((8 if neg else 0) + (a - 8)) * 2
+    return 0x6F
+
+
+HIF8_MBITS = np.array([0 if e < -15 else (3 if abs(e) <= 3 else 2 if abs(e) <= 7 else 1) for e in _HE],
+                      dtype=np.int64)
+HIF8_BASE = np.array([0 if e < -22 else _hif8_body(e) for e in _HE], dtype=np.int64)
+HIF8_PARFLIP = np.array([(((23 + e) & 1) ^ 1) if -22 <= e <= -16 else 0 for e in _HE], dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------
+# Bit casts
+
+if NUMBA_AVAILABLE:  # pragma: no branch
+    from llvmlite import ir as _ir
+    from numba.core import types as _types
+    from numba.extending import intrinsic as _intrinsic
+
+    @_intrinsic
+    def _f64_bits(typingctx: Any, x: Any) -> Any:
+        """float64 -> its IEEE bit pattern as int64."""
+        sig = _types.int64(_types.float64)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            return builder.bitcast(args[0], _ir.IntType(64))
+
+        return sig, codegen
+
+    @_intrinsic
+    def _u32_f32(typingctx: Any, x: Any) -> Any:
+        """uint32 bit pattern -> float32."""
+        sig = _types.float32(_types.uint32)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            return builder.bitcast(args[0], _ir.FloatType())
+
+        return sig, codegen
+else:  # pragma: no cover - kernels are not used without numba
+    def _f64_bits(x: float) -> int:
+        return int(np.array(x, np.float64).view(np.int64))
+
+    def _u32_f32(x: int) -> float:
+        return float(np.array(x, np.uint32).view(np.float32))
+
+
+# ---------------------------------------------------------------------------
+# Scalar helpers (all integer work in int64; every quantity here is < 2^63)
+
+
+@njit
+def _round_up(mode: int, rem: int, half: int, neg: bool, lowpar: int) -> bool:
+    """Whether a magnitude rounds up from its lower candidate (ptonum.encode._round_up)."""
+    if mode == R_RNE:
+        return rem > half or (rem == half and lowpar != 0)
+    if mode == R_RTZ:
+        return False
+    if mode == R_RNA:
+        return rem >= half
+    if mode == R_RHB:
+        return rem > half or (rem == half and not neg)
+    if mode == R_RTP:
+        return rem != 0 and not neg
+    if mode == R_RTM:
+        return rem != 0 and neg
+    return rem != 0 and lowpar == 0  # RTO
+
+
+@njit
+def _round_int(v: float, mode: int) -> float:
+    """Round a finite float64 to an integer-valued float64 (FloatingToInteger, exact)."""
+    lower = np.floor(v)
+    frac = v - lower
+    if mode == R_RTM or frac == 0.0:
+        return lower
+    if mode == R_RTP:
+        return lower + 1.0
+    if mode == R_RTZ:
+        return lower if v > 0 else lower + 1.0
+    if mode == R_RNE:
+        if frac > 0.5:
+            return lower + 1.0
+        if frac < 0.5:
+            return lower
+        return lower if lower * 0.5 == np.floor(lower * 0.5) else lower + 1.0
+    if mode == R_RNA:
+        if frac > 0.5 or (frac == 0.5 and v > 0):
+            return lower + 1.0
+        return lower
+    if mode == R_RHB:
+        return lower + 1.0 if frac >= 0.5 else lower
+    # RTO: inexact -> the odd neighbour
+    return lower + 1.0 if lower * 0.5 == np.floor(lower * 0.5) else lower
+
+
+@njit
+def _encode_binary(v: float, dst: int, mode: int, sat: bool) -> Tuple[int, int]:
+    """FP32/FP16/BF16/E4M3 encoding of an exact float64 value (ptonum.encode._binary_fast)."""
+    if dst == D_FP32:
+        p, emin, width, maxc, infc = 24, -126, 32, 0x7F7FFFFF, 0x7F800000
+    elif dst == D_FP16:
+        p, emin, width, maxc, infc = 11, -14, 16, 0x7BFF, 0x7C00
+    elif dst == D_BF16:
+        p, emin, width, maxc, infc = 8, -126, 16, 0x7F7F, 0x7F80
+    else:  # E4M3
+        p, emin, width, maxc, infc = 4, -6, 8, 0x7E, 0x7F
+    b = _f64_bits(v)
+    a = b & _ABS
+    neg = b < 0
+    big_e = a >> 52
+    emin_b = emin + 1023
+    s0 = 53 - p
+    extra = emin_b - max(big_e, 1)
+    if extra < 0:
+        extra = 0
+    if extra > 55 - s0:
+        extra = 55 - s0
+    shift = extra + s0
+    sig = (a & _MANT) | (_HIDDEN if big_e > 0 else 0)
+    k = sig >> shift
+    rem = sig & ((1 << shift) - 1)
+    half = (1 << shift) >> 1
+    n = k + (1 if _round_up(mode, rem, half, neg, k & 1) else 0)
+    code = ((max(big_e, emin_b) - emin_b) << (p - 1)) + n
+    flags = 0
+    if rem != 0:
+        flags = _UF_NX if big_e < emin_b else _NX
+    if dst == D_E4M3:
+        if a > 0x407C000000000000:  # |v| > 448
+            if sat:
+                return (0xFE if neg else 0x7E), _OF_NX
+            return 0x7F, _OF_NX
+        return (code & 0xFF) | (0x80 if (neg and n != 0) else 0), flags
+    sign = (1 << (width - 1)) if (neg and a != 0) else 0
+    if code >= infc:
+        return sign | (maxc if sat else infc), _OF_NX
+    return code | sign, flags
+
+
+@njit
+def _encode_hif8(v: float, mode: int, sat: bool) -> Tuple[int, int]:
+    """HiF8 encoding of an exact float64 value (ptonum.encode._hif8_fast)."""
+    b = _f64_bits(v)
+    a = b & _ABS
+    neg = b < 0
+    if a > 0x40E0000000000000:  # |v| > 32768
+        if sat:
+            return (0xEE if neg else 0x6E), _OF_NX
+        return (0xEF if neg else 0x6F), _OF_NX
+    big_e = a >> 52
+    ecl = min(max(big_e - 1023, -23), 16)
+    idx = ecl + 23
+    mb = HIF8_MBITS[idx]
+    lsb_e = max(big_e, 1) - 1075
+    e0 = max(ecl, -22)
+    shift = min(max(e0 - mb - lsb_e, 0), 55)
+    sig = (a & _MANT) | (_HIDDEN if big_e > 0 else 0)
+    k = sig >> shift
+    rem = sig & ((1 << shift) - 1)
+    half = (1 << shift) >> 1
+    n = k + (1 if _round_up(mode, rem, half, neg, (k ^ HIF8_PARFLIP[idx]) & 1) else 0)
+    flags = 0
+    if rem != 0:
+        flags = _UF_NX if big_e < 1023 - 15 else _NX
+    if n == 0:
+        return 0, flags
+    carry = n >> (mb + 1)
+    t = min(max(e0 + carry + 23, 0), 40)
+    body = (HIF8_BASE[t] + (n & ((1 << mb) - 1))) & 0xFF
+    return body | (0x80 if neg else 0), flags
+
+
+@njit
+def _int_range(dst: int) -> Tuple[float, float, int]:
+    if dst == D_S4X2:
+        return -8.0, 7.0, 0xF
+    if dst == D_S8:
+        return -128.0, 127.0, 0xFF
+    if dst == D_S16:
+        return -32768.0, 32767.0, 0xFFFF
+    if dst == D_S32:
+        return -2147483648.0, 2147483647.0, 0xFFFFFFFF
+    return 0.0, 4294967295.0, 0xFFFFFFFF  # U32
+
+
+@njit
+def _encode_integer(v: float, dst: int, mode: int, sat: bool) -> Tuple[int, int]:
+    """Integer destination (ptonum.encode._integer_fast): round, OF|NX, clamp or wrap."""
+    lo, hi, mask = _int_range(dst)
+    r = _round_int(v, mode)
+    if r < lo or r > hi:
+        if sat:
+            r = lo if r < lo else hi
+        else:
+            r = r - 4294967296.0 * np.trunc(r * (1.0 / 4294967296.0))  # exact fmod
+        return np.int64(r) & mask, _OF_NX
+    return np.int64(r) & mask, (_NX if r != v else 0)
+
+
+@njit
+def _encode_value(v: float, dst: int, mode: int, sat: bool) -> Tuple[int, int]:
+    """MatrixEncodeReal of an exact finite float64 value -> (bits, flags)."""
+    if dst >= D_FP32:
+        if dst == D_HIF8:
+            return _encode_hif8(v, mode, sat)
+        return _encode_binary(v, dst, mode, sat)
+    return _encode_integer(v, dst, mode, sat)
+
+
+@njit
+def _element(a: int, sc: float, al: float, off: int, src: int, relu: int, offw: int,
+             dst: int, mode: int, sat: bool, spec: Any, negzero: int) -> Tuple[int, int]:
+    """One element after PreQuant/activation selection (MatrixPostQuantBaseWithFlags).
+
+    ``a``: accumulator bits (0..2^32-1); ``sc``/``al``: scale and alpha values;
+    ``off``: the signed offset; ``spec``: int64[8] fixed results (bits, flags)
+    for qNaN, sNaN, +Inf, -Inf; ``negzero``: the destination -0 bits or -1.
+    """
+    if src == SRC_FP32:
+        ex = (a >> 23) & 0xFF
+        neg = a >= 0x80000000
+        if ex == 0xFF:
+            mant = a & 0x7FFFFF
+            if mant != 0:  # NaN: never negative
+                if mant >= 0x400000:
+                    return spec[0], spec[1]
+                return spec[2], spec[3]
+            if not neg:
+                return spec[4], spec[5]
+            mult = sc
+            if relu == 1:
+                mult = 0.0
+            elif relu >= 2:
+                mult = al
+            if mult != 0.0:
+                return spec[6], spec[7]
+            value = 0.0  # -Inf with a zero multiplier is taken as 0
+        else:
+            value = np.float64(_u32_f32(np.uint32(a)))
+            mult = sc
+            if neg:
+                if relu == 1:
+                    mult = 0.0
+                elif relu >= 2:
+                    mult = al
+                if a == 0x80000000 and negzero >= 0 and mult != 0.0 and off == 0:
+                    return negzero, 0
+    elif src == SRC_S32:
+        neg = a >= 0x80000000
+        value = np.float64(a - 4294967296 if neg else a)
+        mult = sc
+        if neg:
+            if relu == 1:
+                mult = 0.0
+            elif relu >= 2:
+                mult = al
+    else:
+        value = np.float64(a)
+        mult = sc
+    product = value * mult + 0.0
+    if offw == 0:
+        return _encode_value(product, dst, mode, sat)
+    # S5/S9/S17 intermediate, offset, exact final integer encoding
+    lim = float(1 << (offw - 1))
+    r = _round_int(product, mode)
+    f1 = 0
+    if r < -lim or r > lim - 1.0:
+        f1 = _OF_NX
+        r = -lim if r < -lim else lim - 1.0
+    elif r != product:
+        f1 = _NX
+    final = np.int64(r) + off
+    lo, hi, mask = _int_range(dst)
+    if final < lo or final > hi:
+        f1 |= _OF_NX
+        if sat:
+            final = np.int64(lo) if final < lo else np.int64(hi)
+    return final & mask, f1
+
+
+# ---------------------------------------------------------------------------
+# Reductions
+
+
+@njit
+def _abs_red(v: int, t: int) -> Tuple[int, int]:
+    if t == SRC_U32:
+        return v, 0
+    if t == SRC_S32:
+        if v < 0x80000000:
+            return v, 0
+        if v == 0x80000000:
+            return 0x7FFFFFFF, _OF
+        return (0x100000000 - v) & 0xFFFFFFFF, 0
+    return v & 0x7FFFFFFF, 0
+
+
+@njit
+def _is_nan32(v: int) -> bool:
+    return (v & 0x7F800000) == 0x7F800000 and (v & 0x7FFFFF) != 0
+
+
+@njit
+def _key32(v: int) -> int:
+    return (~v) & 0xFFFFFFFF if v >= 0x80000000 else v ^ 0x80000000
+
+
+@njit
+def _unkey32(k: int) -> int:
+    return k ^ 0x80000000 if k >= 0x80000000 else (~k) & 0xFFFFFFFF
+
+
+@njit
+def _step(cur: int, cand: int, t: int, max_abs: bool) -> Tuple[int, int]:
+    """TileProfileMatrixReductionStepWithFlags on 32-bit encodings (as int64)."""
+    flags = 0
+    if max_abs:
+        cur, f1 = _abs_red(cur, t)
+        cand, f2 = _abs_red(cand, t)
+        flags = f1 | f2
+    if t == SRC_U32:
+        return (cur if cur >= cand else cand), flags
+    if t == SRC_S32:
+        cs = cur - 0x100000000 if cur >= 0x80000000 else cur
+        ks = cand - 0x100000000 if cand >= 0x80000000 else cand
+        return (cur if cs >= ks else cand), flags
+    ln = _is_nan32(cur)
+    rn = _is_nan32(cand)
+    if (ln and (cur & 0x400000) == 0) or (rn and (cand & 0x400000) == 0):
+        flags |= _NV
+    if ln and rn:
+        return 0x7FC00000, flags
+    if ln:
+        return cand, flags
+    if rn:
+        return cur, flags
+    if (cur & 0x7FFFFFFF) == 0 and (cand & 0x7FFFFFFF) == 0:
+        if cur == 0x80000000 and cand == 0x80000000:
+            return cur, flags
+        return 0, flags
+    return (cur if _key32(cur) >= _key32(cand) else cand), flags
+
+
+@njit
+def _fold_group(acc: Any, start: int, stop: int, t: int, max_abs: bool) -> Tuple[int, int]:
+    """MatrixGroupMaxResult of acc[start:stop] (order-free formulation, see reduction.py)."""
+    stepped = (stop - start) >= 2 or max_abs
+    flags = 0
+    if t == SRC_FP32:
+        kmax = 0
+        any_num = False
+        any_snan = False
+        for c in range(start, stop):
+            v = np.int64(acc[c])
+            if max_abs:
+                v &= 0x7FFFFFFF
+            if (v & 0x7F800000) == 0x7F800000 and (v & 0x7FFFFF) != 0:
+                if (v & 0x400000) == 0:
+                    any_snan = True
+            else:
+                any_num = True
+                k = (~v) & 0xFFFFFFFF if v >= 0x80000000 else v ^ 0x80000000
+                if k > kmax:
+                    kmax = k
+        if any_snan and stepped:
+            flags = _NV
+        if any_num:
+            return _unkey32(kmax), flags
+        if stepped:
+            return 0x7FC00000, flags
+        return np.int64(acc[start]), flags
+    if t == SRC_S32:
+        best = -0x80000001
+        for c in range(start, stop):
+            v = np.int64(acc[c])
+            if max_abs:
+                if v == 0x80000000:
+                    flags = _OF
+                    v = 0x7FFFFFFF
+                elif v > 0x80000000:
+                    v = 0x100000000 - v
+            s = v - 0x100000000 if v >= 0x80000000 else v
+            if s > best:
+                best = s
+        return best & 0xFFFFFFFF, flags
+    best = -1
+    for c in range(start, stop):
+        v = np.int64(acc[c])
+        if v > best:
+            best = v
+    return best, flags
+
+
+# ---------------------------------------------------------------------------
+# Row loops
+
+
+@njit
+def _row_general(acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, i: int,
+                 kind: int, src: int, relu: int, offw: int, dst: int, mode: int, sat: bool,
+                 scale: Any, alpha: Any, offs: Any, shifts: Any, qrow: int, qcol: int,
+                 rrow: int, rcol: int, spec: Any, negzero: int) -> int:
+    f_or = 0
+    for j in range(cnt):
+        a = np.int64(acc[base + j])
+        if kind == KIND_PASS:
+            b = a
+            f = 0
+        elif kind == KIND_SHIFT:
+            sv = a - 4294967296 if a >= 0x80000000 else a
+            s = sv >> shifts[i * qrow + j * qcol]
+            if s > 32767:
+                b, f = 0x7FFF, _OF_NX
+            elif s < -32768:
+                b, f = 0x8000, _OF_NX
+            else:
+                b, f = s & 0xFFFF, 0
+        else:
+            q = i * qrow + j * qcol
+            b, f = _element(a, scale[q], alpha[i * rrow + j * rcol], offs[q], src, relu, offw,
+                            dst, mode, sat, spec, negzero)
+        out[base + j] = b
+        if want_flags:
+            fl[base + j] = f
+        f_or |= f
+    return f_or
+
+
+@njit
+def _row_bf16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool) -> int:
+    """FP32 -> BF16, RNE, scale 1, ReluMode NONE/RELU (the general rules, branch-free)."""
+    f_or = 0
+    for j in range(cnt):
+        x = np.uint32(acc[base + j])
+        ax = x & np.uint32(0x7FFFFFFF)
+        hi = x >> np.uint32(16)
+        lo = x & np.uint32(0xFFFF)
+        up = (lo > np.uint32(0x8000)) | ((lo == np.uint32(0x8000)) & ((hi & np.uint32(1)) != 0))
+        r = hi + np.uint32(up)
+        inexact = lo != np.uint32(0)
+        f = np.uint32(0x10) if inexact else np.uint32(0)
+        tiny = ax < np.uint32(0x00800000)
+        f = f | (np.uint32(0x08) if (inexact & tiny) else np.uint32(0))
+        over = ((r & np.uint32(0x7F80)) == np.uint32(0x7F80)) & (ax < np.uint32(0x7F800000))
+        if sat:
+            r = (r & np.uint32(0x8000)) | np.uint32(0x7F7F) if over else r
+        f = np.uint32(0x14) if over else f
+        isnan = ax > np.uint32(0x7F800000)
+        isinf = ax == np.uint32(0x7F800000)
+        if sat:
+            spec_r = np.uint32(0) if isnan else ((x >> np.uint32(16)) & np.uint32(0x8000)) | np.uint32(0x7F7F)
+            spec_f = (np.uint32(1) if (x & np.uint32(0x400000)) == np.uint32(0) else np.uint32(0)) if isnan \
+                else np.uint32(0x14)
+        else:
+            spec_r = np.uint32(0x7FC0) if isnan else hi
+            spec_f = (np.uint32(1) if (x & np.uint32(0x400000)) == np.uint32(0) else np.uint32(0)) if isnan \
+                else np.uint32(0)
+        special = isnan | isinf
+        r = spec_r if special else r
+        f = spec_f if special else f
+        if relu == 1:
+            kill = (x >= np.uint32(0x80000000)) and not isnan
+            r = np.uint32(0) if kill else r
+            f = np.uint32(0) if kill else f
+        out[base + j] = np.uint16(r)
+        f_or |= f
+    return np.int64(f_or)
+
+
+@njit
+def _row_float(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, dst: int, mode: int,
+               sat: bool, scale: Any, alpha: Any, qrow: int, qcol: int, rrow: int, rcol: int,
+               spec: Any, negzero: int) -> int:
+    """FP32 source, floating destination, no offset: specials out of line, encoder inline."""
+    f_or = 0
+    for j in range(cnt):
+        a = np.int64(acc[base + j])
+        if (a & 0x7F800000) == 0x7F800000 or a == 0x80000000:
+            b, f = _element(a, scale[i * qrow + j * qcol], alpha[i * rrow + j * rcol], 0, SRC_FP32,
+                            relu, 0, dst, mode, sat, spec, negzero)
+        else:
+            mult = scale[i * qrow + j * qcol]
+            if a >= 0x80000000:
+                if relu == 1:
+                    mult = 0.0
+                elif relu >= 2:
+                    mult = alpha[i * rrow + j * rcol]
+            v = np.float64(_u32_f32(np.uint32(a))) * mult + 0.0
+            if dst == D_HIF8:
+                b, f = _encode_hif8(v, mode, sat)
+            else:
+                b, f = _encode_binary(v, dst, mode, sat)
+        out[base + j] = b
+        f_or |= f
+    return f_or
+
+
+# ---------------------------------------------------------------------------
+# The tile kernel
+
+
+@njit(parallel=True)
+def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_flags: bool,
+                 kind: int, fast: int, src: int, relu: int, offw: int, dst: int, mode: int, sat: bool,
+                 scale: Any, alpha: Any, offs: Any, shifts: Any, qrow: int, qcol: int,
+                 rrow: int, rcol: int, spec: Any, negzero: int,
+                 red_t: int, max_abs: bool, row_en: bool, row_out: Any, has_init: bool, init: Any,
+                 group_n: int, group_out: Any, rowflags: Any) -> None:
+    """Process rows of ``n`` elements of a flat accumulator (``total`` elements, ``m`` rows)."""
+    for i in prange(m):
+        base = i * n
+        cnt = min(n, total - base)
+        if fast == 1:
+            f_or = _row_bf16(acc, base, cnt, out, relu, sat)
+        elif fast == 2:
+            f_or = _row_float(acc, base, cnt, out, i, relu, dst, mode, sat, scale, alpha,
+                              qrow, qcol, rrow, rcol, spec, negzero)
+        else:
+            f_or = _row_general(acc, base, cnt, out, fl, want_flags, i, kind, src, relu, offw, dst,
+                                mode, sat, scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec,
+                                negzero)
+        if row_en:
+            rb, rf = _fold_group(acc, base, base + cnt, red_t, max_abs)
+            if has_init:
+                rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
+                rf |= f2
+            row_out[i] = rb
+            f_or |= rf
+        if group_n > 0:
+            g = 0
+            for s in range(0, cnt, group_n):
+                gb, gf = _fold_group(acc, base + s, base + min(s + group_n, cnt), red_t, max_abs)
+                group_out[i * ((cnt + group_n - 1) // group_n) + g] = gb
+                f_or |= gf
+                g += 1
+        rowflags[i] = f_or
+
+
+@njit(parallel=True)
+def _encode_kernel(v: Any, dst: int, mode: int, sat: bool, out: Any, fl: Any, chunk: int) -> int:
+    """encode_fast over a flat float64 array; returns the first non-finite index or -1."""
+    total = v.size
+    nchunks = (total + chunk - 1) // chunk
+    bad = np.full(max(nchunks, 1), -1, np.int64)
+    for c in prange(nchunks):
+        start = c * chunk
+        stop = min(total, start + chunk)
+        for k in range(start, stop):
+            x = v[k]
+            if not math.isfinite(x):
+                if bad[c] < 0:
+                    bad[c] = k
+                out[k] = 0
+                fl[k] = 0
+                continue
+            b, f = _encode_value(x, dst, mode, sat)
+            out[k] = b
+            fl[k] = f
+    for c in range(nchunks):
+        if bad[c] >= 0:
+            return bad[c]
+    return -1
+
+
+@njit
+def _step_kernel(cur: Any, cand: Any, t: int, max_abs: bool, out: Any, fl: Any) -> None:
+    for k in range(cur.size):
+        b, f = _step(np.int64(cur[k]), np.int64(cand[k]), t, max_abs)
+        out[k] = b
+        fl[k] = f
+
+
+# ---------------------------------------------------------------------------
+# Python drivers
+
+
+_SPEC_CLASSES = ("QuietNaN", "SignalingNaN", "PositiveInfinity", "NegativeInfinity")
+_NEG_ZERO = {D_FP32: 0x80000000, D_FP16: 0x8000, D_BF16: 0x8000, D_E4M3: 0x80, D_HIF8: 0x00}
+_EMPTY_F64 = np.zeros(1, np.float64)
+_EMPTY_I64 = np.zeros(1, np.int64)
+
+
+def _fp19_f64(words: np.ndarray, shift: int) -> np.ndarray:
+    from ..fp19 import to_float64
+
+    return np.asarray(to_float64(((words >> np.uint64(shift)) & np.uint64(0x7FFFF)).astype(np.uint32)),
+                      dtype=np.float64).reshape(-1)
+
+
+def _param_layout(words: np.ndarray, m: int, n: int, per_element: bool) -> Tuple[np.ndarray, int, int]:
+    """Flatten a parameter-word array and give its (row stride, column stride)."""
+    flat = np.ascontiguousarray(words, dtype=np.uint64).reshape(-1)
+    if flat.size == 1:
+        return flat, 0, 0
+    if per_element:
+        return flat, n, 1
+    return flat, 0, 1
+
+
+def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out: np.ndarray,
+             flags_out: Optional[np.ndarray] = None, per_element: bool = False,
+             red_type: Optional[Any] = None, max_abs: bool = False,
+             row_out: Optional[np.ndarray] = None, init: Optional[np.ndarray] = None,
+             group_n: int = 0, group_out: Optional[np.ndarray] = None) -> int:
+    """Run the fused element pipeline (and folds) over ``acc``; returns the OR of all flags.
+
+    ``acc``: flat C-contiguous uint32 accumulator bits, ``m`` rows of ``n``
+    (the last row may be partial).  ``cfg``: ``ptonum.fpatr.element._Config``.
+    ``qp``/``rp``: uint64 parameter words, one word (scalar), ``n`` words (one per
+    column) or, with ``per_element``, one per element.  ``out``: flat output bits
+    (uint8/uint16/uint32), ``flags_out``: flat uint8 per-element flags or None.
+    Reductions (tile only): ``red_type`` (accumulator TileDataType), ``row_out``
+    uint32[m], ``init`` uint32[m] or None, ``group_n`` and ``group_out``
+    uint32[m * ceil(n / group_n)].  Validation is the caller's job.
+    """
+    from ..formats import TileDataType as T
+    from ..fpatr.attributes import ReluMode
+    from ..fpatr.element import special_value_result
+
+    info = cfg.info
+    dst = DST_CODE[cfg.dst.name]
+    src = {T.FP32: SRC_FP32, T.S32: SRC_S32, T.U32: SRC_U32}[cfg.source]
+    relu = int(cfg.relu)
+    mode = int(cfg.rmode)
+    sat = bool(cfg.sat)
+    q = np.asarray(qp, dtype=np.uint64)
+    r = np.asarray(rp, dtype=np.uint64)
+    scale, alpha, offs, shifts = _EMPTY_F64, _EMPTY_F64, _EMPTY_I64, _EMPTY_I64
+    qrow = qcol = rrow = rcol = 0
+    offw = int(info.offset_width)
+    if int(cfg.mode) == 0 and cfg.relu == ReluMode.NONE:
+        kind = KIND_PASS
+    elif info.is_shift:
+        kind = KIND_SHIFT
+        qf, qrow, qcol = _param_layout(q, m, n, per_element)
+        shifts = ((qf >> np.uint64(32)) & np.uint64(0xF)).astype(np.int64) + 1
+    else:
+        kind = KIND_GENERAL
+        if info.has_parameter:
+            qf, qrow, qcol = _param_layout(q, m, n, per_element)
+            scale = _fp19_f64(qf, 13)
+            if offw:
+                raw = ((qf >> np.uint64(37)) & np.uint64((1 << offw) - 1)).astype(np.int64)
+                offs = np.where(raw >= (1 << (offw - 1)), raw - (1 << offw), raw).astype(np.int64)
+            else:
+                offs = np.zeros(scale.shape, np.int64)
+        else:
+            scale = np.ones(1, np.float64)
+            offs = np.zeros(1, np.int64)
+        if relu >= 2:
+            rf, rrow, rcol = _param_layout(r, m, n, per_element)
+            alpha = _fp19_f64(rf, 0)
+    spec = np.zeros(8, np.int64)
+    if kind == KIND_GENERAL and src == SRC_FP32:
+        for k, cls in enumerate(_SPEC_CLASSES):
+            spec[2 * k], spec[2 * k + 1] = special_value_result(cls, cfg.dst, sat)
+    negzero = _NEG_ZERO.get(dst, -1)
+    fast = 0
+    if kind == KIND_GENERAL and src == SRC_FP32 and offw == 0 and flags_out is None \
+            and dst in (D_FP32, D_FP16, D_BF16, D_E4M3, D_HIF8):
+        fast = 2
+        if dst == D_BF16 and mode == R_RNE and relu in (0, 1) and np.all(scale == 1.0):
+            fast = 1
+    want_flags = flags_out is not None
+    fl = flags_out if flags_out is not None else np.zeros(1, np.uint8)
+    red_t = {T.FP32: SRC_FP32, T.S32: SRC_S32, T.U32: SRC_U32}.get(red_type, 0) if red_type is not None else 0
+    ro = row_out if row_out is not None else np.zeros(1, np.uint32)
+    ini = init if init is not None else np.zeros(1, np.uint32)
+    go = group_out if group_out is not None else np.zeros(1, np.uint32)
+    rowflags = np.zeros(max(m, 1), np.uint8)
+    _tile_kernel(acc, m, n, acc.size, out, fl, want_flags, kind, fast, src, relu, offw, dst, mode, sat,
+                 scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec, negzero,
+                 red_t, bool(max_abs), row_out is not None, ro, init is not None, ini,
+                 int(group_n) if group_out is not None else 0, go, rowflags)
+    return int(np.bitwise_or.reduce(rowflags)) & 0x1F
+
+
+def encode_values(v: np.ndarray, dst_name: str, mode: int, sat: bool) -> Tuple[np.ndarray, np.ndarray, int]:
+    """Kernel form of ``ptonum.encode.encode_fast`` on a float64 array.
+
+    Returns ``(bits, flags, bad)`` flat arrays (bits uint8/uint16/uint32, flags
+    uint8) and the flat index of the first non-finite element (-1 if none).
+    """
+    dst = DST_CODE[dst_name]
+    flat = np.ascontiguousarray(v, dtype=np.float64).reshape(-1)
+    dtype = {D_S4X2: np.uint8, D_S8: np.uint8, D_E4M3: np.uint8, D_HIF8: np.uint8,
+             D_S16: np.uint16, D_FP16: np.uint16, D_BF16: np.uint16}.get(dst, np.uint32)
+    out = np.empty(flat.size, dtype)
+    fl = np.empty(flat.size, np.uint8)
+    bad = int(_encode_kernel(flat, dst, int(mode), bool(sat), out, fl, 1 << 14))
+    return out, fl, bad
+
+
+def reduction_step_values(cur: np.ndarray, cand: np.ndarray, acc_type_name: str, max_abs: bool
+                          ) -> Tuple[np.ndarray, np.ndarray]:
+    """Kernel form of one reduction step over flat uint32 arrays (same length)."""
+    t = {"FP32": SRC_FP32, "S32": SRC_S32, "U32": SRC_U32}[acc_type_name]
+    c = np.ascontiguousarray(cur, dtype=np.uint32).reshape(-1)
+    d = np.ascontiguousarray(cand, dtype=np.uint32).reshape(-1)
+    out = np.empty(c.size, np.uint32)
+    fl = np.empty(c.size, np.uint8)
+    _step_kernel(c, d, t, bool(max_abs), out, fl)
+    return out, fl
+
+
+def compile_all() -> float:
+    """Compile (or load from cache) every kernel specialization; returns seconds taken."""
+    import time
+
+    from ..formats import TileDataType as T
+    from ..fpatr.element import _config
+
+    t0 = time.perf_counter()
+    acc = np.zeros(4, np.uint32)
+    for mode, dt in ((3, np.uint8), (1, np.uint16), (27, np.uint32)):
+        cfg = _config(mode, 0, "S32" if mode == 3 else "FP32", "NONE", False)
+        run_tile(acc, m=1, n=4, cfg=cfg, qp=np.uint64(0x3F800000), rp=np.uint64(0),
+                 out=np.empty(4, dt), flags_out=np.empty(4, np.uint8), red_type=T.FP32,
+                 row_out=np.empty(1, np.uint32))
+    encode_values(np.zeros(2), "S8", 1, False)
+    encode_values(np.zeros(2), "FP16", 1, False)
+    encode_values(np.zeros(2), "FP32", 1, False)
+    reduction_step_values(acc, acc, "FP32", False)
+    return time.perf_counter() - t0
