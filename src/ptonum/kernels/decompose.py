@@ -1,0 +1,105 @@
+"""Compiled kernel of the fast engine for ``ptonum.formats.decompose`` (8/16-bit carriers).
+
+Source: ADR-0085 decision 182; ASL ``TileNumericFiniteDecomposition`` and the
+``<Format>FiniteDecomposition`` functions.  The decomposition itself is not
+restated here: the per-code table is packed from the owning module's lookup
+table (``ptonum.formats._lut``, built by its vectorized numpy decoder), and the
+kernel only unpacks it.
+
+Memory layout.  A decomposition is four arrays (bool, bool, uint64, int64), 18
+bytes written per element, against 1-2 bytes read.  The kernel makes one pass
+over the encodings and writes all four outputs from a compact ``int32`` entry
+per code (256 entries = 1 KiB for 8-bit carriers, 65536 entries = 256 KiB for
+16-bit ones, so the table stays in L1/L2 cache):
+
+    bits  0-15  significand (every 8/16-bit format's significand is < 2^12)
+    bit   16    available
+    bit   17    negative
+    bits 18-31  exponent, two's complement (every exponent is within +-2^13)
+
+No temporaries: the outputs are allocated once and filled in place, in parallel
+over elements (``prange``).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Dict, Tuple
+
+import numpy as np
+
+from . import NUMBA_AVAILABLE, njit
+
+if NUMBA_AVAILABLE:
+    from numba import prange
+else:  # pragma: no cover - numba missing: the kernel is never called on large arrays
+    prange = range  # type: ignore[misc]
+
+__all__ = ["packed_table", "decompose_kernel"]
+
+_TABLES: Dict[Tuple[object, int], np.ndarray] = {}
+_LOCK = threading.Lock()
+
+
+def packed_table(key: Tuple[object, int], significand: np.ndarray, exponent: np.ndarray,
+                 available: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    """Pack one decoded lookup table (one row per carrier code) into ``int32`` entries.
+
+    ``key`` identifies the (type, lane) for the cache.  Raises ``ValueError``
+    when a field does not fit the packing (never for the Tile DataTypes; the
+    round trip is checked here).
+    """
+    table = _TABLES.get(key)
+    if table is not None:
+        return table
+    sig = np.asarray(significand, np.uint64)
+    exp = np.asarray(exponent, np.int64)
+    if sig.max(initial=0) >= 1 << 16 or exp.min(initial=0) < -(1 << 13) or exp.max(initial=0) >= 1 << 13:
+        raise ValueError("decomposition table does not fit the packed int32 layout")
+    packed = (sig.astype(np.int64) | (np.asarray(available, np.int64) << 16)
+              | (np.asarray(negative, np.int64) << 17) | (exp << 18))
+    table = packed.astype(np.int32)
+    a, n, s, e = _unpack(table)
+    if not (np.array_equal(a, available) and np.array_equal(n, negative)
+            and np.array_equal(s, sig) and np.array_equal(e, exp)):  # pragma: no cover
+        raise ValueError("decomposition table packing does not round-trip")
+    table.setflags(write=False)
+    with _LOCK:
+        _TABLES.setdefault(key, table)
+    return _TABLES[key]
+
+
+def _unpack(table: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    t = table.astype(np.int64)
+    return ((t >> 16) & 1).astype(bool), ((t >> 17) & 1).astype(bool), (t & 0xFFFF).astype(np.uint64), t >> 18
+
+
+@njit(parallel=True)
+def _kernel(codes: np.ndarray, table: np.ndarray, available: np.ndarray, negative: np.ndarray,
+            significand: np.ndarray, exponent: np.ndarray) -> None:  # pragma: no cover - compiled
+    for i in prange(codes.shape[0]):
+        p = table[codes[i]]
+        significand[i] = np.uint64(p & 0xFFFF)
+        exponent[i] = np.int64(p >> 18)
+        available[i] = (p & 0x10000) != 0
+        negative[i] = (p & 0x20000) != 0
+
+
+def decompose_kernel(codes: np.ndarray, table: np.ndarray
+                     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Decompose validated carrier codes (integer array, every value < ``table.size``).
+
+    Returns ``(available bool, negative bool, significand uint64, exponent int64)``,
+    each a fresh C-contiguous array with the shape of ``codes``.
+    """
+    flat = np.ascontiguousarray(codes).reshape(-1)
+    if flat.dtype not in (np.uint8, np.uint16):
+        flat = flat.astype(np.uint8 if table.size <= 256 else np.uint16)
+    n = flat.size
+    available = np.empty(n, bool)
+    negative = np.empty(n, bool)
+    significand = np.empty(n, np.uint64)
+    exponent = np.empty(n, np.int64)
+    _kernel(flat, table, available, negative, significand, exponent)
+    shape = codes.shape
+    return available.reshape(shape), negative.reshape(shape), significand.reshape(shape), exponent.reshape(shape)
