@@ -114,6 +114,56 @@ def machine_lines() -> List[str]:
             f"{kern}{threads}"]
 
 
+def decompose_profile(n: int, repeat: int, rng: np.random.Generator) -> List[str]:
+    """Split one FP16 decompose call into first-touch page faults and the kernel's own pass,
+    and the same for the one-gather anchor (ms, best of ``repeat``)."""
+    from ptonum import formats
+    from ptonum.kernels import numba_enabled
+
+    if not numba_enabled():
+        return ["numba kernels off: no kernel profile"]
+    import numba
+
+    from ptonum.kernels import decompose as kd
+
+    codes = rng.integers(0, 65536, size=n, dtype=np.uint16)
+    formats.decompose("FP16", codes[:4096])
+    lut = formats._lut(formats.TileDataType.FP16, 0)
+    table = kd.packed_table((formats.TileDataType.FP16, 0), lut.se[:, 0], lut.se[:, 1], lut.flags[:, 0], lut.flags[:, 1])
+    outs = (np.empty(n, bool), np.empty(n, bool), np.empty(n, np.uint64), np.empty(n, np.int64))
+    lut_one = lut.se[:, 1].copy()
+    one_out = np.empty(n, np.int64)
+    kd._kernel(codes, table, *outs)  # fault the outputs in once
+    lut_one.take(codes, out=one_out, mode="clip")
+
+    def touch(nbytes: int) -> None:
+        buf = np.empty(nbytes, np.uint8)
+        buf[::4096] = 0  # one write per 4 KiB page: the page-fault (kernel zeroing) cost alone
+
+    ms = lambda fn: 1e3 * best_time(fn, repeat)  # noqa: E731
+    threads = numba.get_num_threads()
+    lines = [f"public call formats.decompose('FP16'), fresh outputs, {threads} threads: "
+             f"{ms(lambda: formats.decompose('FP16', codes)):.1f}"]
+    for t in sorted({1, threads}):
+        numba.set_num_threads(t)
+        try:
+            lines.append(f"kernel pass only (outputs already faulted in), {t} thread(s): "
+                         f"{ms(lambda: kd._kernel(codes, table, *outs)):.1f}")
+            lines.append(f"fresh outputs + kernel, {t} thread(s): {ms(lambda: kd.decompose_kernel(codes, table)):.1f}")
+        finally:
+            numba.set_num_threads(threads)
+    lines.append(f"page faults of 18 B/elem fresh outputs ({18 * n / 2**20:.0f} MiB, 1 thread touching): "
+                 f"{ms(lambda: touch(18 * n)):.1f}")
+    lines.append(f"anchor lut[codes] (int64), fresh output: {ms(lambda: lut_one[codes]):.1f}")
+    lines.append(f"anchor page faults of 8 B/elem ({8 * n / 2**20:.0f} MiB): {ms(lambda: touch(8 * n)):.1f}")
+    lines.append(f"anchor gather into a faulted-in output (take mode=clip): "
+                 f"{ms(lambda: lut_one.take(codes, out=one_out, mode='clip')):.1f}")
+    fill = outs[2]
+    lines.append(f"memset-speed reference: fill 18 B/elem of faulted-in memory: "
+                 f"{ms(lambda: [a.fill(1) for a in outs]):.1f} (uint64 array alone {ms(lambda: fill.fill(1)):.1f})")
+    return lines
+
+
 def fp19_word(scale: float) -> int:
     from ptonum import fp19
 
@@ -272,6 +322,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                     lambda: formats.decompose(tname, codes), four, ">= 0.8x")
         del c8, c16
 
+    # --- where decompose's time goes (FP16, the same n) -------------------------------
+    profile_lines: List[str] = []
+    if want("decompose-profile"):
+        print("decompose profile ...", flush=True)
+        profile_lines = decompose_profile(n, max(args.repeat, 5), rng)
+        for line in profile_lines:
+            print("  " + line, flush=True)
+
     # --- peak memory of postprocess on side x side ------------------------------------
     mem_line = ""
     if want("memory"):
@@ -304,6 +362,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         ratio = ours_t / anchor_t
         print(f"| {name} | {anchor} | {ours_t:.1f} | {anchor_t:.1f} | {ratio:.2f}x | {target} | "
               f"{target_met(ratio, target)} | {p_ours} | {p_anchor} |")
+    if profile_lines:
+        print()
+        print("decompose FP16 profile (ms per call, best of runs):")
+        for line in profile_lines:
+            print("  " + line)
     if mem_line:
         print()
         print(mem_line)
