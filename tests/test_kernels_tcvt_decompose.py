@@ -322,3 +322,26 @@ def test_tcvt_16bit_kernel_exhaustive_equals_fallback(monkeypatch: pytest.Monkey
                 monkeypatch.setenv("PTONUM_DISABLE_NUMBA", "1")
                 n = tcvt.to_e8m0(allbits, src_type=src, rmode=mode, sat=sat)
                 assert np.array_equal(k[0], n[0]) and np.array_equal(k[1], n[1]), (src, mode, sat)
+
+
+def test_tcvt_kernel_input_dtypes_and_shapes(tcvt_groups: TcvtGroups, kernel_path: _Spy) -> None:
+    """Narrow unsigned arrays, Python lists, 0-d and empty inputs reach the kernel and give the vector bits."""
+    bits, eb, ef = tcvt_groups[("FP32", "RNE", 0)]
+    for dt in (np.uint32, np.uint64):
+        codes, flags = tcvt.to_e8m0(bits.astype(dt), src_type="FP32", rmode="RNE")
+        assert np.array_equal(codes, eb) and np.array_equal(flags, ef), dt
+    small = bits < np.uint64(1 << 16)  # the vectors hold few (tiny subnormal) rows this narrow
+    assert np.count_nonzero(small) >= 1
+    codes, flags = tcvt.to_e8m0(bits[small].astype(np.uint16), src_type="FP32", rmode="RNE")
+    assert np.array_equal(codes, eb[small]) and np.array_equal(flags, ef[small])
+    codes, flags = tcvt.to_e8m0([int(b) for b in bits[:50]], src_type="FP32", rmode="RNE")
+    assert np.array_equal(codes, eb[:50]) and np.array_equal(flags, ef[:50])
+    codes, flags = tcvt.to_e8m0(int(bits[7]), src_type="FP32", rmode="RNE")
+    assert codes.shape == () and (int(codes), int(flags)) == (int(eb[7]), int(ef[7]))
+    b16, e16, f16 = tcvt_groups[("BF16", "RTO", 1)]
+    lo = b16 < np.uint64(256)
+    codes, flags = tcvt.to_e8m0(b16[lo].astype(np.uint8), src_type="BF16", rmode="RTO", sat=True)
+    assert np.array_equal(codes, e16[lo]) and np.array_equal(flags, f16[lo])
+    codes, flags = tcvt.to_e8m0(np.zeros((3, 0), np.uint32), src_type="FP32")
+    assert codes.shape == flags.shape == (3, 0)
+    assert kernel_path.calls > 0
