@@ -745,6 +745,15 @@ def encode_fast(values: Any, dst_type: object, rmode: object, sat: object) -> Tu
     mode = check_resolved_mode(rmode)
     s = check_bool("sat", sat)
     v = _as_float64(values)
+    from .kernels import numba_enabled
+
+    if numba_enabled() and v.size:  # compiled kernel (ptonum.kernels.postprocess); numpy below is the fallback
+        from .kernels.postprocess import encode_values
+
+        kb, kf, bad = encode_values(v, dst.name, int(mode), s)
+        if bad >= 0:
+            _raise_nonfinite(v)
+        return kb.reshape(v.shape), kf.reshape(v.shape)
     if dst in _INT_RANGE:
         return _chunked(v, _BITS_DTYPE[_WIDTH[dst]], lambda c: _integer_fast(c, dst, mode, s))
     if dst is T.HiF8:

@@ -36,11 +36,17 @@ Source of the rules mirrored: ADR-0085 D175-D181; ``MatrixPostQuantBaseWithFlags
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from . import NUMBA_AVAILABLE, njit, numba_enabled
+# GNU OpenMP threads spin at barriers by default; on a machine whose cores are shared
+# with other processes that turns a 2-thread kernel 5x slower than 1 thread.  Passive
+# waiting (set before numba starts its OpenMP pool; a user's own setting wins).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from . import NUMBA_AVAILABLE, njit, numba_enabled  # noqa: E402
 
 try:  # pragma: no cover - depends on the environment
     from numba import prange
@@ -443,51 +449,47 @@ def _step(cur: int, cand: int, t: int, max_abs: bool) -> Tuple[int, int]:
 @njit
 def _fold_group(acc: Any, start: int, stop: int, t: int, max_abs: bool) -> Tuple[int, int]:
     """MatrixGroupMaxResult of acc[start:stop] (order-free formulation, see reduction.py)."""
+    seg = acc[start:stop]
     stepped = (stop - start) >= 2 or max_abs
     flags = 0
     if t == SRC_FP32:
-        kmax = 0
-        any_num = False
-        any_snan = False
-        for c in range(start, stop):
-            v = np.int64(acc[c])
-            if max_abs:
-                v &= 0x7FFFFFFF
-            if (v & 0x7F800000) == 0x7F800000 and (v & 0x7FFFFF) != 0:
-                if (v & 0x400000) == 0:
-                    any_snan = True
+        kmax = np.uint32(0)
+        n_num = 0
+        n_snan = 0
+        absm = np.uint32(0x7FFFFFFF) if max_abs else np.uint32(0xFFFFFFFF)
+        for c in range(seg.size):
+            v = np.uint32(seg[c] & absm)
+            av = v & np.uint32(0x7FFFFFFF)
+            nan = av > np.uint32(0x7F800000)
+            if nan:
+                n_snan += 1 if (v & np.uint32(0x400000)) == np.uint32(0) else 0
             else:
-                any_num = True
-                k = (~v) & 0xFFFFFFFF if v >= 0x80000000 else v ^ 0x80000000
-                if k > kmax:
-                    kmax = k
-        if any_snan and stepped:
+                n_num += 1
+                k = np.uint32(~v) if v >= np.uint32(0x80000000) else np.uint32(v ^ np.uint32(0x80000000))
+                kmax = max(kmax, k)
+        if n_snan > 0 and stepped:
             flags = _NV
-        if any_num:
-            return _unkey32(kmax), flags
+        if n_num > 0:
+            return _unkey32(np.int64(kmax)), flags
         if stepped:
             return 0x7FC00000, flags
-        return np.int64(acc[start]), flags
+        return np.int64(seg[0]), flags
     if t == SRC_S32:
-        best = -0x80000001
-        for c in range(start, stop):
-            v = np.int64(acc[c])
+        best = np.int32(-2147483648)
+        for c in range(seg.size):
+            v = np.int32(seg[c])
             if max_abs:
-                if v == 0x80000000:
+                if v == np.int32(-2147483648):
                     flags = _OF
-                    v = 0x7FFFFFFF
-                elif v > 0x80000000:
-                    v = 0x100000000 - v
-            s = v - 0x100000000 if v >= 0x80000000 else v
-            if s > best:
-                best = s
-        return best & 0xFFFFFFFF, flags
-    best = -1
-    for c in range(start, stop):
-        v = np.int64(acc[c])
-        if v > best:
-            best = v
-    return best, flags
+                    v = np.int32(2147483647)
+                elif v < np.int32(0):
+                    v = np.int32(-v)
+            best = max(best, v)
+        return np.int64(best) & 0xFFFFFFFF, flags
+    best_u = np.uint32(0)
+    for c in range(seg.size):
+        best_u = max(best_u, seg[c])
+    return np.int64(best_u), flags
 
 
 # ---------------------------------------------------------------------------
@@ -500,14 +502,23 @@ def _row_general(acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: b
                  scale: Any, alpha: Any, offs: Any, shifts: Any, qrow: int, qcol: int,
                  rrow: int, rcol: int, spec: Any, negzero: int) -> int:
     f_or = 0
+    a_ = acc[base:base + cnt]
+    o_ = out[base:base + cnt]
+    f_ = fl[base:base + cnt] if want_flags else fl[0:0]
+    qb = i * qrow
+    rb = i * rrow
+    sc_ = scale[qb:qb + cnt]
+    of_ = offs[qb:qb + cnt]
+    sh_ = shifts[qb:qb + cnt]
+    al_ = alpha[rb:rb + cnt]
     for j in range(cnt):
-        a = np.int64(acc[base + j])
+        a = np.int64(a_[j])
         if kind == KIND_PASS:
             b = a
             f = 0
         elif kind == KIND_SHIFT:
             sv = a - 4294967296 if a >= 0x80000000 else a
-            s = sv >> shifts[i * qrow + j * qcol]
+            s = sv >> sh_[j]
             if s > 32767:
                 b, f = 0x7FFF, _OF_NX
             elif s < -32768:
@@ -515,81 +526,145 @@ def _row_general(acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: b
             else:
                 b, f = s & 0xFFFF, 0
         else:
-            q = i * qrow + j * qcol
-            b, f = _element(a, scale[q], alpha[i * rrow + j * rcol], offs[q], src, relu, offw,
+            b, f = _element(a, sc_[j], al_[j] if relu >= 2 else 0.0, of_[j], src, relu, offw,
                             dst, mode, sat, spec, negzero)
-        out[base + j] = b
+        o_[j] = b
         if want_flags:
-            fl[base + j] = f
+            f_[j] = f
         f_or |= f
     return f_or
 
 
+@njit(inline="always")
+def _sel(c: Any, a: Any, b: Any) -> Any:
+    """Branch-free select on uint32 values: ``a`` where ``c`` (0/1) else ``b``."""
+    m = np.uint32(np.uint32(0) - c)  # all ones when c == 1 (numba widens; truncate back)
+    return np.uint32((a & m) | (b & ~m))
+
+
 @njit
 def _row_bf16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool) -> int:
-    """FP32 -> BF16, RNE, scale 1, ReluMode NONE/RELU (the general rules, branch-free)."""
-    f_or = 0
+    """FP32 -> BF16, RNE, scale 1, ReluMode NONE/RELU: the rules of _element, branch-free.
+
+    Finite: round bits [15:0] to nearest-even (NX when nonzero, UF|NX when the
+    source is subnormal); a carry into the all-ones exponent is overflow (OF|NX,
+    Inf or, with Sat, the signed largest finite).  NaN: canonical 0x7FC0 (+0 with
+    Sat), NV for a signalling NaN.  Inf: kept (Sat: signed largest finite, OF|NX).
+    ReLU: a negative non-NaN source gives +0 with no flag.
+    """
+    f_or = np.uint32(0)
+    one = np.uint32(1)
+    satm = np.uint32(1) if sat else np.uint32(0)
+    relum = np.uint32(1) if relu == 1 else np.uint32(0)
+    a_ = acc[base:base + cnt]
+    o_ = out[base:base + cnt]
     for j in range(cnt):
-        x = np.uint32(acc[base + j])
+        x = a_[j]
         ax = x & np.uint32(0x7FFFFFFF)
         hi = x >> np.uint32(16)
         lo = x & np.uint32(0xFFFF)
-        up = (lo > np.uint32(0x8000)) | ((lo == np.uint32(0x8000)) & ((hi & np.uint32(1)) != 0))
-        r = hi + np.uint32(up)
-        inexact = lo != np.uint32(0)
-        f = np.uint32(0x10) if inexact else np.uint32(0)
-        tiny = ax < np.uint32(0x00800000)
-        f = f | (np.uint32(0x08) if (inexact & tiny) else np.uint32(0))
-        over = ((r & np.uint32(0x7F80)) == np.uint32(0x7F80)) & (ax < np.uint32(0x7F800000))
-        if sat:
-            r = (r & np.uint32(0x8000)) | np.uint32(0x7F7F) if over else r
-        f = np.uint32(0x14) if over else f
-        isnan = ax > np.uint32(0x7F800000)
-        isinf = ax == np.uint32(0x7F800000)
-        if sat:
-            spec_r = np.uint32(0) if isnan else ((x >> np.uint32(16)) & np.uint32(0x8000)) | np.uint32(0x7F7F)
-            spec_f = (np.uint32(1) if (x & np.uint32(0x400000)) == np.uint32(0) else np.uint32(0)) if isnan \
-                else np.uint32(0x14)
-        else:
-            spec_r = np.uint32(0x7FC0) if isnan else hi
-            spec_f = (np.uint32(1) if (x & np.uint32(0x400000)) == np.uint32(0) else np.uint32(0)) if isnan \
-                else np.uint32(0)
-        special = isnan | isinf
-        r = spec_r if special else r
-        f = spec_f if special else f
-        if relu == 1:
-            kill = (x >= np.uint32(0x80000000)) and not isnan
-            r = np.uint32(0) if kill else r
-            f = np.uint32(0) if kill else f
-        out[base + j] = np.uint16(r)
+        sign = hi & np.uint32(0x8000)
+        r = hi + ((lo + np.uint32(0x7FFF) + (hi & one)) >> np.uint32(16))
+        nz = (lo + np.uint32(0xFFFF)) >> np.uint32(16)  # 1 when inexact
+        tiny = np.uint32(ax < np.uint32(0x00800000))  # source below 2^-126
+        f = (nz << np.uint32(4)) | ((nz & tiny) << np.uint32(3))
+        finite = np.uint32(ax < np.uint32(0x7F800000))
+        over = (((r & np.uint32(0x7F80)) + np.uint32(0x80)) >> np.uint32(15)) & finite
+        largest = sign | np.uint32(0x7F7F)
+        r = _sel(over & satm, largest, r)
+        f = _sel(over, np.uint32(0x14), f)
+        isnan = np.uint32(ax > np.uint32(0x7F800000))
+        isinf = (finite | isnan) ^ one
+        snan = isnan & (((x >> np.uint32(22)) & one) ^ one)
+        r = _sel(isinf, _sel(satm, largest, hi), r)
+        f = _sel(isinf, satm * np.uint32(0x14), f)
+        r = _sel(isnan, (satm ^ one) * np.uint32(0x7FC0), r)
+        f = _sel(isnan, snan, f)
+        kill = relum & (x >> np.uint32(31)) & (isnan ^ one)
+        r = _sel(kill, np.uint32(0), r)
+        f = _sel(kill, np.uint32(0), f)
+        o_[j] = np.uint16(r)
         f_or |= f
     return np.int64(f_or)
 
 
 @njit
-def _row_float(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, dst: int, mode: int,
-               sat: bool, scale: Any, alpha: Any, qrow: int, qcol: int, rrow: int, rcol: int,
-               spec: Any, negzero: int) -> int:
-    """FP32 source, floating destination, no offset: specials out of line, encoder inline."""
+def _row_s32_offset(acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int,
+                    relu: int, offw: int, dst: int, mode: int, sat: bool,
+                    scale: Any, alpha: Any, offs: Any) -> int:
+    """S32 source with an offset (S8/S4X2/S16 destinations): product, S5/S9/S17 intermediate
+    (RNE via rint, other modes via _round_int), offset, Sat clamp or wrap -- as _element."""
+    lim = np.float64(1 << (offw - 1))
+    lo, hi, mask = _int_range(dst)
+    ilo = np.int64(lo)
+    ihi = np.int64(hi)
     f_or = 0
+    a_ = acc[base:base + cnt]
+    o_ = out[base:base + cnt]
+    f_ = fl[base:base + cnt] if want_flags else fl[0:0]
+    sc_ = scale[pb:pb + cnt]
+    of_ = offs[pb:pb + cnt]
+    al_ = alpha[pb:pb + cnt] if relu >= 2 else alpha[0:0]
     for j in range(cnt):
-        a = np.int64(acc[base + j])
-        if (a & 0x7F800000) == 0x7F800000 or a == 0x80000000:
-            b, f = _element(a, scale[i * qrow + j * qcol], alpha[i * rrow + j * rcol], 0, SRC_FP32,
-                            relu, 0, dst, mode, sat, spec, negzero)
+        sv = np.float64(np.int32(a_[j]))
+        mult = sc_[j]
+        if sv < 0.0:
+            if relu == 1:
+                mult = 0.0
+            elif relu >= 2:
+                mult = al_[j]
+        p = sv * mult
+        if mode == R_RNE:
+            r = np.rint(p)
         else:
-            mult = scale[i * qrow + j * qcol]
+            r = _round_int(p, mode)
+        f = _NX if r != p else 0
+        if r > lim - 1.0:
+            r = lim - 1.0
+            f = _OF_NX
+        if r < -lim:
+            r = -lim
+            f = _OF_NX
+        final = np.int64(r) + of_[j]
+        if final > ihi or final < ilo:
+            f = _OF_NX
+            if sat:
+                final = ihi if final > ihi else ilo
+        o_[j] = final & mask
+        if want_flags:
+            f_[j] = f
+        f_or |= f
+    return f_or
+
+
+@njit
+def _row_float(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, dst: int, mode: int,
+               sat: bool, scale: Any, alpha: Any, qrow: int, rrow: int,
+               spec: Any, negzero: int) -> int:
+    """FP32 source, floating destination, no offset: specials and -0 through _element,
+    everything else multiplied and encoded inline (same rules)."""
+    f_or = 0
+    a_ = acc[base:base + cnt]
+    o_ = out[base:base + cnt]
+    sc_ = scale[i * qrow:i * qrow + cnt]
+    al_ = alpha[i * rrow:i * rrow + cnt]
+    for j in range(cnt):
+        a = np.int64(a_[j])
+        if (a & 0x7F800000) == 0x7F800000 or a == 0x80000000:
+            b, f = _element(a, sc_[j], al_[j], 0, SRC_FP32, relu, 0, dst, mode, sat, spec, negzero)
+        else:
+            mult = sc_[j]
             if a >= 0x80000000:
                 if relu == 1:
                     mult = 0.0
                 elif relu >= 2:
-                    mult = alpha[i * rrow + j * rcol]
+                    mult = al_[j]
             v = np.float64(_u32_f32(np.uint32(a))) * mult + 0.0
             if dst == D_HIF8:
                 b, f = _encode_hif8(v, mode, sat)
             else:
                 b, f = _encode_binary(v, dst, mode, sat)
-        out[base + j] = b
+        o_[j] = b
         f_or |= f
     return f_or
 
@@ -611,9 +686,12 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
         cnt = min(n, total - base)
         if fast == 1:
             f_or = _row_bf16(acc, base, cnt, out, relu, sat)
+        elif fast == 3:
+            f_or = _row_s32_offset(acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode,
+                                   sat, scale, alpha, offs)
         elif fast == 2:
             f_or = _row_float(acc, base, cnt, out, i, relu, dst, mode, sat, scale, alpha,
-                              qrow, qcol, rrow, rcol, spec, negzero)
+                              qrow, rrow, spec, negzero)
         else:
             f_or = _row_general(acc, base, cnt, out, fl, want_flags, i, kind, src, relu, offw, dst,
                                 mode, sat, scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec,
@@ -760,6 +838,11 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
         fast = 2
         if dst == D_BF16 and mode == R_RNE and relu in (0, 1) and np.all(scale == 1.0):
             fast = 1
+    # every parameter array indexed [row stride * i + j]: one scalar word becomes a row of copies
+    scale, offs, shifts, alpha = (np.full(n, arr[0]) if arr.size == 1 else arr
+                                  for arr in (scale, offs, shifts, alpha))
+    if kind == KIND_GENERAL and src == SRC_S32 and offw > 0 and (relu < 2 or rrow == qrow):
+        fast = 3
     want_flags = flags_out is not None
     fl = flags_out if flags_out is not None else np.zeros(1, np.uint8)
     red_t = {T.FP32: SRC_FP32, T.S32: SRC_S32, T.U32: SRC_U32}.get(red_type, 0) if red_type is not None else 0
