@@ -46,3 +46,27 @@ def test_status_register_is_sticky_and_resets_explicitly():
 def test_status_register_rejects_wide_initial_value():
     with pytest.raises(ptonum.UsageError, match="initial"):
         StatusRegister(0x20)
+
+
+@pytest.mark.parametrize("bad", ["x", 1.5, None, True])
+def test_status_register_rejects_non_integer_initial_value(bad):
+    with pytest.raises(ptonum.UsageError, match="initial"):
+        StatusRegister(bad)
+
+
+@pytest.mark.parametrize("bad", [0x20, -1, np.array([0x40]), np.array([0.5]), True])
+def test_record_rejects_values_that_are_not_flags_and_changes_nothing(bad):
+    s = StatusRegister(0x10)
+    with pytest.raises(ptonum.UsageError, match="flags"):
+        s.record(bad)
+    assert int(s) == 0x10
+
+
+def test_submodules_reachable_after_plain_import():
+    import importlib
+
+    fresh = importlib.import_module("ptonum")
+    for name in ("formats", "fp19", "rounding", "encode", "tcvt", "fpatr"):
+        assert getattr(fresh, name).__name__ == f"ptonum.{name}"
+    with pytest.raises(AttributeError):
+        fresh.no_such_module

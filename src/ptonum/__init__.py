@@ -20,6 +20,17 @@ from .rounding import RoundingMode
 
 __version__ = "0.1.0"
 
+#: submodules reachable as attributes after a plain ``import ptonum`` (loaded on first use)
+_SUBMODULES = ("formats", "fp19", "rounding", "encode", "tcvt", "fpatr", "flags", "errors", "conformance", "example")
+
+
+def __getattr__(name: str) -> object:
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'ptonum' has no attribute {name!r}")
+
 __all__ = [
     "PtonumError",
     "IllegalEncodingError",

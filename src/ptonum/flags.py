@@ -57,21 +57,31 @@ class StatusRegister:
     __slots__ = ("_bits",)
 
     def __init__(self, initial: int = 0) -> None:
+        from .errors import UsageError
+
+        if isinstance(initial, bool) or not isinstance(initial, (int, np.integer)):
+            raise UsageError(f"initial = {initial!r}: a status register starts from an integer 0..0x1f")
         value = int(initial)
         if value < 0 or value > 0x1F:
-            from .errors import UsageError
-
             raise UsageError(f"initial = {initial!r}: a status register holds 5 bits (0..0x1f)")
         self._bits = value
 
     def record(self, flags: FlagsLike) -> None:
         """OR ``flags`` (an int, NumericFlags or an array of flag bytes) into the register."""
-        if isinstance(flags, (int, NumericFlags)):
+        from .errors import UsageError
+
+        if isinstance(flags, bool):
+            raise UsageError(f"flags = {flags!r}: expected 5-bit flag values, got a boolean")
+        if isinstance(flags, (int, np.integer, NumericFlags)):
             value = int(flags)
         else:
             arr = np.asarray(flags)
-            value = int(np.bitwise_or.reduce(arr.astype(np.uint8), axis=None)) if arr.size else 0
-        self._bits |= value & 0x1F
+            if arr.size and arr.dtype.kind not in "iu":
+                raise UsageError(f"flags: expected integer flag values, got dtype {arr.dtype}")
+            value = int(np.bitwise_or.reduce(arr.astype(np.int64), axis=None)) if arr.size else 0
+        if value < 0 or value > 0x1F:
+            raise UsageError(f"flags = {value:#x}: numeric flags are 5 bits (0..0x1f)")
+        self._bits |= value
 
     def reset(self) -> None:
         """Clear every flag (an explicit act; operations never clear flags)."""
