@@ -51,7 +51,7 @@ from . import NUMBA_AVAILABLE, njit, numba_enabled  # noqa: E402
 try:  # pragma: no cover - depends on the environment
     from numba import prange
 except Exception:  # pragma: no cover
-    prange = range
+    prange = range  # type: ignore[misc]
 
 __all__ = [
     "numba_enabled",
@@ -123,7 +123,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     from numba.extending import intrinsic as _intrinsic
 
     @_intrinsic
-    def _f64_bits(typingctx: Any, x: Any) -> Any:
+    def _f64_bits_i(typingctx: Any, x: Any) -> Any:
         """float64 -> its IEEE bit pattern as int64."""
         sig = _types.int64(_types.float64)
 
@@ -133,7 +133,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         return sig, codegen
 
     @_intrinsic
-    def _u32_f32(typingctx: Any, x: Any) -> Any:
+    def _u32_f32_i(typingctx: Any, x: Any) -> Any:
         """uint32 bit pattern -> float32."""
         sig = _types.float32(_types.uint32)
 
@@ -141,6 +141,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             return builder.bitcast(args[0], _ir.FloatType())
 
         return sig, codegen
+    _f64_bits: Any = _f64_bits_i
+    _u32_f32: Any = _u32_f32_i
 else:  # pragma: no cover - kernels are not used without numba
     def _f64_bits(x: float) -> int:
         return int(np.array(x, np.float64).view(np.int64))
@@ -802,6 +804,10 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
     sat = bool(cfg.sat)
     q = np.asarray(qp, dtype=np.uint64)
     r = np.asarray(rp, dtype=np.uint64)
+    scale: Any
+    alpha: Any
+    offs: Any
+    shifts: Any
     scale, alpha, offs, shifts = _EMPTY_F64, _EMPTY_F64, _EMPTY_I64, _EMPTY_I64
     qrow = qcol = rrow = rcol = 0
     offw = int(info.offset_width)
