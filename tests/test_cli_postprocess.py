@@ -123,7 +123,7 @@ def test_vector_mode_scale_broadcast_and_scalar_alpha(ex, tmp_path):
 
 
 def _assert_rejected(res, out: Path, *needles: str) -> None:
-    assert res.exit_code != 0
+    assert res.exit_code == 2, res.output
     err = res.stderr.strip()
     assert err.count("\n") == 0, err
     assert err.startswith("ptonum postprocess: error:"), err
@@ -163,7 +163,7 @@ def test_reject_wrong_accumulator_class(tmp_path, ex):
 def test_reject_bad_quant_param_word(acc_file, tmp_path):
     out = tmp_path / "o"
     res = _invoke([acc_file, "--mode", "REQ8", "--quant-param", "0x1", "--out-dir", out])
-    _assert_rejected(res, out, "quant_param", "[12:0]")
+    _assert_rejected(res, out, "--quant-param", "[12:0]")
 
 
 def test_reject_subnormal_scale_in_tile(acc_file, tmp_path):
@@ -205,9 +205,9 @@ def test_reject_missing_file(tmp_path):
 def test_reject_missing_parameter_and_options_without_input(acc_file, tmp_path):
     out = tmp_path / "o"
     res = _invoke([acc_file, "--mode", "REQ8", "--out-dir", out])
-    _assert_rejected(res, out, "quant_param")
+    _assert_rejected(res, out, "--quant-param", "--scale")
     res = _invoke(["--mode", "REQ8"])
-    assert res.exit_code != 0 and "needs an ACC" in res.stderr
+    assert res.exit_code == 2 and "needs an ACC" in res.stderr
 
 
 def test_rejection_leaves_existing_outputs_untouched(ex, acc_file, tmp_path):
@@ -216,7 +216,7 @@ def test_rejection_leaves_existing_outputs_untouched(ex, acc_file, tmp_path):
     assert ok.exit_code == 0, ok.output
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     bad = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--rmode", "RXX", "--out-dir", out])
-    assert bad.exit_code != 0 and bad.stderr.count("\n") == 1
+    assert bad.exit_code == 2 and bad.stderr.count("\n") == 1
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
@@ -238,3 +238,137 @@ def test_row_max_init_bin_and_prelu_tile(ex, tmp_path):
                        relu_tile=alphas.reshape(1, 32), row_max_in=rmi, rmode="RNA")
     assert np.array_equal(np.load(out / "a.d.npy"), want.d_bits)
     assert np.array_equal(np.load(out / "a.row_max.npy"), want.row_max_bits)
+
+
+# ---------------------------------------------------------------------------
+# New-user defects (regressions)
+
+
+def test_rmode_codes_and_aliases_print_canonical_name(acc_file, tmp_path):
+    # B.DATR RMode 3 = RTM (rounding.asl NumericRoundingMode); RDN is its alias
+    want = postprocess(np.load(acc_file), attributes={"pre_quant_mode": "REQ8"},
+                       quant_param=int(quant_param(0.5, mode="REQ8")), rmode="RTM")
+    for k, given in enumerate(("3", "RDN", "rtm")):
+        out = tmp_path / f"o{k}"
+        res = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--rmode", given, "--out-dir", out])
+        assert res.exit_code == 0, res.output
+        assert "RMode=RTM" in res.stdout and "RDN" not in res.stdout
+        assert np.array_equal(np.load(out / "acc.d.npy"), want.d_bits)
+    res = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--rmode", "8", "--out-dir", tmp_path / "x"])
+    _assert_rejected(res, tmp_path / "x", "--rmode", "0-7")
+    assert "RDN" in _invoke(["--help"]).stdout
+
+
+def test_outputs_follow_umask_and_missing_dirs_are_created(acc_file, tmp_path):
+    import os
+
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "a" / "b"
+        res = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--bin", "--out-dir", out])
+    finally:
+        os.umask(old)
+    assert res.exit_code == 0, res.output
+    files = sorted(out.iterdir())
+    assert files and all((p.stat().st_mode & 0o777) == 0o644 for p in files), [oct(p.stat().st_mode) for p in files]
+
+
+def test_out_dir_that_is_a_file_is_one_line(acc_file, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    res = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--out-dir", f])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "not a directory" in res.stderr, res.output
+
+
+def test_shape_with_npy_is_rejected(acc_file, tmp_path):
+    out = tmp_path / "o"
+    res = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--shape", "256x32", "--out-dir", out])
+    _assert_rejected(res, out, "--dtype/--shape describe a raw .bin ACC file")
+
+
+def test_directory_and_big_endian_acc(ex, tmp_path):
+    out = tmp_path / "o"
+    res = _invoke([tmp_path, "--mode", "REQ8", "--scale", 0.5, "--out-dir", out])
+    _assert_rejected(res, out, "is a directory")
+    acc = ex["acc_hidden_s32"]
+    np.save(tmp_path / "be.npy", acc.astype(">i4"))
+    res = _invoke([tmp_path / "be.npy", "--mode", "REQ8", "--scale", 0.5, "--out-dir", out])
+    assert res.exit_code == 0, res.output
+    want = postprocess(acc, attributes={"pre_quant_mode": "REQ8"}, quant_param=int(quant_param(0.5, mode="REQ8")))
+    assert np.array_equal(np.load(out / "be.d.npy"), want.d_bits)
+
+
+def test_scale_messages_name_options_and_suggest_rne_only_when_it_works(acc_file, tmp_path):
+    out = tmp_path / "o"
+    for scale in (1e-40, 1e39):  # rne gives an FP19 subnormal / infinity: no suggestion
+        res = _invoke([acc_file, "--mode", "REQ8", "--scale", scale, "--out-dir", out])
+        _assert_rejected(res, out, "--scale", "positive normal")
+        assert "rne" not in res.stderr and "rounding=" not in res.stderr
+    res = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.1, "--out-dir", out])
+    _assert_rejected(res, out, "--scale-rounding rne")
+    assert "rounding='rne'" not in res.stderr
+    res = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--offset", 1000, "--out-dir", out])
+    _assert_rejected(res, out, "--offset")
+    res = _invoke([acc_file, "--mode", "REQ8", "--quant-param", "0xBF800000", "--out-dir", out])
+    _assert_rejected(res, out, "--quant-param =")
+    assert "quant_param" not in res.stderr
+
+
+def test_quant_tile_for_scalar_mode_and_relu_tile_for_lrelu(acc_file, tmp_path):
+    np.save(tmp_path / "q.npy", np.full((1, 32), int(quant_param(0.5, mode="VREQ8")), np.uint64))
+    out = tmp_path / "o"
+    res = _invoke([acc_file, "--mode", "REQ8", "--quant-tile", tmp_path / "q.npy", "--out-dir", out])
+    _assert_rejected(res, out, "PreQuantMode REQ8", "scalar parameter", "--scale/--quant-param, not --quant-tile")
+    res = _invoke([acc_file, "--mode", "REQ8", "--scale", 0.5, "--relu", "LRELU", "--relu-tile", tmp_path / "q.npy",
+                   "--out-dir", out])
+    _assert_rejected(res, out, "--alpha/--relu-param, not --relu-tile")
+
+
+def test_shift_option_builds_the_shift_word(acc_file, tmp_path):
+    from ptonum.fpatr.params import shift_param_word
+
+    acc = np.load(acc_file)
+    out = tmp_path / "o"
+    res = _invoke([acc_file, "--mode", "13", "--scale", 1, "--out-dir", out])
+    _assert_rejected(res, out, "--shift N")
+    res = _invoke([acc_file, "--mode", "SHIFTS322S16", "--shift", 4, "--out-dir", out])
+    assert res.exit_code == 0, res.output
+    want = postprocess(acc, attributes={"pre_quant_mode": 13}, quant_param=shift_param_word(shift=4))
+    assert np.array_equal(np.load(out / "acc.d.npy"), want.d_bits)
+    res = _invoke([acc_file, "--mode", "12", "--shift", 16, "--out-dir", out])
+    assert res.exit_code == 0, res.output
+    want = postprocess(acc, attributes={"pre_quant_mode": 12},
+                       quant_tile=np.full((1, 32), shift_param_word(shift=16), np.uint64))
+    assert np.array_equal(np.load(out / "acc.d.npy"), want.d_bits)
+    assert _invoke([acc_file, "--mode", "12", "--shift", 17]).exit_code == 2
+
+
+def test_flags_json_labelled_summary_integer_ranges_and_npz_naming(ex, tmp_path):
+    import json
+
+    acc = ex["acc_hidden_s32"]
+    np.savez(tmp_path / "z.npz", acc=acc, other=acc)
+    for spec, extra in ((f"{tmp_path / 'z.npz'}:acc", []), (str(tmp_path / "z.npz"), ["--key", "acc"])):
+        out = tmp_path / ("o1" if extra else "o2")
+        res = _invoke([spec, *extra, "--mode", "VREQ8", "--relu", "RELU", "--row-max", "--group-max", "--group-n", 16,
+                       "--scale", 0.5, "--rmode", "RDN", "--sat", "--out-dir", out])
+        assert res.exit_code == 0, res.output
+        assert sorted(p.name for p in out.iterdir()) == ["z.acc.d.npy", "z.acc.flags.json", "z.acc.group_max.npy",
+                                                         "z.acc.row_max.npy"]
+        want = postprocess(acc, attributes={"pre_quant_mode": "VREQ8", "relu_mode": "RELU", "row_max_en": True,
+                                            "group_max_en": True, "group_n": 16},
+                           quant_tile=np.full((1, 32), int(quant_param(0.5, mode="VREQ8")), np.uint64),
+                           rmode="RTM", sat=True)
+        doc = json.loads((out / "z.acc.flags.json").read_text())
+        assert doc["flags"] == want.flags and "|".join(doc["flag_names"]) == want.flag_names
+        assert doc["fpatr_word"] == f"{want_word(want):#010x}"
+        assert doc["fpatr"]["PreQuantMode"] == "VREQ8" and doc["fpatr"]["RowMaxEn"] == 1 and doc["fpatr"]["GroupN"] == 16
+        assert doc["rmode"] == "RTM" and doc["sat"] == 1 and doc["dst_type"] == "S8" and doc["acc_type"] == "S32"
+        assert doc["shapes"]["d"] == [256, 32] and doc["shapes"]["group_max"] == [256, 2]
+        assert "PreQuantMode=VREQ8 ReluMode=RELU GroupN=16 RowMaxEn=1 GroupMaxEn=1" in res.stdout
+        rm = np.asarray(want.row_max)
+        assert f"values {int(rm.min())} .. {int(rm.max())}" in res.stdout
+
+
+def want_word(res) -> int:
+    return FPATRAttributes.from_fields("VREQ8", "RELU", group_n=16, row_max_en=True, group_max_en=True).word

@@ -6,22 +6,45 @@ below; the group itself only sets up help and the version option.
 
 from __future__ import annotations
 
+import errno
 import importlib
+from typing import Any
 
 import rich_click as click
 
 from .. import __version__
+from ..errors import PtonumError
+from ._common import fail, os_error_text
 
 click.rich_click.TEXT_MARKUP = "markdown"
 click.rich_click.SHOW_ARGUMENTS = True
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.RichGroup):
+    """The top-level group: any :class:`PtonumError` or :class:`OSError` a subcommand lets escape
+    becomes one line on stderr (``ptonum <command>: error: ...``) and exit status 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PtonumError as exc:
+            fail(ctx.invoked_subcommand or "ptonum", exc)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise
+            fail(ctx.invoked_subcommand or "ptonum", os_error_text(exc))
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ptonum")
 def main() -> None:
     """Bit-exact model of the PTO ISA B.FPATR matrix post-processing, Tile DataTypes and TCVT to E8M0 (ADR-0085).
 
     Run `ptonum postprocess` with no input to see the bundled example.
+
+    Exit status of every command: 0 success (or match), 1 a mismatch was found (`check`, `compare`,
+    `explain --row`), 2 an error or rejection (usage, illegal attributes or parameters, bad file),
+    reported as one line `ptonum COMMAND: error: ...` on stderr.
     """
 
 

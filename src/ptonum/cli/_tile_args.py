@@ -14,6 +14,8 @@ import numpy as np
 import rich_click as click
 
 from ..errors import UsageError
+from ..rounding import RoundingMode
+from ._common import RMODE_HELP, parse_rmode, shape_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,7 +26,7 @@ BIN_DTYPES = {"uint32": np.uint32, "int32": np.int32, "float32": np.float32}
 INPUT_OPTIONS = ["--key", "--dtype", "--shape", "--acc-type"]
 OPERATION_OPTIONS = ["--attributes", "--mode", "--relu", "--group-n", "--row-max", "--group-max",
                      "--row-max-init", "--max-abs", "--rmode", "--sat"]
-PARAMETER_OPTIONS = ["--scale", "--offset", "--scale-rounding", "--quant-param", "--quant-tile", "--alpha",
+PARAMETER_OPTIONS = ["--scale", "--offset", "--scale-rounding", "--shift", "--quant-param", "--quant-tile", "--alpha",
                      "--relu-param", "--relu-tile", "--row-max-in"]
 
 
@@ -48,16 +50,26 @@ def parse_shape(text: str) -> Tuple[int, ...]:
     return shape
 
 
+def native(arr: np.ndarray) -> np.ndarray:
+    """The same values in native byte order (a big-endian ``>i4`` file becomes ``int32``)."""
+    if not arr.dtype.isnative:
+        return arr.astype(arr.dtype.newbyteorder("="))
+    return arr
+
+
 def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any = None,
               bin_shape: Optional[Tuple[int, ...]] = None) -> np.ndarray:
     """Read one tile from ``.npy``, ``.npz`` (``key`` or ``file.npz:key``; a single-array npz needs none)
     or raw little-endian ``.bin`` (``bin_dtype`` and ``bin_shape`` give the layout, row-major).
 
+    A .npy/.npz array is returned with its own shape, in native byte order (values unchanged).
     Raises :class:`UsageError` naming the option, the file and the problem.
     """
     path_text, inline_key = split_key(spec)
     key = key or inline_key
     path = Path(path_text)
+    if path.is_dir():
+        raise UsageError(f"{name}: {path} is a directory, not a file")
     if not path.is_file():
         raise UsageError(f"{name}: file not found: {path}")
     suffix = path.suffix.lower()
@@ -65,7 +77,7 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
         if suffix == ".npy":
             if key:
                 raise UsageError(f"{name}: {path} is a .npy file; a key applies only to .npz")
-            return np.load(path, allow_pickle=False)
+            return native(np.load(path, allow_pickle=False))
         if suffix == ".npz":
             with np.load(path, allow_pickle=False) as z:
                 keys = list(z.files)
@@ -78,7 +90,7 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
                     key = keys[0]
                 if key not in keys:
                     raise UsageError(f"{name}: {path} has no array {key!r} (it has {', '.join(keys)})")
-                return z[key]
+                return native(z[key])
         if suffix == ".bin":
             if bin_dtype is None or bin_shape is None:
                 raise UsageError(f"{name}: a raw .bin file needs --dtype and --shape (e.g. --dtype int32 --shape 256x32)")
@@ -96,6 +108,10 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
     except (OSError, ValueError, EOFError) as exc:
         raise UsageError(f"{name}: cannot read {path}: {exc}") from None
     raise UsageError(f"{name}: {path}: unknown file type {suffix!r}; expected .npy, .npz or .bin")
+
+
+def is_bin(spec: str) -> bool:
+    return Path(split_key(spec)[0]).suffix.lower() == ".bin"
 
 
 def accumulator_values(acc: np.ndarray, acc_type: Optional[str]) -> Tuple[np.ndarray, Optional[str]]:
@@ -155,20 +171,28 @@ def tile_options(fn: F) -> F:
         click.option("--row-max-init", is_flag=True, help="RowMaxInit: fold RowMaxIn (--row-max-in) into RowMax."),
         click.option("--max-abs", is_flag=True, help="MaxAbsEn: reduce |acc| instead of acc."),
         click.option("--rmode", default="NONE", show_default=True,
-                     help="B.DATR RMode: NONE, RNE, RTZ, RTM, RTP, RNA, RTO, RHB (fixed-rounding, shift and "
-                          "NoQuant modes require NONE)."),
+                     help=RMODE_HELP + " Fixed-rounding, shift and NoQuant modes require NONE."),
         click.option("--sat", is_flag=True, help="B.DATR Sat=1: clamp on overflow (default: wrap / Inf)."),
         click.option("--scale", type=float, default=None,
                      help="Quantization scale as a number (converted to FP19; see --scale-rounding)."),
         click.option("--offset", type=int, default=0, show_default=True, help="Signed offset (S5/S9/S17 by mode)."),
         click.option("--scale-rounding", type=click.Choice(["exact", "rne"]), default="exact", show_default=True,
                      help="exact: refuse a --scale/--alpha FP19 cannot hold; rne: round it (FP32ToFP19)."),
-        click.option("--quant-param", metavar="WORD", help="Raw 64-bit quantization word (decimal or 0x-hex)."),
+        click.option("--shift", type=click.IntRange(1, 16), default=None,
+                     help="Shift modes 12/13 (VSHIFTS322S16, SHIFTS322S16): the arithmetic right shift, 1..16 "
+                          "bits (the word from shift_param_word(shift=N); mode 12 gets it in every column)."),
+        click.option("--quant-param", metavar="WORD",
+                     help="Raw 64-bit quantization word (decimal or 0x-hex) of a scalar mode; for a vector mode "
+                          "it is used in every column."),
         click.option("--quant-tile", metavar="FILE",
-                     help="1 x N U64 quantization words (.npy, FILE.npz:KEY or little-endian .bin)."),
+                     help="Per-column words of a vector mode (VREQ8, VDEQS16, VQF322B8_PRE, VSHIFTS322S16, ...): "
+                          "a 1 x N uint64 array (.npy, FILE.npz:KEY or little-endian .bin), e.g. "
+                          "`np.save('q.npy', np.array([[ptonum.fpatr.quant_param(s, 0, mode='VREQ8') for s in "
+                          "scales]], np.uint64))`."),
         click.option("--alpha", type=float, default=None, help="LReLU/PReLU negative-path multiplier (FP19, >= 0)."),
         click.option("--relu-param", metavar="WORD", help="Raw activation word (FP19 in bits [18:0])."),
-        click.option("--relu-tile", metavar="FILE", help="1 x N U64 activation words for --relu PRELU."),
+        click.option("--relu-tile", metavar="FILE",
+                     help="1 x N uint64 activation words for --relu PRELU (words from ptonum.fpatr.relu_param(alpha))."),
         click.option("--row-max-in", metavar="FILE",
                      help="RowMaxIn, M x 1 of the accumulator type (with --row-max-init)."),
     ]
@@ -184,7 +208,7 @@ class TileCall:
     acc: np.ndarray
     acc_type: Optional[str]
     attributes: Any  # FPATRAttributes
-    rmode: str
+    rmode: RoundingMode
     sat: bool
     params: Dict[str, Any] = field(default_factory=dict)
 
@@ -202,20 +226,65 @@ class TileCall:
         return int(self.params.get(scalar, 0) or 0)
 
 
+def _scale_word(scale: float, offset: int, mode: Any, rounding: str) -> int:
+    """``--scale``/``--offset`` -> the quantization word; suggests ``--scale-rounding rne`` only when it works."""
+    from ..fpatr.params import quant_param as make_quant_param
+
+    try:
+        return int(make_quant_param(scale, offset, mode=mode, rounding=rounding))
+    except UsageError as exc:
+        if rounding != "exact" or "rounding='rne'" not in str(exc):
+            raise UsageError(_option_name(str(exc), "scale", "--scale")) from None
+        try:
+            make_quant_param(scale, offset, mode=mode, rounding="rne")
+        except UsageError as rne_exc:  # rounding would not help: say why
+            raise UsageError(f"--scale = {scale!r}: {_after_name(str(rne_exc))}") from None
+        raise UsageError(_option_name(str(exc), "scale", "--scale")) from None
+
+
+def _alpha_word(alpha: float, rounding: str) -> int:
+    from ..fpatr.params import relu_param as make_relu_param
+
+    try:
+        return int(make_relu_param(alpha, rounding=rounding))
+    except UsageError as exc:
+        if rounding != "exact" or "rounding='rne'" not in str(exc):
+            raise UsageError(_option_name(str(exc), "alpha", "--alpha")) from None
+        try:
+            make_relu_param(alpha, rounding="rne")
+        except UsageError as rne_exc:
+            raise UsageError(f"--alpha = {alpha!r}: {_after_name(str(rne_exc))}") from None
+        raise UsageError(_option_name(str(exc), "alpha", "--alpha")) from None
+
+
+def _option_name(msg: str, param: str, option: str) -> str:
+    """``scale = 0.01 is ...`` -> ``--scale = 0.01 is ...`` (the model names its Python parameter)."""
+    if msg.startswith("offset "):
+        return "--offset" + msg[len("offset"):]
+    return option + msg[len(param):] if msg.startswith(param + " ") else msg
+
+
+def _after_name(msg: str) -> str:
+    """``scale = 1e-40: encodes as ...`` -> ``encodes as ...``."""
+    head, sep, tail = msg.partition(": ")
+    return tail if sep and " = " in head else msg
+
+
 def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
                     acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str],
                     relu: Optional[str], group_n: Optional[int], row_max: bool, group_max: bool,
                     row_max_init: bool, max_abs: bool, rmode: str, sat: bool, scale: Optional[float],
                     offset: int, scale_rounding: str, quant_param: Optional[str], quant_tile: Optional[str],
                     alpha: Optional[float], relu_param: Optional[str], relu_tile: Optional[str],
-                    row_max_in: Optional[str]) -> TileCall:
+                    row_max_in: Optional[str], shift: Optional[int] = None) -> TileCall:
     """Read ACC and the parameter files and build the attributes from the options of :func:`tile_options`.
 
     Raises :class:`UsageError` (or the model's typed errors) naming the option and the problem.
     """
     from ..fpatr.attributes import FPATRAttributes, mode_info
-    from ..fpatr.params import quant_param as make_quant_param
-    from ..fpatr.params import relu_param as make_relu_param
+    from ..fpatr.params import shift_param_word
+
+    rm = parse_rmode(rmode, "--rmode")
 
     # ---- attributes
     field_opts = [n for n, v in (("--mode", mode), ("--relu", relu), ("--group-n", group_n),
@@ -229,33 +298,57 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
     else:
         if mode is None:
             raise UsageError("give --mode NAME (and field options) or --attributes WORD")
+        mode_value: Any = int(mode) if mode.strip().isdigit() else mode
+        relu_value: Any = "NONE" if relu is None else int(relu) if relu.strip().isdigit() else relu
         attrs = FPATRAttributes.from_fields(
-            pre_quant_mode=mode, relu_mode=relu if relu is not None else "NONE",
+            pre_quant_mode=mode_value, relu_mode=relu_value,
             group_n=group_n if group_n is not None else 0, row_max_en=row_max, group_max_en=group_max,
             row_max_init=row_max_init, max_abs_en=max_abs,
         )
     info = mode_info(attrs.pre_quant_mode)
+    mode_tag = f"PreQuantMode {info.name} ({int(info.code)})"
 
     # ---- accumulator
+    if (bin_dtype is not None or bin_shape is not None) and not is_bin(acc):
+        given = "--dtype" if bin_dtype is not None else "--shape"
+        raise UsageError(f"{given}: --dtype/--shape describe a raw .bin ACC file; ACC {split_key(acc)[0]} "
+                         "carries its own dtype and shape")
     shape = parse_shape(bin_shape) if bin_shape else None
-    if bin_dtype is not None and Path(split_key(acc)[0]).suffix.lower() != ".bin":
-        raise UsageError("--dtype/--shape describe a raw .bin ACC file; ACC is not .bin")
     acc_arr = read_tile("ACC", acc, key=key, bin_dtype=BIN_DTYPES.get(bin_dtype or ""), bin_shape=shape)
     acc_arr, acc_t = accumulator_values(acc_arr, acc_type)
     if acc_arr.ndim != 2:
-        raise UsageError(f"ACC: expected an M x N tile, got shape {acc_arr.shape}")
+        raise UsageError(f"ACC: expected an M x N tile, got shape {shape_text(acc_arr.shape)}")
     m, n = acc_arr.shape
 
     # ---- quantization parameter
-    if sum(x is not None for x in (scale, quant_param, quant_tile)) > 1:
-        raise UsageError("give one of --scale (with --offset), --quant-param WORD or --quant-tile FILE")
+    given_q = [o for o, v in (("--scale", scale), ("--shift", shift), ("--quant-param", quant_param),
+                              ("--quant-tile", quant_tile)) if v is not None]
+    if len(given_q) > 1:
+        raise UsageError(f"{given_q[0]} and {given_q[1]} both give the quantization parameter: give one of "
+                         "--scale (with --offset), --shift N, --quant-param WORD or --quant-tile FILE")
     if offset and scale is None:
         raise UsageError("--offset goes with --scale (a raw --quant-param word carries its own offset)")
+    if given_q and info.parameter == "none":
+        raise UsageError(f"{given_q[0]}: {mode_tag} takes no quantization parameter")
+    if info.is_shift and (scale is not None):
+        raise UsageError(f"--scale: {mode_tag} is a shift mode: give the arithmetic right shift with --shift N "
+                         "(1..16), or a raw --quant-param word (shift code N-1 at bits [35:32])")
+    if shift is not None and not info.is_shift:
+        raise UsageError(f"--shift: {mode_tag} is not a shift mode (only 12 VSHIFTS322S16 and 13 SHIFTS322S16 "
+                         "take a shift); give --scale/--quant-param" + (" or --quant-tile" if info.parameter == "vector" else ""))
+    if not given_q and info.parameter != "none":
+        how = ("--shift N (or --quant-param WORD)" if info.is_shift else
+               "--scale S (or --quant-param WORD)" if info.parameter == "scalar" else
+               "--scale S (one scale for every column), --quant-param WORD or --quant-tile FILE")
+        raise UsageError(f"{mode_tag} takes a {info.parameter} quantization parameter: give {how}")
+    if quant_tile is not None and info.parameter == "scalar":
+        what = "--shift/--quant-param" if info.is_shift else "--scale/--quant-param"
+        raise UsageError(f"--quant-tile: {mode_tag} takes a scalar parameter: use {what}, not --quant-tile")
     qword: Optional[int] = None
     if scale is not None:
-        if info.parameter == "none":
-            raise UsageError(f"--scale: PreQuantMode {int(info.code)} ({info.name}) takes no parameter")
-        qword = int(make_quant_param(scale, offset, mode=attrs.pre_quant_mode, rounding=scale_rounding))
+        qword = _scale_word(scale, offset, attrs.pre_quant_mode, scale_rounding)
+    elif shift is not None:
+        qword = shift_param_word(shift=shift)
     elif quant_param is not None:
         qword = int_word("--quant-param", quant_param)
     params: Dict[str, Any] = {}
@@ -268,15 +361,28 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
         params["quant_tile"] = read_tile("--quant-tile", quant_tile, bin_dtype=np.uint64, bin_shape=(1, n))
 
     # ---- activation parameter
-    if sum(x is not None for x in (alpha, relu_param, relu_tile)) > 1:
-        raise UsageError("give one of --alpha, --relu-param WORD or --relu-tile FILE")
+    given_r = [o for o, v in (("--alpha", alpha), ("--relu-param", relu_param), ("--relu-tile", relu_tile))
+               if v is not None]
+    if len(given_r) > 1:
+        raise UsageError(f"{given_r[0]} and {given_r[1]} both give the activation parameter: give one of "
+                         "--alpha, --relu-param WORD or --relu-tile FILE")
+    relu_code = int(attrs.relu_mode)
+    relu_tag = f"ReluMode {attrs.relu_mode.name} ({relu_code})"
+    if given_r and relu_code in (0, 1):
+        raise UsageError(f"{given_r[0]}: {relu_tag} takes no activation parameter (LRELU takes --alpha, "
+                         "PRELU takes --alpha or --relu-tile)")
+    if not given_r and relu_code in (2, 3):
+        how = "--alpha A (or --relu-param WORD)" + (" or --relu-tile FILE" if relu_code == 3 else "")
+        raise UsageError(f"{relu_tag} takes an activation parameter: give {how}")
+    if relu_tile is not None and relu_code == 2:
+        raise UsageError(f"--relu-tile: {relu_tag} takes a scalar parameter: use --alpha/--relu-param, not --relu-tile")
     rword: Optional[int] = None
     if alpha is not None:
-        rword = int(make_relu_param(alpha, rounding=scale_rounding))
+        rword = _alpha_word(alpha, scale_rounding)
     elif relu_param is not None:
         rword = int_word("--relu-param", relu_param)
     if rword is not None:
-        if int(attrs.relu_mode) == 3:
+        if relu_code == 3:
             params["relu_tile"] = np.full((1, n), rword, dtype=np.uint64)
         else:
             params["relu_param"] = rword
@@ -285,4 +391,4 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
     if row_max_in is not None:
         rdt = {"FP32": np.float32, "S32": np.int32}.get(acc_t or "", np.uint32)
         params["row_max_in"] = read_tile("--row-max-in", row_max_in, bin_dtype=rdt, bin_shape=(m, 1))
-    return TileCall(acc=acc_arr, acc_type=acc_t, attributes=attrs, rmode=rmode, sat=sat, params=params)
+    return TileCall(acc=acc_arr, acc_type=acc_t, attributes=attrs, rmode=rm, sat=sat, params=params)

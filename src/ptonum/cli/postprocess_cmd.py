@@ -4,15 +4,16 @@ With no ACC argument the command runs the bundled example (a small perceptron
 on scikit-learn's digits, ``ptonum/data/EXAMPLE.md``) through the
 representative PreQuant modes and prints what each destination costs.  With
 ACC it post-processes that tile with :func:`ptonum.fpatr.postprocess` and
-writes D, RowMaxOut and GroupMaxOut.  Every rejection prints one line (the
-ptonum error message) and exits with status 1 before any file is written.
+writes D, RowMaxOut and GroupMaxOut and a ``STEM.flags.json`` summary.  Every
+rejection prints one line (the ptonum error message) on stderr and exits with
+status 2 before any file is written.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -23,8 +24,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..errors import PtonumError, UsageError
+from ..errors import UsageError
 from ..flags import flag_names
+from ._common import current_umask, errors_to_exit, out_console, output_dir, shape_text
 from ._tile_args import (
     INPUT_OPTIONS,
     OPERATION_OPTIONS,
@@ -42,22 +44,37 @@ PROGRESS_ELEMENTS = 1 << 20
 # Writing outputs (all or nothing)
 
 
-def _write_outputs(out_dir: Path, files: Dict[str, np.ndarray], write_bin: bool) -> List[Path]:
-    """Write every output to a temporary file in ``out_dir`` and then rename them all into place."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+def _write_outputs(out_dir: Path, files: Dict[str, np.ndarray], write_bin: bool,
+                   texts: Optional[Dict[str, str]] = None) -> List[Path]:
+    """Write every output to a temporary file in ``out_dir`` and then rename them all into place.
+
+    The files get the permissions of a normally created file (0o666 minus the umask), not
+    mkstemp's private 0o600.  ``texts`` are extra text files (name -> content) written the same way.
+    """
+    output_dir("--out-dir", str(out_dir))
+    mode = 0o666 & ~current_umask()
     staged: List[Tuple[str, Path]] = []
     try:
+        items: List[Tuple[str, str, Any]] = []
         for stem, arr in files.items():
-            targets = [(f"{stem}.npy", "npy")] + ([(f"{stem}.bin", "bin")] if write_bin else [])
-            for fname, kind in targets:
-                fd, tmp = tempfile.mkstemp(prefix=f".{fname}.", suffix=".tmp", dir=out_dir)
-                with os.fdopen(fd, "wb") as fh:
-                    a = np.ascontiguousarray(arr)
-                    if kind == "npy":
-                        np.lib.format.write_array(fh, a, allow_pickle=False)
-                    else:
-                        fh.write(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
-                staged.append((fname, Path(tmp)))
+            items.append((f"{stem}.npy", "npy", arr))
+            if write_bin:
+                items.append((f"{stem}.bin", "bin", arr))
+        for fname, text in (texts or {}).items():
+            items.append((fname, "text", text))
+        for fname, kind, payload in items:
+            fd, tmp = tempfile.mkstemp(prefix=f".{fname}.", suffix=".tmp", dir=out_dir)
+            staged.append((fname, Path(tmp)))
+            with os.fdopen(fd, "wb") as fh:
+                os.fchmod(fh.fileno(), mode)
+                if kind == "text":
+                    fh.write(payload.encode("utf-8"))
+                    continue
+                a = np.ascontiguousarray(payload)
+                if kind == "npy":
+                    np.lib.format.write_array(fh, a, allow_pickle=False)
+                else:
+                    fh.write(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
     except OSError as exc:
         for _, staged_tmp in staged:
             staged_tmp.unlink(missing_ok=True)
@@ -167,8 +184,8 @@ def _run_example(console: Console, engine: str) -> None:
 @tile_options
 @click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True,
               help="fast = vectorized numpy; reference = exact per-element model (slow).")
-@click.option("--out-dir", type=click.Path(file_okay=False), default=".", show_default=True,
-              help="Directory for the output files.")
+@click.option("--out-dir", default=".", show_default=True,
+              help="Directory for the output files (created when missing).")
 @click.option("--bin", "write_bin", is_flag=True, help="Also write raw little-endian .bin files.")
 @click.option("--progress/--no-progress", default=None,
               help=f"Progress bar (default: on for more than {PROGRESS_ELEMENTS} elements).")
@@ -176,7 +193,7 @@ def command(acc: Optional[str], key: Optional[str], bin_dtype: Optional[str], bi
             acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str], relu: Optional[str],
             group_n: Optional[int], row_max: bool, group_max: bool, row_max_init: bool, max_abs: bool,
             rmode: str, sat: bool, scale: Optional[float], offset: int, scale_rounding: str,
-            quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
+            shift: Optional[int], quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
             relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], engine: str,
             out_dir: str, write_bin: bool, progress: Optional[bool]) -> None:
     """Post-process an M x N accumulator tile exactly as B.FPATR does (PreQuant, ReLU, RowMax/GroupMax).
@@ -190,9 +207,11 @@ def command(acc: Optional[str], key: Optional[str], bin_dtype: Optional[str], bi
     **With ACC** (.npy, .npz with --key, or raw .bin with --dtype/--shape) it computes D, RowMaxOut and
     GroupMaxOut bit-exactly (ADR-0085), prints a summary (shapes, destination type, flags by name,
     value range) and writes the outputs. Describe the operation either with `--attributes WORD` or with
-    `--mode` and the field options; give the parameter as `--scale/--offset` (or a raw `--quant-param`
-    word, or a per-column `--quant-tile`). Any rejection (illegal attributes, parameter, shape, file)
-    prints one line and exits with status 1 without writing anything.
+    `--mode` and the field options; give the parameter as `--scale/--offset` (or `--shift N` for the
+    shift modes 12/13, a raw `--quant-param` word, or a per-column `--quant-tile`: a 1 x N uint64 .npy of
+    words made with `ptonum.fpatr.quant_param(scale, offset, mode=...)`). Any rejection (illegal
+    attributes, parameter, shape, file) prints one line on stderr and exits with status 2 without
+    writing anything.
 
     **Examples**
 
@@ -222,22 +241,31 @@ def command(acc: Optional[str], key: Optional[str], bin_dtype: Optional[str], bi
         --mode QF322FP8_PRE --scale 0.5 --group-n 32 --group-max --max-abs --bin
     ```
 
-    **Outputs** (in --out-dir, named after ACC): `STEM.d.npy` holds the D encodings at the destination
+    Shift an S32 tile right by 4 bits to S16 (mode 13):
+
+    ```
+    ptonum postprocess acc.npy --mode SHIFTS322S16 --shift 4
+    ```
+
+    **Outputs** (in --out-dir, created when missing, named after ACC; `z.npz:acc` and `z.npz --key acc`
+    both give STEM `z.acc`): `STEM.d.npy` holds the D encodings at the destination
     width (uint8 for S8/S4X2/E4M3/HiF8, uint16 for FP16/BF16/S16, uint32 for FP32/S32/U32; an S4X2
     element is its low nibble); `STEM.row_max.npy` (M x 1) and `STEM.group_max.npy`
     (M x ceil(N/GroupN)) hold uint32 encodings of the accumulator type; S4X2 also gets
     `STEM.d_packed.npy` (M x ceil(N/2) bytes, even column in the low nibble). `--bin` writes each
-    also as a raw little-endian `.bin`. Nothing is written when the operation is rejected.
+    also as a raw little-endian `.bin`. `STEM.flags.json` records the sticky flags (integer and
+    names), the B.FPATR word and fields, RMode, Sat, the types and the shapes. Nothing is written
+    when the operation is rejected.
     """
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-    err_console = Console(stderr=True, highlight=False)
-    try:
+    console = out_console()
+    with errors_to_exit("postprocess"):
         if acc is None:
             given = [n for n, v in (("--key", key), ("--dtype", bin_dtype), ("--shape", bin_shape),
                                     ("--acc-type", acc_type), ("--attributes", attributes_word), ("--mode", mode),
                                     ("--quant-param", quant_param), ("--quant-tile", quant_tile),
                                     ("--relu-tile", relu_tile), ("--row-max-in", row_max_in),
-                                    ("--scale", scale), ("--alpha", alpha), ("--relu-param", relu_param))
+                                    ("--scale", scale), ("--shift", shift), ("--alpha", alpha),
+                                    ("--relu-param", relu_param))
                      if v is not None]
             if given:
                 raise UsageError(f"{given[0]} needs an ACC input file (run without options for the bundled example)")
@@ -246,30 +274,67 @@ def command(acc: Optional[str], key: Optional[str], bin_dtype: Optional[str], bi
         _run_file(console, acc=acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
                   attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n, row_max=row_max,
                   group_max=group_max, row_max_init=row_max_init, max_abs=max_abs, rmode=rmode, sat=sat,
-                  scale=scale, offset=offset, scale_rounding=scale_rounding, quant_param=quant_param,
+                  scale=scale, offset=offset, scale_rounding=scale_rounding, shift=shift, quant_param=quant_param,
                   quant_tile=quant_tile, alpha=alpha, relu_param=relu_param, relu_tile=relu_tile,
                   row_max_in=row_max_in, engine=engine, out_dir=out_dir, write_bin=write_bin, progress=progress)
-    except PtonumError as exc:
-        msg = " ".join(str(exc).split())
-        if "rounding='rne'" in msg:
-            msg += " (on the command line: --scale-rounding rne)"
-        err_console.print(f"ptonum postprocess: error: {msg}", soft_wrap=True, markup=False)
-        sys.exit(1)
+
+
+def fields_text(attrs: Any) -> str:
+    """The B.FPATR fields with their names, e.g. ``PreQuantMode=VREQ8 ReluMode=RELU GroupN=0 RowMaxEn=1 ...``."""
+    return (f"PreQuantMode={attrs.pre_quant_mode.name} ReluMode={attrs.relu_mode.name} GroupN={attrs.group_n} "
+            f"RowMaxEn={int(attrs.row_max_en)} GroupMaxEn={int(attrs.group_max_en)} "
+            f"RowMaxInit={int(attrs.row_max_init)} MaxAbsEn={int(attrs.max_abs_en)}")
+
+
+def _range_text(values: np.ndarray, integer: bool) -> Optional[str]:
+    v = np.asarray(values)
+    if integer:
+        return f"{int(v.min())} .. {int(v.max())}" if v.size else None
+    f = v.astype(np.float64)
+    fin = np.isfinite(f)
+    return f"{np.min(f[fin]):.6g} .. {np.max(f[fin]):.6g}" if fin.any() else None
+
+
+def _summary_json(res: Any, call: Any, acc_shape: Tuple[int, int], written: List[str]) -> str:
+    attrs = call.attributes
+    doc: Dict[str, Any] = {
+        "flags": int(res.flags),
+        "flag_names": [n for n in flag_names(res.flags).split("|") if n and n != "-"],
+        "fpatr_word": f"{attrs.word:#010x}",
+        "fpatr": {"PreQuantMode": attrs.pre_quant_mode.name, "PreQuantModeCode": int(attrs.pre_quant_mode),
+                  "ReluMode": attrs.relu_mode.name, "ReluModeCode": int(attrs.relu_mode),
+                  "GroupNCode": int(attrs.group_n_code), "GroupN": int(attrs.group_n),
+                  "RowMaxEn": int(attrs.row_max_en), "GroupMaxEn": int(attrs.group_max_en),
+                  "RowMaxInit": int(attrs.row_max_init), "MaxAbsEn": int(attrs.max_abs_en)},
+        "rmode": call.rmode.name,
+        "rmode_code": int(call.rmode),
+        "sat": int(bool(call.sat)),
+        "acc_type": res.acc_type.name,
+        "dst_type": res.dst_type.name,
+        "shapes": {"acc": list(acc_shape), "d": list(res.d_bits.shape),
+                   "row_max": None if res.row_max_bits is None else list(res.row_max_bits.shape),
+                   "group_max": None if res.group_max_bits is None else list(res.group_max_bits.shape)},
+        "files": written,
+    }
+    return json.dumps(doc, indent=2) + "\n"
 
 
 def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
               acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str], relu: Optional[str],
               group_n: Optional[int], row_max: bool, group_max: bool, row_max_init: bool, max_abs: bool,
               rmode: str, sat: bool, scale: Optional[float], offset: int, scale_rounding: str,
-              quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
+              shift: Optional[int], quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
               relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], engine: str,
               out_dir: str, write_bin: bool, progress: Optional[bool]) -> None:
+    out_path = Path(out_dir)
+    if out_path.exists() and not out_path.is_dir():  # refuse before any work
+        raise UsageError(f"--out-dir = {out_dir}: is not a directory")
     call = build_tile_call(acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
                            attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n,
                            row_max=row_max, group_max=group_max, row_max_init=row_max_init, max_abs=max_abs,
                            rmode=rmode, sat=sat, scale=scale, offset=offset, scale_rounding=scale_rounding,
                            quant_param=quant_param, quant_tile=quant_tile, alpha=alpha, relu_param=relu_param,
-                           relu_tile=relu_tile, row_max_in=row_max_in)
+                           relu_tile=relu_tile, row_max_in=row_max_in, shift=shift)
     attrs = call.attributes
     m, n = call.acc.shape
 
@@ -285,7 +350,9 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
         res = call.run(engine=engine)
 
     # ---- outputs, only after success
-    stem = Path(split_key(acc)[0]).stem + (f".{key}" if key else "")
+    path_text, inline_key = split_key(acc)
+    the_key = key or inline_key
+    stem = Path(path_text).stem + (f".{the_key}" if the_key else "")
     files: Dict[str, np.ndarray] = {f"{stem}.d": np.asarray(res.d_bits)}
     if res.row_max_bits is not None:
         files[f"{stem}.row_max"] = np.asarray(res.row_max_bits)
@@ -293,28 +360,29 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
         files[f"{stem}.group_max"] = np.asarray(res.group_max_bits)
     if res.dst_type.name == "S4X2":
         files[f"{stem}.d_packed"] = np.asarray(res.s4x2_packed())
-    written = _write_outputs(Path(out_dir), files, write_bin)
+    names = [f"{k}.npy" for k in files] + ([f"{k}.bin" for k in files] if write_bin else [])
+    summary_name = f"{stem}.flags.json"
+    written = _write_outputs(out_path, files, write_bin,
+                             {summary_name: _summary_json(res, call, (m, n), names + [summary_name])})
 
     # ---- summary
     d = res.decode()
-    finite = np.isfinite(d)
-    rng = f"{np.min(d[finite]):.6g} .. {np.max(d[finite]):.6g}" if finite.any() else "no finite values"
-    specials = int(d.size - np.count_nonzero(finite))
-    console.print(f"[bold]{attrs.assembly()}[/bold]  (word {attrs.word:#010x}), RMode {rmode.upper()}, Sat {int(sat)}, "
-                  f"engine {engine}")
-    console.print(f"ACC  {m} x {n} {res.acc_type.name}")
+    d_int = res.dst_type.is_integer
+    rng = _range_text(d, d_int) or "no finite values"
+    specials = 0 if d_int else int(d.size - np.count_nonzero(np.isfinite(d)))
+    acc_int = res.acc_type.is_integer
+    console.print(f"[bold]{fields_text(attrs)}[/bold] (B.FPATR word {attrs.word:#010x}), "
+                  f"RMode={call.rmode.name}, Sat={int(bool(sat))}, engine {engine}", soft_wrap=True)
+    console.print(f"ACC  {m} x {n} {res.acc_type.name}", soft_wrap=True)
     console.print(f"D    {m} x {n} {res.dst_type.name} ({res.d_bits.dtype} encodings), values {rng}"
-                  + (f", {specials} Inf/NaN" if specials else ""))
+                  + (f", {specials} Inf/NaN" if specials else ""), soft_wrap=True)
     if res.row_max_bits is not None:
-        rm = np.asarray(res.row_max, dtype=np.float64)
-        console.print(f"RowMaxOut   {res.row_max_bits.shape[0]} x 1 {res.acc_type.name}, values "
-                      f"{np.nanmin(rm):.6g} .. {np.nanmax(rm):.6g}" if np.isfinite(rm).any() else
-                      f"RowMaxOut   {res.row_max_bits.shape[0]} x 1 {res.acc_type.name}")
+        r = _range_text(np.asarray(res.row_max), acc_int)
+        console.print(f"RowMaxOut   {res.row_max_bits.shape[0]} x 1 {res.acc_type.name}"
+                      + (f", values {r}" if r else ""), soft_wrap=True)
     if res.group_max_bits is not None:
-        gm = np.asarray(res.group_max, dtype=np.float64)
-        gshape = "x".join(map(str, res.group_max_bits.shape))
-        console.print(f"GroupMaxOut {gshape} {res.acc_type.name} (GroupN {attrs.group_n}), values "
-                      f"{np.nanmin(gm):.6g} .. {np.nanmax(gm):.6g}" if np.isfinite(gm).any() else
-                      f"GroupMaxOut {gshape} {res.acc_type.name} (GroupN {attrs.group_n})")
-    console.print(f"flags {res.flags:#04x} {flag_names(res.flags)}")
-    console.print("wrote " + ", ".join(str(p) for p in written))
+        g = _range_text(np.asarray(res.group_max), acc_int)
+        console.print(f"GroupMaxOut {shape_text(res.group_max_bits.shape)} {res.acc_type.name} "
+                      f"(GroupN {attrs.group_n})" + (f", values {g}" if g else ""), soft_wrap=True)
+    console.print(f"flags {res.flags:#04x} {flag_names(res.flags)}", soft_wrap=True)
+    console.print("wrote " + ", ".join(str(p) for p in written), soft_wrap=True)

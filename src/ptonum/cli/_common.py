@@ -1,0 +1,151 @@
+"""What every ``ptonum`` command shares: consoles, one-line errors, exit codes, option parsing.
+
+Exit codes (all commands): 0 success / match; 1 a mismatch was found (``check``,
+``compare``, ``explain --row``); 2 any error or rejection (usage error, illegal
+attributes or parameters, unreadable or missing file).  An error is one line on
+stderr, ``ptonum <command>: error: <message>``; option syntax errors found by
+click keep click's usage box.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, NoReturn, Optional
+
+from rich.console import Console
+
+from ..errors import PtonumError, UsageError
+from ..rounding import RoundingMode, parse_rounding_mode
+
+#: exit status of a mismatch (check, compare, explain --row)
+EXIT_MISMATCH = 1
+#: exit status of any error or rejection
+EXIT_ERROR = 2
+
+#: console width when stdout is not a terminal (pipes, files, test runners): wide, so no table is squeezed
+PIPE_WIDTH = 200
+
+RMODE_HELP = ("B.DATR RMode by name or code: NONE (0), RNE (1), RTZ (2), RTM (3), RTP (4), RNA (5), RTO (6), "
+              "RHB (7); RDN is an alias of RTM and RUP of RTP.")
+
+
+def out_console(*, stderr: bool = False) -> Console:
+    """A console for tables and reports: the terminal's width on a TTY, :data:`PIPE_WIDTH` otherwise."""
+    probe = Console(stderr=stderr)
+    if probe.is_terminal:
+        return Console(stderr=stderr, highlight=False)
+    return Console(stderr=stderr, highlight=False, width=PIPE_WIDTH)
+
+
+# Python parameter names in model messages -> the command-line options that set them.
+_OPTION_NAMES = (
+    (re.compile(r"pass rounding\s*=\s*'rne' to accept it"), "give --scale-rounding rne to accept it"),
+    (re.compile(r"rounding\s*=\s*'rne'"), "--scale-rounding rne"),
+    (re.compile(r"\bquant_param\b(?!_)"), "--quant-param"),
+    (re.compile(r"\bquant_tile\b"), "--quant-tile"),
+    (re.compile(r"\brelu_param\b(?!_)"), "--relu-param"),
+    (re.compile(r"\brelu_tile\b"), "--relu-tile"),
+    (re.compile(r"\brow_max_in\b"), "--row-max-in"),
+    (re.compile(r"\bacc_type\b"), "--acc-type"),
+    (re.compile(r"\bsrc_type\b"), "--src-type"),
+)
+
+
+def cli_message(message: Any) -> str:
+    """A model error message as one line, with Python parameter names replaced by option names."""
+    text = " ".join(str(message).split())
+    for pattern, option in _OPTION_NAMES:
+        text = pattern.sub(option, text)
+    return text
+
+
+def error_line(command: str, message: Any) -> str:
+    return f"ptonum {command}: error: {cli_message(message)}"
+
+
+def fail(command: str, message: Any, code: int = EXIT_ERROR) -> NoReturn:
+    """Write the one-line error to stderr and exit (status 2 unless told)."""
+    sys.stderr.write(error_line(command, message) + "\n")
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def os_error_text(exc: OSError) -> str:
+    where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+    return f"{where}{exc.strerror or exc}"
+
+
+@contextmanager
+def errors_to_exit(command: str) -> Iterator[None]:
+    """Turn every :class:`PtonumError` and :class:`OSError` inside the block into :func:`fail`."""
+    try:
+        yield
+    except PtonumError as exc:
+        fail(command, exc)
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            raise
+        fail(command, os_error_text(exc))
+
+
+def parse_rmode(text: Any, name: str = "--rmode") -> RoundingMode:
+    """``--rmode``: a name (NONE, RNE, ..., the aliases RDN/RUP) or a B.DATR code 0-7."""
+    if isinstance(text, str) and text.strip().isdigit():
+        return parse_rounding_mode(int(text.strip()), name)
+    return parse_rounding_mode(text, name)
+
+
+def output_path(option: str, path: str) -> Path:
+    """An output file: its directory is created when missing; a directory as the file is refused."""
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{option} = {path}: is a directory; give a file name")
+    parent = p.parent
+    if parent.exists() and not parent.is_dir():
+        raise UsageError(f"{option} = {path}: {parent} is not a directory")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{option} = {path}: cannot create {parent}: {exc.strerror or exc}") from None
+    return p
+
+
+def output_dir(option: str, path: str) -> Path:
+    """An output directory: created when missing; an existing non-directory is refused."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{option} = {path}: is not a directory")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{option} = {path}: cannot create the directory: {exc.strerror or exc}") from None
+    return p
+
+
+def input_file(option: str, path: str) -> Path:
+    """An input file that must exist and not be a directory."""
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{option}: {path} is a directory, not a file")
+    if not p.exists():
+        raise UsageError(f"{option}: file not found: {path}")
+    return p
+
+
+def current_umask() -> int:
+    """The process umask (read without changing it for longer than one call)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def shape_text(shape: Optional[tuple]) -> str:  # type: ignore[type-arg]
+    """``(64, 48)`` -> ``64x48`` (``-`` for None, ``scalar`` for ``()``)."""
+    if shape is None:
+        return "-"
+    return "x".join(str(int(s)) for s in shape) if len(shape) else "scalar"
