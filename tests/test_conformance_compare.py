@@ -73,3 +73,72 @@ def test_ulp_distance_and_class_mismatch() -> None:
     # HiF8 (code order is not value order): 0x08 = 1.0, 0x10 = 2.0 differ by 8 finite values (1.0 .. 1.875, 2.0)
     d, _ = distance(TileDataType.HiF8, np.array([0x08], np.uint64), np.array([0x10], np.uint64))
     assert d.tolist() == [8]
+
+
+# ---------------------------------------------------------------------------
+# New-user defects (regressions)
+
+QP = hex(0x1FC00 << 13)  # FP19 1.0 at [31:13]
+
+
+def _setup(tmp_path: Path):
+    acc = (np.arange(64 * 48, dtype=np.int32).reshape(64, 48) % 300) - 150
+    np.save(tmp_path / "acc.npy", acc)
+    d, rmax = _model_d(acc, tmp_path)
+    return acc, d, rmax
+
+
+def _cmp(tmp_path: Path, dev: str, *extra: str):
+    return RUN.invoke(main, ["compare", str(tmp_path / "acc.npy"), "--mode", "REQ8", "--row-max", "--quant-param", QP,
+                             "--device-d", dev, *extra])
+
+
+def test_compare_refuses_dumps_of_another_shape(tmp_path: Path) -> None:
+    _, d, rmax = _setup(tmp_path)
+    for name, arr in (("t", d.T), ("flat", d.reshape(-1)), ("wide", d.reshape(32, 96)), ("3d", d.reshape(64, 48, 1))):
+        np.save(tmp_path / f"{name}.npy", np.ascontiguousarray(arr))
+        r = _cmp(tmp_path, str(tmp_path / f"{name}.npy"))
+        assert r.exit_code == 2, (name, r.output)
+        want = "x".join(map(str, arr.shape))
+        assert f"--device-d: shape {want} does not match the model's D 64x48" in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1 and r.stdout == "" and "MATCH" not in r.output
+    np.save(tmp_path / "d.npy", d)
+    np.save(tmp_path / "rm_flat.npy", rmax.reshape(-1))
+    r = _cmp(tmp_path, str(tmp_path / "d.npy"), "--device-row-max", str(tmp_path / "rm_flat.npy"))
+    assert r.exit_code == 2 and "--device-row-max: shape 64 does not match the model's RowMaxOut 64x1" in r.stderr
+    # a raw .bin dump takes the model's shape
+    d.tofile(tmp_path / "d.bin")
+    r = _cmp(tmp_path, str(tmp_path / "d.bin"))
+    assert r.exit_code == 0 and "MATCH" in r.stdout, r.output
+
+
+def test_compare_errors_go_to_stderr(tmp_path: Path) -> None:
+    _setup(tmp_path)
+    r = _cmp(tmp_path, str(tmp_path / "missing.npy"))
+    assert r.exit_code == 2 and r.stdout == "" and r.stderr.startswith("ptonum compare: error: --device-d")
+
+
+def test_compare_device_flags(tmp_path: Path) -> None:
+    from ptonum.fpatr.tile import postprocess
+
+    acc, d, _ = _setup(tmp_path)
+    np.save(tmp_path / "d.npy", d)
+    flags = postprocess(acc, attributes={"pre_quant_mode": "REQ8"}, quant_param=0x1FC00 << 13).flags
+    assert flags & 0x04  # acc 128..149 with scale 1 overflow S8 (plumbing test: the model's own flags are the reference)
+    r = _cmp(tmp_path, str(tmp_path / "d.npy"), "--device-flags", hex(flags))
+    assert r.exit_code == 0, r.output
+    r = _cmp(tmp_path, str(tmp_path / "d.npy"), "--device-flags", hex(flags ^ 0x10))
+    assert r.exit_code == 1 and "the sticky flags differ" in r.stdout
+
+
+def test_nan_payload_is_not_a_class_mismatch() -> None:
+    # FP16 0x7e00 and 0x7e01 are both NaN (ml_dtypes: float16 view); 0x7e00 vs 0x3c00 is a class mismatch
+    import ml_dtypes  # noqa: F401  (independent decoding of the codes)
+
+    codes = np.array([0x7E00, 0x7E01, 0x3C00], np.uint16).view(np.float16)
+    assert np.isnan(codes[0]) and np.isnan(codes[1]) and not np.isnan(codes[2])
+    rep = compare_arrays("D", TileDataType.FP16, np.array([0x7E00, 0x7E00], np.uint64),
+                         np.array([0x7E01, 0x3C00], np.uint64))
+    assert rep.mismatches == 2 and rep.nan_payload_mismatches == 1 and rep.class_mismatches == 1
+    assert rep.first[0].description == "NaN payload differs (both NaN)"
+    assert rep.first[1].description.startswith("class mismatch")

@@ -15,7 +15,7 @@ import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, NoReturn, Optional
+from typing import Any, Iterator, NoReturn, Optional, Tuple
 
 from rich.console import Console
 
@@ -144,7 +144,7 @@ def current_umask() -> int:
     return mask
 
 
-def shape_text(shape: Optional[tuple]) -> str:  # type: ignore[type-arg]
+def shape_text(shape: Optional[Tuple[int, ...]]) -> str:
     """``(64, 48)`` -> ``64x48`` (``-`` for None, ``scalar`` for ``()``)."""
     if shape is None:
         return "-"

@@ -60,7 +60,7 @@ from typing import Dict, List, Optional, Tuple  # noqa: E402
 
 from ..formats import TileDataType  # noqa: E402
 
-__all__ += ["as_device_bits", "distance", "Mismatch", "CompareReport", "compare_arrays", "histogram"]
+__all__ += ["as_device_bits", "is_nan", "distance", "Mismatch", "CompareReport", "compare_arrays", "histogram"]
 
 _WIDTH = {
     TileDataType.FP32: 32, TileDataType.S32: 32, TileDataType.U32: 32, TileDataType.FP16: 16,
@@ -69,19 +69,28 @@ _WIDTH = {
 }
 
 
-def as_device_bits(name: str, arr: np.ndarray, dst: TileDataType, shape: Tuple[int, ...]) -> np.ndarray:
+def _shape_text(shape: Tuple[int, ...]) -> str:
+    return "x".join(str(int(d)) for d in shape) if len(shape) else "scalar"
+
+
+def as_device_bits(name: str, arr: np.ndarray, dst: TileDataType, shape: Tuple[int, ...],
+                   output: str = "") -> np.ndarray:
     """Device values or raw encodings -> uint64 encodings at the destination width.
 
-    Typed arrays are reinterpreted bit for bit when their item size is the
-    destination's (float16/bfloat16/float32/int8/int16/int32 ...); an S4X2
-    element keeps its low nibble.  Raises :class:`UsageError` on a shape or size mismatch.
+    ``arr`` must have exactly the model's ``shape`` (a transposed, flattened or
+    padded dump is refused, never reshaped).  Typed arrays are reinterpreted bit
+    for bit when their item size is the destination's (float16/bfloat16/float32/
+    int8/int16/int32 ...); an S4X2 element keeps its low nibble.  Raises
+    :class:`UsageError` on a shape or size mismatch, e.g. ``--device-d: shape
+    48x64 does not match the model's D 64x48``.
     """
     a = np.asarray(arr)
     if a.shape != tuple(shape):
-        if a.size == int(np.prod(shape)):
-            a = a.reshape(shape)
-        else:
-            raise UsageError(f"{name}: shape {a.shape} does not match the model's {tuple(shape)}")
+        what = f"{output} " if output else ""
+        raise UsageError(f"{name}: shape {_shape_text(a.shape)} does not match the model's {what}"
+                         f"{_shape_text(tuple(shape))}")
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
     width = _WIDTH[dst]
     nbytes = max(1, width // 8)
     mask = (1 << width) - 1
@@ -133,10 +142,23 @@ def _float_rank(dst: TileDataType, bits: np.ndarray) -> Tuple[np.ndarray, np.nda
     return rank[idx], special[idx]
 
 
+def is_nan(dst: TileDataType, bits: np.ndarray) -> np.ndarray:
+    """True where the encodings are NaN in ``dst`` (False for integer types)."""
+    b = np.asarray(bits).astype(np.uint64)
+    if dst.is_integer:
+        return np.zeros(b.shape, bool)
+    if dst is TileDataType.FP32:
+        return (b & np.uint64(0x7FFFFFFF)) > np.uint64(0x7F800000)
+    from ..formats import to_float64
+
+    return np.isnan(np.asarray(to_float64(dst, b), dtype=np.float64))
+
+
 def distance(dst: TileDataType, model_bits: np.ndarray, device_bits: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """(distance, class_mismatch): |integer difference| for integer destinations,
     ulps in the destination format for floating ones; ``class_mismatch`` marks
-    differing elements where either side is NaN or infinite (no distance)."""
+    differing elements where either side is NaN or infinite (no distance) --
+    including two NaNs with different payloads (see :func:`is_nan` to tell them apart)."""
     width = _WIDTH[dst]
     if dst.is_integer:
         if dst is TileDataType.U32:
@@ -172,7 +194,16 @@ class Mismatch:
     position: Tuple[int, ...]
     model: int
     device: int
-    distance: Optional[int]  #: None for a class (NaN/Inf) mismatch
+    distance: Optional[int]  #: None for a class (NaN/Inf) mismatch or a NaN payload difference
+    nan_payload: bool = False  #: both are NaN, with different encodings
+
+    @property
+    def description(self) -> str:
+        if self.nan_payload:
+            return "NaN payload differs (both NaN)"
+        if self.distance is None:
+            return "class mismatch (NaN/Inf vs other)"
+        return f"distance {self.distance}"
 
 
 @dataclass
@@ -183,9 +214,10 @@ class CompareReport:
     dst_type: TileDataType
     elements: int
     mismatches: int
-    class_mismatches: int
+    class_mismatches: int  #: NaN/Inf against another class (NaN payload differences not included)
     first: List[Mismatch] = field(default_factory=list)
     hist: List[Tuple[str, int]] = field(default_factory=list)
+    nan_payload_mismatches: int = 0  #: both NaN, different encodings
 
     @property
     def ok(self) -> bool:
@@ -201,10 +233,13 @@ def compare_arrays(output: str, dst: TileDataType, model_bits: np.ndarray, devic
         raise UsageError(f"{output}: device shape {db.shape} differs from the model's {mb.shape}")
     diff = mb != db
     d, cls = distance(dst, mb, db)
+    payload = diff & is_nan(dst, mb) & is_nan(dst, db)
+    cls = cls & ~payload
     pos = np.argwhere(diff)
     first = []
     for p in pos[:max_report]:
         t = tuple(int(x) for x in p)
-        first.append(Mismatch(output, t, int(mb[t]), int(db[t]), None if cls[t] else int(d[t])))
+        first.append(Mismatch(output, t, int(mb[t]), int(db[t]), None if (cls[t] or payload[t]) else int(d[t]),
+                              bool(payload[t])))
     return CompareReport(output, dst, int(mb.size), int(np.count_nonzero(diff)), int(np.count_nonzero(cls)), first,
-                         histogram(d[diff & ~cls]))
+                         histogram(d[diff & ~cls & ~payload]), int(np.count_nonzero(payload)))
