@@ -100,5 +100,57 @@ def test_unknown_header_is_one_line_error(tmp_path: Path) -> None:
     p = tmp_path / "x.csv"
     p.write_text("a,b\n1,2\n")
     r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p)])
-    assert r.exit_code == 1
-    assert "matches no vector schema" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2
+    assert "matches no vector schema" in r.stderr and "Traceback" not in r.output
+    assert r.stderr.startswith("ptonum check: error:") and r.stderr.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------
+# New-user defects (regressions)
+
+
+def _small(tmp_path: Path, n: int = 30, name: str = "t.csv") -> Path:
+    p = tmp_path / name
+    p.write_text("\n".join(_copy_lines(tmp_path, "tcvt_e8m0", n)) + "\n")
+    return p
+
+
+@pytest.mark.parametrize("opt", ["--limit", "--sample"])
+def test_negative_limit_or_sample_is_a_usage_error(tmp_path: Path, opt: str) -> None:
+    r = CliRunner().invoke(main, ["check", str(_small(tmp_path)), opt, "-1"])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "-1" in r.stderr
+
+
+@pytest.mark.parametrize("args", [["--limit", "0"], ["--sample", "0"], ["HEADER_ONLY"]])
+def test_nothing_checked_is_not_a_pass(tmp_path: Path, args: list) -> None:
+    p = _small(tmp_path)
+    if args == ["HEADER_ONLY"]:
+        p.write_text(p.read_text().splitlines()[0] + "\n")
+        args = []
+    r = CliRunner().invoke(main, ["check", str(p), *args])
+    assert r.exit_code == 2, r.output
+    assert "no rows checked" in r.stderr and "PASS" not in r.output
+
+
+def test_utf8_bom_before_header_is_accepted(tmp_path: Path) -> None:
+    p = _small(tmp_path)
+    p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes())
+    r = CliRunner().invoke(main, ["check", str(p)])
+    assert r.exit_code == 0, r.output
+    assert "PASS" in r.stdout
+
+
+def test_piped_table_is_not_elided(tmp_path: Path) -> None:
+    p = _small(tmp_path, 1234, "a_rather_long_vector_file_name_for_the_table_tcvt_e8m0_part_0001.csv")
+    r = CliRunner(env={"COLUMNS": None}).invoke(main, ["check", str(p)])  # not a TTY, no COLUMNS
+    assert r.exit_code == 0, r.output
+    assert "…" not in r.stdout
+    assert p.name in r.stdout and r.stdout.count("1234") >= 3
+
+
+def test_directory_and_missing_file_are_one_line_errors(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["check", str(tmp_path)])
+    assert r.exit_code == 2 and "is a directory" in r.stderr and r.stderr.count("\n") == 1
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "nope.csv")])
+    assert r.exit_code == 2 and "nope.csv" in r.stderr and r.stderr.count("\n") == 1

@@ -14,18 +14,20 @@ from rich.table import Table
 from ..conformance.check import FileReport, check_parsed, select_rows
 from ..conformance.schema import parse_file
 from ..errors import PtonumError
+from ._common import EXIT_ERROR, EXIT_MISMATCH, error_line, out_console
 
 #: files with more rows than this show a progress bar
 PROGRESS_ROWS = 50_000
 
 
 @click.command("check")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True)
 @click.option("--engine", type=click.Choice(["fast", "reference", "both"]), default="fast", show_default=True,
               help="Model engine to check (both = each file in both engines).")
-@click.option("--max-report", type=int, default=5, show_default=True, help="Failures listed per file and engine.")
-@click.option("--limit", type=int, default=None, help="Check only the first N rows of each file.")
-@click.option("--sample", type=int, default=None, help="Check N rows drawn at random (with --seed).")
+@click.option("--max-report", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Failures listed per file and engine.")
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="Check only the first N rows of each file.")
+@click.option("--sample", type=click.IntRange(min=0), default=None, help="Check N rows drawn at random (with --seed).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --sample.")
 @click.option("--no-explain", is_flag=True, help="Do not print the explain trace of the first mismatch.")
 def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optional[int], sample: Optional[int],
@@ -34,17 +36,29 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
 
     Prints pass/fail counts per file and engine, the first failures with file:line,
     inputs, expected vs got bits and flags, and the explain trace of the first
-    mismatch. Exits 1 on any failure (mismatch, model error or malformed row).
+    mismatch. A UTF-8 byte-order mark before the header is accepted.
+
+    Exit status: 0 every checked row passed; 1 a row failed (mismatch, model error
+    or malformed row); 2 an error: a file is missing or unreadable, its header matches
+    no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`).
+    Errors are one line each on stderr.
     """
-    console = Console()
+    console = out_console()
+
+    def error(msg: str) -> None:
+        sys.stderr.write(error_line("check", msg) + "\n")
     engines = ["fast", "reference"] if engine == "both" else [engine]
     reports: List[FileReport] = []
     unreadable = 0
     for path in files:
+        if Path(path).is_dir():
+            error(f"{path}: is a directory, not a vector file")
+            unreadable += 1
+            continue
         try:
             parsed = parse_file(path)
         except PtonumError as exc:
-            console.print(f"[red]error[/red] {exc}", highlight=False)
+            error(str(exc))
             unreadable += 1
             continue
         for eng in engines:
@@ -59,11 +73,11 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
                 else:
                     rep = check_parsed(parsed, eng, limit=limit, sample=sample, seed=seed, max_report=max_report)
             except PtonumError as exc:
-                console.print(f"[red]error[/red] {path} [{eng}]: {exc}", highlight=False)
+                error(f"{path} [{eng}]: {exc}")
                 unreadable += 1
                 continue
             except ImportError as exc:
-                console.print(f"[red]error[/red] {path} [{eng}]: model function not available ({exc})", highlight=False)
+                error(f"{path} [{eng}]: model function not available ({exc})")
                 unreadable += 1
                 continue
             reports.append(rep)
@@ -71,8 +85,7 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
     table = Table(title="ptonum check")
     for col in ("file", "operation", "engine", "rows", "checked", "passed", "failed", "malformed"):
         table.add_column(col, justify="right" if col not in ("file", "operation", "engine") else "left",
-                         no_wrap=True, overflow="fold" if col == "file" else "ellipsis",
-                         min_width=len(col) if col != "file" else None)
+                         no_wrap=col != "file", overflow="fold", min_width=len(col) if col != "file" else None)
     for r in reports:
         style = "green" if r.ok else "red"
         table.add_row(Path(r.path).name, r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
@@ -105,8 +118,16 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
                 console.print(text, highlight=False, markup=False, soft_wrap=True)
                 explained = True
 
-    failed = unreadable + sum(r.failed for r in reports)
+    failed = sum(r.failed for r in reports)
+    empty = [r for r in reports if r.checked == 0]
+    for r in empty:
+        why = ("the file has no data rows" if r.rows == 0 else
+               "--limit 0" if limit == 0 else "--sample 0" if sample == 0 else "no row selected")
+        error(f"{r.path} [{r.engine}]: no rows checked ({why})")
     if failed:
-        console.print(f"[red]FAIL[/red]: {failed} failure(s)")
-        sys.exit(1)
-    console.print("[green]PASS[/green]")
+        console.print(f"[red]FAIL[/red]: {failed} failing row(s)" + (f", {unreadable} file error(s)" if unreadable else ""))
+    if unreadable or empty:
+        sys.exit(EXIT_ERROR)
+    if failed:
+        sys.exit(EXIT_MISMATCH)
+    console.print(f"[green]PASS[/green]: {sum(r.checked for r in reports)} row(s) checked")

@@ -107,6 +107,8 @@ def read_text(path: "str | Path") -> bytes:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as exc:
             raise UsageError(f"{path}: not a readable gzip file ({exc})") from None
+    if raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark before the header
+        raw = raw[3:]
     return raw
 
 
@@ -268,6 +270,8 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
     """
     if b"\r" in raw:
         raw = raw.replace(b"\r\n", b"\n")
+    if not raw.strip():
+        raise UsageError(f"{path}: empty file (no header row)")
     first = raw.split(b"\n", 1)[0].decode("ascii", errors="replace").strip()
     if schema is None:
         schema = detect_schema(first, path)
