@@ -100,3 +100,49 @@ def test_bad_inputs_exit_nonzero_one_line(tmp_path: Path) -> None:
         assert len(lines) == 1 and lines[0].startswith("ptonum tcvt: error:"), (args, r.output)
         assert needle in lines[0], (args, lines[0])
     assert not out.exists()
+
+
+# ---------------------------------------------------------------------------
+# New-user defects (regressions)
+
+
+def _one_line_error(r, *needles: str) -> str:
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    assert r.stdout == "" and r.stderr.count("\n") == 1 and r.stderr.startswith("ptonum tcvt: error:"), r.stderr
+    for n in needles:
+        assert n in r.stderr, (n, r.stderr)
+    return r.stderr
+
+
+def test_narrow_integer_array_for_wider_source_is_refused(tmp_path: Path) -> None:
+    for dt, src in ((np.uint16, "FP32"), (np.int16, "FP32"), (np.uint8, "FP16"), (np.uint8, "BF16")):
+        p = tmp_path / f"{np.dtype(dt).name}_{src}.npy"
+        np.save(p, np.array([0x3F, 0x40], dt))
+        _one_line_error(run(str(p), "--src-type", src), np.dtype(dt).name, src)
+
+
+def test_empty_inputs_and_empty_value_items(tmp_path: Path) -> None:
+    (tmp_path / "e.bin").write_bytes(b"")
+    _one_line_error(run(str(tmp_path / "e.bin"), "--dtype", "float32"), "no elements")
+    np.save(tmp_path / "e.npy", np.zeros(0, np.float32))
+    _one_line_error(run(str(tmp_path / "e.npy")), "no elements")
+    _one_line_error(run("--values", "1.5,,2"), "--values[1] is empty")
+
+
+def test_out_in_missing_directory_is_created_and_directory_input_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "dir" / "codes.npy"
+    r = run("--src-type", "BF16", "--values", "0x3fc0,0x3f40", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    # ASL vectors tcvt_e8m0.csv.gz: BF16,0x3fc0,RNE,0 -> 0x80 and BF16,0x3f40,RNE,0 -> 0x7f
+    assert np.load(out).tolist() == [0x80, 0x7F]
+    _one_line_error(run(str(tmp_path)), "is a directory")
+    _one_line_error(run("--values", "1", "--out", str(tmp_path)), "is a directory")
+
+
+def test_rmode_codes_and_aliases() -> None:
+    """ASL vectors tcvt_e8m0.csv.gz: BF16,0x3fc0,RTM,0 -> 0x7f (RTM is code 3, alias RDN)."""
+    for given in ("3", "RDN", "RTM"):
+        r = run("--rmode", given, "--src-type", "BF16", "--values", "0x3fc0")
+        assert r.exit_code == 0, r.output
+        assert "0x7f" in r.stdout and "RMode RTM" in r.stdout

@@ -133,7 +133,7 @@ def input_file(option: str, path: str) -> Path:
     if p.is_dir():
         raise UsageError(f"{option}: {path} is a directory, not a file")
     if not p.exists():
-        raise UsageError(f"{option}: file not found: {path}")
+        raise UsageError(f"{option}: no such file: {path}")
     return p
 
 

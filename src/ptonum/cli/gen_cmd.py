@@ -9,17 +9,19 @@ import rich_click as click
 
 from ..conformance.gen import Filters, write_vectors
 from ..conformance.schema import SCHEMAS
-from ..errors import PtonumError
+from ._common import RMODE_HELP, errors_to_exit, output_path
 
 
 @click.command("gen")
 @click.argument("op", type=click.Choice(sorted(SCHEMAS)))
-@click.option("--count", type=int, required=True, help="Rows to write (boundary patterns first, then random).")
+@click.option("--count", type=click.IntRange(min=1), required=True,
+              help="Rows to write (boundary patterns first, then random).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed; same seed and options give the same file.")
-@click.option("--out", "out", type=click.Path(dir_okay=False), default=None, help="Output file (.gz = gzip); default stdout.")
+@click.option("--out", "out", default=None,
+              help="Output file (.gz = gzip; missing directories are created); default stdout.")
 @click.option("--mode", multiple=True, help="PreQuantMode code or name (repeatable).")
 @click.option("--relu", multiple=True, help="ReluMode 0-3 or name (repeatable).")
-@click.option("--rmode", multiple=True, help="Rounding mode name (repeatable).")
+@click.option("--rmode", multiple=True, help=RMODE_HELP + " Repeatable.")
 @click.option("--sat", multiple=True, help="Sat 0 or 1 (repeatable).")
 @click.option("--acc-type", multiple=True, help="Accumulator type FP32/S32/U32 (repeatable).")
 @click.option("--src-type", multiple=True, help="TCVT source type FP16/BF16/FP32 (repeatable).")
@@ -30,14 +32,14 @@ def command(op: str, count: int, seed: int, out: Optional[str], mode: Tuple[str,
     """Generate vectors for OP in the shared vector schema, expected columns from the reference engine.
 
     Only legal parameter words are generated for postprocess_element.
+    Exit status 2 with one line on stderr on any error.
     """
-    try:
+    with errors_to_exit("gen"):
         filters = Filters.parse(mode=mode, relu=relu, rmode=rmode, sat=sat, acc_type=acc_type,
                                 src_type=src_type, data_type=data_type)
+        if out is not None:
+            output_path("--out", out)
         text = write_vectors(out, op, count, seed, filters)
-    except PtonumError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
     if out is None:
         sys.stdout.write(text)
     else:

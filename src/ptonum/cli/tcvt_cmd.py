@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any, List, NoReturn, Optional, Tuple
 
 import numpy as np
 import rich_click as click
-from rich.console import Console
 from rich.table import Table
 
-from ..errors import PtonumError, UsageError
+from ..errors import UsageError
 from ..flags import flag_names
 from ..formats import TileDataType, parse_data_type
-from ..rounding import parse_rounding_mode
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
+from ._common import RMODE_HELP, errors_to_exit, fail, input_file, out_console, output_path, parse_rmode
 
 _DTYPES = ("float32", "float16", "bfloat16", "uint32", "uint16")
 
 
 def _fail(msg: str) -> NoReturn:
-    click.echo(f"ptonum tcvt: error: {msg}", err=True)
-    sys.exit(2)
+    fail("tcvt", msg)
 
 
 def _float_dtype(src: TileDataType) -> Any:
@@ -38,9 +34,12 @@ def _bits_dtype(src: TileDataType) -> Any:
 
 def _from_values(text: str, src: TileDataType) -> np.ndarray:
     """Comma-separated decimals (rounded to the source type, RNE) or ``0x`` raw encodings."""
-    tokens = [t.strip() for t in text.split(",") if t.strip()]
-    if not tokens:
+    tokens = [t.strip() for t in text.split(",")]
+    if not any(tokens):
         raise UsageError("--values: no values given")
+    for i, tok in enumerate(tokens):
+        if not tok:
+            raise UsageError(f"--values[{i}] is empty ({text!r}): give one number or 0x encoding between commas")
     width = 32 if src is TileDataType.FP32 else 16
     out: List[int] = []
     for i, tok in enumerate(tokens):
@@ -68,9 +67,7 @@ def _load(path: str, dtype: Optional[str], shape: Optional[str],
     """Read FILE.npy or FILE.bin and return (raw encodings, source type)."""
     import ml_dtypes
 
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"{path}: no such file")
+    p = input_file("FILE", path)
     if p.suffix.lower() == ".npy":
         if dtype is not None:
             raise UsageError("--dtype applies to raw .bin files; a .npy file carries its own dtype")
@@ -87,6 +84,11 @@ def _load(path: str, dtype: Optional[str], shape: Optional[str],
         if size % dt.itemsize:
             raise UsageError(f"{path}: {size} bytes is not a whole number of {dtype} elements")
         arr = np.fromfile(p, dtype=dt)
+    if arr.size == 0:
+        raise UsageError(f"{path}: holds no elements (an empty file or array)")
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+        dt = arr.dtype
     if shape is not None:
         try:
             dims = tuple(int(d) for d in shape.replace("x", ",").split(",") if d.strip())
@@ -102,6 +104,11 @@ def _load(path: str, dtype: Optional[str], shape: Optional[str],
         if src_opt is not None and src_opt is not src:
             raise UsageError(f"--src-type {src_opt.name} contradicts the {dt} data ({src.name})")
         return np.ascontiguousarray(arr).view(_bits_dtype(src)), src
+    if dt.kind in "iu" and src_opt is not None and dt.itemsize * 8 < (32 if src_opt is TileDataType.FP32 else 16):
+        raise UsageError(
+            f"{path}: {dt} data cannot hold {src_opt.name} encodings ({32 if src_opt is TileDataType.FP32 else 16} "
+            f"bits); give {'uint32' if src_opt is TileDataType.FP32 else 'uint16'} encodings or "
+            f"{'float32' if src_opt is TileDataType.FP32 else src_opt.name.lower()} values")
     if dt == np.dtype(np.uint32):
         return arr, src_opt or TileDataType.FP32
     if dt == np.dtype(np.uint16) or dt == np.dtype("V2"):
@@ -131,10 +138,9 @@ def _scale_text(code: int) -> str:
 
 
 @click.command("tcvt")
-@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.argument("file", required=False)
 @click.option("--to", "dst", default="E8M0", show_default=True, help="Destination type (only E8M0 is modelled).")
-@click.option("--rmode", default="NONE", show_default=True,
-              help="B.DATR RMode: NONE (= RNE), RNE, RTZ, RTM, RTP, RNA, RTO, RHB or 0-7.")
+@click.option("--rmode", default="NONE", show_default=True, help=RMODE_HELP + " NONE resolves to RNE.")
 @click.option("--sat", is_flag=True, help="Sat=1: underflow/overflow clamp to 0x00/0xFE instead of 0xFF.")
 @click.option("--src-type", default=None,
               help="FP32, FP16 or BF16. Default: from the data's dtype; FP32 for --values and uint32 data.")
@@ -143,9 +149,9 @@ def _scale_text(code: int) -> str:
                                              "or 0x raw encodings, e.g. 1.5,0.75,0x3fc00000.")
 @click.option("--dtype", type=click.Choice(_DTYPES), default=None, help="Element type of a raw FILE.bin.")
 @click.option("--shape", default=None, help="Shape of the input, e.g. 64,128.")
-@click.option("--out", type=click.Path(dir_okay=False), default=None,
-              help="Write the codes (uint8) to OUT.npy, or codes and flags to OUT.npz.")
-@click.option("--max-rows", type=int, default=64, show_default=True,
+@click.option("--out", default=None,
+              help="Write the codes (uint8) to OUT.npy, or codes and flags to OUT.npz (directories are created).")
+@click.option("--max-rows", type=click.IntRange(min=0), default=64, show_default=True,
               help="Inputs up to this size are listed element by element; larger ones are summarized.")
 def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Optional[str], engine: str,
             values: Optional[str], dtype: Optional[str], shape: Optional[str], out: Optional[str],
@@ -154,10 +160,11 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
 
     Input is `--values` or a FILE (`.npy`, or raw `.bin` with `--dtype`). Prints the E8M0 codes,
     their scales 2^(code-127) (0xff is NaN) and the NV/OF/UF/NX flags per element, or summary
-    counts for large inputs. Exit status 2 with a one-line reason on bad input.
+    counts for large inputs. Exit status 2 with a one-line reason on bad input (an integer array
+    narrower than the source carrier, e.g. uint16 data with `--src-type FP32`, is refused).
     """
-    console = Console()
-    try:
+    console = out_console()
+    with errors_to_exit("tcvt"):
         d = parse_data_type(dst, "--to")
         if d is not TileDataType.E8M0:
             raise UsageError(f"--to = {dst}: only TCVT to E8M0 is modelled (ADR-0085 D183)")
@@ -165,7 +172,7 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
         if src_opt is not None and src_opt not in SUPPORTED_SOURCES:
             # Let the model raise its own UnsupportedConversionError text.
             to_e8m0(0, src_type=src_opt)
-        mode = parse_rounding_mode(rmode, "--rmode")
+        mode = parse_rmode(rmode, "--rmode")
         if (values is None) == (file is None):
             raise UsageError("give exactly one input: --values or FILE")
         if values is not None:
@@ -174,21 +181,24 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
             src = src_opt or TileDataType.FP32
             bits = _from_values(values, src)
             if shape is not None:
-                dims = tuple(int(x) for x in shape.split(","))
+                try:
+                    dims = tuple(int(x) for x in shape.replace("x", ",").split(",") if x.strip())
+                except ValueError:
+                    raise UsageError(f"--shape = {shape!r}: expected integers like 2,3") from None
+                if int(np.prod(dims)) != bits.size:
+                    raise UsageError(f"--shape = {shape}: {int(np.prod(dims))} elements, but --values has {bits.size}")
                 bits = bits.reshape(dims)
         else:
             assert file is not None
             bits, src = _load(file, dtype, shape, src_opt)
+        if out is not None:
+            output_path("--out", out)
         codes, flags = to_e8m0(bits, src_type=src, rmode=mode, sat=sat, engine=engine)
         if out is not None:
             if out.endswith(".npz"):
                 np.savez(out, codes=codes, flags=flags)
             else:
                 np.save(out, codes)
-    except PtonumError as exc:
-        _fail(str(exc))
-    except (OSError, ValueError) as exc:
-        _fail(f"{type(exc).__name__}: {exc}")
 
     resolved = mode.resolved()
     head = (f"TCVT {src.name} -> E8M0, RMode {mode.name}"
