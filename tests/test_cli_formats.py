@@ -146,3 +146,16 @@ def test_decode_bad_input_is_a_one_message_usage_error(args: List[str], message:
     assert message in flat(r.output)
     assert "Traceback" not in r.output
     assert isinstance(r.exception, SystemExit)
+
+
+@pytest.mark.parametrize("args, prefix", [
+    (["decode", "FP8", "1"], "ptonum decode: error: TYPE = 'FP8'"),
+    (["decode", "E4M3", "0xzz"], "ptonum decode: error: CODE '0xzz'"),
+    (["decode", "E4M3", "0x100"], "ptonum decode: error: encoding = 0x100"),
+    (["decode", "FP16", "1", "--lane", "1"], "ptonum decode: error: lane = 1"),
+    (["formats", "FP8"], "ptonum formats: error: TYPE = 'FP8'"),
+])
+def test_model_errors_are_one_line_on_stderr(args: List[str], prefix: str) -> None:
+    r = run(args)
+    assert r.exit_code == 2, r.output
+    assert r.stdout == "" and r.stderr.count("\n") == 1 and r.stderr.startswith(prefix), r.stderr

@@ -136,3 +136,16 @@ def test_boundary_classes_tcvt() -> None:
 def test_gen_bad_filter_is_one_line_error() -> None:
     r = RUN.invoke(main, ["gen", "postprocess_element", "--count", "5", "--mode", "7"])
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_gen_creates_output_directories_and_validates_count(tmp_path) -> None:
+    out = tmp_path / "new" / "dir" / "t.csv"
+    r = CliRunner().invoke(main, ["gen", "tcvt_e8m0", "--count", "5", "--rmode", "3", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    lines = out.read_text().splitlines()
+    assert lines[0] == "src_type,src_bits,rmode,sat,expected_bits,expected_flags" and len(lines) == 6
+    assert all(ln.split(",")[2] == "RTM" for ln in lines[1:])
+    r = CliRunner().invoke(main, ["gen", "tcvt_e8m0", "--count", "-1"])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["gen", "tcvt_e8m0", "--count", "5", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and r.stderr.startswith("ptonum gen: error:") and "is a directory" in r.stderr

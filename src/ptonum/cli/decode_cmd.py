@@ -13,7 +13,8 @@ from typing import List, Tuple
 
 import rich_click as click
 
-from ..errors import PtonumError
+from ..errors import UsageError
+from ._common import errors_to_exit
 from ..formats import TileDataType, ValueClass, carrier_bits, decompose, parse_data_type, to_float64, value_class
 
 _MAX_EXACT_DECIMAL = 60  # characters; longer exact expansions are shown rounded
@@ -22,7 +23,7 @@ _MAX_EXACT_DECIMAL = 60  # characters; longer exact expansions are shown rounded
 def parse_code(text: str) -> int:
     """Read a raw encoding written as ``0x..`` (hex), ``0b..`` (binary), ``0o..`` (octal) or decimal.
 
-    Underscores between digits are allowed.  Raises :class:`click.BadParameter`
+    Underscores between digits are allowed.  Raises :class:`UsageError`
     naming the code otherwise (negative numbers included).
     """
     raw = text.strip().lower()
@@ -31,18 +32,14 @@ def parse_code(text: str) -> int:
     pattern = {16: r"[0-9a-f]+(_?[0-9a-f]+)*", 2: r"[01]+(_?[01]+)*", 8: r"[0-7]+(_?[0-7]+)*",
                10: r"[0-9]+(_?[0-9]+)*"}[base]
     if not re.fullmatch(pattern, digits):
-        raise click.BadParameter(
-            f"CODE {text!r}: not a non-negative integer (write 0x.. hex, 0b.. binary, 0o.. octal or decimal)",
-            param_hint="CODE")
+        raise UsageError(
+            f"CODE {text!r}: not a non-negative integer (write 0x.. hex, 0b.. binary, 0o.. octal or decimal)")
     return int(digits.replace("_", ""), base)
 
 
 def _parse_type(text: str) -> TileDataType:
     raw = text.strip()
-    try:
-        return parse_data_type(int(raw) if raw.isdigit() else raw, "TYPE")
-    except PtonumError as exc:
-        raise click.BadParameter(str(exc), param_hint="TYPE") from None
+    return parse_data_type(int(raw) if raw.isdigit() else raw, "TYPE")
 
 
 def _fraction_text(negative: bool, significand: int, exponent: int) -> str:
@@ -123,13 +120,13 @@ def command(type_name: str, codes: Tuple[str, ...], lane: int, engine: str) -> N
     2^exponent), and the exact value as a fraction and a decimal.
 
     Example: `ptonum decode HiF8 0x6e 0x81 0x80`
+
+    A bad TYPE, CODE or lane is one line on stderr and exit status 2.
     """
-    dt = _parse_type(type_name)
-    values = [parse_code(c) for c in codes]
-    try:
+    with errors_to_exit("decode"):
+        dt = _parse_type(type_name)
+        values = [parse_code(c) for c in codes]
         described = [(c, v, _describe(dt, v, lane, engine)) for c, v in zip(codes, values)]
-    except PtonumError as exc:
-        raise click.UsageError(str(exc)) from None
     for n, (text, value, rows) in enumerate(described):
         if n:
             click.echo("")

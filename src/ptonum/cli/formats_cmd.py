@@ -14,7 +14,7 @@ import rich_click as click
 from rich.console import Console
 from rich.table import Table
 
-from ..errors import PtonumError
+from ._common import PIPE_WIDTH, errors_to_exit
 from ..formats import FormatDescriptor, FormatKind, TileDataType, canonical_nan, descriptor, parse_data_type
 
 
@@ -33,7 +33,7 @@ def _range(lo: int, hi: int) -> str:
 def _console() -> Console:
     console = Console(highlight=False)
     if not console.is_terminal:  # pipes and test runners: do not squeeze the table into 80 columns
-        console = Console(highlight=False, width=200)
+        console = Console(highlight=False, width=PIPE_WIDTH)
     return console
 
 
@@ -97,12 +97,9 @@ def command(types: Tuple[str, ...]) -> None:
         integers = ", ".join(t.name for t in TileDataType if t.is_integer)
         console.print(f"Integer types have no floating-format descriptor: {integers}.")
         return
-    for raw in types:
-        try:
-            text = raw.strip()
-            dt = parse_data_type(int(text) if text.isdigit() else text, "TYPE")
-        except PtonumError as exc:
-            raise click.BadParameter(str(exc), param_hint="TYPE") from None
+    with errors_to_exit("formats"):
+        parsed = [parse_data_type(int(t.strip()) if t.strip().isdigit() else t.strip(), "TYPE") for t in types]
+    for dt in parsed:
         d = descriptor(dt)
         if not d.available:
             console.print(f"{dt.name} (code {int(dt)}) is an integer type: it has no floating-format descriptor.")
