@@ -59,8 +59,9 @@ def test_explain_row_matches_vector() -> None:
     r = RUN.invoke(main, ["explain", "--row", f"{path}:40000"])
     assert r.exit_code == 0, r.output
     lines = r.output.strip().splitlines()
-    exp = lines[-1]
+    exp = lines[-2]
     assert exp.startswith("expected (vector): expected_bits=0x8000")
+    assert lines[-1].startswith("MATCH")
     assert any(ln.startswith("destination FP16: 0x8000   flags: 0x18") for ln in lines)
     r = RUN.invoke(main, ["explain", "--row", f"{vectors_dir() / 'decomposition.csv.gz'}:4"])
     assert r.exit_code == 0 and "exponent=-21" in r.output
@@ -69,3 +70,64 @@ def test_explain_row_matches_vector() -> None:
 def test_explain_bad_row_is_usage_error() -> None:
     r = RUN.invoke(main, ["explain", "--row", f"{vectors_dir() / 'relu_param_legal.csv.gz'}:1"])
     assert r.exit_code == 2 and "no data row" in r.output and "Traceback" not in r.output
+
+
+# ---------------------------------------------------------------------------
+# New-user defects (regressions)
+
+
+def test_explain_row_mismatch_exits_1(tmp_path) -> None:
+    import gzip
+
+    with gzip.open(vectors_dir() / "tcvt_e8m0.csv.gz", "rt") as fh:
+        lines = [next(fh).rstrip("\n") for _ in range(6)]
+    cols = lines[3].split(",")  # file line 4
+    cols[4] = f"0x{int(cols[4], 16) ^ 1:02x}"
+    lines[3] = ",".join(cols)
+    p = tmp_path / "t.csv"
+    p.write_text("\n".join(lines) + "\n")
+    r = RUN.invoke(main, ["explain", "--row", f"{p}:4"])
+    assert r.exit_code == 1, r.output
+    assert r.output.strip().splitlines()[-1].startswith("MISMATCH") and "expected_bits" in r.output
+    r = RUN.invoke(main, ["explain", "--row", f"{p}:5"])
+    assert r.exit_code == 0 and r.output.strip().splitlines()[-1].startswith("MATCH")
+
+
+_REQ8 = ["explain", "postprocess", "--mode", "REQ8", "--acc-type", "S32", "--acc", "70"]
+
+
+def test_explain_notes_configurations_the_tile_operation_rejects() -> None:
+    cases = [
+        (_REQ8 + ["--quant-param", "0xBF800000"], "negative"),  # FP19ScaleLegal
+        (_REQ8 + ["--quant-param", "0x3F800001"], "[12:0]"),  # BundleFPATRQuantParameterWordLegal
+        (_REQ8 + ["--relu", "LRELU", "--quant-param", hex(0x1FC00 << 13), "--relu-param", "0x5fc00"], "activation"),
+        (["explain", "postprocess", "--mode", "F322F16", "--acc-type", "FP32", "--acc", "0x3f800000", "--rmode", "RTZ"],
+         "RMode=NONE"),  # BundleFPATRDATRFieldsLegal: fixed-rounding mode
+        (["explain", "postprocess", "--mode", "13", "--acc-type", "S32", "--acc", "0x10", "--sat"], "Sat=0"),
+    ]
+    for args, needle in cases:
+        r = RUN.invoke(main, args)
+        assert r.exit_code == 0, (args, r.output)
+        first = r.output.splitlines()[0]
+        assert first.startswith("note: the B.FPATR tile operation rejects this configuration:"), (args, first)
+        assert needle in first, (args, first)
+        assert "postprocess_element:" in r.output
+    r = RUN.invoke(main, _REQ8 + ["--quant-param", hex(0x20000 << 13)])
+    assert r.exit_code == 0 and "note:" not in r.output
+
+
+def test_explain_rmode_codes() -> None:
+    # tile-bound-tcvt-e8m0-rounding-003.asl: BF16 1.5 -> 127 under RTM (B.DATR RMode code 3, alias RDN)
+    for given in ("3", "RDN"):
+        r = RUN.invoke(main, ["explain", "tcvt", "--src-type", "BF16", "--bits", "0x3fc0", "--rmode", given])
+        assert r.exit_code == 0, r.output
+        assert "E8M0: 0x7f   flags: 0x10 (NX)" in r.output and "rmode=RTM" in r.output
+    # block-exec-b-fpatr-quant-002.asl: REQ8 70 x 2.0 -> 0x8C (exact, so every RMode gives it)
+    r = RUN.invoke(main, _REQ8 + ["--quant-param", hex(0x20000 << 13), "--rmode", "2"])
+    assert r.exit_code == 0 and "destination S8: 0x8c" in r.output and "rmode=RTZ" in r.output
+
+
+def test_explain_errors_are_one_line_on_stderr() -> None:
+    r = RUN.invoke(main, ["explain", "postprocess", "--mode", "99", "--acc-type", "S32", "--acc", "1"])
+    assert r.exit_code == 2 and r.stdout == "" and r.stderr.startswith("ptonum explain: error:")
+    assert r.stderr.count("\n") == 1

@@ -21,6 +21,9 @@ from .schema import Schema, parse_file
 
 __all__ = [
     "Explanation",
+    "tile_rejection",
+    "RowExplanation",
+    "explain_row",
     "explain_postprocess",
     "explain_tcvt",
     "explain_reduction",
@@ -129,6 +132,40 @@ def explain_postprocess(acc_bits: int, *, pre_quant_mode: Any, relu_mode: Any, a
     return Explanation(title, bits, flags, steps, digits, label)
 
 
+def tile_rejection(*, pre_quant_mode: Any, relu_mode: Any, acc_type: Any, quant_param: Optional[int] = None,
+                   relu_param: Optional[int] = None, rmode: Any = "NONE", sat: Any = False) -> Optional[str]:
+    """Why the B.FPATR tile operation would reject this element configuration, or None.
+
+    Runs the tile operation's own preflight checks (ADR-0085 D175-D180): B.DATR
+    RMode/Sat against the mode (:func:`ptonum.fpatr.attributes.check_datr`), the
+    accumulator class (``check_accumulator_type``), the quantization word when the mode
+    takes one (``check_quant_param``) and the activation word for ReluMode 2/3
+    (``check_relu_param``).  The element function itself is defined for every such
+    input, so ``ptonum explain`` still traces it and prints this reason as a note.
+    Unreadable arguments raise :class:`UsageError` as usual.
+    """
+    from ..errors import IllegalEncodingError, TileLegalityError
+    from ..formats import parse_data_type
+    from ..fpatr import MODE_TABLE, parse_pre_quant_mode, parse_relu_mode
+    from ..fpatr.attributes import check_accumulator_type, check_datr
+    from ..fpatr.params import check_quant_param, check_relu_param
+
+    mode = parse_pre_quant_mode(pre_quant_mode, "--mode")
+    relu = int(parse_relu_mode(relu_mode, "--relu"))
+    at = parse_data_type(acc_type, "--acc-type")
+    info = MODE_TABLE[int(mode)]
+    try:
+        check_datr(mode, rmode, sat)
+        check_accumulator_type(mode, at)
+        if info.has_parameter and quant_param is not None:
+            check_quant_param(mode, int(quant_param), "--quant-param")
+        if relu in (2, 3) and relu_param is not None:
+            check_relu_param(int(relu_param), "--relu-param")
+    except (TileLegalityError, IllegalEncodingError) as exc:
+        return " ".join(str(exc).split())
+    return None
+
+
 def _mode_name(rmode: Any) -> str:
     from ..rounding import parse_rounding_mode
 
@@ -194,8 +231,39 @@ def _plain_row(schema: Schema, row: Dict[str, int]) -> str:
     return "\n".join(lines)
 
 
+class RowExplanation:
+    """``explain --row``: the text, and whether the model (reference engine) agrees with the row.
+
+    ``status`` is ``"match"``, ``"mismatch"`` (bits or flags differ) or ``"error"`` (the
+    model raised for the row's inputs).
+    """
+
+    def __init__(self, text: str, status: str, detail: str = "") -> None:
+        self.text = text
+        self.status = status
+        self.detail = detail
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "match"
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def explain_file_line(spec: str) -> str:
     """Explain row ``FILE:LINE`` of a vector file (LINE is the 1-based line number)."""
+    return explain_row(spec).text
+
+
+def explain_row(spec: str) -> RowExplanation:
+    """Explain row ``FILE:LINE`` and compare the model (reference engine) with its expected columns.
+
+    The text ends with ``MATCH: ...`` or ``MISMATCH: ...``.  Raises :class:`UsageError` for
+    a bad spec, an unreadable file, a malformed row or a line that holds no data row.
+    """
+    from .check import _mismatch_text
+
     path, sep, line_s = spec.rpartition(":")
     if not sep or not line_s.isdigit():
         raise UsageError(f"--row = {spec!r}: expected FILE:LINE")
@@ -207,8 +275,21 @@ def explain_file_line(spec: str) -> str:
     hit = np.flatnonzero(parsed.lines == line)
     if hit.size == 0:
         raise UsageError(f"{path}:{line}: no data row at this line (file has {parsed.total} data rows, lines 2..)")
-    row = parsed.schema.row_dict(parsed.rows, int(hit[0]))
-    return f"{path}:{line}\n" + explain_row_text(parsed.schema, row)
+    schema = parsed.schema
+    row = schema.row_dict(parsed.rows, int(hit[0]))
+    text = f"{path}:{line}\n" + explain_row_text(schema, row)
+    batch = parsed.take(hit[:1])
+    res = schema.run(batch, "reference")
+    if res.errors:
+        detail = res.errors[0]
+        return RowExplanation(text + f"\nMISMATCH: the model rejects the row's inputs: {detail}", "error", detail)
+    bad = schema.mismatch(batch, res.got)
+    if bool(np.any(bad)):
+        got = {c.name: int(res.got[c.name][0]) for c in schema.outputs}
+        detail = _mismatch_text(schema, row, got)
+        return RowExplanation(text + f"\nMISMATCH: the model (reference engine) contradicts the row: {detail}",
+                              "mismatch", detail)
+    return RowExplanation(text + "\nMATCH: the model (reference engine) gives the row's expected values", "match")
 
 
 def _iter_flags(flags: int) -> Iterable[str]:  # pragma: no cover - small helper for callers
