@@ -372,3 +372,25 @@ def test_flags_json_labelled_summary_integer_ranges_and_npz_naming(ex, tmp_path)
 
 def want_word(res) -> int:
     return FPATRAttributes.from_fields("VREQ8", "RELU", group_n=16, row_max_en=True, group_max_en=True).word
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_example_report_fits_the_terminal(width):
+    import io
+
+    from rich.console import Console
+
+    from ptonum.cli.postprocess_cmd import _run_example
+
+    buf = io.StringIO()
+    _run_example(Console(file=buf, width=width, highlight=False, force_terminal=False), "fast")
+    text = buf.getvalue()
+    lines = text.splitlines()
+    assert max(len(ln.rstrip()) for ln in lines) <= width
+    assert "…" not in text
+    # every header, number and note is whole (nothing folded across lines)
+    for word in ("top-1 %", "max|err|", "SQNR dB", "GroupMaxOut", "RowMaxOut", "100.0/98.0", "FP32->E4M3",
+                 "QS322BF16_PRE", "GroupMax/8"):
+        assert word in text, word
+    for run in RUNS:
+        assert any(ln.strip().endswith(f"{run.mode}: {run.note}") for ln in lines), run.note

@@ -42,7 +42,7 @@ def _summary_table(types: Tuple[TileDataType, ...]) -> Table:
                   show_lines=False, header_style="bold")
     for name in ("type", "code", "kind", "carrier", "lanes", "sign", "exp bits", "frac bits",
                  "bias", "must-be-zero", "zero", "±0", "subnormal", "inf", "qNaN", "sNaN", "canonical NaN"):
-        table.add_column(name, no_wrap=True)
+        table.add_column(name, no_wrap=True, overflow="fold")
     for dt in types:
         d = descriptor(dt)
         zero_bits = []
@@ -69,8 +69,8 @@ def _summary_table(types: Tuple[TileDataType, ...]) -> Table:
 
 def _field_table(dt: TileDataType, d: FormatDescriptor) -> Table:
     table = Table(title=f"{dt.name} (code {int(dt)})", header_style="bold")
-    table.add_column("field (NumericFormatDescriptor)", no_wrap=True)
-    table.add_column("value", no_wrap=True)
+    table.add_column("field (NumericFormatDescriptor)", no_wrap=True, overflow="fold")
+    table.add_column("value", no_wrap=True, overflow="fold")
     for field in dataclasses.fields(d):
         value = getattr(d, field.name)
         text = value.name if field.name == "kind" else (str(value).lower() if isinstance(value, bool) else str(value))

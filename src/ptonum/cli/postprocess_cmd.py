@@ -116,7 +116,20 @@ def _shape(t: Optional[Tuple[int, ...]]) -> str:
     return "-" if t is None else "x".join(map(str, t))
 
 
+def _num(x: float) -> str:
+    """An integer-valued number as an integer, anything else with 4 significant digits."""
+    f = float(x)
+    if math.isfinite(f) and f.is_integer() and abs(f) < 1e12:
+        return str(int(f))
+    return format(f, ".4g")
+
+
+def _stat_cell(shape: Optional[Tuple[int, ...]], rng: Any) -> str:
+    return "-" if rng is None else f"{_shape(shape)}\n{_num(rng[0])} .. {_num(rng[1])}"
+
+
 def _run_example(console: Console, engine: str) -> None:
+    """The example report; both tables fit 80 columns (long notes go to a numbered list below)."""
     from rich import box
 
     from ..example import RUNS, load_example, run_one
@@ -134,37 +147,40 @@ def _run_example(console: Console, engine: str) -> None:
     )
     reports = [run_one(run, ex, engine=engine) for run in RUNS]
 
-    cost = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), title="What each destination costs",
+    cost = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0),
+                 title="What each destination costs",
                  title_justify="left")
     for col, just, wrap in (("#", "right", False), ("mode", "left", False), ("options", "left", True),
                             ("acc->D", "left", False), ("flags", "left", False), ("SQNR dB", "right", False),
-                            ("max|err|", "right", False), ("top-1 % (float/labels)", "right", True)):
-        cost.add_column(col, justify=just, no_wrap=not wrap)  # type: ignore[arg-type]
+                            ("max|err|", "right", False), ("top-1 %¹", "right", False)):
+        cost.add_column(col, justify=just, no_wrap=not wrap, overflow="fold",  # type: ignore[arg-type]
+                        min_width=10 if wrap else None)
     for i, (run, rep) in enumerate(zip(RUNS, reports), 1):
         top1 = "" if rep.top1_float is None else f"{100 * rep.top1_float:.1f}/{100 * (rep.top1_labels or 0):.1f}"
         cost.add_row(str(i), run.mode, _options_text(run), f"{run.acc_type}->{rep.dst_type}",
                      rep.flag_names, _fmt(rep.sqnr_db, ".1f"), _fmt(rep.max_abs_err, ".3g"), top1)
     console.print(cost)
 
-    shapes = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), title="Outputs", title_justify="left")
-    for col, just, wrap in (("#", "right", False), ("layer", "left", False), ("D shape", "left", False),
-                            ("D range", "right", False), ("RowMaxOut", "left", True),
-                            ("GroupMaxOut", "left", True), ("note", "left", True)):
-        shapes.add_column(col, justify=just, no_wrap=not wrap)  # type: ignore[arg-type]
+    shapes = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0),
+                   title="Outputs (notes below)",
+                   title_justify="left")
+    for col, just in (("#", "right"), ("layer", "left"), ("D shape", "left"), ("D range", "right"),
+                      ("RowMaxOut", "left"), ("GroupMaxOut", "left")):
+        shapes.add_column(col, justify=just, no_wrap=True, overflow="fold")  # type: ignore[arg-type]
     for i, (run, rep) in enumerate(zip(RUNS, reports), 1):
-        rm = rep.extra.get("row_max_range")
-        gm = rep.extra.get("group_max_range")
         shapes.add_row(
             str(i), run.layer, _shape(rep.d_shape), f"{_fmt(rep.d_min, '.6g')} .. {_fmt(rep.d_max, '.6g')}",
-            "-" if rm is None else f"{_shape(rep.row_max_shape)} {rm[0]:.4g}..{rm[1]:.4g}",
-            "-" if gm is None else f"{_shape(rep.group_max_shape)} {gm[0]:.4g}..{gm[1]:.4g}",
-            run.note,
+            _stat_cell(rep.row_max_shape, rep.extra.get("row_max_range")),
+            _stat_cell(rep.group_max_shape, rep.extra.get("group_max_range")),
         )
     console.print(shapes)
+    console.print("Notes:", highlight=False)
+    for i, run in enumerate(RUNS, 1):
+        console.print(f"{i:>3}. {run.mode}: {run.note}", highlight=False)
     console.print(
+        "¹ top-1: argmax of the decoded logits against the float model's / against the true labels. "
         "SQNR = 10 log10(sum ref^2 / sum (D - ref)^2) and max|err| are in destination units; "
-        "'exact' means D equals the product. top-1: argmax of the decoded logits against the float "
-        "model's and against the true labels. Post-process your own tiles: ptonum postprocess --help",
+        "'exact' means D equals the product. Post-process your own tiles: ptonum postprocess --help",
         highlight=False,
     )
 

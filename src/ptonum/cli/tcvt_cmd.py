@@ -208,7 +208,8 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
     if codes.size <= max_rows:
         table = Table(title=head, title_justify="left")
         for col in ("index", "source bits", "source value", "E8M0", "scale", "flags"):
-            table.add_column(col, justify="left" if col in ("scale", "flags", "index") else "right")
+            table.add_column(col, justify="left" if col in ("scale", "flags", "index") else "right",
+                             overflow="fold")
         width = 8 if src is TileDataType.FP32 else 4
         for i in np.ndindex(codes.shape):
             b, c, f = int(bits[i]), int(codes[i]), int(flags[i])
@@ -219,8 +220,8 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
         console.print(head, highlight=False)
         summary = flag_summary(flags)
         table = Table(title="summary", title_justify="left")
-        table.add_column("count")
-        table.add_column("elements", justify="right")
+        table.add_column("count", overflow="fold")
+        table.add_column("elements", justify="right", overflow="fold")
         finite = codes[codes != 0xFF]
         table.add_row("NaN code 0xff", str(int(codes.size - finite.size)))
         if finite.size:
