@@ -224,7 +224,7 @@ def _int_bits(name: str, arr: np.ndarray, width: int) -> np.ndarray:
         return np.array(vals, dtype=out_dtype).reshape(arr.shape)
     if arr.dtype.kind not in "iu":
         raise UsageError(f"{name}: expected integer encodings (a uint/int array), got dtype {arr.dtype}")
-    if arr.size:
+    if arr.size and not (arr.dtype.kind == "u" and arr.dtype.itemsize * 8 <= width):  # narrow unsigned always fits
         lo, hi = int(arr.min()), int(arr.max())
         if lo < 0 or hi >> width:
             if arr.dtype.kind == "i":
@@ -460,6 +460,8 @@ def postprocess(
         from .element import _config
 
         kcfg = _config(mode, attrs.relu_mode, t, eff_rmode, eff_sat)
+        if progress is None:
+            block = m  # the kernel needs no temporaries: one call, one parallel region
     for r0 in range(0, m, block):
         r1 = min(m, r0 + block)
         if use_kernel:

@@ -545,19 +545,19 @@ def _sel(c: Any, a: Any, b: Any) -> Any:
 
 
 @njit
-def _row_bf16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool) -> int:
-    """FP32 -> BF16, RNE, scale 1, ReluMode NONE/RELU: the rules of _element, branch-free.
+def _row_bf16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool, spec: Any) -> int:
+    """FP32 -> BF16, RNE, scale 1, ReluMode NONE/RELU: the rules of _element in two passes.
 
-    Finite: round bits [15:0] to nearest-even (NX when nonzero, UF|NX when the
-    source is subnormal); a carry into the all-ones exponent is overflow (OF|NX,
-    Inf or, with Sat, the signed largest finite).  NaN: canonical 0x7FC0 (+0 with
-    Sat), NV for a signalling NaN.  Inf: kept (Sat: signed largest finite, OF|NX).
-    ReLU: a negative non-NaN source gives +0 with no flag.
+    Pass 1 (vectorizable): round bits [15:0] to nearest-even, NX when nonzero and
+    UF|NX when the source is subnormal; ReLU sends a negative source to +0 with no
+    flag.  Elements that may overflow or are NaN/Inf (|bits| >= 0x7F7F8000) get
+    no flags here and are redone in pass 2 by :func:`_element` (NaN/Inf special
+    results, overflow to Inf or, with Sat, the largest finite, OF|NX).
     """
     f_or = np.uint32(0)
     one = np.uint32(1)
-    satm = np.uint32(1) if sat else np.uint32(0)
     relum = np.uint32(1) if relu == 1 else np.uint32(0)
+    rare = np.uint32(0)
     a_ = acc[base:base + cnt]
     o_ = out[base:base + cnt]
     for j in range(cnt):
@@ -565,29 +565,25 @@ def _row_bf16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool) -> 
         ax = x & np.uint32(0x7FFFFFFF)
         hi = x >> np.uint32(16)
         lo = x & np.uint32(0xFFFF)
-        sign = hi & np.uint32(0x8000)
         r = hi + ((lo + np.uint32(0x7FFF) + (hi & one)) >> np.uint32(16))
-        nz = (lo + np.uint32(0xFFFF)) >> np.uint32(16)  # 1 when inexact
-        tiny = np.uint32(ax < np.uint32(0x00800000))  # source below 2^-126
-        f = (nz << np.uint32(4)) | ((nz & tiny) << np.uint32(3))
-        finite = np.uint32(ax < np.uint32(0x7F800000))
-        over = (((r & np.uint32(0x7F80)) + np.uint32(0x80)) >> np.uint32(15)) & finite
-        largest = sign | np.uint32(0x7F7F)
-        r = _sel(over & satm, largest, r)
-        f = _sel(over, np.uint32(0x14), f)
-        isnan = np.uint32(ax > np.uint32(0x7F800000))
-        isinf = (finite | isnan) ^ one
-        snan = isnan & (((x >> np.uint32(22)) & one) ^ one)
-        r = _sel(isinf, _sel(satm, largest, hi), r)
-        f = _sel(isinf, satm * np.uint32(0x14), f)
-        r = _sel(isnan, (satm ^ one) * np.uint32(0x7FC0), r)
-        f = _sel(isnan, snan, f)
-        kill = relum & (x >> np.uint32(31)) & (isnan ^ one)
-        r = _sel(kill, np.uint32(0), r)
-        f = _sel(kill, np.uint32(0), f)
+        nz = np.uint32(lo != np.uint32(0))
+        tiny = np.uint32(ax < np.uint32(0x00800000))
+        big = np.uint32(ax >= np.uint32(0x7F7F8000))
+        keep = (relum & (x >> np.uint32(31))) | big
+        f = _sel(keep, np.uint32(0), (nz << np.uint32(4)) | ((nz & tiny) << np.uint32(3)))
+        r = _sel(relum & (x >> np.uint32(31)), np.uint32(0), r)
+        rare |= big
         o_[j] = np.uint16(r)
         f_or |= f
-    return np.int64(f_or)
+    res = np.int64(f_or)
+    if rare:
+        for j in range(cnt):
+            a = np.int64(a_[j])
+            if (a & 0x7FFFFFFF) >= 0x7F7F8000:
+                b, f2 = _element(a, 1.0, 0.0, 0, SRC_FP32, relu, 0, D_BF16, R_RNE, sat, spec, 0x8000)
+                o_[j] = b
+                res |= f2
+    return res
 
 
 @njit
@@ -687,7 +683,7 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
         base = i * n
         cnt = min(n, total - base)
         if fast == 1:
-            f_or = _row_bf16(acc, base, cnt, out, relu, sat)
+            f_or = _row_bf16(acc, base, cnt, out, relu, sat, spec)
         elif fast == 3:
             f_or = _row_s32_offset(acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode,
                                    sat, scale, alpha, offs)
