@@ -215,9 +215,18 @@ class TileCall:
     def run(self, *, engine: str = "fast", progress: Optional[Callable[[int, int], None]] = None) -> Any:
         from ..fpatr.tile import postprocess
 
+        from ..errors import PtonumError
+
         extra: Dict[str, Any] = {"progress": progress} if progress is not None else {}
-        return postprocess(self.acc, acc_type=self.acc_type, attributes=self.attributes, rmode=self.rmode,
-                           sat=self.sat, engine=engine, **self.params, **extra)
+        try:
+            return postprocess(self.acc, acc_type=self.acc_type, attributes=self.attributes, rmode=self.rmode,
+                               sat=self.sat, engine=engine, **self.params, **extra)
+        except PtonumError as exc:
+            msg = str(exc)
+            if self.acc_type is None and msg.startswith("acc_type = "):  # inferred, not given: say so
+                head, sep, tail = msg.partition(": ")
+                raise type(exc)(f"ACC is {head[len('acc_type = '):]} (from its dtype {self.acc.dtype}){sep}{tail}") from None
+            raise
 
     def element_param(self, scalar: str, tile: str, column: int) -> int:
         """The quantization or activation word the element in ``column`` uses."""
