@@ -56,21 +56,24 @@ _OPTION_NAMES = (
 )
 
 
-def cli_message(message: Any) -> str:
-    """A model error message as one line, with Python parameter names replaced by option names."""
+def cli_message(message: Any, translate: bool = True) -> str:
+    """A model error message as one line, with Python parameter names replaced by option names
+    (``translate=False`` for messages about vector-file columns, which keep their names)."""
     text = " ".join(str(message).split())
+    if not translate:
+        return text
     for pattern, option in _OPTION_NAMES:
         text = pattern.sub(option, text)
     return text
 
 
-def error_line(command: str, message: Any) -> str:
-    return f"ptonum {command}: error: {cli_message(message)}"
+def error_line(command: str, message: Any, translate: bool = True) -> str:
+    return f"ptonum {command}: error: {cli_message(message, translate)}"
 
 
-def fail(command: str, message: Any, code: int = EXIT_ERROR) -> NoReturn:
+def fail(command: str, message: Any, code: int = EXIT_ERROR, translate: bool = True) -> NoReturn:
     """Write the one-line error to stderr and exit (status 2 unless told)."""
-    sys.stderr.write(error_line(command, message) + "\n")
+    sys.stderr.write(error_line(command, message, translate) + "\n")
     sys.stderr.flush()
     sys.exit(code)
 
@@ -81,12 +84,12 @@ def os_error_text(exc: OSError) -> str:
 
 
 @contextmanager
-def errors_to_exit(command: str) -> Iterator[None]:
+def errors_to_exit(command: str, translate: bool = True) -> Iterator[None]:
     """Turn every :class:`PtonumError` and :class:`OSError` inside the block into :func:`fail`."""
     try:
         yield
     except PtonumError as exc:
-        fail(command, exc)
+        fail(command, exc, translate=translate)
     except OSError as exc:
         if exc.errno == errno.EPIPE:
             raise

@@ -46,7 +46,7 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
     console = out_console()
 
     def error(msg: str) -> None:
-        sys.stderr.write(error_line("check", msg) + "\n")
+        sys.stderr.write(error_line("check", msg, translate=False) + "\n")
     engines = ["fast", "reference"] if engine == "both" else [engine]
     reports: List[FileReport] = []
     unreadable = 0
@@ -90,7 +90,8 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
         style = "green" if r.ok else "red"
         table.add_row(Path(r.path).name, r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
                       f"[{style}]{r.mismatched + r.errors}[/{style}]", str(r.malformed))
-    console.print(table)
+    if reports:
+        console.print(table)
 
     explained = False
     for r in reports:

@@ -46,7 +46,7 @@ def command(ctx: click.Context, row: Optional[str]) -> None:
     if row is None:
         click.echo(ctx.get_help())
         sys.exit(EXIT_ERROR)
-    with errors_to_exit("explain"):
+    with errors_to_exit("explain", translate=False):  # messages name vector-file columns
         res = explain_row(row)
     click.echo(res.text)
     if not res.ok:
