@@ -7,7 +7,6 @@ must equal what :func:`ptonum.fpatr.postprocess` returns for the same inputs
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -32,9 +31,7 @@ def _invoke(args):
 
 
 def test_default_run_prints_every_representative_mode(ex):
-    t0 = time.perf_counter()
     res = _invoke([])
-    elapsed = time.perf_counter() - t0
     assert res.exit_code == 0, res.output
     out = res.stdout
     for run in RUNS:
@@ -43,7 +40,6 @@ def test_default_run_prints_every_representative_mode(ex):
                  "FP32->E4M3", "FP32->HiF8", "RowMax", "GroupMax/8", "MaxAbs", "SQNR", "max|err|", "top-1",
                  "256x32", "256x10", "256x4", "NX"):
         assert word in out, word
-    assert elapsed < 10
 
 
 def test_help_has_examples():

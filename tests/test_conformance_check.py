@@ -4,7 +4,6 @@ a flipped expected bit and malformed rows are reported with file:line and a non-
 from __future__ import annotations
 
 import gzip
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,6 @@ def test_shared_vectors_pass_fast(op: str) -> None:
     path = vectors_dir() / f"{op}.csv.gz"
     if not path.exists():
         pytest.fail(f"missing {path}")
-    t0 = time.time()
     (rep,) = check_file(str(path), ("fast",))
     assert rep.op == op
     assert rep.malformed == 0 and rep.errors == 0
@@ -31,7 +29,6 @@ def test_shared_vectors_pass_fast(op: str) -> None:
     assert rep.passed == rep.rows == rep.checked > 0
     if op == "tcvt_e8m0":
         assert rep.rows == 1916611
-        assert time.time() - t0 < 60
 
 
 @pytest.mark.parametrize("op", FILES)
