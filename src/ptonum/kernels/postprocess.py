@@ -587,6 +587,110 @@ def _row_bf16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool, spe
 
 
 @njit
+def _row_e4m3_rne(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sat: bool,
+                  scale: Any, alpha: Any, qrow: int, rrow: int, spec: Any) -> int:
+    """FP32 -> E4M3 under RNE (modes 26/37), the _encode_binary rules written select-only so the
+    loop vectorizes; NaN/Inf sources and -0 are redone by :func:`_element` in a second pass."""
+    a_ = acc[base:base + cnt]
+    o_ = out[base:base + cnt]
+    sc_ = scale[i * qrow:i * qrow + cnt]
+    al_ = alpha[i * rrow:i * rrow + cnt]
+    f_or = 0
+    rare = 0
+    ovf_pos = 0x7E if sat else 0x7F
+    ovf_neg = 0xFE if sat else 0x7F
+    for j in range(cnt):
+        x = np.int64(a_[j])
+        neg_src = x >= 0x80000000
+        alt = 0.0 if relu == 1 else al_[j]
+        mult = alt if (neg_src and relu != 0) else sc_[j]
+        v = np.float64(_u32_f32(np.uint32(x))) * mult + 0.0
+        b = _f64_bits(v)
+        a = b & _ABS
+        negv = b < 0
+        big_e = a >> 52
+        extra = min(max(1017 - max(big_e, 1), 0), 6)
+        shift = extra + 49
+        sig = (a & _MANT) | (_HIDDEN if big_e > 0 else 0)
+        k = sig >> shift
+        rem = sig & ((1 << shift) - 1)
+        half = (1 << shift) >> 1
+        n = k + (1 if (rem > half or (rem == half and (k & 1) != 0)) else 0)
+        code = ((max(big_e, 1017) - 1017) << 3) + n
+        f = (0x18 if big_e < 1017 else 0x10) if rem != 0 else 0
+        bits = (code & 0xFF) | (0x80 if (negv and n != 0) else 0)
+        ovf = a > 0x407C000000000000
+        bits = (ovf_neg if negv else ovf_pos) if ovf else bits
+        f = 0x14 if ovf else f
+        odd = (x & 0x7F800000) == 0x7F800000 or x == 0x80000000
+        rare |= 1 if odd else 0
+        f_or |= 0 if odd else f
+        o_[j] = bits
+    if rare:
+        for j in range(cnt):
+            x = np.int64(a_[j])
+            if (x & 0x7F800000) == 0x7F800000 or x == 0x80000000:
+                b2, f2 = _element(x, sc_[j], al_[j], 0, SRC_FP32, relu, 0, D_E4M3, R_RNE, sat, spec, 0x80)
+                o_[j] = b2
+                f_or |= f2
+    return f_or
+
+
+@njit
+def _row_hif8_rhb(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sat: bool,
+                  scale: Any, alpha: Any, qrow: int, rrow: int, spec: Any) -> int:
+    """FP32 -> HiF8 under RHB (modes 25/28), the _encode_hif8 rules written select-only;
+    NaN/Inf sources and -0 are redone by :func:`_element` in a second pass."""
+    a_ = acc[base:base + cnt]
+    o_ = out[base:base + cnt]
+    sc_ = scale[i * qrow:i * qrow + cnt]
+    al_ = alpha[i * rrow:i * rrow + cnt]
+    f_or = 0
+    rare = 0
+    ovf_pos = 0x6E if sat else 0x6F
+    ovf_neg = 0xEE if sat else 0xEF
+    for j in range(cnt):
+        x = np.int64(a_[j])
+        neg_src = x >= 0x80000000
+        alt = 0.0 if relu == 1 else al_[j]
+        mult = alt if (neg_src and relu != 0) else sc_[j]
+        v = np.float64(_u32_f32(np.uint32(x))) * mult + 0.0
+        b = _f64_bits(v)
+        a = b & _ABS
+        negv = b < 0
+        big_e = a >> 52
+        ecl = min(max(big_e - 1023, -23), 16)
+        idx = ecl + 23
+        mb = HIF8_MBITS[idx]
+        e0 = max(ecl, -22)
+        shift = min(max(e0 - mb - (max(big_e, 1) - 1075), 0), 55)
+        sig = (a & _MANT) | (_HIDDEN if big_e > 0 else 0)
+        k = sig >> shift
+        rem = sig & ((1 << shift) - 1)
+        half = (1 << shift) >> 1
+        n = k + (1 if (rem > half or (rem == half and not negv)) else 0)
+        f = (0x18 if big_e < 1023 - 15 else 0x10) if rem != 0 else 0
+        t = min(max(e0 + (n >> (mb + 1)) + 23, 0), 40)
+        body = (HIF8_BASE[t] + (n & ((1 << mb) - 1))) & 0xFF
+        bits = (body | (0x80 if negv else 0)) if n != 0 else 0
+        ovf = a > 0x40E0000000000000
+        bits = (ovf_neg if negv else ovf_pos) if ovf else bits
+        f = 0x14 if ovf else f
+        odd = (x & 0x7F800000) == 0x7F800000 or x == 0x80000000
+        rare |= 1 if odd else 0
+        f_or |= 0 if odd else f
+        o_[j] = bits
+    if rare:
+        for j in range(cnt):
+            x = np.int64(a_[j])
+            if (x & 0x7F800000) == 0x7F800000 or x == 0x80000000:
+                b2, f2 = _element(x, sc_[j], al_[j], 0, SRC_FP32, relu, 0, D_HIF8, R_RHB, sat, spec, 0x00)
+                o_[j] = b2
+                f_or |= f2
+    return f_or
+
+
+@njit
 def _row_s32_offset(acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int,
                     relu: int, offw: int, dst: int, mode: int, sat: bool,
                     scale: Any, alpha: Any, offs: Any) -> int:
@@ -687,6 +791,10 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
         elif fast == 3:
             f_or = _row_s32_offset(acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode,
                                    sat, scale, alpha, offs)
+        elif fast == 4:
+            f_or = _row_e4m3_rne(acc, base, cnt, out, i, relu, sat, scale, alpha, qrow, rrow, spec)
+        elif fast == 5:
+            f_or = _row_hif8_rhb(acc, base, cnt, out, i, relu, sat, scale, alpha, qrow, rrow, spec)
         elif fast == 2:
             f_or = _row_float(acc, base, cnt, out, i, relu, dst, mode, sat, scale, alpha,
                               qrow, rrow, spec, negzero)
@@ -840,6 +948,10 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
         fast = 2
         if dst == D_BF16 and mode == R_RNE and relu in (0, 1) and np.all(scale == 1.0):
             fast = 1
+        elif dst == D_E4M3 and mode == R_RNE:
+            fast = 4
+        elif dst == D_HIF8 and mode == R_RHB:
+            fast = 5
     # every parameter array indexed [row stride * i + j]: one scalar word becomes a row of copies
     scale, offs, shifts, alpha = (np.full(n, arr[0]) if arr.size == 1 else arr
                                   for arr in (scale, offs, shifts, alpha))
