@@ -106,6 +106,18 @@ def test_arch_exec_matrix_postprocess_pipeline_002() -> None:
     assert both(src * 0.75, "FP16", "RNE", 0) == (0xB601, 0x10)
 
 
+def test_arch_static_matrix_quantization_contract_001() -> None:
+    """tests/asl/arch/profile/matrix-quantization/arch-static-matrix-quantization-contract-001.asl asserts only
+    that asl/arch/profile/matrix-quantization.asl compiles as an independent unit; its Python counterpart is
+    that ptonum.encode's public names resolve and the encoder runs the unit's own example
+    (arch-exec-matrix-quantization-001.asl: 130.0 -> S8 0x82 with OF|NX)."""
+    import ptonum.encode as encode_mod
+
+    for name in encode_mod.__all__:
+        assert hasattr(encode_mod, name), name
+    assert both(130.0, "S8", "RNE", 0) == (0x82, 0x14)
+
+
 # ---------------------------------------------------------------------------
 # ASL conformance vectors (postprocess_element): the encoder inputs they imply
 # ---------------------------------------------------------------------------

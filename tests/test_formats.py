@@ -340,6 +340,36 @@ def test_asl_format_decomposition_file(asl_test: str, engine: str) -> None:
         assert F.canonical_nan(dt) == case["canonical_nan"]
 
 
+# The static-invariant pto-spec tests tests/asl/arch/data-types/formats/<format>/arch-static-<format>-contract-001.asl
+# assert only that each format unit compiles as an independent normative unit (their body is "assert TRUE").
+# Their Python counterpart: the format stands on its own in ptonum -- its own descriptor, equal field by field
+# to the ASL descriptor function, and its own decode path (the -decomp-001 files above check the values).
+ASL_STATIC_FORMAT_CONTRACTS = {
+    "arch-static-bf16-contract-001": "BF16", "arch-static-e1m2x2-contract-001": "E1M2X2",
+    "arch-static-e2m1x2-contract-001": "E2M1X2", "arch-static-e2m3-contract-001": "E2M3",
+    "arch-static-e3m2-contract-001": "E3M2", "arch-static-e4m3-contract-001": "E4M3",
+    "arch-static-e5m2-contract-001": "E5M2", "arch-static-e8m0-contract-001": "E8M0",
+    "arch-static-fp16-contract-001": "FP16", "arch-static-fp32-contract-001": "FP32",
+    "arch-static-fp64-contract-001": "FP64", "arch-static-hf32-contract-001": "HF32",
+    "arch-static-hif4x2-contract-001": "HiF4X2", "arch-static-hif8-contract-001": "HiF8",
+    "arch-static-tf32-contract-001": "TF32",
+}
+
+
+@pytest.mark.parametrize("asl_test", list(ASL_STATIC_FORMAT_CONTRACTS))
+def test_asl_arch_static_format_contract_001(asl_test: str) -> None:
+    dt = ASL_STATIC_FORMAT_CONTRACTS[asl_test]
+    assert asl_test == f"arch-static-{dt.lower()}-contract-001"
+    d = F.descriptor(dt)
+    assert d.available and tuple(getattr(d, f) for f in DESCRIPTOR_FIELDS) == ASL_DESCRIPTORS[dt]
+    for engine in ENGINES:
+        assert F.decompose(dt, 0, engine=engine).available.shape == ()
+
+
+def test_asl_static_format_contracts_cover_every_floating_type() -> None:
+    assert set(ASL_STATIC_FORMAT_CONTRACTS.values()) == {t.name for t in FLOAT_TYPES}
+
+
 def test_asl_format_tests_cover_every_floating_type() -> None:
     assert {c["data_type"] for c in ASL_FORMAT_TESTS.values()} == {t.name for t in FLOAT_TYPES}
 

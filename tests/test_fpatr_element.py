@@ -244,6 +244,18 @@ def test_asl_arch_exec_matrix_postprocess_pipeline_002() -> None:
     check(0xBF000BB0, 32, 2, T.FP16, mqp(one19(), 0, 0), alpha, 0xB601, 0x10)
 
 
+def test_asl_arch_static_matrix_postprocess_contract_001() -> None:
+    """tests/asl/arch/profile/matrix-postprocess/arch-static-matrix-postprocess-contract-001.asl asserts only
+    that asl/arch/profile/matrix-postprocess.asl compiles as an independent unit; its Python counterpart is
+    that ptonum.fpatr.element's public names resolve and the element function runs the ASL's own example
+    (arch-exec-matrix-postprocess-001.asl: QF322B8_PRE + ReLU, FP32 -2.0 -> S8 0, no flags)."""
+    import ptonum.fpatr.element as element_mod
+
+    for name in element_mod.__all__:
+        assert callable(getattr(element_mod, name)), name
+    check(0xC0000000, 24, 1, T.S8, mqp(one19(), 0, 9), 0, 0, 0)
+
+
 # ----------------------------------------------------------- specific rules
 
 

@@ -44,8 +44,8 @@ def test_quant_param_legal_vectors() -> None:
     assert got.dtype == bool and got.shape == expected.shape
     bad = np.flatnonzero(got != expected)
     assert bad.size == 0, [rows[i] for i in bad[:5]]
-    # per-row check agrees, and check_quant_param raises exactly on illegal rows
-    for r, ok in zip(rows[:3000], expected[:3000]):
+    # per-row check agrees, and check_quant_param raises exactly on illegal rows (every row, about 2 s)
+    for r, ok in zip(rows, expected):
         mode = int(r["pre_quant_mode"])
         if mode not in MODE_TABLE:
             continue

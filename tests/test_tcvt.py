@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 from typing import Dict, Tuple
 
+import en_dtypes
 import ml_dtypes
 import numpy as np
 import pytest
@@ -300,7 +301,6 @@ def test_ml_dtypes_examples_in_doc() -> None:
 @pytest.mark.parametrize("name", ["FP16", "BF16"])
 def test_en_dtypes_truncation_equals_rtm_in_range(name: str, sat: bool) -> None:
     """en_dtypes float8_e8m0 is floor(log2 x): equal to RTM except underflow/overflow/+Inf."""
-    en_dtypes = pytest.importorskip("en_dtypes")
     u, x = _all16(name)
     with np.errstate(invalid="ignore"):
         en = x.astype(np.float32).astype(en_dtypes.float8_e8m0).view(np.uint8)
