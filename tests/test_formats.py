@@ -11,6 +11,7 @@ deliberately differs from a library, the differing codes are listed by name in
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 from typing import Any, Callable, Dict, List, Tuple
 
@@ -269,8 +270,9 @@ def test_descriptor_equals_asl_descriptor_function(name: str) -> None:
 
 def test_descriptor_is_frozen() -> None:
     d = F.descriptor("FP32")
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         d.carrier_bits = 16  # type: ignore[misc]
+    assert F.descriptor("FP32").carrier_bits == 32
 
 
 def test_asl_arch_bound_format_descriptor_empty_001() -> None:

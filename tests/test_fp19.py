@@ -92,9 +92,12 @@ def test_asl_arch_bound_fp19_parameter_domain_002(engine: str) -> None:
 
 def test_asl_arch_static_fp19_contract_001() -> None:
     """tests/asl/arch/data-types/fp19/arch-static-fp19-contract-001.asl asserts only that the unit
-    compiles; its Python counterpart is that the module's public functions exist."""
+    compiles; its Python counterpart is that the module's public names resolve and the unit stands on
+    its own: the FP32-layout encoding of arch-bound-fp19-encoding-001.asl (1.0 -> 0b0011111110000000000)."""
     for name in fp19.__all__:
-        assert hasattr(fp19, name)
+        assert hasattr(fp19, name), name
+    assert int(fp19.from_fp32(0x3F800000)) == 0b0011111110000000000
+    assert fp19.to_float64(0b0011111110000000000) == 1.0
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -13,6 +13,7 @@ Oracles:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import defaultdict
 from typing import Any, Dict, List, Optional, Tuple
@@ -472,7 +473,7 @@ def test_s4x2_views_and_packing():
 def test_result_is_frozen_and_read_only():
     r = postprocess(np.array([[1, 2]], np.int32), attributes=dict(row_max_en=1))
     assert isinstance(r, PostprocessResult)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         r.flags = 3  # type: ignore[misc]
     with pytest.raises(ValueError):
         r.d_bits[0, 0] = 5

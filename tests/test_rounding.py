@@ -135,6 +135,8 @@ def test_array_shapes_and_large_values() -> None:
         r = round_to_integer_array(x, mode)
         assert r.shape == (2, 2) and r.dtype == np.float64
         assert r[0, 0] == x[0, 0] and r[0, 1] == x[0, 1] and r[1, 0] == 1e308
+        want = _softfloat_int(-2.5, mode) if mode in IEEE else (_rto if mode is R.RTO else _rhb)(Fraction(-5, 2))
+        assert r[1, 1] == want
     assert round_to_integer_array(np.float64(2.5), R.RNE).shape == ()
 
 
