@@ -106,7 +106,7 @@ def kernel_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Spy]:
     """Numba enabled; counts kernel calls so a test can prove the kernel ran."""
     monkeypatch.delenv("PTONUM_DISABLE_NUMBA", raising=False)
     spy = _Spy()
-    real_t, real_d = ktcvt.to_e8m0_kernel, kdec.decompose_kernel
+    real_t, real_d = ktcvt.to_e8m0_kernel, kdec.decompose_codes
 
     def t(*a: Any, **k: Any) -> Any:
         spy.calls += 1
@@ -117,7 +117,7 @@ def kernel_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Spy]:
         return real_d(*a, **k)
 
     monkeypatch.setattr(ktcvt, "to_e8m0_kernel", t)
-    monkeypatch.setattr(kdec, "decompose_kernel", d)
+    monkeypatch.setattr(kdec, "decompose_codes", d)
     yield spy
 
 
@@ -262,6 +262,21 @@ def test_packed_table_round_trips_every_lut_type() -> None:
             lut = formats._lut(t, lane)
             packed = kdec.packed_table((("test", t), lane), lut.se[:, 0], lut.se[:, 1], lut.flags[:, 0], lut.flags[:, 1])
             assert packed.dtype == np.int32 and packed.size == 1 << formats.carrier_bits(t)
+
+
+def test_arithmetic_kernel_only_where_it_reproduces_the_table() -> None:
+    """FP16/BF16 use the branch-free arithmetic kernel; a table it does not reproduce is refused,
+    and the 8-bit and X2 formats stay on the table kernel."""
+    for t in LUT_TYPES:
+        lut = formats._lut(t, 0)
+        cols = (lut.se[:, 0], lut.se[:, 1], lut.flags[:, 0], lut.flags[:, 1])
+        got = kdec._ieee_params((("probe", t), 0), formats.descriptor(t), *cols)
+        assert (got is not None) == (t in (TileDataType.FP16, TileDataType.BF16)), t
+    lut = formats._lut(TileDataType.FP16, 0)
+    bad_exp = lut.se[:, 1].copy()
+    bad_exp[0x3C00] += 1  # 1.0 decoded with a wrong exponent
+    assert kdec._ieee_params((("bad", 1), 0), formats.descriptor("FP16"), lut.se[:, 0], bad_exp,
+                             lut.flags[:, 0], lut.flags[:, 1]) is None
 
 
 def test_packed_table_rejects_fields_that_do_not_fit() -> None:

@@ -860,8 +860,8 @@ def decompose(data_type: DataTypeLike, encoding: Any, lane: int = 0, *,
         if codes.size >= _KERNEL_MIN and numba_enabled():
             from .kernels import decompose as _kd
 
-            packed = _kd.packed_table((dt, ln), table.se[:, 0], table.se[:, 1], table.flags[:, 0], table.flags[:, 1])
-            return Decomposition(*_kd.decompose_kernel(codes, packed))
+            return Decomposition(*_kd.decompose_codes(codes, (dt, ln), _DESCRIPTORS[dt], table.se[:, 0],
+                                                      table.se[:, 1], table.flags[:, 0], table.flags[:, 1]))
         idx = _index(codes)
         se = np.take(table.se, idx, axis=0)
         fl = np.take(table.flags, idx, axis=0)
