@@ -287,8 +287,18 @@ def test_relu_param_friendly() -> None:
 # ------------------------------------------------------------------ hypothesis
 
 
+# Uniform 64-bit words are almost never legal; mix in words laid out like MatrixQuantParameter /
+# MatrixShiftParameter (any FP19 at [31:13], any offset field at [53:37], any shift code at [36:32]).
+_QUANT_WORDS = st.one_of(
+    st.integers(0, (1 << 64) - 1),
+    st.builds(lambda s19, off: (s19 << 13) | (off << 37), st.integers(0, (1 << 19) - 1), st.integers(0, (1 << 17) - 1)),
+    st.builds(lambda s19, off: (s19 << 13) | (off << 37), st.integers(0x400, 0x3FBFF), st.integers(0, 0x1FF)),
+    st.integers(0, 31).map(lambda c: c << 32),
+)
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.integers(0, 63), st.integers(0, (1 << 64) - 1))
+@given(st.integers(0, 63), _QUANT_WORDS)
 def test_garbage_quant_words_give_bool_or_ptonum_error(mode: int, word: int) -> None:
     legal = bool(quant_param_legal(mode, word))
     try:
