@@ -115,8 +115,8 @@ def machine_lines() -> List[str]:
 
 
 def decompose_profile(n: int, repeat: int, rng: np.random.Generator) -> List[str]:
-    """Split one FP16 decompose call into first-touch page faults and the kernel's own pass,
-    and the same for the one-gather anchor (ms, best of ``repeat``)."""
+    """Split decompose calls (FP16: arithmetic kernel; E4M3: table kernel) into first-touch page
+    faults and the kernel's own pass, and the one-gather anchor the same way (ms, best of ``repeat``)."""
     from ptonum import formats
     from ptonum.kernels import numba_enabled
 
@@ -125,23 +125,6 @@ def decompose_profile(n: int, repeat: int, rng: np.random.Generator) -> List[str
     import numba
 
     from ptonum.kernels import decompose as kd
-
-    codes = rng.integers(0, 65536, size=n, dtype=np.uint16)
-    formats.decompose("FP16", codes[:4096])
-    lut = formats._lut(formats.TileDataType.FP16, 0)
-    table = kd.packed_table((formats.TileDataType.FP16, 0), lut.se[:, 0], lut.se[:, 1], lut.flags[:, 0], lut.flags[:, 1])
-    outs = tuple(kd._aligned_empty(n, np.dtype(t), off)
-                 for t, off in ((bool, 512), (bool, 2560), (np.uint64, 1536), (np.int64, 3584)))
-    plain = (np.empty(n, bool), np.empty(n, bool), np.empty(n, np.uint64), np.empty(n, np.int64))
-    kd._kernel(codes, table, *plain)
-    lut_one = lut.se[:, 1].copy()
-    one_out = np.empty(n, np.int64)
-    kd._kernel(codes, table, *outs)  # fault the outputs in once
-    lut_one.take(codes, out=one_out, mode="clip")
-
-    def touch(nbytes: int) -> None:
-        buf = np.empty(nbytes, np.uint8)
-        buf[::4096] = 0  # one write per 4 KiB page: the page-fault (kernel zeroing) cost alone
 
     def ms(fn: Callable[[], object]) -> str:
         """Best wall time and best process CPU time (all threads) of ``repeat`` runs, in ms."""
@@ -153,28 +136,53 @@ def decompose_profile(n: int, repeat: int, rng: np.random.Generator) -> List[str
             wall, cpu = min(wall, time.perf_counter() - w0), min(cpu, time.process_time() - c0)
         return f"{1e3 * wall:.1f} (cpu {1e3 * cpu:.1f})"
 
+    def touch(nbytes: int) -> None:
+        buf = np.empty(nbytes, np.uint8)
+        buf[::4096] = 0  # one write per 4 KiB page: the page-fault (kernel zeroing) cost alone
+
     threads = numba.get_num_threads()
-    lines = [f"public call formats.decompose('FP16'), fresh outputs, {threads} threads: "
-             f"{ms(lambda: formats.decompose('FP16', codes))}"]
-    for t in sorted({1, threads}):
-        numba.set_num_threads(t)
-        try:
-            lines.append(f"kernel pass only (outputs already faulted in), {t} thread(s): "
-                         f"{ms(lambda: kd._kernel(codes, table, *outs))}")
-            lines.append(f"fresh outputs + kernel, {t} thread(s): {ms(lambda: kd.decompose_kernel(codes, table))}")
-            lines.append(f"(kernel pass into numpy-default 16-byte-aligned outputs, {t} thread(s): "
-                         f"{ms(lambda: kd._kernel(codes, table, *plain))})")
-        finally:
-            numba.set_num_threads(threads)
+    lines: List[str] = []
+    for tname, codes in (("FP16", rng.integers(0, 65536, size=n, dtype=np.uint16)),
+                         ("E4M3", rng.integers(0, 256, size=n, dtype=np.uint8))):
+        dt = formats.TileDataType[tname]
+        formats.decompose(tname, codes[:4096])
+        lut = formats._lut(dt, 0)
+        cols = (lut.se[:, 0], lut.se[:, 1], lut.flags[:, 0], lut.flags[:, 1])
+        ieee = kd._ieee_params((dt, 0), formats.descriptor(dt), *cols)
+        outs = kd._outputs(n)
+        plain = (np.empty(n, bool), np.empty(n, bool), np.empty(n, np.uint64), np.empty(n, np.int64))
+        if ieee is not None:
+            kind = "field-arithmetic kernel"
+            run = lambda o: kd._kernel_ieee(codes, ieee[0], ieee[1], ieee[2], *o)  # noqa: E731
+        else:
+            kind = "packed-table kernel"
+            table = kd.packed_table((dt, 0), *cols)
+            run = lambda o: kd._kernel(codes, table, *o)  # noqa: E731
+        run(outs)
+        run(plain)  # fault both sets of outputs in once
+        lines.append(f"{tname} ({kind}): public call, fresh outputs, {threads} threads: "
+                     f"{ms(lambda: formats.decompose(tname, codes))}")
+        for t in sorted({1, threads}):
+            numba.set_num_threads(t)
+            try:
+                if t == 1:
+                    lines.append(f"{tname}: public call, fresh outputs, 1 thread: "
+                                 f"{ms(lambda: formats.decompose(tname, codes))}")
+                lines.append(f"{tname}: kernel pass only (outputs already faulted in), {t} thread(s): "
+                             f"{ms(lambda: run(outs))}")
+                lines.append(f"{tname}: (same pass into numpy-default 16-byte-aligned outputs, {t} thread(s): "
+                             f"{ms(lambda: run(plain))})")
+            finally:
+                numba.set_num_threads(threads)
+        lut_one = lut.se[:, 1].copy()
+        lines.append(f"{tname}: anchor lut[codes] (int64), fresh output: {ms(lambda: lut_one[codes])}")
+        del outs, plain
     lines.append(f"page faults of 18 B/elem fresh outputs ({18 * n / 2**20:.0f} MiB, 1 thread touching): "
                  f"{ms(lambda: touch(18 * n))}")
-    lines.append(f"anchor lut[codes] (int64), fresh output: {ms(lambda: lut_one[codes])}")
-    lines.append(f"anchor page faults of 8 B/elem ({8 * n / 2**20:.0f} MiB): {ms(lambda: touch(8 * n))}")
-    lines.append(f"anchor gather into a faulted-in output (take mode=clip): "
-                 f"{ms(lambda: lut_one.take(codes, out=one_out, mode='clip'))}")
-    fill = outs[2]
+    lines.append(f"page faults of the anchor's 8 B/elem ({8 * n / 2**20:.0f} MiB): {ms(lambda: touch(8 * n))}")
+    fill = [np.ones(n, bool), np.ones(n, bool), np.ones(n, np.uint64), np.ones(n, np.int64)]
     lines.append(f"memset-speed reference: fill 18 B/elem of faulted-in memory: "
-                 f"{ms(lambda: [a.fill(1) for a in outs])} (uint64 array alone {ms(lambda: fill.fill(1))})")
+                 f"{ms(lambda: [a.fill(1) for a in fill])}")
     return lines
 
 
@@ -336,7 +344,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     lambda: formats.decompose(tname, codes), four, ">= 0.8x")
         del c8, c16
 
-    # --- where decompose's time goes (FP16, the same n) -------------------------------
+    # --- where decompose's time goes (FP16 and E4M3, the same n) ----------------------
     profile_lines: List[str] = []
     if want("decompose-profile"):
         print("decompose profile ...", flush=True)
@@ -378,7 +386,7 @@ def main(argv: Optional[List[str]] = None) -> int:
               f"{target_met(ratio, target)} | {p_ours} | {p_anchor} |")
     if profile_lines:
         print()
-        print("decompose FP16 profile (ms per call: best wall time, and best process CPU time summed over threads):")
+        print("decompose profile (ms per call: best wall time, and best process CPU time summed over threads):")
         for line in profile_lines:
             print("  " + line)
     if mem_line:
