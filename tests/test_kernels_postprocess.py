@@ -41,6 +41,14 @@ def test_numba_is_installed():
 PATHS = ["kernel", "numpy"]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _kernels_for_every_size() -> Any:
+    """Small calls normally take the numpy path (no compile); here the kernels take every call."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+        yield
+
+
 @pytest.fixture(params=PATHS)
 def path(request: Any, monkeypatch: pytest.MonkeyPatch) -> str:
     """Select the compiled kernels or the numpy fallback of the fast engine."""
@@ -49,7 +57,8 @@ def path(request: Any, monkeypatch: pytest.MonkeyPatch) -> str:
         assert not numba_enabled()
     else:
         monkeypatch.delenv("PTONUM_DISABLE_NUMBA", raising=False)
-        assert numba_enabled()
+        monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")  # every call, however small, takes the kernel
+        assert numba_enabled(1)
     return str(request.param)
 
 
@@ -58,6 +67,7 @@ def _use(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("PTONUM_DISABLE_NUMBA", "1")
     else:
         monkeypatch.delenv("PTONUM_DISABLE_NUMBA", raising=False)
+        monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
 
 
 def _hex(r: Dict[str, str], k: str) -> int:
@@ -151,7 +161,7 @@ def test_reduction_step_vectors_as_two_column_tiles(vectors: Any, path: str) -> 
 @settings(max_examples=250, deadline=None)
 @given(legal_config())
 def test_kernel_matches_reference_random_configurations(cfg: Dict[str, Any]) -> None:
-    assert numba_enabled()
+    assert numba_enabled(1)
     bk, fk = postprocess_element(**cfg, engine="fast")
     br, fr = postprocess_element(**cfg, engine="reference")
     assert bk.dtype == br.dtype

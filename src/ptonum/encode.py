@@ -747,7 +747,7 @@ def encode_fast(values: Any, dst_type: object, rmode: object, sat: object) -> Tu
     v = _as_float64(values)
     from .kernels import numba_enabled
 
-    if numba_enabled() and v.size:  # compiled kernel (ptonum.kernels.postprocess); numpy below is the fallback
+    if v.size and numba_enabled(v.size):  # compiled kernel (ptonum.kernels.postprocess); numpy below is the fallback
         from .kernels.postprocess import encode_values
 
         kb, kf, bad = encode_values(v, dst.name, int(mode), s)

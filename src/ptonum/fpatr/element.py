@@ -311,7 +311,7 @@ def postprocess_element(
     if eng == "fast":
         from ..kernels import numba_enabled
 
-        if numba_enabled():
+        if numba_enabled(int(np.prod(shape, dtype=np.int64))):
             return _fast_kernel(acc, qp, rp, shape, cfg)
         return _fast(acc, qp, rp, shape, cfg)
     return _reference(acc, qp, rp, shape, cfg)

@@ -454,7 +454,7 @@ def postprocess(
     block = m if eng == "reference" else max(1, BLOCK_ELEMENTS // n)
     from ..kernels import numba_enabled
 
-    use_kernel = eng == "fast" and numba_enabled()
+    use_kernel = eng == "fast" and numba_enabled(m * n)
     if use_kernel:  # one fused compiled pass per row block (ptonum.kernels.postprocess)
         from ..kernels.postprocess import run_tile
         from .element import _config

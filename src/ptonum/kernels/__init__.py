@@ -1,8 +1,10 @@
 """Compiled kernels of the fast engine (numba), with a pure-numpy fallback.
 
-The fast engine uses a numba kernel when numba imports and the environment
-variable ``PTONUM_DISABLE_NUMBA`` is unset or ``0``; otherwise it uses the
-numpy implementation in the owning module.  Both produce identical bits and
+The fast engine uses a numba kernel when numba imports, the environment
+variable ``PTONUM_DISABLE_NUMBA`` is unset or ``0`` and the call is large
+enough to pay for the kernels' one-time compilation (``PTONUM_KERNEL_MIN_ELEMENTS``,
+default 65536 elements; set it to 0 to use the kernels for every call);
+otherwise it uses the numpy implementation in the owning module.  Both produce identical bits and
 flags (the test suite runs the conformance vectors through each).
 
 Nothing here has a spec counterpart: kernels are an implementation detail of
@@ -13,9 +15,13 @@ vectors.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
-__all__ = ["NUMBA_AVAILABLE", "numba_enabled", "njit"]
+__all__ = ["NUMBA_AVAILABLE", "DEFAULT_KERNEL_MIN_ELEMENTS", "kernel_min_elements", "numba_enabled", "njit"]
+
+#: calls with fewer elements use numpy: the first kernel call of a process with a cold
+#: numba cache compiles for tens of seconds, which a small call should never pay
+DEFAULT_KERNEL_MIN_ELEMENTS = 1 << 16
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,9 +35,24 @@ except Exception:  # pragma: no cover - numba missing or broken: numpy fallback
     NUMBA_AVAILABLE = False
 
 
-def numba_enabled() -> bool:
-    """True when the fast engine should use the compiled kernels (checked at call time)."""
-    return NUMBA_AVAILABLE and os.environ.get("PTONUM_DISABLE_NUMBA", "0") in ("", "0")
+def kernel_min_elements() -> int:
+    """The element count from which the fast engine uses the kernels (``PTONUM_KERNEL_MIN_ELEMENTS``)."""
+    text = os.environ.get("PTONUM_KERNEL_MIN_ELEMENTS", "")
+    try:
+        return max(0, int(text)) if text.strip() else DEFAULT_KERNEL_MIN_ELEMENTS
+    except ValueError:
+        return DEFAULT_KERNEL_MIN_ELEMENTS
+
+
+def numba_enabled(size: Optional[int] = None) -> bool:
+    """True when the fast engine should use the compiled kernels (checked at call time).
+
+    ``size`` is the element count of the call; below :func:`kernel_min_elements` the numpy
+    path is used (identical bits and flags).
+    """
+    if not (NUMBA_AVAILABLE and os.environ.get("PTONUM_DISABLE_NUMBA", "0") in ("", "0")):
+        return False
+    return size is None or size >= kernel_min_elements()
 
 
 def njit(*args: Any, **kwargs: Any) -> Any:
