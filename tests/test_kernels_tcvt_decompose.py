@@ -105,6 +105,7 @@ class _Spy:
 def kernel_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Spy]:
     """Numba enabled; counts kernel calls so a test can prove the kernel ran."""
     monkeypatch.delenv("PTONUM_DISABLE_NUMBA", raising=False)
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")  # kernels for every size (vector groups are small)
     spy = _Spy()
     real_t, real_d = ktcvt.to_e8m0_kernel, kdec.decompose_codes
 
@@ -329,6 +330,7 @@ def test_tcvt_16bit_kernel_exhaustive_equals_fallback(monkeypatch: pytest.Monkey
     (The fallback table itself is checked row by row against the ASL vectors in
     tests/test_tcvt.py, and the vectors hold every 16-bit encoding.)"""
     allbits = np.arange(1 << 16, dtype=np.uint16)
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
     for src in ("FP16", "BF16"):
         for mode in MODES:
             for sat in (False, True):

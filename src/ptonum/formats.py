@@ -16,8 +16,9 @@ Two engines give the same answers.  ``reference`` decodes element by element
 with Python integers, following the ASL format functions branch by branch.
 ``fast`` is numpy: the 8- and 16-bit carriers (and each lane of the packed
 ``X2`` types) are decoded once into lookup tables that every later call gathers
-from (with numba available, :func:`decompose` unpacks a compact copy of that table
-in one parallel pass, ``ptonum.kernels.decompose``); 32- and 64-bit carriers are decoded with vectorized bit arithmetic.
+from (with numba available, :func:`decompose` calls of at least
+``PTONUM_KERNEL_MIN_ELEMENTS`` elements run one parallel pass of
+``ptonum.kernels.decompose`` instead); 32- and 64-bit carriers are decoded with vectorized bit arithmetic.
 
 Source: pto-spec ``asl/arch/data-types/tile-data-types.asl`` (codes),
 ``asl/arch/data-types/format-descriptor.asl`` and
@@ -777,11 +778,6 @@ def _lut(dt: TileDataType, lane: int) -> _Lut:
     return table
 
 
-#: from this many elements ``decompose`` uses the numba kernel (``ptonum.kernels.decompose``);
-#: its fixed cost (~4 us) is at or below numpy's gathers at every size, so any non-empty input
-_KERNEL_MIN = 1
-
-
 def _uses_lut(dt: TileDataType) -> bool:
     return dt in _DESCRIPTORS and _DESCRIPTORS[dt].carrier_bits <= 16
 
@@ -857,7 +853,8 @@ def decompose(data_type: DataTypeLike, encoding: Any, lane: int = 0, *,
         table = _lut(dt, ln)
         from .kernels import numba_enabled  # deferred: importing numba costs ~0.2 s
 
-        if codes.size >= _KERNEL_MIN and numba_enabled():
+        # numba kernel (``ptonum.kernels.decompose``) from ``PTONUM_KERNEL_MIN_ELEMENTS`` elements on
+        if codes.size and numba_enabled(codes.size):
             from .kernels import decompose as _kd
 
             return Decomposition(*_kd.decompose_codes(codes, (dt, ln), _DESCRIPTORS[dt], table.se[:, 0],

@@ -32,8 +32,8 @@ Two engines give identical bits and flags:
   elements whose high half does not decide the result (exactness or the sqrt(2)
   midpoint falls inside that bucket) are settled by an integer threshold on the
   low 16 bits.  Small FP32 inputs use the vectorized rule directly.
-  With numba available (and ``PTONUM_DISABLE_NUMBA`` unset) the fast engine runs
-  ``ptonum.kernels.tcvt`` instead: tables on the sign+exponent field filled from
+  With numba available (and ``PTONUM_DISABLE_NUMBA`` unset), calls of at least
+  ``PTONUM_KERNEL_MIN_ELEMENTS`` (default 65536) elements run ``ptonum.kernels.tcvt`` instead: tables on the sign+exponent field filled from
   the same vectorized rule, one parallel pass; the numpy paths above are the fallback.
 """
 
@@ -436,15 +436,13 @@ def _fast32_tables(u: np.ndarray, mode: RoundingMode, sat: bool) -> Tuple[np.nda
 
 #: below this many elements the FP32 fast engine evaluates the rule directly
 _FP32_TABLE_MIN = 1 << 15
-#: from this many elements the fast engine uses the numba kernel (``ptonum.kernels.tcvt``);
-#: its fixed cost (~4 us) is below the numpy path's at every size, so any non-empty input
-_KERNEL_MIN = 1
 
 
 def _fast(bits: np.ndarray, src: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
     from .kernels import numba_enabled  # deferred: importing numba costs ~0.2 s
 
-    if bits.size >= _KERNEL_MIN and numba_enabled():
+    # numba kernel (``ptonum.kernels.tcvt``) from ``PTONUM_KERNEL_MIN_ELEMENTS`` elements on
+    if bits.size and numba_enabled(bits.size):
         from .kernels.tcvt import to_e8m0_kernel
 
         return to_e8m0_kernel(bits, _LAYOUTS[src], mode, sat, _fast_rule)
