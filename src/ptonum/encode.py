@@ -34,7 +34,6 @@ Source: pto-spec ``asl/arch/profile/matrix-postprocess.asl``
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any, Callable, Dict, List, Tuple, Union
 
@@ -45,6 +44,7 @@ from .errors import UsageError
 from .formats import TileDataType, parse_data_type
 from .rounding import (
     RoundingMode,
+    as_exact,
     check_resolved_mode,
     parse_rounding_mode,
     round_magnitude,
@@ -117,24 +117,6 @@ def destination_width(dst_type: object) -> int:
     Raises :class:`UsageError` for a type that is not a B.FPATR destination.
     """
     return _WIDTH[_check_destination(dst_type)]
-
-
-def _exact(value: object, name: str = "value") -> Fraction:
-    if isinstance(value, bool) or isinstance(value, np.bool_):
-        raise UsageError(f"{name} = {value!r}: expected an exact real value, got a boolean")
-    if isinstance(value, (int, np.integer)):
-        return Fraction(int(value))
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, (float, np.floating)):
-        f = float(value)
-        if not math.isfinite(f):
-            raise UsageError(
-                f"{name} = {f!r}: the destination encoders take finite real values "
-                "(NaN/Inf sources are handled by MatrixPostQuantSpecialValue)"
-            )
-        return Fraction(f)
-    raise UsageError(f"{name} = {value!r}: expected an exact real (int, Fraction or finite float)")
 
 
 # ---------------------------------------------------------------------------
@@ -398,7 +380,7 @@ def encode_reference(value: Union[ExactReal, float], dst_type: object, rmode: ob
     dst = _check_destination(dst_type)
     mode = check_resolved_mode(rmode)
     s = check_bool("sat", sat)
-    v = _exact(value)
+    v = as_exact(value)
     if dst in _INT_RANGE:
         return _integer_reference(v, dst, mode, s)
     if dst is T.FP32:
@@ -438,7 +420,7 @@ def round_and_saturate_signed_reference(value: Union[ExactReal, float], width: i
     """
     w = _check_width(width)
     mode = check_resolved_mode(rmode)
-    v = _exact(value)
+    v = as_exact(value)
     lo, hi = _SIGNED_RANGE[w]
     rounded = round_to_integer(v, mode)
     overflow = rounded < lo or rounded > hi
@@ -818,7 +800,7 @@ def encode(values: Any, dst_type: object, *, rmode: object = "RNE", sat: object 
         return encode_fast(values, dst, mode, s)
     bits_dtype = _BITS_DTYPE[_WIDTH[dst]]
     if isinstance(values, (int, Fraction, float, np.integer, np.floating)) and not isinstance(values, bool):
-        b, f = encode_reference(_exact(values), dst, mode, s)
+        b, f = encode_reference(as_exact(values), dst, mode, s)
         return np.asarray(b, dtype=bits_dtype), np.asarray(f, dtype=np.uint8)
     arr = np.asarray(values)
     if arr.dtype.kind not in "fiuO":

@@ -22,6 +22,7 @@ __all__ = [
     "RoundingMode",
     "parse_rounding_mode",
     "check_resolved_mode",
+    "as_exact",
     "round_to_integer",
     "round_magnitude",
     "magnitude_rounding_mode",
@@ -105,8 +106,22 @@ def check_resolved_mode(mode: object, name: str = "rmode") -> RoundingMode:
     return m
 
 
-def _as_exact(value: object, name: str = "value") -> Fraction:
-    if isinstance(value, bool):
+def as_exact(value: object, name: str = "value") -> Fraction:
+    """An exact real as a :class:`fractions.Fraction`.
+
+    Accepts ``int`` / numpy integers, :class:`fractions.Fraction` and finite
+    ``float`` / numpy floats (taken exactly: every finite binary64 value is a
+    dyadic rational).
+
+    Raises :class:`UsageError` naming ``name`` and the value for a boolean, a
+    NaN/Inf (a NaN/Inf source never reaches rounding or encoding: B.FPATR
+    gives it a fixed result first, ``MatrixPostQuantSpecialValue``) or anything
+    else.
+
+    Source: ADR-0085 D177/D178 (the real values ``FloatingToInteger`` and
+    ``MatrixEncodeReal`` take; ``asl/arch/profile/matrix-postprocess.asl``).
+    """
+    if isinstance(value, (bool, np.bool_)):
         raise UsageError(f"{name} = {value!r}: expected an exact real (int or Fraction), got a boolean")
     if isinstance(value, (int, np.integer)):
         return Fraction(int(value))
@@ -115,7 +130,10 @@ def _as_exact(value: object, name: str = "value") -> Fraction:
     if isinstance(value, (float, np.floating)):
         f = float(value)
         if not math.isfinite(f):
-            raise UsageError(f"{name} = {f!r}: expected a finite real value")
+            raise UsageError(
+                f"{name} = {f!r}: expected a finite real value "
+                "(NaN/Inf sources are handled before rounding, by MatrixPostQuantSpecialValue)"
+            )
         return Fraction(f)
     raise UsageError(f"{name} = {value!r}: expected an exact real (int, Fraction or finite float)")
 
@@ -138,7 +156,7 @@ def round_to_integer(value: ExactReal, mode: RoundingMode) -> int:
     ``FloatingRoundNearest`` override of ``asl/arch/profile/reference-profile.asl``.
     """
     m = check_resolved_mode(mode)
-    v = _as_exact(value)
+    v = as_exact(value)
     lower = v.numerator // v.denominator  # floor
     frac = v - lower
     if m is RoundingMode.RTM:
@@ -198,7 +216,7 @@ def round_magnitude(value: ExactReal, mode: RoundingMode, negative: bool) -> int
     ``MatrixMagnitudeRoundingMode`` (``asl/arch/profile/matrix-quantization.asl``).
     """
     m = check_resolved_mode(mode)
-    v = _as_exact(value)
+    v = as_exact(value)
     if negative and m is RoundingMode.RHB:
         lower = v.numerator // v.denominator
         return lower if v - lower <= Fraction(1, 2) else lower + 1
