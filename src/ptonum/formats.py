@@ -366,20 +366,7 @@ def hif8_dot_field(encoding: int) -> Tuple[str, int, int]:
     Source: ASL ``HiF8DecodeDotField`` (``formats/hif8.asl``).
     Raises :class:`UsageError` when ``encoding`` is not an 8-bit integer.
     """
-    v = int(as_bits("encoding", encoding, 8))
-    top4 = (v >> 3) & 0xF
-    if top4 == 0b0000:
-        return ("Denormal", 0, 3)
-    if top4 == 0b0001:
-        return ("D0", 0, 3)
-    if (v >> 4) & 0x7 == 0b001:
-        return ("D1", 1, 3)
-    top2 = (v >> 5) & 0x3
-    if top2 == 0b01:
-        return ("D2", 2, 3)
-    if top2 == 0b10:
-        return ("D3", 3, 2)
-    return ("D4", 4, 1)
+    return _hif8_dot(int(as_bits("encoding", encoding, 8)))
 
 
 # ---------------------------------------------------------------------------
@@ -592,6 +579,7 @@ def _ref_class(dt: TileDataType, carrier: int, lane: int) -> ValueClass:
 
 
 def _hif8_dot(v: int) -> Tuple[str, int, int]:
+    """``HiF8DecodeDotField`` of one unchecked 8-bit encoding (see :func:`hif8_dot_field`)."""
     top4 = (v >> 3) & 0xF
     if top4 == 0b0000:
         return ("Denormal", 0, 3)
