@@ -46,6 +46,7 @@ import numpy as np
 # waiting (set before numba starts its OpenMP pool; a user's own setting wins).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from ..encode import _BITS_DTYPE, _HIF8_BASE, _HIF8_MBITS, _HIF8_PARFLIP, destination_width  # noqa: E402
 from . import NUMBA_AVAILABLE, njit, numba_enabled  # noqa: E402
 
 try:  # pragma: no cover - depends on the environment
@@ -67,6 +68,8 @@ __all__ = [
 
 D_S4X2, D_S8, D_S16, D_S32, D_U32, D_FP32, D_FP16, D_BF16, D_E4M3, D_HIF8 = range(10)
 SRC_FP32, SRC_S32, SRC_U32 = 0, 1, 2
+#: Accumulator (source / reduction) TileDataType name -> kernel code.
+_SRC_CODE: Dict[str, int] = {"FP32": SRC_FP32, "S32": SRC_S32, "U32": SRC_U32}
 KIND_PASS, KIND_SHIFT, KIND_GENERAL = 0, 1, 2
 R_RNE, R_RTZ, R_RTM, R_RTP, R_RNA, R_RTO, R_RHB = 1, 2, 3, 4, 5, 6, 7
 
@@ -86,32 +89,11 @@ _MANT = (1 << 52) - 1
 _HIDDEN = 1 << 52
 _ABS = (1 << 63) - 1
 
-# HiF8 per-binade tables indexed by exponent + 23 (exponents -23..17), as in ptonum.encode.
-_HE = list(range(-23, 18))
-
-
-def _hif8_body(e: int) -> int:
-    if -22 <= e <= -16:
-        return 23 + e
-    a = abs(e)
-    neg = e < 0
-    if a == 0:
-        return 8
-    if a == 1:
-        return 16 + (8 if neg else 0)
-    if a <= 3:
-        return 32 + ((2 if neg else 0) + (a - 2)) * 8
-    if a <= 7:
-        return 64 + ((4 if neg else 0) + (a - 4)) * 4
-    if a <= 15:
-        return 96 + ((8 if neg else 0) + (a - 8)) * 2
-    return 0x6F
-
-
-HIF8_MBITS = np.array([0 if e < -15 else (3 if abs(e) <= 3 else 2 if abs(e) <= 7 else 1) for e in _HE],
-                      dtype=np.int64)
-HIF8_BASE = np.array([0 if e < -22 else _hif8_body(e) for e in _HE], dtype=np.int64)
-HIF8_PARFLIP = np.array([(((23 + e) & 1) ^ 1) if -22 <= e <= -16 else 0 for e in _HE], dtype=np.int64)
+# HiF8 per-binade tables (exponents -23..17, indexed by exponent + 23): ptonum.encode's,
+# as int64 so that every kernel quantity stays in signed 64-bit arithmetic.
+HIF8_MBITS = _HIF8_MBITS.astype(np.int64)
+HIF8_BASE = _HIF8_BASE.astype(np.int64)
+HIF8_PARFLIP = _HIF8_PARFLIP.astype(np.int64)
 
 
 # ---------------------------------------------------------------------------
@@ -171,6 +153,20 @@ def _round_up(mode: int, rem: int, half: int, neg: bool, lowpar: int) -> bool:
     if mode == R_RTM:
         return rem != 0 and neg
     return rem != 0 and lowpar == 0  # RTO
+
+
+@njit(inline="always")
+def _multiplier(neg: bool, sc: float, al: float, relu: int) -> float:
+    """MatrixSelectedMultiplier: the scale, unless the source is negative and ReluMode != 0
+    (ReLU: 0; LReLU/PReLU: the alpha, replacing the scale).  Select form, so loops vectorize."""
+    alt = 0.0 if relu == 1 else al
+    return alt if (neg and relu != 0) else sc
+
+
+@njit(inline="always")
+def _fp32_special_or_negzero(x: int) -> bool:
+    """An FP32 NaN/Inf or -0 source: the row loops leave these to :func:`_element`."""
+    return (x & 0x7F800000) == 0x7F800000 or x == 0x80000000
 
 
 @njit
@@ -334,33 +330,19 @@ def _element(a: int, sc: float, al: float, off: int, src: int, relu: int, offw: 
                 return spec[2], spec[3]
             if not neg:
                 return spec[4], spec[5]
-            mult = sc
-            if relu == 1:
-                mult = 0.0
-            elif relu >= 2:
-                mult = al
+            mult = _multiplier(True, sc, al, relu)
             if mult != 0.0:
                 return spec[6], spec[7]
             value = 0.0  # -Inf with a zero multiplier is taken as 0
         else:
             value = np.float64(_u32_f32(np.uint32(a)))
-            mult = sc
-            if neg:
-                if relu == 1:
-                    mult = 0.0
-                elif relu >= 2:
-                    mult = al
-                if a == 0x80000000 and negzero >= 0 and mult != 0.0 and off == 0:
-                    return negzero, 0
+            mult = _multiplier(neg, sc, al, relu)
+            if a == 0x80000000 and negzero >= 0 and mult != 0.0 and off == 0:
+                return negzero, 0
     elif src == SRC_S32:
         neg = a >= 0x80000000
         value = np.float64(a - 4294967296 if neg else a)
-        mult = sc
-        if neg:
-            if relu == 1:
-                mult = 0.0
-            elif relu >= 2:
-                mult = al
+        mult = _multiplier(neg, sc, al, relu)
     else:
         value = np.float64(a)
         mult = sc
@@ -587,6 +569,21 @@ def _row_bf16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool, spe
 
 
 @njit
+def _redo_special(a_: Any, o_: Any, sc_: Any, al_: Any, relu: int, dst: int, mode: int, sat: bool,
+                  spec: Any, negzero: int) -> int:
+    """Second pass of the select-only FP32 row loops: every NaN/Inf or -0 source of the row
+    again through :func:`_element`; returns the OR of their flags."""
+    f_or = 0
+    for j in range(a_.size):
+        x = np.int64(a_[j])
+        if _fp32_special_or_negzero(x):
+            b, f = _element(x, sc_[j], al_[j], 0, SRC_FP32, relu, 0, dst, mode, sat, spec, negzero)
+            o_[j] = b
+            f_or |= f
+    return f_or
+
+
+@njit
 def _row_e4m3_rne(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sat: bool,
                   scale: Any, alpha: Any, qrow: int, rrow: int, spec: Any) -> int:
     """FP32 -> E4M3 under RNE (modes 26/37), the _encode_binary rules written select-only so the
@@ -601,10 +598,7 @@ def _row_e4m3_rne(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sa
     ovf_neg = 0xFE if sat else 0x7F
     for j in range(cnt):
         x = np.int64(a_[j])
-        neg_src = x >= 0x80000000
-        alt = 0.0 if relu == 1 else al_[j]
-        mult = alt if (neg_src and relu != 0) else sc_[j]
-        v = np.float64(_u32_f32(np.uint32(x))) * mult + 0.0
+        v = np.float64(_u32_f32(np.uint32(x))) * _multiplier(x >= 0x80000000, sc_[j], al_[j], relu) + 0.0
         b = _f64_bits(v)
         a = b & _ABS
         negv = b < 0
@@ -622,17 +616,12 @@ def _row_e4m3_rne(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sa
         ovf = a > 0x407C000000000000
         bits = (ovf_neg if negv else ovf_pos) if ovf else bits
         f = 0x14 if ovf else f
-        odd = (x & 0x7F800000) == 0x7F800000 or x == 0x80000000
+        odd = _fp32_special_or_negzero(x)
         rare |= 1 if odd else 0
         f_or |= 0 if odd else f
         o_[j] = bits
     if rare:
-        for j in range(cnt):
-            x = np.int64(a_[j])
-            if (x & 0x7F800000) == 0x7F800000 or x == 0x80000000:
-                b2, f2 = _element(x, sc_[j], al_[j], 0, SRC_FP32, relu, 0, D_E4M3, R_RNE, sat, spec, 0x80)
-                o_[j] = b2
-                f_or |= f2
+        f_or |= _redo_special(a_, o_, sc_, al_, relu, D_E4M3, R_RNE, sat, spec, 0x80)
     return f_or
 
 
@@ -651,10 +640,7 @@ def _row_hif8_rhb(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sa
     ovf_neg = 0xEE if sat else 0xEF
     for j in range(cnt):
         x = np.int64(a_[j])
-        neg_src = x >= 0x80000000
-        alt = 0.0 if relu == 1 else al_[j]
-        mult = alt if (neg_src and relu != 0) else sc_[j]
-        v = np.float64(_u32_f32(np.uint32(x))) * mult + 0.0
+        v = np.float64(_u32_f32(np.uint32(x))) * _multiplier(x >= 0x80000000, sc_[j], al_[j], relu) + 0.0
         b = _f64_bits(v)
         a = b & _ABS
         negv = b < 0
@@ -676,17 +662,12 @@ def _row_hif8_rhb(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sa
         ovf = a > 0x40E0000000000000
         bits = (ovf_neg if negv else ovf_pos) if ovf else bits
         f = 0x14 if ovf else f
-        odd = (x & 0x7F800000) == 0x7F800000 or x == 0x80000000
+        odd = _fp32_special_or_negzero(x)
         rare |= 1 if odd else 0
         f_or |= 0 if odd else f
         o_[j] = bits
     if rare:
-        for j in range(cnt):
-            x = np.int64(a_[j])
-            if (x & 0x7F800000) == 0x7F800000 or x == 0x80000000:
-                b2, f2 = _element(x, sc_[j], al_[j], 0, SRC_FP32, relu, 0, D_HIF8, R_RHB, sat, spec, 0x00)
-                o_[j] = b2
-                f_or |= f2
+        f_or |= _redo_special(a_, o_, sc_, al_, relu, D_HIF8, R_RHB, sat, spec, 0x00)
     return f_or
 
 
@@ -752,16 +733,10 @@ def _row_float(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, dst: 
     al_ = alpha[i * rrow:i * rrow + cnt]
     for j in range(cnt):
         a = np.int64(a_[j])
-        if (a & 0x7F800000) == 0x7F800000 or a == 0x80000000:
+        if _fp32_special_or_negzero(a):
             b, f = _element(a, sc_[j], al_[j], 0, SRC_FP32, relu, 0, dst, mode, sat, spec, negzero)
         else:
-            mult = sc_[j]
-            if a >= 0x80000000:
-                if relu == 1:
-                    mult = 0.0
-                elif relu >= 2:
-                    mult = al_[j]
-            v = np.float64(_u32_f32(np.uint32(a))) * mult + 0.0
+            v = np.float64(_u32_f32(np.uint32(a))) * _multiplier(a >= 0x80000000, sc_[j], al_[j], relu) + 0.0
             if dst == D_HIF8:
                 b, f = _encode_hif8(v, mode, sat)
             else:
@@ -858,7 +833,6 @@ def _step_kernel(cur: Any, cand: Any, t: int, max_abs: bool, out: Any, fl: Any) 
 
 
 _SPEC_CLASSES = ("QuietNaN", "SignalingNaN", "PositiveInfinity", "NegativeInfinity")
-_NEG_ZERO = {D_FP32: 0x80000000, D_FP16: 0x8000, D_BF16: 0x8000, D_E4M3: 0x80, D_HIF8: 0x00}
 _EMPTY_F64 = np.zeros(1, np.float64)
 _EMPTY_I64 = np.zeros(1, np.int64)
 
@@ -896,13 +870,12 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
     uint32[m], ``init`` uint32[m] or None, ``group_n`` and ``group_out``
     uint32[m * ceil(n / group_n)].  Validation is the caller's job.
     """
-    from ..formats import TileDataType as T
     from ..fpatr.attributes import ReluMode
-    from ..fpatr.element import special_value_result
+    from ..fpatr.element import _NEG_ZERO, special_value_result
 
     info = cfg.info
     dst = DST_CODE[cfg.dst.name]
-    src = {T.FP32: SRC_FP32, T.S32: SRC_S32, T.U32: SRC_U32}[cfg.source]
+    src = _SRC_CODE[cfg.source.name]
     relu = int(cfg.relu)
     mode = int(cfg.rmode)
     sat = bool(cfg.sat)
@@ -941,7 +914,7 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
     if kind == KIND_GENERAL and src == SRC_FP32:
         for k, cls in enumerate(_SPEC_CLASSES):
             spec[2 * k], spec[2 * k + 1] = special_value_result(cls, cfg.dst, sat)
-    negzero = _NEG_ZERO.get(dst, -1)
+    negzero = _NEG_ZERO.get(cfg.dst, -1)
     fast = 0
     if kind == KIND_GENERAL and src == SRC_FP32 and offw == 0 and flags_out is None \
             and dst in (D_FP32, D_FP16, D_BF16, D_E4M3, D_HIF8):
@@ -959,7 +932,7 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
         fast = 3
     want_flags = flags_out is not None
     fl = flags_out if flags_out is not None else np.zeros(1, np.uint8)
-    red_t = {T.FP32: SRC_FP32, T.S32: SRC_S32, T.U32: SRC_U32}.get(red_type, 0) if red_type is not None else 0
+    red_t = _SRC_CODE[red_type.name] if red_type is not None else 0
     ro = row_out if row_out is not None else np.zeros(1, np.uint32)
     ini = init if init is not None else np.zeros(1, np.uint32)
     go = group_out if group_out is not None else np.zeros(1, np.uint32)
@@ -979,9 +952,7 @@ def encode_values(v: np.ndarray, dst_name: str, mode: int, sat: bool) -> Tuple[n
     """
     dst = DST_CODE[dst_name]
     flat = np.ascontiguousarray(v, dtype=np.float64).reshape(-1)
-    dtype = {D_S4X2: np.uint8, D_S8: np.uint8, D_E4M3: np.uint8, D_HIF8: np.uint8,
-             D_S16: np.uint16, D_FP16: np.uint16, D_BF16: np.uint16}.get(dst, np.uint32)
-    out = np.empty(flat.size, dtype)
+    out = np.empty(flat.size, _BITS_DTYPE[destination_width(dst_name)])
     fl = np.empty(flat.size, np.uint8)
     bad = int(_encode_kernel(flat, dst, int(mode), bool(sat), out, fl, 1 << 14))
     return out, fl, bad
@@ -990,7 +961,7 @@ def encode_values(v: np.ndarray, dst_name: str, mode: int, sat: bool) -> Tuple[n
 def reduction_step_values(cur: np.ndarray, cand: np.ndarray, acc_type_name: str, max_abs: bool
                           ) -> Tuple[np.ndarray, np.ndarray]:
     """Kernel form of one reduction step over flat uint32 arrays (same length)."""
-    t = {"FP32": SRC_FP32, "S32": SRC_S32, "U32": SRC_U32}[acc_type_name]
+    t = _SRC_CODE[acc_type_name]
     c = np.ascontiguousarray(cur, dtype=np.uint32).reshape(-1)
     d = np.ascontiguousarray(cand, dtype=np.uint32).reshape(-1)
     out = np.empty(c.size, np.uint32)
