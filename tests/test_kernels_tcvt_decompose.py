@@ -8,7 +8,6 @@ a spy proves which path ran.  Hypothesis compares the kernels with the
 
 from __future__ import annotations
 
-import gzip
 from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
@@ -16,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import vectors_dir
+from conftest import TcvtGroups, read_vector_tokens
 from ptonum import formats, tcvt
 from ptonum.formats import TileDataType
 from ptonum.kernels import NUMBA_AVAILABLE
@@ -25,27 +24,16 @@ from ptonum.kernels import tcvt as ktcvt
 from ptonum.rounding import RoundingMode
 
 
-
 def test_numba_is_installed() -> None:
     """numba is a runtime dependency: without it every kernel test below must fail, not skip."""
     assert NUMBA_AVAILABLE
+
 
 MODES = ("RNE", "RTM", "RTP", "RTZ", "RNA", "RTO", "RHB")
 LUT_TYPES = [t for t in TileDataType if t.is_floating and formats.carrier_bits(t) <= 16]
 
 
 # --------------------------------------------------------------------------- vector files
-
-
-def _read_csv(name: str, columns: int) -> Tuple[bytes, np.ndarray]:
-    path = vectors_dir() / f"{name}.csv.gz"
-    if not path.exists():
-        pytest.fail(f"conformance vector file missing: {path}")
-    with gzip.open(path, "rb") as fh:
-        data = fh.read()
-    header, _, body = data.partition(b"\n")
-    tok = np.array(body.replace(b",", b"\n").split(), dtype="S20").reshape(-1, columns)
-    return header.strip(), tok
 
 
 def _ints(col: np.ndarray) -> np.ndarray:
@@ -55,32 +43,18 @@ def _ints(col: np.ndarray) -> np.ndarray:
     return vals[inv]
 
 
-TcvtGroups = Dict[Tuple[str, str, int], Tuple[np.ndarray, np.ndarray, np.ndarray]]
 DecGroups = Dict[str, Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 
 
 @pytest.fixture(scope="module")
-def tcvt_groups() -> TcvtGroups:
-    header, tok = _read_csv("tcvt_e8m0", 6)
-    assert header == b"src_type,src_bits,rmode,sat,expected_bits,expected_flags"
-    src, rm, sat = tok[:, 0], tok[:, 2], tok[:, 3].astype(np.int64)
-    bits = _ints(tok[:, 1]).astype(np.uint64)
-    eb, ef = _ints(tok[:, 4]).astype(np.uint8), _ints(tok[:, 5]).astype(np.uint8)
-    out: TcvtGroups = {}
-    for s in np.unique(src):
-        for m in np.unique(rm):
-            for sv in (0, 1):
-                sel = (src == s) & (rm == m) & (sat == sv)
-                if np.any(sel):
-                    out[(s.decode(), m.decode(), sv)] = (bits[sel], eb[sel], ef[sel])
-    assert sum(len(v[0]) for v in out.values()) == len(tok) == 1916611
-    assert len(out) == 3 * 7 * 2
-    return out
+def tcvt_groups(tcvt_vector_groups: TcvtGroups) -> TcvtGroups:
+    assert len(tcvt_vector_groups) == 3 * 7 * 2
+    return tcvt_vector_groups
 
 
 @pytest.fixture(scope="module")
 def dec_groups() -> DecGroups:
-    header, tok = _read_csv("decomposition", 6)
+    header, tok = read_vector_tokens("decomposition", 6)
     assert header == b"data_type,encoding,available,negative,significand,exponent"
     assert len(tok) == 236720
     out: DecGroups = {}

@@ -7,8 +7,7 @@ ASL tests named in each test, ml_dtypes (``float8_e8m0fnu``) and en_dtypes
 
 from __future__ import annotations
 
-import gzip
-from typing import Dict, Tuple
+from typing import Tuple
 
 import en_dtypes
 import ml_dtypes
@@ -17,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import vectors_dir
+from conftest import TcvtGroups
 from ptonum import tcvt
 from ptonum.errors import UnsupportedConversionError, UsageError
 from ptonum.formats import TileDataType
@@ -28,48 +27,13 @@ MODES = ("RNE", "RTM", "RTP", "RTZ", "RNA", "RTO", "RHB")
 # --------------------------------------------------------------------------- vectors
 
 
-def _hex_column(col: np.ndarray) -> np.ndarray:
-    """Vectorized parse of ``0x``-prefixed hex byte strings (up to 8 digits)."""
-    b = np.ascontiguousarray(col, dtype="S10").view(np.uint8).reshape(-1, 10).astype(np.int64)
-    nib = np.full(256, -1, np.int64)
-    for i, ch in enumerate(b"0123456789abcdef"):
-        nib[ch] = i
-    for i, ch in enumerate(b"ABCDEF"):
-        nib[ch] = 10 + i
-    assert np.all(b[:, 0] == ord("0")) and np.all(b[:, 1] == ord("x"))
-    val = np.zeros(len(b), np.int64)
-    for j in range(2, 10):
-        c = b[:, j]
-        live = c != 0
-        assert np.all(nib[c[live]] >= 0)
-        val = np.where(live, val * 16 + nib[c], val)
-    return val.astype(np.uint64)
-
-
-Groups = Dict[Tuple[str, str, int], Tuple[np.ndarray, np.ndarray, np.ndarray]]
+Groups = TcvtGroups
 
 
 @pytest.fixture(scope="module")
-def groups() -> Groups:
+def groups(tcvt_vector_groups: Groups) -> Groups:
     """The vector file split by (src_type, rmode, sat) -> (src_bits, expected_bits, expected_flags)."""
-    path = vectors_dir() / "tcvt_e8m0.csv.gz"
-    if not path.exists():
-        pytest.fail(f"conformance vector file missing: {path}")
-    with gzip.open(path, "rb") as fh:
-        data = fh.read()
-    header, _, body = data.partition(b"\n")
-    assert header.strip() == b"src_type,src_bits,rmode,sat,expected_bits,expected_flags"
-    tok = np.array(body.replace(b",", b"\n").split(), dtype="S10").reshape(-1, 6)
-    src, rm, sat = tok[:, 0], tok[:, 2], tok[:, 3].astype(np.int64)
-    bits, eb, ef = _hex_column(tok[:, 1]), _hex_column(tok[:, 4]), _hex_column(tok[:, 5])
-    out: Groups = {}
-    for s in np.unique(src):
-        for m in np.unique(rm):
-            for sv in (0, 1):
-                sel = (src == s) & (rm == m) & (sat == sv)
-                if np.any(sel):
-                    out[(s.decode(), m.decode(), sv)] = (bits[sel], eb[sel], ef[sel])
-    assert sum(len(v[0]) for v in out.values()) == len(tok) == 1916611
+    out = tcvt_vector_groups
     assert {k[0] for k in out} == {"FP16", "BF16", "FP32"}
     assert {k[1] for k in out} == set(MODES)
     return out
