@@ -108,26 +108,25 @@ def output_path(option: str, path: str) -> Path:
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{option} = {path}: is a directory; give a file name")
-    parent = p.parent
-    if parent.exists() and not parent.is_dir():
-        raise UsageError(f"{option} = {path}: {parent} is not a directory")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{option} = {path}: cannot create {parent}: {exc.strerror or exc}") from None
+    _make_dir(option, path, p.parent, f"{p.parent} is not a directory", f"cannot create {p.parent}")
     return p
 
 
 def output_dir(option: str, path: str) -> Path:
     """An output directory: created when missing; an existing non-directory is refused."""
     p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise UsageError(f"{option} = {path}: is not a directory")
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{option} = {path}: cannot create the directory: {exc.strerror or exc}") from None
+    _make_dir(option, path, p, "is not a directory", "cannot create the directory")
     return p
+
+
+def _make_dir(option: str, path: str, directory: Path, not_dir: str, cannot: str) -> None:
+    """Create ``directory`` (and its parents) for ``option = path``; UsageError with the given texts."""
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"{option} = {path}: {not_dir}")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{option} = {path}: {cannot}: {exc.strerror or exc}") from None
 
 
 def input_file(option: str, path: str) -> Path:

@@ -205,13 +205,7 @@ def _run_example(console: Console, engine: str) -> None:
 @click.option("--bin", "write_bin", is_flag=True, help="Also write raw little-endian .bin files.")
 @click.option("--progress/--no-progress", default=None,
               help=f"Progress bar (default: on for more than {PROGRESS_ELEMENTS} elements).")
-def command(acc: Optional[str], key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
-            acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str], relu: Optional[str],
-            group_n: Optional[int], row_max: bool, group_max: bool, row_max_init: bool, max_abs: bool,
-            rmode: str, sat: bool, scale: Optional[float], offset: int, scale_rounding: str,
-            shift: Optional[int], quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
-            relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], engine: str,
-            out_dir: str, write_bin: bool, progress: Optional[bool]) -> None:
+def command(acc: Optional[str], **options: Any) -> None:
     """Post-process an M x N accumulator tile exactly as B.FPATR does (PreQuant, ReLU, RowMax/GroupMax).
 
     **Without ACC** it runs the bundled example - a small perceptron on real handwritten digits - through
@@ -276,23 +270,21 @@ def command(acc: Optional[str], key: Optional[str], bin_dtype: Optional[str], bi
     console = out_console()
     with errors_to_exit("postprocess"):
         if acc is None:
-            given = [n for n, v in (("--key", key), ("--dtype", bin_dtype), ("--shape", bin_shape),
-                                    ("--acc-type", acc_type), ("--attributes", attributes_word), ("--mode", mode),
-                                    ("--quant-param", quant_param), ("--quant-tile", quant_tile),
-                                    ("--relu-tile", relu_tile), ("--row-max-in", row_max_in),
-                                    ("--scale", scale), ("--shift", shift), ("--alpha", alpha),
-                                    ("--relu-param", relu_param))
-                     if v is not None]
+            given = [flag for flag, name in _FILE_ONLY_OPTIONS if options[name] is not None]
             if given:
                 raise UsageError(f"{given[0]} needs an ACC input file (run without options for the bundled example)")
-            _run_example(console, engine)
+            _run_example(console, options["engine"])
             return
-        _run_file(console, acc=acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
-                  attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n, row_max=row_max,
-                  group_max=group_max, row_max_init=row_max_init, max_abs=max_abs, rmode=rmode, sat=sat,
-                  scale=scale, offset=offset, scale_rounding=scale_rounding, shift=shift, quant_param=quant_param,
-                  quant_tile=quant_tile, alpha=alpha, relu_param=relu_param, relu_tile=relu_tile,
-                  row_max_in=row_max_in, engine=engine, out_dir=out_dir, write_bin=write_bin, progress=progress)
+        _run_file(console, acc=acc, **options)
+
+
+#: Options that only make sense with an ACC file: (flag, parameter name), in the order they are reported.
+_FILE_ONLY_OPTIONS = (("--key", "key"), ("--dtype", "bin_dtype"), ("--shape", "bin_shape"),
+                      ("--acc-type", "acc_type"), ("--attributes", "attributes_word"), ("--mode", "mode"),
+                      ("--quant-param", "quant_param"), ("--quant-tile", "quant_tile"),
+                      ("--relu-tile", "relu_tile"), ("--row-max-in", "row_max_in"),
+                      ("--scale", "scale"), ("--shift", "shift"), ("--alpha", "alpha"),
+                      ("--relu-param", "relu_param"))
 
 
 def fields_text(attrs: Any) -> str:

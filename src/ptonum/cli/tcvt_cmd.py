@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, List, NoReturn, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 import rich_click as click
@@ -12,13 +12,19 @@ from ..errors import UsageError
 from ..flags import flag_names
 from ..formats import TileDataType, parse_data_type
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
-from ._common import RMODE_HELP, errors_to_exit, fail, input_file, out_console, output_path, parse_rmode
+from ._common import RMODE_HELP, errors_to_exit, input_file, out_console, output_path, parse_rmode
+from ._tile_args import parse_shape
 
 _DTYPES = ("float32", "float16", "bfloat16", "uint32", "uint16")
 
 
-def _fail(msg: str) -> NoReturn:
-    fail("tcvt", msg)
+def _reshape(arr: np.ndarray, shape: str, holder: str) -> np.ndarray:
+    """``arr`` in the ``--shape`` layout (row-major); UsageError when the element counts differ."""
+    dims = parse_shape(shape)
+    count = int(np.prod(dims))
+    if count != arr.size:
+        raise UsageError(f"--shape = {shape}: {count} elements, but {holder} {arr.size}")
+    return arr.reshape(dims)
 
 
 def _float_dtype(src: TileDataType) -> Any:
@@ -90,13 +96,7 @@ def _load(path: str, dtype: Optional[str], shape: Optional[str],
         arr = arr.astype(arr.dtype.newbyteorder("="))
         dt = arr.dtype
     if shape is not None:
-        try:
-            dims = tuple(int(d) for d in shape.replace("x", ",").split(",") if d.strip())
-        except ValueError:
-            raise UsageError(f"--shape = {shape!r}: expected integers like 64,128") from None
-        if int(np.prod(dims)) != arr.size:
-            raise UsageError(f"--shape = {shape}: {int(np.prod(dims))} elements, but the file holds {arr.size}")
-        arr = arr.reshape(dims)
+        arr = _reshape(arr, shape, "the file holds")
     floats = {np.dtype(np.float32): TileDataType.FP32, np.dtype(np.float16): TileDataType.FP16,
               np.dtype(ml_dtypes.bfloat16): TileDataType.BF16}
     if dt in floats:
@@ -181,13 +181,7 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
             src = src_opt or TileDataType.FP32
             bits = _from_values(values, src)
             if shape is not None:
-                try:
-                    dims = tuple(int(x) for x in shape.replace("x", ",").split(",") if x.strip())
-                except ValueError:
-                    raise UsageError(f"--shape = {shape!r}: expected integers like 2,3") from None
-                if int(np.prod(dims)) != bits.size:
-                    raise UsageError(f"--shape = {shape}: {int(np.prod(dims))} elements, but --values has {bits.size}")
-                bits = bits.reshape(dims)
+                bits = _reshape(bits, shape, "--values has")
         else:
             assert file is not None
             bits, src = _load(file, dtype, shape, src_opt)
