@@ -32,7 +32,7 @@ Source: ADR-0085 D177, D179, D180; pto-spec ``asl/block/attributes/B.FPATR.asl``
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple, Optional, Tuple, Union
+from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -382,6 +382,17 @@ def parse_relu_param(word: int) -> ReluParamFields:
 # Builders from raw fields
 
 
+def _scale_mode(mode: Any) -> PreQuantMode:
+    """``mode`` as a PreQuantMode that takes an FP19 scale (not a shift mode, not parameterless)."""
+    m = parse_pre_quant_mode(mode, "mode")
+    info = MODE_TABLE[int(m)]
+    if not info.has_parameter:
+        raise UsageError(f"mode = {m.name}: this mode takes no quantization parameter")
+    if info.is_shift:
+        raise UsageError(f"mode = {m.name}: a shift mode takes a shift code; use shift_param_word")
+    return m
+
+
 def _offset_range(width: int) -> Tuple[int, int]:
     return -(1 << (width - 1)), (1 << (width - 1)) - 1
 
@@ -403,22 +414,17 @@ def quant_param_word(scale_fp19: Any, offset: Any = 0, *, mode: Any) -> Any:
 
     Source: ``MatrixQuantParameter``; ADR-0085 D177/D180.
     """
-    m = parse_pre_quant_mode(mode, "mode")
-    info = MODE_TABLE[int(m)]
-    if not info.has_parameter:
-        raise UsageError(f"mode = {m.name}: this mode takes no quantization parameter")
-    if info.is_shift:
-        raise UsageError(f"mode = {m.name}: a shift mode takes a shift code; use shift_param_word")
+    m = _scale_mode(mode)
     scalar = np.ndim(scale_fp19) == 0 and np.ndim(offset) == 0
     s = as_bits("scale_fp19", scale_fp19, 19)
     try:
         off = np.asarray(offset)
     except Exception:  # pragma: no cover
         raise UsageError(f"offset = {offset!r}: expected integers") from None
-    if off.dtype == object or off.dtype.kind not in "iub" or off.dtype.kind == "b":
+    if off.dtype.kind not in "iu":
         raise UsageError(f"offset = {offset!r}: expected signed integers")
     off = off.astype(np.int64)
-    width = info.offset_width
+    width = MODE_TABLE[int(m)].offset_width
     lo, hi = _offset_range(width) if width else (0, 0)
     bad = (off < lo) | (off > hi)
     if np.any(bad):
@@ -570,12 +576,7 @@ def quant_param(scale: float, offset: int = 0, *, mode: Any, rounding: str = "ex
     Source: ADR-0085 D177/D180; ``FP32ToFP19``, ``MatrixQuantParameter``,
     ``FP19ScaleLegal``.
     """
-    m = parse_pre_quant_mode(mode, "mode")
-    info = MODE_TABLE[int(m)]
-    if not info.has_parameter:
-        raise UsageError(f"mode = {m.name}: this mode takes no quantization parameter")
-    if info.is_shift:
-        raise UsageError(f"mode = {m.name}: a shift mode takes a shift code; use shift_param_word")
+    m = _scale_mode(mode)
     if isinstance(offset, (bool, np.bool_)) or not isinstance(offset, (int, np.integer)):
         raise UsageError(f"offset = {offset!r}: expected an integer")
     fp19, value, requested, how = _float_to_fp19(scale, "scale", rounding)
@@ -616,6 +617,3 @@ def relu_param(alpha: float, *, rounding: str = "exact") -> ParamWord:
         )
     return ParamWord(fp19, fp19=fp19, value=value, requested=requested, rounding=rounding,
                      offset=0, how=how)
-
-
-ParamLike = Union[int, np.ndarray]
