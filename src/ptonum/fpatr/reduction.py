@@ -227,6 +227,18 @@ def _step_np(current: np.ndarray, candidate: np.ndarray, t: TileDataType, max_ab
     return res, (flags | f3).astype(np.uint8)
 
 
+def _steps(current: np.ndarray, candidate: np.ndarray, t: TileDataType, max_abs: bool,
+           engine: str) -> Tuple[np.ndarray, np.ndarray]:
+    """One step per element of two same-shape uint32 arrays, in the chosen engine."""
+    if engine == "fast":
+        return _step_np(current, candidate, t, max_abs)
+    out = np.empty(current.shape, np.uint32)
+    fl = np.empty(current.shape, np.uint8)
+    for idx in np.ndindex(*current.shape):
+        out[idx], fl[idx] = _step_ref(int(current[idx]), int(candidate[idx]), t, max_abs)
+    return out, fl
+
+
 # ---------------------------------------------------------------------------
 # Public step
 # ---------------------------------------------------------------------------
@@ -274,15 +286,7 @@ def reduction_step(
         ) from None
     cur32 = np.broadcast_to(cur, shape).astype(np.uint32)
     cand32 = np.broadcast_to(cand, shape).astype(np.uint32)
-    if eng == "fast":
-        return _step_np(cur32, cand32, t, mabs)
-    out = np.empty(shape, np.uint32)
-    fl = np.empty(shape, np.uint8)
-    for idx in np.ndindex(*shape):
-        b, f = _step_ref(int(cur32[idx]), int(cand32[idx]), t, mabs)
-        out[idx] = b
-        fl[idx] = f
-    return out, fl
+    return _steps(cur32, cand32, t, mabs, eng)
 
 
 class ReductionTraceStep(NamedTuple):
@@ -442,18 +446,6 @@ def fold_groups(x: np.ndarray, group: int, t: TileDataType, max_abs: bool, engin
     return _fold_groups_ref(x, group, t, max_abs)
 
 
-def _final_init_step(init: np.ndarray, rows: np.ndarray, t: TileDataType, max_abs: bool, engine: str) -> Tuple[np.ndarray, np.ndarray]:
-    if engine == "fast":
-        return _step_np(init, rows, t, max_abs)
-    out = np.empty(rows.shape, np.uint32)
-    fl = np.empty(rows.shape, np.uint8)
-    for idx in np.ndindex(*rows.shape):
-        b, f = _step_ref(int(init[idx]), int(rows[idx]), t, max_abs)
-        out[idx] = b
-        fl[idx] = f
-    return out, fl
-
-
 def row_max(
     acc_bits: Any,
     *,
@@ -492,7 +484,7 @@ def row_max(
         init = ri.reshape(m, 1).astype(np.uint32)
     res, fl = fold_groups(x, n, t, mabs, eng)
     if init is not None:
-        res, f2 = _final_init_step(init, res, t, mabs, eng)
+        res, f2 = _steps(init, res, t, mabs, eng)
         fl = fl | f2
     return res.astype(np.uint32), fl.astype(np.uint8)
 
