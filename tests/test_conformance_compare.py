@@ -132,9 +132,7 @@ def test_compare_device_flags(tmp_path: Path) -> None:
 
 
 def test_nan_payload_is_not_a_class_mismatch() -> None:
-    # FP16 0x7e00 and 0x7e01 are both NaN (ml_dtypes: float16 view); 0x7e00 vs 0x3c00 is a class mismatch
-    import ml_dtypes  # noqa: F401  (independent decoding of the codes)
-
+    # FP16 0x7e00 and 0x7e01 are both NaN (numpy float16 view); 0x7e00 vs 0x3c00 is a class mismatch
     codes = np.array([0x7E00, 0x7E01, 0x3C00], np.uint16).view(np.float16)
     assert np.isnan(codes[0]) and np.isnan(codes[1]) and not np.isnan(codes[2])
     rep = compare_arrays("D", TileDataType.FP16, np.array([0x7E00, 0x7E00], np.uint64),

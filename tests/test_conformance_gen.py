@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from ptonum.cli import main
 from ptonum.conformance.check import check_file
 from ptonum.conformance.gen import Filters, boundary_count, generate
-from ptonum.conformance.schema import SCHEMAS, parse_file
+from ptonum.conformance.schema import SCHEMAS
 
 RUN = CliRunner(env={"COLUMNS": "250"})
 

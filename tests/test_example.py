@@ -20,7 +20,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ptonum.example import RUNS, exact_reference, load_example, run_arguments, run_one, run_report, sqnr_db
+from ptonum.example import RUNS, exact_reference, load_example, run_arguments, run_report, sqnr_db
 from ptonum.fpatr.tile import postprocess
 
 ROOT = Path(__file__).resolve().parents[1]

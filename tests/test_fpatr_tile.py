@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import defaultdict
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import ml_dtypes
 import numpy as np
@@ -28,7 +28,6 @@ import ptonum.fpatr.tile as tile_mod
 from ptonum import StatusRegister
 from ptonum.errors import IllegalEncodingError, PtonumError, TileLegalityError, UsageError
 from ptonum.fpatr.attributes import MODE_TABLE, FPATRAttributes
-from ptonum.fpatr.reduction import reduction_step
 from ptonum.fpatr.tile import PostprocessResult, postprocess
 
 from test_fpatr_reduction import SPECIALS, oracle_group_max, oracle_row_max  # noqa: E402

@@ -22,7 +22,6 @@ from ptonum.encode import encode_fast, encode_reference
 from ptonum.errors import UsageError
 from ptonum.fpatr.attributes import MODE_TABLE
 from ptonum.fpatr.element import postprocess_element
-from ptonum.fpatr.reduction import reduction_step
 from ptonum.fpatr.tile import postprocess
 from ptonum.kernels import NUMBA_AVAILABLE, numba_enabled
 from ptonum.rounding import RoundingMode

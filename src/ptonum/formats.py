@@ -35,7 +35,7 @@ import dataclasses
 import enum
 import threading
 from fractions import Fraction
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 

@@ -40,7 +40,6 @@ Two engines give identical bits and flags:
 from __future__ import annotations
 
 import functools
-import math
 import sys
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple

@@ -11,7 +11,7 @@ that raised it.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -290,7 +290,3 @@ def explain_row(spec: str) -> RowExplanation:
         return RowExplanation(text + f"\nMISMATCH: the model (reference engine) contradicts the row: {detail}",
                               "mismatch", detail)
     return RowExplanation(text + "\nMATCH: the model (reference engine) gives the row's expected values", "match")
-
-
-def _iter_flags(flags: int) -> Iterable[str]:  # pragma: no cover - small helper for callers
-    return (n for n, b in _FLAG_BITS if flags & b)

@@ -471,7 +471,6 @@ def _encode_exact_integer(values: np.ndarray, dst: TileDataType, sat: bool
     bits are kept (two's-complement wrap).  int32 arithmetic; bits at the
     destination width.
     """
-    lo_code, hi_code = _INT_MIN_MAX[dst]
     width = {T.S4X2: 4, T.S8: 8, T.S16: 16}[dst]
     lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
     over = (values < lo) | (values > hi)
@@ -535,7 +534,7 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
     note("control", "MatrixFPATREffectiveControl",
          f"PreQuantMode {int(cfg.mode)} ({cfg.mode.name}), ReluMode {cfg.relu.name}, "
          f"{cfg.acc_type.name} accumulator -> {dst.name}; rounding {cfg.rmode.name}"
-         + (f" (fixed by the mode)" if info.fixed_rounding is not None else "")
+         + (" (fixed by the mode)" if info.fixed_rounding is not None else "")
          + f", Sat={int(cfg.sat)}")
 
     if int(cfg.mode) == 0 and cfg.relu == ReluMode.NONE:
@@ -644,7 +643,6 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
         note("offset", "MatrixQuantizedAffine", f"{inter} + offset {offset} = {final}")
         bits, f2 = encode_reference(final, dst, cfg.rmode, cfg.sat)
         bits &= mask
-        lo_i, hi_i = _INT_MIN_MAX[dst]
         note("encode", "ReferenceMatrixIntegerEncoding",
              f"{final} -> {dst.name} {_hexw(bits, dst)}"
              + (f" (out of range; {'clamped' if cfg.sat else 'wrapped modulo 2^N'})" if f2 & OF else ""),

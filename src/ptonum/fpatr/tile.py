@@ -76,22 +76,12 @@ _RULE_SOURCES = "ADR-0085 D176/D177, BundleMatrixPostProcessSourcesLegal"
 def _typed_view(bits: np.ndarray, t: TileDataType) -> np.ndarray:
     import ml_dtypes
 
-    if t is TileDataType.FP32:
-        return bits.view(np.float32)
-    if t is TileDataType.FP16:
-        return bits.view(np.float16)
-    if t is TileDataType.BF16:
-        return bits.view(ml_dtypes.bfloat16)
-    if t is TileDataType.E4M3:
-        return bits.view(ml_dtypes.float8_e4m3fn)
-    if t is TileDataType.S8:
-        return bits.view(np.int8)
-    if t is TileDataType.S16:
-        return bits.view(np.int16)
-    if t is TileDataType.S32:
-        return bits.view(np.int32)
-    if t is TileDataType.U32:
-        return bits.view(np.uint32)
+    T = TileDataType
+    views = {T.FP32: np.float32, T.FP16: np.float16, T.BF16: ml_dtypes.bfloat16,
+             T.E4M3: ml_dtypes.float8_e4m3fn, T.S8: np.int8, T.S16: np.int16, T.S32: np.int32,
+             T.U32: np.uint32}
+    if t in views:
+        return bits.view(views[t])
     if t is TileDataType.S4X2:
         nib = (bits & np.uint8(0x0F)).astype(np.int8)
         out = np.where(nib >= 8, nib - np.int8(16), nib).astype(np.int8)

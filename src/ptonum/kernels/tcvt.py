@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Tuple
 
 import numpy as np
 
