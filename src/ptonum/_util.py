@@ -20,14 +20,21 @@ ENGINES: Tuple[str, ...] = ("reference", "fast")
 
 
 def check_engine(engine: object) -> Engine:
-    """Return ``engine`` if it names an engine, else raise :class:`UsageError`."""
+    """Return ``engine`` if it names an engine, else raise :class:`UsageError`.
+
+    Source: ADR-0085 D174 (two engines, one result); no ASL counterpart (argument check).
+    """
     if engine not in ENGINES:
         raise UsageError(f"engine = {engine!r}: expected one of {', '.join(ENGINES)}")
     return engine  # type: ignore[return-value]
 
 
 def check_bool(name: str, value: Any) -> bool:
-    """Accept ``True/False/0/1`` (numpy bools too); anything else is a UsageError."""
+    """Accept ``True/False/0/1`` (numpy bools too); anything else is a UsageError.
+
+    Source: ADR-0085 D175/D178 (the B.FPATR enables and the B.DATR Sat bit are single bits); no
+    ASL counterpart (argument check).
+    """
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
@@ -45,6 +52,9 @@ def as_bits(name: str, value: Any, width: int) -> np.ndarray:
 
     Raises :class:`UsageError` naming ``name``, the first offending element
     (its index and value) and the width.
+
+    Source: ADR-0085 D174 (operands are raw encodings, ``bits(N)`` in the ASL); no ASL counterpart
+    (argument check).
     """
     if isinstance(value, (bool, np.bool_)):
         raise UsageError(f"{name} = {value!r}: expected integer encodings, got a boolean")

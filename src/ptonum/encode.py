@@ -115,6 +115,9 @@ def destination_width(dst_type: object) -> int:
     """Width in bits of one destination element (S4X2 -> 4, S8/E4M3/HiF8 -> 8, ...).
 
     Raises :class:`UsageError` for a type that is not a B.FPATR destination.
+
+    Source: ADR-0085 D179/D181; ``BundleFPATROutputType`` (the destination) and
+    ``TileElementBits`` (its width).
     """
     return _WIDTH[_check_destination(dst_type)]
 

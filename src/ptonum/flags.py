@@ -35,7 +35,10 @@ _ORDER = (("NV", 0x01), ("DZ", 0x02), ("OF", 0x04), ("UF", 0x08), ("NX", 0x10))
 
 
 def flag_names(flags: int) -> str:
-    """Return ``"NV|OF|NX"``-style text for a 5-bit flag value (``"-"`` if none)."""
+    """Return ``"NV|OF|NX"``-style text for a 5-bit flag value (``"-"`` if none).
+
+    Source: ADR-0038 decision 1 (NV, DZ, OF, UF, NX from bit 0 up); ``RecordNumericStatusFlags``.
+    """
     names = [name for name, bit in _ORDER if flags & bit]
     return "|".join(names) if names else "-"
 

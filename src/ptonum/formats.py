@@ -113,6 +113,9 @@ def parse_data_type(value: DataTypeLike, name: str = "data_type") -> TileDataTyp
 
     Raises :class:`UsageError` naming ``name`` and the value when it is not an
     assigned DataType (codes 15, 21-23, 29-31 are reserved or DTYPE_NONE).
+
+    Source: ADR-0085 D182; ``TileDataTypeFromEncoding``
+    (``asl/arch/data-types/tile-data-types.asl``).
     """
     if isinstance(value, TileDataType):
         return value
@@ -333,6 +336,9 @@ def carrier_bits(data_type: DataTypeLike) -> int:
     """Width in bits of one stored carrier of ``data_type`` (a byte for ``X2`` types).
 
     Raises :class:`UsageError` for an unknown type.
+
+    Source: ADR-0085 D182; the ``NumericFormatDescriptor`` of the type (carrier width) and
+    ``TileElementBits``.
     """
     dt = parse_data_type(data_type, "data_type")
     if dt in _INTEGERS:
@@ -341,7 +347,11 @@ def carrier_bits(data_type: DataTypeLike) -> int:
 
 
 def lanes_per_carrier(data_type: DataTypeLike) -> int:
-    """Logical lanes per carrier: 2 for the packed ``X2`` types, else 1."""
+    """Logical lanes per carrier: 2 for the packed ``X2`` types, else 1.
+
+    Source: ADR-0085 D182; the ``NumericFormatDescriptor`` of the type (lanes) and
+    ``TilePackedLaneIndex``.
+    """
     dt = parse_data_type(data_type, "data_type")
     if dt in _INTEGERS:
         return _INTEGERS[dt][2]

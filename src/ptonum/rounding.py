@@ -62,6 +62,9 @@ def parse_rounding_mode(value: RoundingModeLike, name: str = "rmode") -> Roundin
     """Accept a :class:`RoundingMode`, its B.DATR code (0-7) or its name (any case).
 
     Raises :class:`UsageError` naming ``name`` and the value otherwise.
+
+    Source: ADR-0047 (the modes); ``DecodeBundleRoundingSelection``
+    (``asl/scalar/model/fsu/arithmetic.asl``).
     """
     if isinstance(value, RoundingMode):
         return value
@@ -96,6 +99,8 @@ def check_resolved_mode(mode: object, name: str = "rmode") -> RoundingMode:
 
     Internal numeric functions receive an already-resolved mode; ``NONE`` (and
     anything that is not a rounding mode) raises :class:`UsageError`.
+
+    Source: ADR-0085 D178; ``MatrixFPATREffectiveControl`` (NONE resolved before rounding).
     """
     m = parse_rounding_mode(mode, name)  # type: ignore[arg-type,unused-ignore]
     if m is RoundingMode.NONE:

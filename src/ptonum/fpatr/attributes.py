@@ -641,17 +641,26 @@ class FPATRAttributes:
 
 
 def pre_quant_mode_legal(code: int) -> bool:
-    """``BundleFPATRPreQuantModeLegal``: the six-bit code is assigned."""
+    """``BundleFPATRPreQuantModeLegal``: the six-bit code is assigned.
+
+    Source: ADR-0085 D179; ``BundleFPATRPreQuantModeLegal``.
+    """
     return _is_int(code) and int(code) in ASSIGNED_PRE_QUANT_CODES
 
 
 def relu_mode_legal(code: int) -> bool:
-    """``BundleFPATRReluModeLegal``: the three-bit code is 0-3."""
+    """``BundleFPATRReluModeLegal``: the three-bit code is 0-3.
+
+    Source: ADR-0085 D176; ``BundleFPATRReluModeLegal``.
+    """
     return _is_int(code) and 0 <= int(code) <= 3
 
 
 def group_n_code_legal(code: int) -> bool:
-    """``BundleFPATRGroupNCodeLegal``: the four-bit code is 0-9."""
+    """``BundleFPATRGroupNCodeLegal``: the four-bit code is 0-9.
+
+    Source: ADR-0085 D175/D181; ``BundleFPATRGroupNCodeLegal``.
+    """
     return _is_int(code) and 0 <= int(code) <= 9
 
 
@@ -700,6 +709,8 @@ def check_fields(attrs: FPATRAttributes) -> None:
     Raises :class:`TileLegalityError` naming the rule and the field values
     (``Fault_TileLegality``); :class:`UsageError` if ``attrs`` is not an
     :class:`FPATRAttributes`.
+
+    Source: ADR-0085 D175/D181; ``BundleFPATRFieldsLegal``.
     """
     if not isinstance(attrs, FPATRAttributes):
         raise UsageError(f"attrs = {attrs!r}: expected an FPATRAttributes")
@@ -764,6 +775,8 @@ def check_datr(mode: Any, rmode: Any, sat: Any) -> None:
 
     The message names the mode, the offending control and the rule
     (ADR-0085 D178, ``BundleFPATRDATRFieldsLegal``).
+
+    Source: ADR-0085 D178; ``BundleFPATRDATRFieldsLegal``.
     """
     code = _mode_code_or_reserved(mode)
     r = _rmode_code(rmode)

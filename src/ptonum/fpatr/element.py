@@ -112,7 +112,11 @@ _QNAN, _SNAN, _PINF, _NINF = "QuietNaN", "SignalingNaN", "PositiveInfinity", "Ne
 
 def destination_dtype(dst_type: Any) -> Any:
     """numpy dtype of destination bits: uint8 (S8, S4X2 nibble, E4M3, HiF8),
-    uint16 (FP16, BF16, S16) or uint32 (FP32, S32, U32)."""
+    uint16 (FP16, BF16, S16) or uint32 (FP32, S32, U32).
+
+    Source: ADR-0085 D179/D181; ``BundleFPATROutputType`` and ``TileElementBits`` (the carrier
+    that holds one destination element).
+    """
     return _DTYPE[parse_data_type(dst_type, "dst_type")]
 
 

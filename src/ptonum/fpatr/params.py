@@ -197,6 +197,8 @@ def quant_param_violation(pre_quant_mode: Any, word: int) -> Optional[str]:
     The rules are checked in the ASL's order; the text names the bit range or
     the FP19 class and the ADR/ASL owner.  Raises :class:`UsageError` for an
     unreadable argument; a reserved mode is reported as a violation.
+
+    Source: ADR-0085 D177/D180; ``BundleFPATRQuantParameterWordLegal``, ``FP19ScaleLegal``.
     """
     modes = _mode_codes(pre_quant_mode)
     if modes.ndim:
@@ -233,7 +235,11 @@ def quant_param_violation(pre_quant_mode: Any, word: int) -> Optional[str]:
 
 
 def relu_param_violation(word: int) -> Optional[str]:
-    """The rule a single activation word breaks, or None (see :func:`relu_param_legal`)."""
+    """The rule a single activation word breaks, or None (see :func:`relu_param_legal`).
+
+    Source: ADR-0085 D176/D180; ``BundleFPATRReluParameterWordLegal``,
+    ``FP19ActivationParameterLegal``.
+    """
     w = int(as_bits("word", word, 64))
     if w >> 19:
         return "bits [63:19] must be zero (ADR-0085 D180, BundleFPATRReluParameterWordLegal)"
@@ -299,7 +305,10 @@ def check_relu_param(word: Any, name: str = "relu_param") -> None:
 
 
 def quant_scale_bits(word: Any) -> np.ndarray:
-    """FP19 scale field [31:13] of quantization words, as uint32 (no legality check)."""
+    """FP19 scale field [31:13] of quantization words, as uint32 (no legality check).
+
+    Source: ADR-0085 D177; ``MatrixQuantParameter`` (the scale field).
+    """
     w = as_bits("quant_param", word, 64)
     return ((w >> np.uint64(13)) & np.uint64(0x7FFFF)).astype(np.uint32)
 
@@ -370,7 +379,10 @@ def parse_quant_param(word: int, *, mode: Any) -> QuantParamFields:
 
 
 def parse_relu_param(word: int) -> ReluParamFields:
-    """Take one activation word apart (no exception for illegal words)."""
+    """Take one activation word apart (no exception for illegal words).
+
+    Source: ADR-0085 D176/D180; ``BundleFPATRReluParameterWordLegal``, ``FP19FiniteValue``.
+    """
     w = int(as_bits("word", word, 64))
     fp19 = w & 0x7FFFF
     alpha = None if ((fp19 >> 10) & 0xFF) == 0xFF else _fp19_value(fp19)

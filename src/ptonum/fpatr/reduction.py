@@ -80,6 +80,9 @@ def check_reduction_type(acc_type: Any, name: str = "acc_type") -> TileDataType:
     """Resolve ``acc_type`` (member, code or name) and require FP32, S32 or U32.
 
     Raises :class:`UsageError` for anything else.
+
+    Source: ADR-0085 D175; ``TileProfileMatrixReductionStepWithFlags`` (defined for FP32, S32 and
+    U32 accumulators).
     """
     t = parse_data_type(acc_type, name)
     if t not in REDUCTION_TYPES:
@@ -440,6 +443,8 @@ def fold_groups(x: np.ndarray, group: int, t: TileDataType, max_abs: bool, engin
     Returns ``(bits M x ceil(N/group) uint32, flags same shape uint8)``.  No
     argument checking; :func:`row_max` / :func:`group_max` and the tile
     operation validate first.
+
+    Source: ADR-0085 D175/D181; ``MatrixRowMaxResult`` / ``MatrixGroupMaxResult``.
     """
     if engine == "fast":
         return _fold_groups_fast(x, group, t, max_abs)

@@ -36,7 +36,10 @@ except Exception:  # pragma: no cover - numba missing or broken: numpy fallback
 
 
 def kernel_min_elements() -> int:
-    """The element count from which the fast engine uses the kernels (``PTONUM_KERNEL_MIN_ELEMENTS``)."""
+    """The element count from which the fast engine uses the kernels (``PTONUM_KERNEL_MIN_ELEMENTS``).
+
+    Source: ADR-0085 D174 (engines agree bit for bit); no ASL counterpart (engine selection).
+    """
     text = os.environ.get("PTONUM_KERNEL_MIN_ELEMENTS", "")
     try:
         return max(0, int(text)) if text.strip() else DEFAULT_KERNEL_MIN_ELEMENTS
@@ -49,6 +52,8 @@ def numba_enabled(size: Optional[int] = None) -> bool:
 
     ``size`` is the element count of the call; below :func:`kernel_min_elements` the numpy
     path is used (identical bits and flags).
+
+    Source: ADR-0085 D174 (engines agree bit for bit); no ASL counterpart (engine selection).
     """
     if not (NUMBA_AVAILABLE and os.environ.get("PTONUM_DISABLE_NUMBA", "0") in ("", "0")):
         return False
@@ -61,6 +66,8 @@ def njit(*args: Any, **kwargs: Any) -> Any:
     Without numba the decorated function stays plain Python; callers must check
     :func:`numba_enabled` and use their numpy path instead of calling it on
     large arrays.
+
+    Source: no spec counterpart (compilation helper).
     """
     kwargs.setdefault("cache", True)
     kwargs.setdefault("nogil", True)

@@ -61,6 +61,8 @@ def packed_table(key: Tuple[object, int], significand: np.ndarray, exponent: np.
     ``key`` identifies the (type, lane) for the cache.  Raises ``ValueError``
     when a field does not fit the packing (never for the Tile DataTypes; the
     round trip is checked here).
+
+    Source: ADR-0085 D182; ``TileNumericFiniteDecomposition`` (the table it packs).
     """
     table = _TABLES.get(key)
     if table is not None:
@@ -164,6 +166,8 @@ def decompose_codes(codes: np.ndarray, key: Tuple[object, int], descriptor: Any,
     descriptor.  FP16/BF16 use branch-free field arithmetic (verified against the
     table once); every other 8/16-bit format unpacks the packed table.  Returns
     four fresh C-contiguous arrays with the shape of ``codes``.
+
+    Source: ADR-0085 D182; ``TileNumericFiniteDecomposition``.
     """
     ieee = _ieee_params(key, descriptor, significand, exponent, available, negative)
     if ieee is None:
@@ -204,6 +208,8 @@ def decompose_kernel(codes: np.ndarray, table: np.ndarray
 
     Returns ``(available bool, negative bool, significand uint64, exponent int64)``,
     each a fresh C-contiguous array with the shape of ``codes``.
+
+    Source: ADR-0085 D182; ``TileNumericFiniteDecomposition``.
     """
     flat = np.ascontiguousarray(codes).reshape(-1)
     if flat.dtype not in (np.uint8, np.uint16):

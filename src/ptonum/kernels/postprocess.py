@@ -869,6 +869,9 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
     Reductions (tile only): ``red_type`` (accumulator TileDataType), ``row_out``
     uint32[m], ``init`` uint32[m] or None, ``group_n`` and ``group_out``
     uint32[m * ceil(n / group_n)].  Validation is the caller's job.
+
+    Source: ADR-0085 D175-D181; ``TileProfileMatrixPostProcessWithFlags``, ``MatrixRowMaxResult``,
+    ``MatrixGroupMaxResult``.
     """
     from ..fpatr.attributes import ReluMode
     from ..fpatr.element import _NEG_ZERO, special_value_result
@@ -949,6 +952,8 @@ def encode_values(v: np.ndarray, dst_name: str, mode: int, sat: bool) -> Tuple[n
 
     Returns ``(bits, flags, bad)`` flat arrays (bits uint8/uint16/uint32, flags
     uint8) and the flat index of the first non-finite element (-1 if none).
+
+    Source: ADR-0085 D177/D178; ``MatrixEncodeReal``.
     """
     dst = DST_CODE[dst_name]
     flat = np.ascontiguousarray(v, dtype=np.float64).reshape(-1)
@@ -960,7 +965,10 @@ def encode_values(v: np.ndarray, dst_name: str, mode: int, sat: bool) -> Tuple[n
 
 def reduction_step_values(cur: np.ndarray, cand: np.ndarray, acc_type_name: str, max_abs: bool
                           ) -> Tuple[np.ndarray, np.ndarray]:
-    """Kernel form of one reduction step over flat uint32 arrays (same length)."""
+    """Kernel form of one reduction step over flat uint32 arrays (same length).
+
+    Source: ADR-0085 D175; ``TileProfileMatrixReductionStepWithFlags``.
+    """
     t = _SRC_CODE[acc_type_name]
     c = np.ascontiguousarray(cur, dtype=np.uint32).reshape(-1)
     d = np.ascontiguousarray(cand, dtype=np.uint32).reshape(-1)
@@ -971,7 +979,10 @@ def reduction_step_values(cur: np.ndarray, cand: np.ndarray, acc_type_name: str,
 
 
 def compile_all() -> float:
-    """Compile (or load from cache) every kernel specialization; returns seconds taken."""
+    """Compile (or load from cache) every kernel specialization; returns seconds taken.
+
+    Source: no spec counterpart (compilation helper).
+    """
     import time
 
     from ..formats import TileDataType as T

@@ -154,6 +154,8 @@ def e8m0_tables(layout: Any, mode: Any, sat: bool, rule: Rule) -> Tables:
     ``rule(bits int64, layout, mode, sat) -> (codes, flags)`` the vectorized rule.
     Built once and cached; raises AssertionError if the rule ever broke the
     one-step-per-row property the kernel relies on.
+
+    Source: ADR-0085 D183; ``ReferenceFloatToE8M0`` (the rule the tables tabulate).
     """
     return _tables_cached(layout, mode, bool(sat), rule)
 
@@ -187,6 +189,8 @@ def to_e8m0_kernel(bits: np.ndarray, layout: Any, mode: Any, sat: bool,
     Returns ``(codes, flags)``, two ``uint8`` arrays with the shape of ``bits``,
     bit-identical to the numpy path of :mod:`ptonum.tcvt`.  Runs on all numba
     threads (``prange`` over elements).
+
+    Source: ADR-0085 D183; ``ReferenceFloatToE8M0``.
     """
     main, thr_main, sub, thr_sub = e8m0_tables(layout, mode, sat, rule)
     carrier = np.uint32 if layout.width == 32 else np.uint16
