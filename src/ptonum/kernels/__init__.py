@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional, TypeVar
 
-__all__ = ["NUMBA_AVAILABLE", "DEFAULT_KERNEL_MIN_ELEMENTS", "kernel_min_elements", "numba_enabled", "njit"]
+__all__ = ["NUMBA_AVAILABLE", "DEFAULT_KERNEL_MIN_ELEMENTS", "kernel_min_elements", "numba_enabled", "njit",
+           "prange"]
 
 #: calls with fewer elements use numpy: the first kernel call of a process with a cold
 #: numba cache compiles for tens of seconds, which a small call should never pay
@@ -25,14 +26,22 @@ DEFAULT_KERNEL_MIN_ELEMENTS = 1 << 16
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# GNU OpenMP threads spin at barriers by default; on a machine whose cores are shared
+# with other processes that turns a 2-thread kernel 5x slower than 1 thread.  Passive
+# waiting (set before numba starts its OpenMP pool; a user's own setting wins).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 _numba: Any
+prange: Any
 try:  # pragma: no cover - depends on the environment
     import numba as _numba
 
     NUMBA_AVAILABLE = True
+    prange = _numba.prange
 except Exception:  # pragma: no cover - numba missing or broken: numpy fallback
     _numba = None
     NUMBA_AVAILABLE = False
+    prange = range  # the kernels are never called on large arrays without numba
 
 
 def kernel_min_elements() -> int:

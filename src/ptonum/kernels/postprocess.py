@@ -36,23 +36,12 @@ Source of the rules mirrored: ADR-0085 D175-D181; ``MatrixPostQuantBaseWithFlags
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-# GNU OpenMP threads spin at barriers by default; on a machine whose cores are shared
-# with other processes that turns a 2-thread kernel 5x slower than 1 thread.  Passive
-# waiting (set before numba starts its OpenMP pool; a user's own setting wins).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from ..encode import _BITS_DTYPE, _HIF8_BASE, _HIF8_MBITS, _HIF8_PARFLIP, destination_width  # noqa: E402
-from . import NUMBA_AVAILABLE, njit, numba_enabled  # noqa: E402
-
-try:  # pragma: no cover - depends on the environment
-    from numba import prange
-except Exception:  # pragma: no cover
-    prange = range  # type: ignore[misc]
+from ..encode import _BITS_DTYPE, _HIF8_BASE, _HIF8_MBITS, _HIF8_PARFLIP, destination_width
+from . import NUMBA_AVAILABLE, njit, numba_enabled, prange
 
 __all__ = [
     "numba_enabled",

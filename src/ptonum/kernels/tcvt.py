@@ -34,22 +34,11 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from typing import Any, Callable, Tuple
 
 import numpy as np
 
-# Passive OpenMP waiting, as in ``kernels/postprocess.py``: spinning idle workers on
-# cores shared with other processes slow the caller down (a user's own setting wins;
-# it must be set before numba starts its thread pool).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from . import NUMBA_AVAILABLE, njit  # noqa: E402
-
-if NUMBA_AVAILABLE:
-    from numba import prange
-else:  # pragma: no cover - numba missing: the kernel is never called on large arrays
-    prange = range  # type: ignore[misc]
+from . import njit, prange
 
 __all__ = ["e8m0_tables", "to_e8m0_kernel"]
 
