@@ -30,24 +30,23 @@ def parse_mode(text: Any, name: str = "--mode") -> int:
     """PreQuantMode by code or ADR-0085 D179 name."""
     from ..fpatr import parse_pre_quant_mode
 
-    s = str(text).strip()
-    try:
-        val: Any = int(s, 0)
-    except ValueError:
-        val = s
-    return int(parse_pre_quant_mode(val, name))
+    return int(parse_pre_quant_mode(_code_or_name(text), name))
 
 
 def parse_relu(text: Any, name: str = "--relu") -> int:
     """ReluMode by code (0-3) or name (NONE, RELU, LRELU, PRELU)."""
     from ..fpatr import parse_relu_mode
 
+    return int(parse_relu_mode(_code_or_name(text), name))
+
+
+def _code_or_name(text: Any) -> Any:
+    """An option value as an int when it reads as one (``12``, ``0x0c``), else the stripped text."""
     s = str(text).strip()
     try:
-        val: Any = int(s, 0)
+        return int(s, 0)
     except ValueError:
-        val = s
-    return int(parse_relu_mode(val, name))
+        return s
 
 
 # --------------------------------------------------------------------------
