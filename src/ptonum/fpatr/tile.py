@@ -42,6 +42,7 @@ from .attributes import (
     effective_control,
     output_type,
 )
+from .element import _config, destination_dtype, postprocess_element
 from .params import check_quant_param, check_relu_param
 from .reduction import fold_groups, reduction_step
 
@@ -50,16 +51,6 @@ __all__ = ["PostprocessResult", "postprocess", "BLOCK_ELEMENTS"]
 #: Target number of accumulator elements per row block of the fast engine.
 BLOCK_ELEMENTS = 1 << 20
 
-_CARRIER = {
-    8: np.uint8,
-    16: np.uint16,
-    32: np.uint32,
-}
-_WIDTH = {
-    TileDataType.S4X2: 8, TileDataType.S8: 8, TileDataType.HiF8: 8, TileDataType.E4M3: 8,
-    TileDataType.FP16: 16, TileDataType.BF16: 16, TileDataType.S16: 16,
-    TileDataType.FP32: 32, TileDataType.S32: 32, TileDataType.U32: 32,
-}
 _ACC_VALUE_DTYPE = {
     TileDataType.FP32: np.dtype(np.float32),
     TileDataType.S32: np.dtype(np.int32),
@@ -431,12 +422,10 @@ def postprocess(
 
     dst = output_type(mode, t)
     eff_rmode, eff_sat = effective_control(mode, rm, st)
-    carrier = _CARRIER[_WIDTH[dst]]
+    carrier = destination_dtype(dst)
     group = attrs.group_n
 
     # ---------------- compute (pre-commit state only)
-    from .element import postprocess_element  # deferred: keeps the package importable in any landing order
-
     d_bits = np.empty((m, n), carrier)
     row_out = np.empty((m, 1), np.uint32) if attrs.row_max_en else None
     group_out = np.empty((m, -(-n // group)), np.uint32) if attrs.group_max_en else None
@@ -447,7 +436,6 @@ def postprocess(
     use_kernel = eng == "fast" and numba_enabled(m * n)
     if use_kernel:  # one fused compiled pass per row block (ptonum.kernels.postprocess)
         from ..kernels.postprocess import run_tile
-        from .element import _config
 
         kcfg = _config(mode, attrs.relu_mode, t, eff_rmode, eff_sat)
         if progress is None:
