@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ptonum speed and memory benchmark: ptonum and each anchor, same process, same data.
 
-Run:  python benchmarks/bench.py            (full size, 16M elements, ~2-4 minutes)
+Run:  python benchmarks/bench.py            (full size, 16M elements, under a minute on an idle 2-core machine)
       python benchmarks/bench.py --quick    (1M elements, a smoke run)
 
 Prints one table: throughput of ptonum and of its anchor (Melem/s, best of

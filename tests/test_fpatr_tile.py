@@ -755,3 +755,22 @@ def test_garbage_configurations_raise_only_ptonum_errors(data, chaos):
         return
     assert res.d_bits.shape == (m, n)
     assert int(status) == 0x02 | res.flags
+
+
+def test_result_is_hashable_and_compares_by_identity() -> None:
+    # PostprocessResult holds numpy arrays: == on two results would be ambiguous, so results
+    # compare by identity and are hashable; compare contents with np.array_equal on the fields.
+    acc = np.array([[1, -2]], dtype=np.int32)
+    r1 = postprocess(acc, attributes={"pre_quant_mode": "REQ8"}, quant_param=0x1FC00 << 13)
+    r2 = postprocess(acc, attributes={"pre_quant_mode": "REQ8"}, quant_param=0x1FC00 << 13)
+    assert r1 == r1 and r1 != r2 and len({r1, r2}) == 2
+    assert np.array_equal(r1.d_bits, r2.d_bits) and r1.flags == r2.flags
+
+
+def test_negative_raw_bits_say_how_to_reinterpret() -> None:
+    from ptonum.fpatr import reduction_step
+
+    with pytest.raises(UsageError, match=r"current = -5: raw encodings are unsigned 32-bit.*0xfffffffb"):
+        reduction_step(-5, 3, acc_type="S32", max_abs=True)
+    with pytest.raises(UsageError, match=r"current\[1\] = -5: .*view\(np.uint32\)"):
+        reduction_step(np.array([1, -5], np.int32), 3, acc_type="S32", max_abs=True)

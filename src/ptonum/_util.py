@@ -60,7 +60,10 @@ def as_bits(name: str, value: Any, width: int) -> np.ndarray:
         raise UsageError(f"{name} = {value!r}: expected integer encodings, got a boolean")
     if isinstance(value, (int, np.integer)):
         iv = int(value)
-        if iv < 0 or iv >> width:
+        if iv < 0:
+            raise UsageError(f"{name} = {iv}: raw encodings are unsigned {width}-bit patterns; "
+                             f"pass {iv} & {(1 << width) - 1:#x} = {iv & ((1 << width) - 1):#x} for its two's-complement bits")
+        if iv >> width:
             raise UsageError(f"{name} = {iv:#x}: does not fit in {width} bits")
         return np.asarray(iv, dtype=np.uint64)
     try:
@@ -94,5 +97,11 @@ def as_bits(name: str, value: Any, width: int) -> np.ndarray:
             idx = tuple(int(i) for i in np.argwhere(bad)[0])
             v = int(arr[idx])
             where = f"[{', '.join(map(str, idx))}]" if arr.ndim else ""
+            if v < 0:
+                raise UsageError(
+                    f"{name}{where} = {v}: raw encodings are unsigned {width}-bit patterns; "
+                    f"reinterpret signed values first (e.g. np.asarray(x, np.int{width if width in (8, 16, 32, 64) else 64})"
+                    f".view(np.uint{width if width in (8, 16, 32, 64) else 64}))"
+                )
             raise UsageError(f"{name}{where} = {v:#x}: does not fit in {width} bits")
     return arr.astype(np.uint64, copy=False)

@@ -459,6 +459,11 @@ def _fast(bits: np.ndarray, src: TileDataType, mode: RoundingMode, sat: bool) ->
 
 def _source_bits(src_bits: Any, width: int) -> np.ndarray:
     """Validate raw encodings; native unsigned arrays that cannot be too wide skip the copy."""
+    if isinstance(src_bits, np.ndarray) and src_bits.dtype.kind in "iu" and src_bits.dtype.itemsize * 8 < width:
+        raise UsageError(
+            f"src_bits: a {src_bits.dtype} array cannot hold {width}-bit source encodings; "
+            f"pass uint{width} bits (or float values through to_e8m0_values)"
+        )
     if isinstance(src_bits, np.ndarray) and src_bits.dtype.kind == "u" and src_bits.dtype.itemsize * 8 <= width:
         return src_bits
     arr = as_bits("src_bits", src_bits, width)

@@ -57,7 +57,14 @@ _ACC_VALUE_DTYPE = {
     TileDataType.U32: np.dtype(np.uint32),
 }
 _RULE_SCHEMA = "ADR-0085 D181, TileMatrixAuxiliarySourceSchemaLegal"
-_RULE_SOURCES = "ADR-0085 D176/D177, BundleMatrixPostProcessSourcesLegal"
+#: the ADR-0085 decision that makes each optional operand exist (with the ASL source-schema check)
+_RULE_SOURCES = {
+    "quant_param": "ADR-0085 D177/D179, BundleMatrixPostProcessSourcesLegal",
+    "quant_tile": "ADR-0085 D177/D179, BundleMatrixPostProcessSourcesLegal",
+    "relu_param": "ADR-0085 D176, BundleMatrixPostProcessSourcesLegal",
+    "relu_tile": "ADR-0085 D176, BundleMatrixPostProcessSourcesLegal",
+    "row_max_in": "ADR-0085 D175, BundleMatrixPostProcessSourcesLegal",
+}
 
 
 # ---------------------------------------------------------------------------
@@ -81,7 +88,7 @@ def _typed_view(bits: np.ndarray, t: TileDataType) -> np.ndarray:
     return bits  # HiF8: no numpy dtype; raw bits (see PostprocessResult.decode)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PostprocessResult:
     """The atomically published outputs of one B.FPATR tile operation.
 
@@ -292,9 +299,9 @@ def _scalar_word(name: str, value: Any) -> int:
 
 def _presence(name: str, given: bool, needed: bool, why_needed: str, why_not: str) -> None:
     if needed and not given:
-        raise TileLegalityError(f"{name} is missing: {why_needed} ({_RULE_SOURCES})")
+        raise TileLegalityError(f"{name} is missing: {why_needed} ({_RULE_SOURCES[name]})")
     if given and not needed:
-        raise TileLegalityError(f"{name} was given but is not an operand: {why_not} ({_RULE_SOURCES})")
+        raise TileLegalityError(f"{name} was given but is not an operand: {why_not} ({_RULE_SOURCES[name]})")
 
 
 # ---------------------------------------------------------------------------
