@@ -8,21 +8,81 @@ from __future__ import annotations
 
 import errno
 import importlib
-from typing import Any
+import sys
+from typing import Any, List, Optional, Sequence
 
+import click as _click
 import rich_click as click
 
 from .. import __version__
 from ..errors import PtonumError
-from ._common import fail, os_error_text
+from ._common import EXIT_ERROR, error_line, fail, os_error_text
 
 click.rich_click.TEXT_MARKUP = "markdown"
 click.rich_click.SHOW_ARGUMENTS = True
 
 
+def command_name(ctx: Optional[click.Context]) -> str:
+    """``postprocess`` or ``explain reduction`` for the context an error was raised in (``""`` at the top).
+
+    The root's own name is skipped (it is ``main`` under click's test runner, ``ptonum`` from a shell).
+    """
+    names: List[str] = []
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name or ctx.command.name or "")
+        ctx = ctx.parent
+    return " ".join(reversed(names))
+
+
+def _command_from_args(group: click.Group, args: Sequence[str]) -> str:
+    """Best guess of the (sub)command named on the command line, for an error click raised without
+    a context (e.g. an option missing its value): leading command names, options skipped."""
+    names: List[str] = []
+    cmd: Any = group
+    for arg in args:
+        if arg.startswith("-"):
+            continue
+        if isinstance(cmd, click.Group) and arg in cmd.commands:
+            names.append(arg)
+            cmd = cmd.commands[arg]
+        else:
+            break
+    return " ".join(names)
+
+
+def usage_error_line(exc: _click.ClickException, fallback: str = "") -> str:
+    """A click option-parsing error as the one line every ptonum error uses:
+    ``ptonum <command>: error: <click's message> (see 'ptonum <command> --help')``
+    (``fallback`` names the command when click gives the error no context)."""
+    ctx = getattr(exc, "ctx", None)
+    name = command_name(ctx) if ctx is not None else fallback
+    full = f"ptonum {name}" if name else "ptonum"
+    return f"{error_line(name, exc.format_message())} (see '{full} --help')".replace(
+        "ptonum : error:", "ptonum: error:")
+
+
 class _Group(click.RichGroup):
     """The top-level group: any :class:`PtonumError` or :class:`OSError` a subcommand lets escape
-    becomes one line on stderr (``ptonum <command>: error: ...``) and exit status 2."""
+    becomes one line on stderr (``ptonum <command>: error: ...``) and exit status 2; so does every
+    click option-parsing error (bad or unknown option, missing argument, unknown command), instead
+    of click's usage box."""
+
+    def main(self, args: Optional[Sequence[str]] = None, prog_name: Optional[str] = None,
+             complete_var: Optional[str] = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:  # the caller handles click's exceptions itself
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _click.ClickException as exc:
+            argv = list(args) if args is not None else sys.argv[1:]
+            sys.stderr.write(usage_error_line(exc, _command_from_args(self, argv)) + "\n")
+            sys.stderr.flush()
+            sys.exit(EXIT_ERROR)
+        except _click.Abort:
+            sys.stderr.write("ptonum: aborted\n")
+            sys.exit(1)
+        # standalone_mode=False returns click.exceptions.Exit's code (--help, --version) or the command's value
+        sys.exit(rv if isinstance(rv, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -35,9 +95,10 @@ class _Group(click.RichGroup):
             fail(ctx.invoked_subcommand or "ptonum", os_error_text(exc))
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ptonum")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Bit-exact model of the PTO ISA B.FPATR matrix post-processing, Tile DataTypes and TCVT to E8M0 (ADR-0085).
 
     Run `ptonum postprocess` with no input to see the bundled example.
@@ -46,6 +107,8 @@ def main() -> None:
     `explain --row`), 2 an error or rejection (usage, illegal attributes or parameters, bad file),
     reported as one line `ptonum COMMAND: error: ...` on stderr.
     """
+    if ctx.invoked_subcommand is None:  # bare `ptonum`: the help, and success
+        click.echo(ctx.get_help())
 
 
 # Subcommand modules: each defines a click command named ``command``.

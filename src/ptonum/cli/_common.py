@@ -4,7 +4,7 @@ Exit codes (all commands): 0 success / match; 1 a mismatch was found (``check``,
 ``compare``, ``explain --row``); 2 any error or rejection (usage error, illegal
 attributes or parameters, unreadable or missing file).  An error is one line on
 stderr, ``ptonum <command>: error: <message>``; option syntax errors found by
-click keep click's usage box.
+click are the same one line, followed by ``(see 'ptonum <command> --help')``.
 """
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ def _describe(dt: TileDataType, code: int, lane: int, engine: str) -> List[Tuple
     return rows
 
 
-@click.command("decode")
+@click.command("decode", context_settings={"ignore_unknown_options": True})  # CODE -1: a bad code, not an option
 @click.argument("type_name", metavar="TYPE")
 @click.argument("codes", nargs=-1, required=True, metavar="CODE...")
 @click.option("--lane", type=int, default=0, show_default=True,

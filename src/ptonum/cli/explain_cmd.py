@@ -22,7 +22,7 @@ from ..conformance.explain import (
     explain_tcvt,
     tile_rejection,
 )
-from ._common import EXIT_ERROR, EXIT_MISMATCH, RMODE_HELP, errors_to_exit, parse_rmode
+from ._common import EXIT_MISMATCH, RMODE_HELP, errors_to_exit, parse_rmode
 
 
 def _run(name: str, fn: Callable[[], Any]) -> None:
@@ -44,8 +44,8 @@ def command(ctx: click.Context, row: Optional[str]) -> None:
     if ctx.invoked_subcommand is not None:
         return
     if row is None:
-        click.echo(ctx.get_help())
-        sys.exit(EXIT_ERROR)
+        click.echo(ctx.get_help())  # bare `ptonum explain`: the help, and success
+        return
     with errors_to_exit("explain", translate=False):  # messages name vector-file columns
         res = explain_row(row)
     click.echo(res.text)

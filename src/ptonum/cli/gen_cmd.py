@@ -13,7 +13,7 @@ from ._common import RMODE_HELP, errors_to_exit, output_path
 
 
 @click.command("gen")
-@click.argument("op", type=click.Choice(sorted(SCHEMAS)))
+@click.argument("op", type=click.Choice(sorted(SCHEMAS)), metavar="OP")
 @click.option("--count", type=click.IntRange(min=1), required=True,
               help="Rows to write (boundary patterns first, then random).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed; same seed and options give the same file.")

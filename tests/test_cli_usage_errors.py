@@ -1,0 +1,65 @@
+"""Option-parsing errors (click's UsageError family) are one line on stderr with exit status 2,
+like every other ptonum error (README, ``ptonum --help``); help and bare groups exit 0."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from ptonum.cli import main
+
+# (argv, command named in the error line, a fragment of click's message)
+CASES = [
+    (["postprocess", "acc.npy", "--mode", "SHIFTS322S16", "--shift", "17"], "postprocess",
+     "17 is not in the range 1<=x<=16"),
+    (["postprocess", "acc.npy", "--engine", "slow"], "postprocess", "'slow' is not one of"),
+    (["postprocess", "acc.npy", "--offset", "1.5"], "postprocess", "'1.5' is not a valid integer"),
+    (["postprocess", "--bogus"], "postprocess", "No such option '--bogus'"),
+    (["gen", "foo", "--count", "3"], "gen", "Invalid value for 'OP': 'foo' is not one of"),
+    (["gen", "postprocess_element", "--count", "0"], "gen", "0 is not in the range x>=1"),
+    (["check"], "check", "Missing argument"),
+    (["tcvt", "--rmode"], "tcvt", "Option '--rmode' requires an argument"),
+    (["explain", "reduction", "--bogus"], "explain reduction", "No such option '--bogus'"),
+    (["explain", "nope"], "explain", "No such command 'nope'"),
+]
+
+
+@pytest.mark.parametrize("argv,cmd,fragment", CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_usage_error_is_one_line_on_stderr(argv, cmd, fragment):
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 2, r.output
+    assert r.stdout == ""
+    assert r.stderr.count("\n") == 1, r.stderr
+    line = r.stderr.rstrip("\n")
+    assert line.startswith(f"ptonum {cmd}: error: "), line
+    assert fragment in line, line
+    assert line.endswith(f"(see 'ptonum {cmd} --help')"), line
+    assert "╭" not in r.stderr and "Usage:" not in r.stderr
+
+
+def test_unknown_command_names_the_top_level():
+    r = CliRunner().invoke(main, ["nosuchcmd"])
+    assert r.exit_code == 2
+    assert r.stderr == "ptonum: error: No such command 'nosuchcmd'. (see 'ptonum --help')\n"
+
+
+def test_negative_decode_code_is_a_bad_code_not_an_option():
+    r = CliRunner().invoke(main, ["decode", "E8M0", "-1"])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    assert r.stderr.startswith("ptonum decode: error: CODE '-1': not a non-negative integer")
+
+
+@pytest.mark.parametrize("argv", [[], ["explain"]], ids=["ptonum", "ptonum explain"])
+def test_bare_group_prints_help_and_succeeds(argv):
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 0, r.output
+    assert "Usage:" in r.stdout and r.stderr == ""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["postprocess", "--help"], ["explain", "--help"],
+                                  ["explain", "reduction", "--help"], ["gen", "--help"], ["check", "--help"],
+                                  ["decode", "--help"], ["tcvt", "--help"], ["compare", "--help"], ["--version"]])
+def test_help_and_version_exit_zero(argv):
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 0, r.output
+    assert r.stdout and r.stderr == ""
