@@ -121,6 +121,7 @@ _COMMANDS = (
     "gen_cmd",
     "explain_cmd",
     "compare_cmd",
+    "compile_cmd",
 )
 
 for _name in _COMMANDS:

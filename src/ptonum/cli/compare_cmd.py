@@ -17,6 +17,7 @@ from ..conformance.compare import CompareReport, as_device_bits, compare_arrays
 from ..errors import UsageError
 from ..flags import flag_names
 from ._common import EXIT_MISMATCH, errors_to_exit, out_console, shape_text
+from .compile_cmd import warn_if_cold
 from ._tile_args import build_tile_call, int_word, is_bin, read_tile, tile_options
 
 
@@ -89,6 +90,7 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
             scale_rounding=scale_rounding, quant_param=quant_param, quant_tile=quant_tile, alpha=alpha,
             relu_param=relu_param, relu_tile=relu_tile, row_max_in=row_max_in, rmode=rmode, sat=sat, shift=shift)
         attrs, a = call.attributes, call.acc
+        warn_if_cold("postprocess", int(a.size), engine)
         res = call.run(engine=engine)
         reports: List[CompareReport] = []
         dev = _read_dump("--device-d", device_d, "D", _dump_dtype(res.dst_type), res.d_bits.shape)

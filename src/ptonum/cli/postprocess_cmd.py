@@ -27,6 +27,7 @@ from rich.table import Table
 from ..errors import UsageError
 from ..flags import flag_names
 from ._common import current_umask, errors_to_exit, out_console, output_dir, shape_text
+from .compile_cmd import warn_if_cold
 from ._tile_args import (
     INPUT_OPTIONS,
     OPERATION_OPTIONS,
@@ -345,6 +346,8 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
                            relu_tile=relu_tile, row_max_in=row_max_in, shift=shift)
     attrs = call.attributes
     m, n = call.acc.shape
+
+    warn_if_cold("postprocess", m * n, engine)
 
     # ---- run (progress bar on large inputs)
     show = progress if progress is not None else (m * n > PROGRESS_ELEMENTS)

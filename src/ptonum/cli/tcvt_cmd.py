@@ -14,6 +14,7 @@ from ..formats import TileDataType, parse_data_type
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
 from ._common import RMODE_HELP, errors_to_exit, input_file, out_console, output_path, parse_rmode
 from ._tile_args import parse_shape
+from .compile_cmd import warn_if_cold
 
 _DTYPES = ("float32", "float16", "bfloat16", "uint32", "uint16")
 
@@ -187,6 +188,7 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
             bits, src = _load(file, dtype, shape, src_opt)
         if out is not None:
             output_path("--out", out)
+        warn_if_cold("tcvt", int(bits.size), engine)
         codes, flags = to_e8m0(bits, src_type=src, rmode=mode, sat=sat, engine=engine)
         if out is not None:
             if out.endswith(".npz"):

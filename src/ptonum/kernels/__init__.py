@@ -14,11 +14,12 @@ vectors.
 
 from __future__ import annotations
 
+import importlib
 import os
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, List, Optional, TypeVar
 
 __all__ = ["NUMBA_AVAILABLE", "DEFAULT_KERNEL_MIN_ELEMENTS", "kernel_min_elements", "numba_enabled", "njit",
-           "prange"]
+           "prange", "kernel_cache_warm", "kernel_cache_dir"]
 
 #: calls with fewer elements use numpy: the first kernel call of a process with a cold
 #: numba cache compiles for tens of seconds, which a small call should never pay
@@ -89,3 +90,49 @@ def njit(*args: Any, **kwargs: Any) -> Any:
 
         return deco
     return _numba.njit(*args, **kwargs)
+
+
+def _entry_dispatchers(module_name: str) -> List[Any]:
+    """The compiled entry points of ``ptonum.kernels.<module_name>``: module-level numba dispatchers
+    named ``*kernel`` (the helpers they call are compiled into them), or every dispatcher if none is."""
+    from numba.core.dispatcher import Dispatcher
+
+    mod = importlib.import_module(f"{__name__}.{module_name}")
+    found = [(k, v) for k, v in vars(mod).items() if isinstance(v, Dispatcher)]
+    entries = [v for k, v in found if k.endswith("kernel")]
+    return entries or [v for _, v in found]
+
+
+def kernel_cache_warm(module_name: str) -> bool:
+    """True when numba's on-disk cache holds a current compilation of every entry kernel of
+    ``ptonum.kernels.<module_name>`` (``postprocess``, ``tcvt``, ``decompose``).
+
+    Cheap (reads the small ``*.nbi`` index files, no compilation) and conservative: a missing,
+    empty or stale index (the kernel source changed since) counts as cold, and so does anything
+    unexpected (numba missing, a numba version with another cache layout).  A warm answer can still
+    meet a first call with a new argument type, which compiles that one specialization.
+
+    Source: no spec counterpart (compilation helper).
+    """
+    if not NUMBA_AVAILABLE:
+        return False
+    try:
+        entries = _entry_dispatchers(module_name)
+        return bool(entries) and all(len(d._cache._cache_file._load_index()) > 0 for d in entries)
+    except Exception:  # private numba API: any surprise means "do not know", i.e. cold
+        return False
+
+
+def kernel_cache_dir(module_name: str) -> Optional[str]:
+    """The directory numba caches ``ptonum.kernels.<module_name>``'s compilations in
+    (``__pycache__`` next to the module, or under ``NUMBA_CACHE_DIR``); None when unknown.
+
+    Source: no spec counterpart (compilation helper).
+    """
+    if not NUMBA_AVAILABLE:
+        return None
+    try:
+        entries = _entry_dispatchers(module_name)
+        return str(entries[0]._cache._cache_path) if entries else None
+    except Exception:
+        return None

@@ -1,0 +1,110 @@
+"""``ptonum compile``: compile (or load from numba's cache) every kernel of the fast engine ahead of time.
+
+A first large fast-engine call (``PTONUM_KERNEL_MIN_ELEMENTS``, default 65536 elements) with a cold
+cache otherwise compiles them on the spot, for tens of seconds.  No spec counterpart.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Iterator
+
+import numpy as np
+import rich_click as click
+
+from ._common import errors_to_exit
+
+#: the kernel modules, in the order they are compiled
+KERNEL_MODULES = ("postprocess", "tcvt", "decompose")
+
+COLD_NOTE = ("compiling the fast kernels once (tens of seconds; cached for later runs; "
+             "`ptonum compile` does it ahead of time)")
+
+
+def warn_if_cold(module_name: str, size: int, engine: str = "fast") -> None:
+    """One line on stderr when a ``size``-element ``engine`` call will compile ``module_name``'s kernels."""
+    from ..kernels import kernel_cache_warm, numba_enabled
+
+    if engine == "fast" and size and numba_enabled(size) and not kernel_cache_warm(module_name):
+        sys.stderr.write(COLD_NOTE + "\n")
+        sys.stderr.flush()
+
+
+class _all_sizes:
+    """Within the block every fast call uses the kernels (PTONUM_KERNEL_MIN_ELEMENTS=0)."""
+
+    def __enter__(self) -> None:
+        self.saved = os.environ.get("PTONUM_KERNEL_MIN_ELEMENTS")
+        os.environ["PTONUM_KERNEL_MIN_ELEMENTS"] = "0"
+
+    def __exit__(self, *exc: object) -> None:
+        if self.saved is None:
+            os.environ.pop("PTONUM_KERNEL_MIN_ELEMENTS", None)
+        else:
+            os.environ["PTONUM_KERNEL_MIN_ELEMENTS"] = self.saved
+
+
+def _compile_tcvt() -> None:
+    from ..formats import TileDataType
+    from ..rounding import RoundingMode
+    from ..tcvt import SUPPORTED_SOURCES, to_e8m0
+
+    for src in SUPPORTED_SOURCES:
+        bits = np.zeros(4, np.uint32 if src is TileDataType.FP32 else np.uint16)
+        for mode in RoundingMode:
+            for sat in (False, True):
+                to_e8m0(bits, src_type=src, rmode=mode, sat=sat, engine="fast")
+
+
+def _carrier_codes() -> Iterator[tuple]:
+    from ..formats import TileDataType, carrier_bits
+
+    for dt in TileDataType:
+        bits = carrier_bits(dt)
+        dtype = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}.get(bits, np.uint32)
+        yield dt, np.zeros(4, dtype)
+
+
+def _compile_decompose() -> None:
+    from ..errors import PtonumError
+    from ..formats import decompose
+
+    for dt, codes in _carrier_codes():
+        try:
+            decompose(dt, codes, engine="fast")
+        except PtonumError:  # a type without a floating decomposition
+            pass
+
+
+@click.command("compile")
+def command() -> None:
+    """Compile the fast engine's numba kernels now (or load them from the cache), and say where the cache is.
+
+    The fast engine uses compiled kernels for calls of 65536 elements or more
+    (`PTONUM_KERNEL_MIN_ELEMENTS`); the first such call with a cold cache compiles them, which
+    takes tens of seconds once. Run this after installing or upgrading ptonum to pay that
+    up front. The cache is numba's: `__pycache__` next to the kernel modules, or under
+    `NUMBA_CACHE_DIR` when set.
+    """
+    from ..kernels import NUMBA_AVAILABLE, kernel_cache_dir, kernel_cache_warm, numba_enabled
+
+    if not NUMBA_AVAILABLE or not numba_enabled(None):
+        why = "numba is not installed" if not NUMBA_AVAILABLE else "PTONUM_DISABLE_NUMBA is set"
+        click.echo(f"nothing to compile: {why}; the fast engine uses numpy only")
+        return
+    from ..kernels.postprocess import compile_all
+
+    steps = (("postprocess", compile_all), ("tcvt", _compile_tcvt), ("decompose", _compile_decompose))
+    total = 0.0
+    with errors_to_exit("compile"), _all_sizes():
+        for name, fn in steps:
+            was = "cached" if kernel_cache_warm(name) else "compiled"
+            t0 = time.perf_counter()
+            fn()
+            dt = time.perf_counter() - t0
+            total += dt
+            click.echo(f"{name:<12} {dt:6.1f} s  ({was})")
+    dirs = sorted({d for d in (kernel_cache_dir(n) for n, _ in steps) if d})
+    click.echo(f"all kernels ready in {total:.1f} s; cache: {', '.join(dirs) or 'unknown'}")
