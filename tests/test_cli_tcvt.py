@@ -81,7 +81,7 @@ def test_bad_inputs_exit_nonzero_one_line(tmp_path: Path) -> None:
     ]
     bad = tmp_path / "bad.npy"
     bad.write_bytes(b"not numpy")
-    cases.append(([str(bad)], "not a readable"))
+    cases.append(([str(bad)], "not a valid .npy file"))
     odd = tmp_path / "odd.bin"
     odd.write_bytes(b"\x00\x01\x02")
     cases.append(([str(odd), "--dtype", "float32"], "whole number"))

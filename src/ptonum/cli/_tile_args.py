@@ -50,6 +50,34 @@ def parse_shape(text: str) -> Tuple[int, ...]:
     return shape
 
 
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def check_numpy_file(name: str, path: Path) -> None:
+    """Refuse a .npy/.npz file that is not one (numpy would call it "pickled data"), naming ``name`` and the path."""
+    import zipfile
+
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npz":
+            if not zipfile.is_zipfile(path):
+                raise UsageError(f"{name}: {path}: not a valid .npz file (not a zip archive of .npy arrays)")
+            return
+        with open(path, "rb") as fh:
+            head = fh.read(len(_NPY_MAGIC))
+    except OSError as exc:
+        raise UsageError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
+    if head != _NPY_MAGIC:
+        raise UsageError(f"{name}: {path}: not a valid .npy file (no NumPy header; {path.stat().st_size} bytes)")
+
+
+def numpy_read_error(name: str, path: Path, exc: Exception) -> UsageError:
+    """A numpy load failure as a :class:`UsageError` naming the option and the file."""
+    if "allow_pickle" in str(exc):
+        return UsageError(f"{name}: {path} holds Python objects (an object array); ptonum reads numeric arrays only")
+    return UsageError(f"{name}: {path}: not a valid {path.suffix.lower() or 'NumPy'} file ({exc})")
+
+
 def native(arr: np.ndarray) -> np.ndarray:
     """The same values in native byte order (a big-endian ``>i4`` file becomes ``int32``)."""
     if not arr.dtype.isnative:
@@ -73,6 +101,8 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
     if not path.is_file():
         raise UsageError(f"{name}: file not found: {path}")
     suffix = path.suffix.lower()
+    if suffix in (".npy", ".npz"):
+        check_numpy_file(name, path)
     try:
         if suffix == ".npy":
             if key:
@@ -105,7 +135,10 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
             return raw.astype(np.dtype(bin_dtype).newbyteorder("="), copy=False).reshape(bin_shape)
     except UsageError:
         raise
-    except (OSError, ValueError, EOFError) as exc:
+    except (ValueError, EOFError) as exc:
+        raise (numpy_read_error(name, path, exc) if suffix in (".npy", ".npz")
+               else UsageError(f"{name}: cannot read {path}: {exc}")) from None
+    except OSError as exc:
         raise UsageError(f"{name}: cannot read {path}: {exc}") from None
     raise UsageError(f"{name}: {path}: unknown file type {suffix!r}; expected .npy, .npz or .bin")
 
@@ -156,7 +189,7 @@ def tile_options(fn: F) -> F:
         click.option("--key", help="Array name inside an ACC .npz file (or write ACC as FILE.npz:KEY)."),
         click.option("--dtype", "bin_dtype", type=click.Choice(sorted(BIN_DTYPES)),
                      help="Element type of a raw little-endian ACC .bin file."),
-        click.option("--shape", "bin_shape", help="M x N of a raw ACC .bin file, e.g. 256x32."),
+        click.option("--shape", "bin_shape", help="M x N of a raw ACC .bin file, e.g. 256x32 (256,32 also works)."),
         click.option("--acc-type", type=click.Choice(["FP32", "S32", "U32"], case_sensitive=False),
                      help="Accumulator type (default: from the array dtype: float32 -> FP32, int32 -> S32)."),
         click.option("--attributes", "attributes_word", metavar="WORD",

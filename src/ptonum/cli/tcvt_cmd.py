@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
@@ -13,7 +14,7 @@ from ..flags import flag_names
 from ..formats import TileDataType, parse_data_type
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
 from ._common import RMODE_HELP, errors_to_exit, input_file, out_console, output_path, parse_rmode
-from ._tile_args import parse_shape
+from ._tile_args import check_numpy_file, numpy_read_error, parse_shape
 from .compile_cmd import warn_if_cold
 
 _DTYPES = ("float32", "float16", "bfloat16", "uint32", "uint16")
@@ -78,10 +79,11 @@ def _load(path: str, dtype: Optional[str], shape: Optional[str],
     if p.suffix.lower() == ".npy":
         if dtype is not None:
             raise UsageError("--dtype applies to raw .bin files; a .npy file carries its own dtype")
+        check_numpy_file("FILE", p)
         try:
             arr = np.load(p, allow_pickle=False)
         except (ValueError, OSError, EOFError) as exc:
-            raise UsageError(f"{path}: not a readable .npy file ({exc})") from None
+            raise numpy_read_error("FILE", p, exc) from None
         dt = arr.dtype
     else:
         if dtype is None:
@@ -149,9 +151,10 @@ def _scale_text(code: int) -> str:
 @click.option("--values", default=None, help="Comma-separated inputs: decimals (rounded to the source type) "
                                              "or 0x raw encodings, e.g. 1.5,0.75,0x3fc00000.")
 @click.option("--dtype", type=click.Choice(_DTYPES), default=None, help="Element type of a raw FILE.bin.")
-@click.option("--shape", default=None, help="Shape of the input, e.g. 64,128.")
+@click.option("--shape", default=None, help="Shape of the input, M x N, e.g. 64x128 (64,128 also works).")
 @click.option("--out", default=None,
-              help="Write the codes (uint8) to OUT.npy, or codes and flags to OUT.npz (directories are created).")
+              help="Write the codes (uint8) to OUT.npy, or codes and flags to OUT.npz (directories are created; "
+                   "another suffix is refused).")
 @click.option("--max-rows", type=click.IntRange(min=0), default=64, show_default=True,
               help="Inputs up to this size are listed element by element; larger ones are summarized.")
 def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Optional[str], engine: str,
@@ -187,14 +190,18 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
             assert file is not None
             bits, src = _load(file, dtype, shape, src_opt)
         if out is not None:
-            output_path("--out", out)
+            if Path(out).is_dir() or Path(out).suffix.lower() in (".npy", ".npz"):
+                output_path("--out", out)  # refuses a directory; creates missing parent directories
+            else:
+                raise UsageError(f"--out = {out}: give a .npy file name (the codes) or .npz (codes and flags)")
         warn_if_cold("tcvt", int(bits.size), engine)
         codes, flags = to_e8m0(bits, src_type=src, rmode=mode, sat=sat, engine=engine)
         if out is not None:
-            if out.endswith(".npz"):
-                np.savez(out, codes=codes, flags=flags)
-            else:
-                np.save(out, codes)
+            with open(out, "wb") as fh:  # a file object: numpy adds no suffix, so OUT is the path written
+                if Path(out).suffix.lower() == ".npz":
+                    np.savez(fh, codes=codes, flags=flags)
+                else:
+                    np.save(fh, codes, allow_pickle=False)
 
     resolved = mode.resolved()
     head = (f"TCVT {src.name} -> E8M0, RMode {mode.name}"
