@@ -15,7 +15,8 @@ import rich_click as click
 
 from ..errors import UsageError
 from ._common import errors_to_exit
-from ..formats import TileDataType, ValueClass, carrier_bits, decompose, parse_data_type, to_float64, value_class
+from ..formats import (TileDataType, ValueClass, carrier_bits, decompose, descriptor, parse_data_type, to_float64,
+                       value_class)
 
 _MAX_EXACT_DECIMAL = 60  # characters; longer exact expansions are shown rounded
 
@@ -76,6 +77,19 @@ def _decimal_text(negative: bool, significand: int, exponent: int) -> str:
     return f"≈ {sign}{rounded:.16e}"
 
 
+def _unavailable_sign(dt: TileDataType, code: int, lane: int) -> str:
+    """The ``negative`` row of a value with no finite decomposition (Inf, NaN, invalid, integer types):
+    what the encoding itself says, since the decomposition's own ``negative`` is just false there."""
+    if dt.is_integer:
+        return ("yes" if to_float64(dt, code, lane) < 0 else "no") + " (integer value; no floating decomposition)"
+    desc = descriptor(dt)
+    if not desc.sign_bits:
+        return f"no ({dt.name} has no sign bit; no finite decomposition)"
+    bit = (code >> (lane * desc.lane_bits + desc.sign_bit)) & 1 if desc.lanes_per_carrier > 1 \
+        else (code >> desc.sign_bit) & 1
+    return f"{'yes' if bit else 'no'} (sign bit; no finite decomposition)"
+
+
 def _describe(dt: TileDataType, code: int, lane: int, engine: str) -> List[Tuple[str, str]]:
     cls = ValueClass(int(value_class(dt, code, lane, engine=engine)))
     d = decompose(dt, code, lane, engine=engine)
@@ -84,7 +98,7 @@ def _describe(dt: TileDataType, code: int, lane: int, engine: str) -> List[Tuple
     rows = [
         ("class", cls.label),
         ("available", "yes" if available else "no"),
-        ("negative", "yes" if negative else "no"),
+        ("negative", ("yes" if negative else "no") if available else _unavailable_sign(dt, code, lane)),
         ("significand", f"{significand:#x} ({significand})"),
         ("exponent", str(exponent)),
     ]

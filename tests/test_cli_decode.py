@@ -1,0 +1,39 @@
+"""``ptonum decode``: the ``negative`` row of values without a finite decomposition."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ptonum.cli import main
+
+
+def _rows(*args):
+    r = CliRunner().invoke(main, ["decode", *args])
+    assert r.exit_code == 0, r.output
+    return {ln.split(None, 1)[0]: ln.split(None, 1)[1] for ln in r.stdout.splitlines() if ln.startswith("  ")}
+
+
+@pytest.mark.parametrize("code", [0xFF800000, 0x7F800000, 0xFFC00001, 0x7FC00000, 0xFF800001])
+def test_fp32_inf_and_nan_show_the_sign_bit(code):
+    # numpy reads the same FP32 encoding: its sign bit is the expected answer
+    negative = bool(np.signbit(np.array([code], np.uint32).view(np.float32)[0]))
+    rows = _rows("FP32", hex(code))
+    assert rows["available"] == "no"
+    assert rows["negative"] == f"{'yes' if negative else 'no'} (sign bit; no finite decomposition)"
+
+
+def test_e8m0_nan_has_no_sign_bit():
+    assert _rows("E8M0", "0xff")["negative"] == "no (E8M0 has no sign bit; no finite decomposition)"
+
+
+def test_finite_values_keep_the_decomposition_sign():
+    # FP32 0xbf800000 is -1.0 (numpy)
+    assert np.array([0xBF800000], np.uint32).view(np.float32)[0] == -1.0
+    assert _rows("FP32", "0xbf800000")["negative"] == "yes"
+
+
+def test_integer_types_say_the_integer_sign():
+    assert _rows("S32", "0xffffffff")["negative"].startswith("yes (integer value")
+    assert _rows("U32", "0xffffffff")["negative"].startswith("no (integer value")
