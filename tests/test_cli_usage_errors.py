@@ -63,3 +63,24 @@ def test_help_and_version_exit_zero(argv):
     r = CliRunner().invoke(main, argv)
     assert r.exit_code == 0, r.output
     assert r.stdout and r.stderr == ""
+
+
+HELP_COMMANDS = [[], ["postprocess"], ["compare"], ["tcvt"], ["decode"], ["gen"], ["check"], ["explain"],
+                 ["explain", "postprocess"], ["explain", "tcvt"], ["explain", "reduction"], ["formats"], ["compile"]]
+
+
+@pytest.mark.parametrize("cmd", HELP_COMMANDS, ids=[" ".join(c) or "ptonum" for c in HELP_COMMANDS])
+def test_help_fits_80_columns_without_cut_text(cmd):
+    r = CliRunner().invoke(main, [*cmd, "--help"], env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= 80
+    assert not [ln for ln in lines if "…" in ln], [ln for ln in lines if "…" in ln]
+
+
+@pytest.mark.parametrize("cmd", ["postprocess", "tcvt"])
+def test_shape_help_uses_m_x_n_form(cmd):
+    r = CliRunner().invoke(main, [cmd, "--help"], env={"COLUMNS": "200"})
+    shape_line = next(ln for ln in r.stdout.splitlines() if ln.lstrip("│ ").startswith("--shape "))
+    assert "M x N, e.g." in shape_line or "M x N of" in shape_line
+    assert "64,128." not in shape_line

@@ -213,19 +213,18 @@ def tile_options(fn: F) -> F:
                      help="exact: refuse a --scale/--alpha FP19 cannot hold; rne: round it (FP32ToFP19)."),
         click.option("--shift", type=click.IntRange(1, 16), default=None,
                      help="Shift modes 12/13 (VSHIFTS322S16, SHIFTS322S16): the arithmetic right shift, 1..16 "
-                          "bits (the word from shift_param_word(shift=N); mode 12 gets it in every column)."),
+                          "bits (the word shift_param_word(N) makes; mode 12 gets it in every column)."),
         click.option("--quant-param", metavar="WORD",
                      help="Raw 64-bit quantization word (decimal or 0x-hex) of a scalar mode; for a vector mode "
                           "it is used in every column."),
         click.option("--quant-tile", metavar="FILE",
                      help="Per-column words of a vector mode (VREQ8, VDEQS16, VQF322B8_PRE, VSHIFTS322S16, ...): "
-                          "a 1 x N uint64 array (.npy, FILE.npz:KEY or little-endian .bin), e.g. "
-                          "`np.save('q.npy', np.array([[ptonum.fpatr.quant_param(s, 0, mode='VREQ8') for s in "
-                          "scales]], np.uint64))`."),
+                          "a 1 x N uint64 array (.npy, FILE.npz:KEY or little-endian .bin) of words made by "
+                          "quant_param(scale, offset, mode=...) of ptonum.fpatr."),
         click.option("--alpha", type=float, default=None, help="LReLU/PReLU negative-path multiplier (FP19, >= 0)."),
         click.option("--relu-param", metavar="WORD", help="Raw activation word (FP19 in bits [18:0])."),
         click.option("--relu-tile", metavar="FILE",
-                     help="1 x N uint64 activation words for --relu PRELU (words from ptonum.fpatr.relu_param(alpha))."),
+                     help="1 x N uint64 activation words for --relu PRELU (words made by relu_param(alpha) of ptonum.fpatr)."),
         click.option("--row-max-in", metavar="FILE",
                      help="RowMaxIn, M x 1 of the accumulator type (with --row-max-init)."),
     ]
