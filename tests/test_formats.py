@@ -631,7 +631,7 @@ BAD_INPUTS = [
     ("code wider than FP16 (array)", dict(data_type="FP16", encoding=np.array([1, 0x10000])),
      r"encoding\[1\] = 0x10000: does not fit in 16 bits"),
     ("code wider than X2 carrier", dict(data_type="E2M1X2", encoding=[0x1FF]), r"encoding\[0\] = 0x1ff"),
-    ("negative code", dict(data_type="S8", encoding=np.array([3, -1], np.int8)), r"encoding\[1\] = -0x1"),
+    ("negative code", dict(data_type="S8", encoding=np.array([3, -1], np.int8)), r"encoding\[1\] = -1: raw encodings are unsigned"),
     ("lane 2 of an X2 type", dict(data_type="E2M1X2", encoding=1, lane=2), r"lane = 2: E2M1X2"),
     ("lane 1 of a scalar type", dict(data_type="FP16", encoding=1, lane=1), r"lane = 1: FP16 has only lane 0"),
     ("bool lane", dict(data_type="HiF4X2", encoding=1, lane=True), r"lane = True"),

@@ -191,7 +191,7 @@ BAD: Dict[str, Tuple[Any, Dict[str, Any], str]] = {
     "value_class float dtype": (fp19.value_class, dict(bits19=np.array([1.5])), r"bits19: .*dtype float64"),
     "value_class bad engine": (fp19.value_class, dict(bits19=1, engine="gpu"), r"engine = 'gpu'"),
     "scale_legal array element": (fp19.scale_legal, dict(bits19=[1, 2, 1 << 19]), r"bits19\[2\] = 0x80000"),
-    "activation_legal negative": (fp19.activation_legal, dict(bits19=np.array([-1])), r"bits19\[0\] = -0x1"),
+    "activation_legal negative": (fp19.activation_legal, dict(bits19=np.array([-1])), r"bits19\[0\] = -1: raw encodings are unsigned"),
     "to_float64 wide": (fp19.to_float64, dict(bits19=1 << 20), r"bits19 = 0x100000"),
     "to_fp32_bits wide": (fp19.to_fp32_bits, dict(bits19=1 << 19), r"bits19 = 0x80000"),
     "finite_value array": (fp19.finite_value, dict(bits19=[1, 2]), r"bits19: finite_value takes one encoding"),
