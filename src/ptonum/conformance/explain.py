@@ -190,43 +190,9 @@ def explain_reduction(current: int, candidate: int, *, acc_type: Any, max_abs: A
 
     bits, flags, steps = _unpack(reduction_trace(current, candidate, acc_type=acc_type, max_abs=max_abs))
     at = parse_data_type(acc_type, "acc_type")
-    operands = {"abs current": int(current), "abs candidate": int(candidate)}
-    steps = [_abs_step_text(s, operands[s.name], at.name) if getattr(s, "name", None) in operands else s
-             for s in steps]
     title = (f"reduction_step: acc_type={at.name} max_abs={int(bool(max_abs))} "
              f"current=0x{int(current):08x} candidate=0x{int(candidate):08x}")
     return Explanation(title, bits, flags, steps, 8, f"{at.name} result")
-
-
-#: the type-wide ABS rules some trace versions print for every operand; replaced by what happened to this one
-_GENERIC_ABS_RULES = ("S32 negates a negative value; INT_MIN saturates to 0x7fffffff with OF",
-                      "FP32 clears the sign bit (NaN payload kept, no flag)")
-
-
-def _abs_what_happened(v: int, acc_type: str) -> str:
-    """What MatrixReductionAbsoluteWithFlags does to the 32-bit operand ``v`` of ``acc_type`` (ADR-0085 D175)."""
-    v &= 0xFFFFFFFF
-    negative = bool(v >> 31)
-    if acc_type == "S32":
-        if v == 0x80000000:
-            return "INT_MIN has no S32 magnitude: saturates to 0x7fffffff and raises OF"
-        return "negative, so negated" if negative else "not negative, so unchanged"
-    if acc_type == "FP32":
-        nan = (v & 0x7F800000) == 0x7F800000 and bool(v & 0x007FFFFF)
-        if not negative:
-            return "sign bit already clear, so unchanged"
-        return "sign bit cleared (NaN payload kept, no flag)" if nan else "sign bit cleared"
-    return "U32 is unsigned: unchanged"
-
-
-def _abs_step_text(step: Any, operand: int, acc_type: str) -> Any:
-    """An ``abs`` trace step whose text ends in a type-wide rule, with that rule replaced by what happened
-    to ``operand`` (a step already describing its own operand is returned as it is)."""
-    text = str(step.text)
-    for rule in _GENERIC_ABS_RULES:
-        if text.endswith(rule):
-            return step._replace(text=text[: -len(rule)] + _abs_what_happened(operand, acc_type))
-    return step
 
 
 def explain_request(op: str, kwargs: Dict[str, Any]) -> Explanation:

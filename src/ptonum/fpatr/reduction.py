@@ -313,6 +313,20 @@ def _describe(v: int, t: TileDataType) -> str:
     return f"{v:#010x} (FP32 {f!r})"
 
 
+def _abs_what_happened(v: int, t: TileDataType) -> str:
+    """What ``MatrixReductionAbsoluteWithFlags`` does to this 32-bit operand (trace text)."""
+    negative = bool(v >> 31)
+    if t is TileDataType.S32:
+        if v == 0x80000000:
+            return "INT_MIN has no S32 magnitude: saturates to 0x7fffffff and raises OF"
+        return "negative, so negated" if negative else "not negative, so unchanged"
+    if t is TileDataType.FP32:
+        if not negative:
+            return "sign bit already clear, so unchanged"
+        return "sign bit cleared (NaN payload kept, no flag)" if _fp32_is_nan(v) else "sign bit cleared"
+    return "U32 is unsigned: unchanged"
+
+
 def reduction_trace(current: int, candidate: int, *, acc_type: Any, max_abs: Any) -> Tuple[int, int, List[ReductionTraceStep]]:
     """Explain one reduction step on two scalar 32-bit encodings.
 
@@ -333,13 +347,8 @@ def reduction_trace(current: int, candidate: int, *, acc_type: Any, max_abs: Any
     if mabs:
         for label, v in (("current", cur), ("candidate", cand)):
             a, f = _abs_ref(v, t)
-            rule = {
-                TileDataType.U32: "U32 is unchanged",
-                TileDataType.S32: "S32 negates a negative value; INT_MIN saturates to 0x7fffffff with OF",
-                TileDataType.FP32: "FP32 clears the sign bit (NaN payload kept, no flag)",
-            }[t]
             steps.append(ReductionTraceStep(f"abs {label}", "MatrixReductionAbsoluteWithFlags",
-                                   f"{_describe(v, t)} -> {_describe(a, t)}: {rule}", f))
+                                   f"{_describe(v, t)} -> {_describe(a, t)}: {_abs_what_happened(v, t)}", f))
             flags |= f
             if label == "current":
                 cur = a
