@@ -18,6 +18,7 @@ from ..errors import UsageError
 from ..flags import flag_names
 from ._common import EXIT_MISMATCH, errors_to_exit, out_console, shape_text
 from .compile_cmd import warn_if_cold
+from ..fpatr.element import destination_dtype
 from ._tile_args import build_tile_call, int_word, is_bin, read_tile, tile_options
 
 
@@ -93,7 +94,7 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
         warn_if_cold("postprocess", int(a.size), engine)
         res = call.run(engine=engine)
         reports: List[CompareReport] = []
-        dev = _read_dump("--device-d", device_d, "D", _dump_dtype(res.dst_type), res.d_bits.shape)
+        dev = _read_dump("--device-d", device_d, "D", destination_dtype(res.dst_type), res.d_bits.shape)
         reports.append(compare_arrays("D", res.dst_type, res.d_bits,
                                       as_device_bits("--device-d", dev, res.dst_type, res.d_bits.shape, "D"),
                                       max_report))
@@ -158,10 +159,3 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
         console.print(f"[red]MISMATCH[/red]: {', '.join(what)}", soft_wrap=True)
         sys.exit(EXIT_MISMATCH)
     console.print("[green]MATCH[/green]")
-
-
-def _dump_dtype(dst: Any) -> Any:
-    from ..formats import TileDataType
-
-    return {TileDataType.FP32: np.uint32, TileDataType.S32: np.uint32, TileDataType.U32: np.uint32,
-            TileDataType.FP16: np.uint16, TileDataType.BF16: np.uint16, TileDataType.S16: np.uint16}.get(dst, np.uint8)
