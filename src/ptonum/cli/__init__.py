@@ -114,6 +114,7 @@ def main(ctx: click.Context) -> None:
 # Subcommand modules: each defines a click command named ``command``.
 _COMMANDS = (
     "formats_cmd",
+    "modes_cmd",
     "decode_cmd",
     "postprocess_cmd",
     "tcvt_cmd",
