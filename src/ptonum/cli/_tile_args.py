@@ -26,8 +26,9 @@ BIN_DTYPES = {"uint32": np.uint32, "int32": np.int32, "float32": np.float32}
 INPUT_OPTIONS = ["--key", "--dtype", "--shape", "--acc-type"]
 OPERATION_OPTIONS = ["--attributes", "--mode", "--relu", "--group-n", "--row-max", "--group-max",
                      "--row-max-init", "--max-abs", "--rmode", "--sat"]
-PARAMETER_OPTIONS = ["--scale", "--offset", "--scale-rounding", "--shift", "--quant-param", "--quant-tile", "--alpha",
-                     "--relu-param", "--relu-tile", "--row-max-in"]
+PARAMETER_OPTIONS = ["--scale", "--offset", "--scale-tile", "--offset-tile", "--scale-rounding", "--shift",
+                     "--quant-param", "--quant-tile", "--alpha", "--alpha-tile", "--relu-param", "--relu-tile",
+                     "--row-max-in"]
 
 
 def split_key(spec: str) -> Tuple[str, Optional[str]]:
@@ -208,9 +209,17 @@ def tile_options(fn: F) -> F:
         click.option("--sat", is_flag=True, help="B.DATR Sat=1: clamp on overflow (default: wrap / Inf)."),
         click.option("--scale", type=float, default=None,
                      help="Quantization scale as a number (converted to FP19; see --scale-rounding)."),
-        click.option("--offset", type=int, default=0, show_default=True, help="Signed offset (S5/S9/S17 by mode)."),
+        click.option("--offset", type=int, default=0, show_default=True,
+                     help="Signed offset (S5/S9/S17 by mode); with --scale-tile, the offset of every column."),
+        click.option("--scale-tile", metavar="FILE",
+                     help="Per-column scales of a vector mode as numbers: N or 1 x N floats (.npy, FILE.npz:KEY or "
+                          "little-endian float32 .bin), each converted to FP19 as --scale is (see --scale-rounding)."),
+        click.option("--offset-tile", metavar="FILE",
+                     help="Per-column signed offsets (N or 1 x N integers; little-endian int32 .bin) that go with "
+                          "--scale-tile."),
         click.option("--scale-rounding", type=click.Choice(["exact", "rne"]), default="exact", show_default=True,
-                     help="exact: refuse a --scale/--alpha FP19 cannot hold; rne: round it (FP32ToFP19)."),
+                     help="exact: refuse a --scale/--scale-tile/--alpha/--alpha-tile value FP19 cannot hold; rne: "
+                          "round it once to FP32 and then to FP19 (FP32ToFP19, nearest even)."),
         click.option("--shift", type=click.IntRange(1, 16), default=None,
                      help="Shift modes 12/13 (VSHIFTS322S16, SHIFTS322S16): the arithmetic right shift, 1..16 "
                           "bits (the word shift_param_word(N) makes; mode 12 gets it in every column)."),
@@ -222,6 +231,9 @@ def tile_options(fn: F) -> F:
                           "a 1 x N uint64 array (.npy, FILE.npz:KEY or little-endian .bin) of words made by "
                           "quant_param(scale, offset, mode=...) of ptonum.fpatr."),
         click.option("--alpha", type=float, default=None, help="LReLU/PReLU negative-path multiplier (FP19, >= 0)."),
+        click.option("--alpha-tile", metavar="FILE",
+                     help="Per-column PReLU alphas as numbers (N or 1 x N floats; little-endian float32 .bin), each "
+                          "converted to FP19 as --alpha is (see --scale-rounding)."),
         click.option("--relu-param", metavar="WORD", help="Raw activation word (FP19 in bits [18:0])."),
         click.option("--relu-tile", metavar="FILE",
                      help="1 x N uint64 activation words for --relu PRELU (words made by relu_param(alpha) of ptonum.fpatr)."),
@@ -298,6 +310,79 @@ def _alpha_word(alpha: float, rounding: str) -> int:
         raise UsageError(_option_name(str(exc), "alpha", "--alpha")) from None
 
 
+def _column_vector(option: str, spec: str, n: int, bin_dtype: Any) -> np.ndarray:
+    """A per-column tile read from ``spec`` as a length-``n`` vector (N or 1 x N accepted)."""
+    arr = read_tile(option, spec, bin_dtype=bin_dtype, bin_shape=(1, n))
+    if arr.shape not in ((n,), (1, n)):
+        raise UsageError(f"{option}: shape {shape_text(arr.shape)}; expected N or 1 x N with N = {n} "
+                         "(one value per column of ACC)")
+    return arr.reshape(n)
+
+
+def _word_tile(option: str, spec: str, n: int, numbers_option: str) -> np.ndarray:
+    """A 1 x N tile of U64 words; a float array is refused with the option that takes numbers."""
+    arr = read_tile(option, spec, bin_dtype=np.uint64, bin_shape=(1, n))
+    if arr.dtype.kind == "f":
+        raise UsageError(f"{option}: {spec} holds {arr.dtype} numbers, not U64 parameter words; give the numbers "
+                         f"with {numbers_option} FILE (converted to FP19 words as --scale/--alpha are)")
+    return arr
+
+
+def _real_vector(option: str, spec: str, n: int) -> np.ndarray:
+    arr = _column_vector(option, spec, n, np.float32)
+    if arr.dtype.kind not in "fiu" or arr.dtype.kind == "b":
+        raise UsageError(f"{option}: dtype {arr.dtype}: expected real numbers (float or integer)")
+    return arr
+
+
+def _scale_tile_words(spec: str, offset_spec: Optional[str], offset: int, n: int, mode: Any,
+                      rounding: str) -> np.ndarray:
+    """``--scale-tile`` (and ``--offset-tile``) -> the 1 x N U64 words (``quant_param`` per distinct column)."""
+    from ..fpatr.params import quant_param as make_quant_param
+
+    scales = _real_vector("--scale-tile", spec, n)
+    if offset_spec is not None:
+        offs = _column_vector("--offset-tile", offset_spec, n, np.int32)
+        if offs.dtype.kind not in "iu":
+            raise UsageError(f"--offset-tile: dtype {offs.dtype}: expected integers (the signed offsets)")
+        offsets = offs.astype(np.int64)
+    else:
+        offsets = np.full(n, offset, dtype=np.int64)
+    words = np.empty((1, n), dtype=np.uint64)
+    done: Dict[Tuple[Any, int], int] = {}
+    for j in range(n):
+        key = (scales[j].item(), int(offsets[j]))
+        if key not in done:
+            try:
+                done[key] = int(make_quant_param(scales[j], int(offsets[j]), mode=mode, rounding=rounding))
+            except UsageError as exc:
+                msg = str(exc)
+                where = "--offset-tile" if msg.startswith("offset ") else "--scale-tile"
+                head, sep, tail = msg.partition(" ")
+                raise UsageError(f"{where}[{j}] {tail}") from None
+        words[0, j] = done[key]
+    return words
+
+
+def _alpha_tile_words(spec: str, n: int, rounding: str) -> np.ndarray:
+    """``--alpha-tile`` -> the 1 x N U64 activation words (``relu_param`` per distinct column)."""
+    from ..fpatr.params import relu_param as make_relu_param
+
+    alphas = _real_vector("--alpha-tile", spec, n)
+    words = np.empty((1, n), dtype=np.uint64)
+    done: Dict[Any, int] = {}
+    for j in range(n):
+        key = alphas[j].item()
+        if key not in done:
+            try:
+                done[key] = int(make_relu_param(alphas[j], rounding=rounding))
+            except UsageError as exc:
+                msg = str(exc)
+                raise UsageError(f"--alpha-tile[{j}] {msg.partition(' ')[2]}") from None
+        words[0, j] = done[key]
+    return words
+
+
 def _option_name(msg: str, param: str, option: str) -> str:
     """``scale = 0.01 is ...`` -> ``--scale = 0.01 is ...`` (the model names its Python parameter)."""
     if msg.startswith("offset "):
@@ -317,7 +402,8 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
                     row_max_init: bool, max_abs: bool, rmode: str, sat: bool, scale: Optional[float],
                     offset: int, scale_rounding: str, quant_param: Optional[str], quant_tile: Optional[str],
                     alpha: Optional[float], relu_param: Optional[str], relu_tile: Optional[str],
-                    row_max_in: Optional[str], shift: Optional[int] = None) -> TileCall:
+                    row_max_in: Optional[str], shift: Optional[int] = None, scale_tile: Optional[str] = None,
+                    offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None) -> TileCall:
     """Read ACC and the parameter files and build the attributes from the options of :func:`tile_options`.
 
     Raises :class:`UsageError` (or the model's typed errors) naming the option and the problem.
@@ -362,13 +448,19 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
     m, n = acc_arr.shape
 
     # ---- quantization parameter
-    given_q = [o for o, v in (("--scale", scale), ("--shift", shift), ("--quant-param", quant_param),
-                              ("--quant-tile", quant_tile)) if v is not None]
+    given_q = [o for o, v in (("--scale", scale), ("--scale-tile", scale_tile), ("--shift", shift),
+                              ("--quant-param", quant_param), ("--quant-tile", quant_tile)) if v is not None]
     if len(given_q) > 1:
         raise UsageError(f"{given_q[0]} and {given_q[1]} both give the quantization parameter: give one of "
-                         "--scale (with --offset), --shift N, --quant-param WORD or --quant-tile FILE")
-    if offset and scale is None:
-        raise UsageError("--offset goes with --scale (a raw --quant-param word carries its own offset)")
+                         "--scale (with --offset), --scale-tile (with --offset-tile), --shift N, --quant-param WORD "
+                         "or --quant-tile FILE")
+    if offset and scale is None and scale_tile is None:
+        raise UsageError("--offset goes with --scale or --scale-tile (a raw --quant-param word carries its own offset)")
+    if offset_tile is not None and scale_tile is None:
+        raise UsageError("--offset-tile goes with --scale-tile (per-column scales and offsets); a --quant-tile word "
+                         "carries its own offset")
+    if offset_tile is not None and offset:
+        raise UsageError("--offset and --offset-tile both give the offset: give one")
     if given_q and info.parameter == "none":
         raise UsageError(f"{given_q[0]}: {mode_tag} takes no quantization parameter")
     if info.is_shift and (scale is not None):
@@ -382,9 +474,13 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
                "--scale S (or --quant-param WORD)" if info.parameter == "scalar" else
                "--scale S (one scale for every column), --quant-param WORD or --quant-tile FILE")
         raise UsageError(f"{mode_tag} takes a {info.parameter} quantization parameter: give {how}")
-    if quant_tile is not None and info.parameter == "scalar":
-        what = "--shift/--quant-param" if info.is_shift else "--scale/--quant-param"
-        raise UsageError(f"--quant-tile: {mode_tag} takes a scalar parameter: use {what}, not --quant-tile")
+    for tile_opt, v in (("--quant-tile", quant_tile), ("--scale-tile", scale_tile)):
+        if v is not None and info.parameter == "scalar":
+            what = "--shift/--quant-param" if info.is_shift else "--scale/--quant-param"
+            raise UsageError(f"{tile_opt}: {mode_tag} takes a scalar parameter: use {what}, not {tile_opt}")
+    if scale_tile is not None and info.is_shift:
+        raise UsageError(f"--scale-tile: {mode_tag} is a shift mode: it takes shift codes, not scales "
+                         "(--shift N for every column, or a --quant-tile of shift words)")
     qword: Optional[int] = None
     if scale is not None:
         qword = _scale_word(scale, offset, attrs.pre_quant_mode, scale_rounding)
@@ -399,24 +495,29 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
         else:
             params["quant_param"] = qword
     if quant_tile is not None:
-        params["quant_tile"] = read_tile("--quant-tile", quant_tile, bin_dtype=np.uint64, bin_shape=(1, n))
+        params["quant_tile"] = _word_tile("--quant-tile", quant_tile, n, "--scale-tile")
+    if scale_tile is not None:
+        params["quant_tile"] = _scale_tile_words(scale_tile, offset_tile, offset, n, attrs.pre_quant_mode,
+                                                 scale_rounding)
 
     # ---- activation parameter
-    given_r = [o for o, v in (("--alpha", alpha), ("--relu-param", relu_param), ("--relu-tile", relu_tile))
-               if v is not None]
+    given_r = [o for o, v in (("--alpha", alpha), ("--alpha-tile", alpha_tile), ("--relu-param", relu_param),
+                              ("--relu-tile", relu_tile)) if v is not None]
     if len(given_r) > 1:
         raise UsageError(f"{given_r[0]} and {given_r[1]} both give the activation parameter: give one of "
-                         "--alpha, --relu-param WORD or --relu-tile FILE")
+                         "--alpha, --alpha-tile FILE, --relu-param WORD or --relu-tile FILE")
     relu_code = int(attrs.relu_mode)
     relu_tag = f"ReluMode {attrs.relu_mode.name} ({relu_code})"
     if given_r and relu_code in (0, 1):
         raise UsageError(f"{given_r[0]}: {relu_tag} takes no activation parameter (LRELU takes --alpha, "
-                         "PRELU takes --alpha or --relu-tile)")
+                         "PRELU takes --alpha, --alpha-tile or --relu-tile)")
     if not given_r and relu_code in (2, 3):
-        how = "--alpha A (or --relu-param WORD)" + (" or --relu-tile FILE" if relu_code == 3 else "")
+        how = "--alpha A (or --relu-param WORD)" + (", --alpha-tile FILE or --relu-tile FILE" if relu_code == 3 else "")
         raise UsageError(f"{relu_tag} takes an activation parameter: give {how}")
-    if relu_tile is not None and relu_code == 2:
-        raise UsageError(f"--relu-tile: {relu_tag} takes a scalar parameter: use --alpha/--relu-param, not --relu-tile")
+    for tile_opt, v in (("--relu-tile", relu_tile), ("--alpha-tile", alpha_tile)):
+        if v is not None and relu_code == 2:
+            raise UsageError(f"{tile_opt}: {relu_tag} takes a scalar parameter: use --alpha/--relu-param, "
+                             f"not {tile_opt}")
     rword: Optional[int] = None
     if alpha is not None:
         rword = _alpha_word(alpha, scale_rounding)
@@ -428,7 +529,9 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
         else:
             params["relu_param"] = rword
     if relu_tile is not None:
-        params["relu_tile"] = read_tile("--relu-tile", relu_tile, bin_dtype=np.uint64, bin_shape=(1, n))
+        params["relu_tile"] = _word_tile("--relu-tile", relu_tile, n, "--alpha-tile")
+    if alpha_tile is not None:
+        params["relu_tile"] = _alpha_tile_words(alpha_tile, n, scale_rounding)
     if row_max_in is not None:
         rdt = {"FP32": np.float32, "S32": np.int32}.get(acc_t or "", np.uint32)
         params["row_max_in"] = read_tile("--row-max-in", row_max_in, bin_dtype=rdt, bin_shape=(m, 1))

@@ -62,7 +62,8 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
             quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
             relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], device_d: str,
             device_row_max: Optional[str], device_group_max: Optional[str], device_flags: Optional[str],
-            engine: str, max_report: int, n_explain: int) -> None:
+            engine: str, max_report: int, n_explain: int, scale_tile: Optional[str] = None,
+            offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None) -> None:
     """Run the tile post-process on ACC and compare D (and RowMaxOut/GroupMaxOut, flags) with a device dump.
 
     Reports match/mismatch counts, the first mismatch positions, a distance
@@ -89,7 +90,8 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
             attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n, row_max=row_max,
             group_max=group_max, row_max_init=row_max_init, max_abs=max_abs, scale=scale, offset=offset,
             scale_rounding=scale_rounding, quant_param=quant_param, quant_tile=quant_tile, alpha=alpha,
-            relu_param=relu_param, relu_tile=relu_tile, row_max_in=row_max_in, rmode=rmode, sat=sat, shift=shift)
+            relu_param=relu_param, relu_tile=relu_tile, row_max_in=row_max_in, rmode=rmode, sat=sat, shift=shift,
+            scale_tile=scale_tile, offset_tile=offset_tile, alpha_tile=alpha_tile)
         attrs, a = call.attributes, call.acc
         warn_if_cold("postprocess", int(a.size), engine)
         res = call.run(engine=engine)

@@ -219,8 +219,9 @@ def command(acc: Optional[str], **options: Any) -> None:
     GroupMaxOut bit-exactly (ADR-0085), prints a summary (shapes, destination type, flags by name,
     value range) and writes the outputs. Describe the operation either with `--attributes WORD` or with
     `--mode` and the field options; give the parameter as `--scale/--offset` (or `--shift N` for the
-    shift modes 12/13, a raw `--quant-param` word, or a per-column `--quant-tile`: a 1 x N uint64 .npy of
-    words made with `ptonum.fpatr.quant_param(scale, offset, mode=...)`). Any rejection (illegal
+    shift modes 12/13, a raw `--quant-param` word, per-column numbers with `--scale-tile` (and
+    `--offset-tile`), or a per-column `--quant-tile`: a 1 x N uint64 .npy of words made with
+    `ptonum.fpatr.quant_param(scale, offset, mode=...)`); PReLU alphas per column with `--alpha-tile`. Any rejection (illegal
     attributes, parameter, shape, file) prints one line on stderr and exits with status 2 without
     writing anything.
 
@@ -237,6 +238,13 @@ def command(acc: Optional[str], **options: Any) -> None:
     ```
     ptonum postprocess acc.npy --acc-type S32 --mode VREQ8 --relu RELU --row-max \\
         --scale 0.0078125 --sat --out-dir out
+    ```
+
+    Per-channel scales and offsets of a layer as numbers (N floats and N integers):
+
+    ```
+    ptonum postprocess acc.npy --mode VREQ8 --scale-tile scales.npy --offset-tile offsets.npy \\
+        --scale-rounding rne --sat
     ```
 
     The same from the 32-bit B.FPATR word and a 1 x N U64 tile of per-column quantization words:
@@ -285,7 +293,8 @@ _FILE_ONLY_OPTIONS = (("--key", "key"), ("--dtype", "bin_dtype"), ("--shape", "b
                       ("--quant-param", "quant_param"), ("--quant-tile", "quant_tile"),
                       ("--relu-tile", "relu_tile"), ("--row-max-in", "row_max_in"),
                       ("--scale", "scale"), ("--shift", "shift"), ("--alpha", "alpha"),
-                      ("--relu-param", "relu_param"))
+                      ("--relu-param", "relu_param"), ("--scale-tile", "scale_tile"),
+                      ("--offset-tile", "offset_tile"), ("--alpha-tile", "alpha_tile"))
 
 
 def fields_text(attrs: Any) -> str:
@@ -334,7 +343,8 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
               rmode: str, sat: bool, scale: Optional[float], offset: int, scale_rounding: str,
               shift: Optional[int], quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
               relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], engine: str,
-              out_dir: str, write_bin: bool, progress: Optional[bool]) -> None:
+              out_dir: str, write_bin: bool, progress: Optional[bool], scale_tile: Optional[str] = None,
+              offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None) -> None:
     out_path = Path(out_dir)
     if out_path.exists() and not out_path.is_dir():  # refuse before any work
         raise UsageError(f"--out-dir = {out_dir}: is not a directory")
@@ -343,7 +353,8 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
                            row_max=row_max, group_max=group_max, row_max_init=row_max_init, max_abs=max_abs,
                            rmode=rmode, sat=sat, scale=scale, offset=offset, scale_rounding=scale_rounding,
                            quant_param=quant_param, quant_tile=quant_tile, alpha=alpha, relu_param=relu_param,
-                           relu_tile=relu_tile, row_max_in=row_max_in, shift=shift)
+                           relu_tile=relu_tile, row_max_in=row_max_in, shift=shift, scale_tile=scale_tile,
+                           offset_tile=offset_tile, alpha_tile=alpha_tile)
     attrs = call.attributes
     m, n = call.acc.shape
 
