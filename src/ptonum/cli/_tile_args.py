@@ -218,7 +218,7 @@ def tile_options(fn: F) -> F:
                      help="Per-column signed offsets (N or 1 x N integers; little-endian int32 .bin) that go with "
                           "--scale-tile."),
         click.option("--scale-rounding", type=click.Choice(["exact", "rne"]), default="exact", show_default=True,
-                     help="exact: refuse a --scale/--scale-tile/--alpha/--alpha-tile value FP19 cannot hold; rne: "
+                     help="exact: refuse a scale or alpha (also in --scale-tile, --alpha-tile) FP19 cannot hold; rne: "
                           "round it once to FP32 and then to FP19 (FP32ToFP19, nearest even)."),
         click.option("--shift", type=click.IntRange(1, 16), default=None,
                      help="Shift modes 12/13 (VSHIFTS322S16, SHIFTS322S16): the arithmetic right shift, 1..16 "
