@@ -101,3 +101,85 @@ def vectors():
         return cache[name]
 
     return get
+
+
+# --------------------------------------------------------------------------
+# Whole tiles through the ASL's own commit path (tiles.json.gz)
+
+
+def load_tile_cases() -> List[Dict[str, object]]:
+    """Every item of ``<vectors>/tiles.json.gz`` (``case``, ``expected``, ``source``).
+
+    Fails (never skips) when the file is missing.
+    """
+    import json
+
+    path = vectors_dir() / "tiles.json.gz"
+    if not path.exists():
+        pytest.fail(f"conformance vector file missing: {path}")
+    with gzip.open(path, "rt") as fh:
+        items = json.load(fh)
+    assert isinstance(items, list) and len(items) == 96
+    return items
+
+
+def _hex_array(rows: object, dtype: type) -> np.ndarray:
+    return np.array([[int(x, 16) for x in row] for row in rows], dtype=dtype)  # type: ignore[union-attr]
+
+
+def tile_case_kwargs(case: Dict[str, object]) -> Dict[str, object]:
+    """The keyword arguments of ``fpatr.postprocess`` for one ``case`` of tiles.json.gz.
+
+    The accumulator is the raw 32-bit encodings (uint32) with ``acc_type``; a scalar
+    parameter (one hex string) goes to ``quant_param``/``relu_param``, a list of N
+    words to ``quant_tile``/``relu_tile`` (1 x N uint64); RowMaxIn is M x 1 uint32.
+    """
+    kw: Dict[str, object] = {
+        "acc": _hex_array(case["acc"], np.uint32),
+        "acc_type": case["acc_type"],
+        "rmode": case["rmode"],
+        "sat": bool(case["sat"]),
+    }
+    fields: Dict[str, object] = {
+        "pre_quant_mode": case["pre_quant_mode"],
+        "relu_mode": case["relu_mode"],
+        "row_max_en": bool(case["row_max_en"]),
+        "group_max_en": bool(case["group_max_en"]),
+        "row_max_init": bool(case.get("row_max_init", 0)),
+        "max_abs_en": bool(case["max_abs_en"]),
+    }
+    if "group_n" in case:
+        fields["group_n"] = case["group_n"]
+    kw["attributes"] = fields
+    for key, scalar, tile in (("quant_param", "quant_param", "quant_tile"), ("relu_param", "relu_param", "relu_tile")):
+        if key in case:
+            value = case[key]
+            if isinstance(value, str):
+                kw[scalar] = int(value, 16)
+            else:
+                kw[tile] = _hex_array([value], np.uint64)
+    if "row_max_in" in case:
+        kw["row_max_in"] = np.array([[int(x, 16)] for x in case["row_max_in"]], dtype=np.uint32)  # type: ignore[union-attr]
+    return kw
+
+
+def tile_case_rejected(item: Dict[str, object]) -> bool:
+    """True when the ASL never commits this case (``sources_legal`` false or an ``error``)."""
+    expected = item["expected"]
+    assert isinstance(expected, dict)
+    return "error" in expected or not expected["sources_legal"]
+
+
+def tile_case_expected(item: Dict[str, object]) -> Dict[str, object]:
+    """The committed outputs of a legal case: ``dst_type``, ``d`` (M x N uint64 at the
+    destination width, an S4X2 element as its nibble), ``row_max_out`` (M x 1 uint64 or
+    None), ``group_max_out`` (M x G uint64 or None) and ``flags`` (int)."""
+    e = item["expected"]
+    assert isinstance(e, dict)
+    return {
+        "dst_type": e["dst_type"],
+        "d": _hex_array(e["d"], np.uint64),
+        "row_max_out": None if "row_max_out" not in e else np.array([[int(x, 16)] for x in e["row_max_out"]], np.uint64),
+        "group_max_out": None if "group_max_out" not in e else _hex_array(e["group_max_out"], np.uint64),
+        "flags": int(e["flags"], 16),
+    }
