@@ -11,7 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..conformance.check import FileReport, check_parsed, select_rows
-from ..conformance.schema import parse_file
+from ..conformance.schema import parse_text, read_text
+from ..conformance.tiles import check_tiles, is_tiles_file, parse_tiles
 from ..errors import PtonumError
 from ._common import EXIT_ERROR, EXIT_MISMATCH, error_line, out_console
 
@@ -31,7 +32,8 @@ PROGRESS_ROWS = 50_000
 @click.option("--no-explain", is_flag=True, help="Do not print the explain trace of the first mismatch.")
 def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optional[int], sample: Optional[int],
             seed: int, no_explain: bool) -> None:
-    """Check vector files (gzip or plain CSV, schema from the header) against the model.
+    """Check vector files (gzip or plain CSV, schema from the header; or a JSON list of
+    whole tiles such as tiles.json.gz) against the model.
 
     Prints pass/fail counts per file and engine, the first failures with file:line,
     inputs, expected vs got bits and flags, and the explain trace of the first
@@ -55,7 +57,13 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
             unreadable += 1
             continue
         try:
-            parsed = parse_file(path)
+            raw = read_text(path)
+            if is_tiles_file(raw):  # whole tiles (tiles.json.gz): every case through the tile operation
+                cases = parse_tiles(raw, path)
+                for eng in engines:
+                    reports.append(check_tiles(cases, path, eng, max_report=max_report))
+                continue
+            parsed = parse_text(raw, path)
         except PtonumError as exc:
             error(str(exc))
             unreadable += 1
@@ -99,8 +107,9 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
         console.print(f"[bold red]{r.path}[/bold red] [{r.engine}] {r.op}: {r.failed} failing row(s); first {len(r.failures)}:",
                       highlight=False)
         for f in r.failures:
-            if f.kind == "malformed":
-                console.print(f"  {f.where}: malformed row: {f.message}", highlight=False, soft_wrap=True)
+            if f.kind in ("malformed", "tile"):
+                what = "malformed row" if f.kind == "malformed" else "tile"
+                console.print(f"  {f.where}: {what}: {f.message}", highlight=False, soft_wrap=True)
                 continue
             assert r.schema is not None and f.row is not None
             console.print(f"  {f.where}: {f.kind}: {r.schema.describe_inputs(f.row)}", highlight=False, soft_wrap=True)

@@ -808,9 +808,10 @@ def detect_schema(header: str, path: str = "") -> Schema:
     stem = Path(path).name.split(".")[0]
     if stem in SCHEMAS:
         return SCHEMAS[stem]
-    raise UsageError(
-        f"{path}:1: header {header.strip()!r} matches no vector schema ({', '.join(SCHEMAS)})"
-    )
+    shown = header.strip()
+    if len(shown) > 120:
+        shown = shown[:117] + "..."
+    raise UsageError(f"{path}:1: header {shown!r} matches no vector schema ({', '.join(SCHEMAS)})")
 
 
 def write_rows(path: "str | Path | None", schema: Schema, batch: Batch) -> str:
