@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import errno
 import importlib
+import os
+import signal
 import sys
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, NoReturn, Optional, Sequence
 
 import click as _click
 import rich_click as click
 
 from .. import __version__
 from ..errors import PtonumError
+from ..publish import EXIT_SIGINT, EXIT_SIGTERM, Terminated, install_sigterm_handler, published, remove_temporaries
 from ._common import EXIT_ERROR, error_line, fail, os_error_text
 
 click.rich_click.TEXT_MARKUP = "markdown"
@@ -71,28 +74,64 @@ class _Group(click.RichGroup):
              complete_var: Optional[str] = None, standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:  # the caller handles click's exceptions itself
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        argv = list(args) if args is not None else sys.argv[1:]
+        previous = signal.getsignal(signal.SIGTERM)
+        installed = install_sigterm_handler()
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except _click.ClickException as exc:
-            argv = list(args) if args is not None else sys.argv[1:]
             sys.stderr.write(usage_error_line(exc, _command_from_args(self, argv)) + "\n")
             sys.stderr.flush()
             sys.exit(EXIT_ERROR)
-        except _click.Abort:
+        except _click.Abort as exc:  # click turns KeyboardInterrupt outside a command into Abort
+            if isinstance(exc.__context__, KeyboardInterrupt):
+                interrupted(_command_from_args(self, argv), exc.__context__, 0)
             sys.stderr.write("ptonum: aborted\n")
             sys.exit(1)
+        except (KeyboardInterrupt, Terminated) as exc:
+            interrupted(_command_from_args(self, argv), exc, 0)
+        finally:
+            if installed:
+                signal.signal(signal.SIGTERM, previous)
         # standalone_mode=False returns click.exceptions.Exit's code (--help, --version) or the command's value
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
+        name = ctx.invoked_subcommand or "ptonum"
+        before = len(published())
         try:
             return super().invoke(ctx)
         except PtonumError as exc:
-            fail(ctx.invoked_subcommand or "ptonum", exc)
+            fail(name, exc)
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 raise
-            fail(ctx.invoked_subcommand or "ptonum", os_error_text(exc))
+            fail(name, os_error_text(exc))
+        except (KeyboardInterrupt, Terminated) as exc:
+            interrupted(name, exc, before)
+        except MemoryError:
+            fail(name, "out of memory (the input is too large for this machine)")
+        except (_click.ClickException, _click.exceptions.Exit, _click.Abort):
+            raise
+        except Exception as exc:  # a defect: still one line, never a traceback (PTONUM_TRACEBACK=1 shows it)
+            if os.environ.get("PTONUM_TRACEBACK"):
+                raise
+            fail(name, f"internal error: {type(exc).__name__}: {exc} (please report it; "
+                       "PTONUM_TRACEBACK=1 shows the traceback)")
+
+
+def interrupted(command: str, exc: BaseException, published_before: int) -> NoReturn:
+    """Exit after SIGINT (status 130) or SIGTERM (143): remove leftover temporaries and say on one
+    line whether the command published anything (outputs are only ever published whole)."""
+    remove_temporaries()
+    term = isinstance(exc, Terminated)
+    wrote = published()[published_before:]
+    what = ("its outputs were already written in full: " + ", ".join(str(p) for p in wrote)) if wrote \
+        else "nothing was written"
+    name = f"ptonum {command}" if command else "ptonum"
+    sys.stderr.write(f"{name}: {'terminated by SIGTERM' if term else 'interrupted by SIGINT'}; {what}\n")
+    sys.stderr.flush()
+    sys.exit(EXIT_SIGTERM if term else EXIT_SIGINT)
 
 
 @click.group(cls=_Group, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -105,7 +144,9 @@ def main(ctx: click.Context) -> None:
 
     Exit status of every command: 0 success (or match), 1 a mismatch was found (`check`, `compare`,
     `explain --row`), 2 an error or rejection (usage, illegal attributes or parameters, bad file),
-    reported as one line `ptonum COMMAND: error: ...` on stderr.
+    reported as one line `ptonum COMMAND: error: ...` on stderr; 130 interrupted (SIGINT, Ctrl-C),
+    143 terminated (SIGTERM), with one line saying whether anything was written. Outputs are
+    published all together or not at all.
     """
     if ctx.invoked_subcommand is None:  # bare `ptonum`: the help, and success
         click.echo(ctx.get_help())

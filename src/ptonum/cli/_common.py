@@ -104,29 +104,35 @@ def parse_rmode(text: Any, name: str = "--rmode") -> RoundingMode:
 
 
 def output_path(option: str, path: str) -> Path:
-    """An output file: its directory is created when missing; a directory as the file is refused."""
+    """An output file, checked before any work and without writing anything: not a directory, and its
+    nearest existing ancestor a writable directory (missing directories are created when the output
+    is published, :class:`ptonum.publish.Publication`)."""
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{option} = {path}: is a directory; give a file name")
-    _make_dir(option, path, p.parent, f"{p.parent} is not a directory", f"cannot create {p.parent}")
+    _check_dir(option, path, p.parent, f"{p.parent} is not a directory")
     return p
 
 
 def output_dir(option: str, path: str) -> Path:
-    """An output directory: created when missing; an existing non-directory is refused."""
+    """An output directory, checked before any work and without creating it: an existing
+    non-directory, or an unwritable nearest existing ancestor, is refused."""
     p = Path(path)
-    _make_dir(option, path, p, "is not a directory", "cannot create the directory")
+    _check_dir(option, path, p, "is not a directory")
     return p
 
 
-def _make_dir(option: str, path: str, directory: Path, not_dir: str, cannot: str) -> None:
-    """Create ``directory`` (and its parents) for ``option = path``; UsageError with the given texts."""
+def _check_dir(option: str, path: str, directory: Path, not_dir: str) -> None:
+    """``directory`` (for ``option = path``) is a directory or can be created: UsageError otherwise."""
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"{option} = {path}: {not_dir}")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{option} = {path}: {cannot}: {exc.strerror or exc}") from None
+    d = directory
+    while not d.exists() and d != d.parent:
+        d = d.parent
+    if not d.is_dir():
+        raise UsageError(f"{option} = {path}: {d} is not a directory")
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} = {path}: {d} is not writable")
 
 
 def input_file(option: str, path: str) -> Path:

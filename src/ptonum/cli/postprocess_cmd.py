@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -26,7 +24,8 @@ from rich.table import Table
 
 from ..errors import UsageError
 from ..flags import flag_names
-from ._common import current_umask, errors_to_exit, out_console, output_dir, shape_text
+from ..publish import Publication
+from ._common import errors_to_exit, out_console, shape_text
 from .compile_cmd import warn_if_cold
 from ._tile_args import (
     INPUT_OPTIONS,
@@ -47,45 +46,24 @@ PROGRESS_ELEMENTS = 1 << 20
 
 def _write_outputs(out_dir: Path, files: Dict[str, np.ndarray], write_bin: bool,
                    texts: Optional[Dict[str, str]] = None) -> List[Path]:
-    """Write every output to a temporary file in ``out_dir`` and then rename them all into place.
+    """Publish every output in ``out_dir`` together (:class:`ptonum.publish.Publication`): each
+    ``STEM.npy`` (and ``STEM.bin`` with ``write_bin``) of ``files`` and each text file of ``texts``
+    (name -> content); all of them or, on any error or signal, none, and no temporary left.
 
-    The files get the permissions of a normally created file (0o666 minus the umask), not
-    mkstemp's private 0o600.  ``texts`` are extra text files (name -> content) written the same way.
+    Raises:
+        PublishError: naming the output that could not be written or put in place.
     """
-    output_dir("--out-dir", str(out_dir))
-    mode = 0o666 & ~current_umask()
-    staged: List[Tuple[str, Path]] = []
-    try:
-        items: List[Tuple[str, str, Any]] = []
+    with Publication() as pub:
         for stem, arr in files.items():
-            items.append((f"{stem}.npy", "npy", arr))
+            a = np.ascontiguousarray(arr)
+            with pub.open(out_dir / f"{stem}.npy") as fh:
+                np.lib.format.write_array(fh, a, allow_pickle=False)
             if write_bin:
-                items.append((f"{stem}.bin", "bin", arr))
-        for fname, text in (texts or {}).items():
-            items.append((fname, "text", text))
-        for fname, kind, payload in items:
-            fd, tmp = tempfile.mkstemp(prefix=f".{fname}.", suffix=".tmp", dir=out_dir)
-            staged.append((fname, Path(tmp)))
-            with os.fdopen(fd, "wb") as fh:
-                os.fchmod(fh.fileno(), mode)
-                if kind == "text":
-                    fh.write(payload.encode("utf-8"))
-                    continue
-                a = np.ascontiguousarray(payload)
-                if kind == "npy":
-                    np.lib.format.write_array(fh, a, allow_pickle=False)
-                else:
+                with pub.open(out_dir / f"{stem}.bin") as fh:
                     fh.write(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
-    except OSError as exc:
-        for _, staged_tmp in staged:
-            staged_tmp.unlink(missing_ok=True)
-        raise UsageError(f"--out-dir: cannot write to {out_dir}: {exc}") from None
-    written = []
-    for fname, staged_path in staged:
-        final = out_dir / fname
-        os.replace(staged_path, final)
-        written.append(final)
-    return written
+        for fname, text in (texts or {}).items():
+            pub.write_text(out_dir / fname, text)
+    return pub.paths
 
 
 # ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from rich.table import Table
 from ..errors import UsageError
 from ..flags import flag_names
 from ..formats import TileDataType, parse_data_type
+from ..publish import Publication
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
 from ._common import RMODE_HELP, errors_to_exit, input_file, out_console, output_path, parse_rmode
 from ._tile_args import check_numpy_file, numpy_read_error, parse_shape
@@ -191,13 +192,13 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
             bits, src = _load(file, dtype, shape, src_opt)
         if out is not None:
             if Path(out).is_dir() or Path(out).suffix.lower() in (".npy", ".npz"):
-                output_path("--out", out)  # refuses a directory; creates missing parent directories
+                output_path("--out", out)  # refused before any work: a directory, an unwritable folder
             else:
                 raise UsageError(f"--out = {out}: give a .npy file name (the codes) or .npz (codes and flags)")
         warn_if_cold("tcvt", int(bits.size), engine)
         codes, flags = to_e8m0(bits, src_type=src, rmode=mode, sat=sat, engine=engine)
         if out is not None:
-            with open(out, "wb") as fh:  # a file object: numpy adds no suffix, so OUT is the path written
+            with Publication() as pub, pub.open(out) as fh:  # a file object: numpy adds no suffix
                 if Path(out).suffix.lower() == ".npz":
                     np.savez(fh, codes=codes, flags=flags)
                 else:

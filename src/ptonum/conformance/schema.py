@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
 from ..formats import TileDataType
+from ..publish import Publication
 from ..rounding import RoundingMode
 
 __all__ = [
@@ -817,7 +818,11 @@ def detect_schema(header: str, path: str = "") -> Schema:
 def write_rows(path: "str | Path | None", schema: Schema, batch: Batch) -> str:
     """Write ``batch`` as a vector file (gzip when the name ends ``.gz``; gzip
     header without timestamp or name, so equal content gives equal bytes).
-    Returns the CSV text when ``path`` is None."""
+    Returns the CSV text (also written when ``path`` is given).
+
+    Raises:
+        PublishError: the file cannot be written (naming it); nothing is left behind.
+    """
     text = schema.header() + "\n" + "".join(line + "\n" for line in schema.format_rows(batch))
     if path is None:
         return text
@@ -828,5 +833,6 @@ def write_rows(path: "str | Path | None", schema: Schema, batch: Batch) -> str:
         with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0) as gz:
             gz.write(data)
         data = buf.getvalue()
-    p.write_bytes(data)
+    with Publication() as pub:  # whole or not at all; missing directories are created
+        pub.write_bytes(p, data)
     return text

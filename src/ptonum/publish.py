@@ -1,0 +1,493 @@
+"""Publishing a set of output files and directories all together, or none of them.
+
+Every ptonum command that writes (``postprocess``, ``tcvt``, ``gen``, ``compare``'s
+reports, the Zarr writers) goes through :class:`Publication`:
+
+.. code-block:: python
+
+    from ptonum.publish import Publication
+
+    with Publication() as pub:
+        with pub.open(out / "acc.d.npy") as fh:          # a staged temporary file
+            np.lib.format.write_array(fh, d)
+        pub.write_text(out / "acc.flags.json", text)
+        with pub.directory(out / "acc.zarr") as store:    # a staged temporary directory
+            zarr.save_array(str(store), d)
+    # here every output is in place; on any exception none of them is
+
+Each output is first written under a temporary name next to its destination
+(``.NAME.XXXXXXXX.tmp``, so the final rename never crosses a file system).
+When the ``with`` block ends normally the publication *commits*: it checks
+every destination (a directory where a file goes, a file where a directory
+goes, an existing directory not allowed to be replaced, a missing parent)
+before the first rename, then moves every output into place; a rename that
+still fails rolls back the ones already done (earlier contents restored).
+When the block ends with an exception -- including :class:`KeyboardInterrupt`
+and :class:`Terminated` (SIGTERM, see :func:`install_sigterm_handler`) --
+every temporary is removed and nothing is published.  While it commits or
+cleans up, SIGINT and SIGTERM are held back (main thread) and delivered
+afterwards, so a signal never leaves half a set of outputs.
+
+Errors are :class:`PublishError` (a :class:`ptonum.errors.UsageError`) and
+name the *destination* path, never a temporary one, e.g.
+``cannot write out/acc.d.npy: No space left on device``.
+
+:func:`remove_temporaries` removes whatever a publication interrupted at an
+unlucky instant left (the CLI calls it before exiting on a signal), and
+:func:`published` lists what this process has published, so an interrupted
+command can say whether anything was written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import IO, Any, Dict, Iterator, List, Optional, Set, Tuple, Type, Union
+
+from .errors import UsageError
+
+__all__ = [
+    "Publication",
+    "PublishError",
+    "Terminated",
+    "install_sigterm_handler",
+    "published",
+    "remove_temporaries",
+    "check_destination",
+    "EXIT_SIGINT",
+    "EXIT_SIGTERM",
+]
+
+#: exit status of a command interrupted by SIGINT (Ctrl-C): 128 + 2
+EXIT_SIGINT = 130
+#: exit status of a command stopped by SIGTERM: 128 + 15
+EXIT_SIGTERM = 143
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class PublishError(UsageError):
+    """An output could not be written or put in place; the message names the destination path."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread by the handler of :func:`install_sigterm_handler`.
+
+    A :class:`BaseException` (like :class:`KeyboardInterrupt`), so ``except Exception`` does not swallow it
+    and every ``finally``/cleanup runs.
+    """
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(f"terminated by signal {signum}")
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame: Optional[FrameType]) -> None:
+    raise Terminated(signum)
+
+
+def install_sigterm_handler() -> bool:
+    """Make SIGTERM raise :class:`Terminated` in the main thread (so publications clean up).
+
+    Call it from a program's entry point (the ``ptonum`` command does).  Does nothing and returns False
+    outside the main thread or when SIGTERM is ignored (``SIG_IGN``); True when installed.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        return False
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    return True
+
+
+# ---------------------------------------------------------------------------
+# Process-wide bookkeeping: live temporaries and what was published
+
+_LOCK = threading.Lock()
+_TEMPORARIES: Set[Path] = set()
+_PUBLISHED: List[Path] = []
+
+
+def published() -> List[Path]:
+    """Every destination this process has published so far (in order), complete sets only."""
+    with _LOCK:
+        return list(_PUBLISHED)
+
+
+def remove_temporaries() -> List[Path]:
+    """Remove every temporary file or directory a publication of this process still holds; returns them.
+
+    Publications clean up after themselves; this is the safety net for an exception that arrived
+    between two statements of the cleanup itself.  Signals are held back while it runs.
+    """
+    with _hold_signals():
+        with _LOCK:
+            paths = sorted(_TEMPORARIES)
+            _TEMPORARIES.clear()
+        for p in paths:
+            _remove(p)
+    return paths
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, symlink or directory tree; missing is fine; errors are ignored (best effort)."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _track(path: Path) -> None:
+    with _LOCK:
+        _TEMPORARIES.add(path)
+
+
+def _untrack(path: Path) -> None:
+    with _LOCK:
+        _TEMPORARIES.discard(path)
+
+
+# ---------------------------------------------------------------------------
+# Holding signals back during commit and cleanup
+
+
+@contextlib.contextmanager
+def _hold_signals() -> Iterator[None]:
+    """Defer SIGINT/SIGTERM (their Python handlers) to the end of the block; main thread only.
+
+    Python runs signal handlers in the main thread between bytecodes, whichever thread the OS
+    delivered to, so swapping the Python-level handler is what defers them (``pthread_sigmask`` would
+    not: another thread may take the signal).  A handler that is not a Python callable (``SIG_DFL``,
+    ``SIG_IGN``) is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: List[int] = []
+    saved: Dict[int, Any] = {}
+
+    def _note(signum: int, frame: Optional[FrameType]) -> None:
+        pending.append(signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        old = signal.getsignal(sig)
+        if callable(old):
+            saved[sig] = old
+            signal.signal(sig, _note)
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        for signum in pending:
+            handler = saved.get(signum)
+            if handler is not None:
+                handler(signum, None)  # raises KeyboardInterrupt / Terminated now, after the block
+
+
+# ---------------------------------------------------------------------------
+# Checks
+
+
+def check_destination(dest: PathLike, *, directory: bool = False, replace: bool = True) -> Path:
+    """Refuse ``dest`` as an output before any work: returns it as a :class:`Path`.
+
+    A file output (``directory=False``) may not be an existing directory; a directory output may not be
+    an existing non-directory, nor an existing directory unless ``replace``.  The parent must be an
+    existing directory (create it first; see :meth:`Publication.open`).
+
+    Raises:
+        PublishError: naming ``dest`` and the reason.
+    """
+    p = Path(dest)
+    parent = p.parent
+    if not parent.is_dir():
+        what = "does not exist" if not parent.exists() else "is not a directory"
+        raise PublishError(f"cannot write {p}: {parent} {what}")
+    if directory:
+        if p.is_symlink() or (p.exists() and not p.is_dir()):
+            raise PublishError(f"cannot write {p}: it exists and is not a directory")
+        if p.is_dir() and not replace:
+            raise PublishError(f"cannot write {p}: the directory exists (remove it or choose another name)")
+    elif p.is_dir() and not p.is_symlink():
+        raise PublishError(f"cannot write {p}: it is a directory")
+    elif p.is_dir():
+        raise PublishError(f"cannot write {p}: it is a symbolic link to a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PublishError(f"cannot write {p}: {parent} is not writable")
+    return p
+
+
+def _os_text(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+# ---------------------------------------------------------------------------
+# The publication
+
+
+@dataclass
+class _Item:
+    dest: Path
+    temp: Path
+    directory: bool
+    replace: bool
+
+
+class Publication:
+    """A set of outputs written under temporary names and published together when the ``with`` block ends.
+
+    Use it as a context manager (or call :meth:`commit` / :meth:`discard` yourself).  Outputs:
+
+    * :meth:`open` -- a binary (or text) file object on a staged temporary file;
+    * :meth:`write_bytes`, :meth:`write_text` -- a whole file at once;
+    * :meth:`directory` -- a staged temporary directory to fill (a Zarr store, a folder of files).
+
+    Files get the permissions of a normally created file (``0o666`` less the umask), directories
+    ``0o777`` less the umask.  An existing destination file is replaced; an existing destination
+    directory only when staged with ``replace=True``.  Parent directories are created when missing
+    (``make_parents=True``, the default).
+
+    After :meth:`commit`, :attr:`paths` lists the destinations in the order they were staged.  A
+    Publication is for one thread.
+
+    Raises:
+        PublishError: a destination cannot be written or put in place (naming the destination);
+            nothing is published and no temporary remains.
+    """
+
+    def __init__(self, *, make_parents: bool = True) -> None:
+        self._items: List[_Item] = []
+        self._make_parents = make_parents
+        self._state = "open"  # open -> committed | discarded
+        self.paths: List[Path] = []
+
+    # -- context manager
+    def __enter__(self) -> "Publication":
+        return self
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.discard()
+
+    # -- staging
+    def _stage(self, dest: PathLike, directory: bool, replace: bool) -> _Item:
+        if self._state != "open":
+            raise PublishError(f"cannot write {dest}: the publication is already {self._state}")
+        p = Path(dest)
+        if any(it.dest == p for it in self._items):
+            raise PublishError(f"cannot write {p}: the same output is written twice")
+        if self._make_parents:
+            parent = p.parent
+            if parent.exists() and not parent.is_dir():
+                raise PublishError(f"cannot write {p}: {parent} is not a directory")
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise PublishError(f"cannot write {p}: cannot create {parent}: {_os_text(exc)}") from None
+        check_destination(p, directory=directory, replace=replace)
+        mask = _umask()
+        for _ in range(100):
+            temp = p.parent / f".{p.name}.{secrets.token_hex(4)}.tmp"
+            _track(temp)  # tracked before it exists: no instant where it exists untracked
+            try:
+                if directory:
+                    os.mkdir(temp, 0o777 & ~mask)
+                else:
+                    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~mask)
+                    os.close(fd)
+            except FileExistsError:
+                _untrack(temp)
+                continue
+            except OSError as exc:
+                _untrack(temp)
+                raise PublishError(f"cannot write {p}: {_os_text(exc)}") from None
+            break
+        else:  # pragma: no cover - 100 collisions of 32 random bits
+            raise PublishError(f"cannot write {p}: no free temporary name")
+        item = _Item(p, temp, directory, replace)
+        self._items.append(item)
+        return item
+
+    @contextlib.contextmanager
+    def open(self, dest: PathLike, mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
+        """A file object writing the staged temporary of ``dest`` (``mode`` ``"wb"`` or ``"w"``;
+        ``kwargs`` go to :func:`open`, e.g. ``encoding``).  An :class:`OSError` while writing becomes a
+        :class:`PublishError` naming ``dest``."""
+        if mode not in ("wb", "w"):
+            raise PublishError(f"cannot write {dest}: mode {mode!r} (expected 'wb' or 'w')")
+        item = self._stage(dest, False, True)
+        try:
+            with open(item.temp, mode, **kwargs) as fh:
+                yield fh
+        except OSError as exc:
+            raise PublishError(f"cannot write {item.dest}: {_os_text(exc)}") from None
+
+    def write_bytes(self, dest: PathLike, data: bytes) -> None:
+        """Stage ``dest`` with the bytes ``data``."""
+        with self.open(dest, "wb") as fh:
+            fh.write(data)
+
+    def write_text(self, dest: PathLike, text: str, encoding: str = "utf-8") -> None:
+        """Stage ``dest`` with ``text`` (``encoding``, no newline translation)."""
+        self.write_bytes(dest, text.encode(encoding))
+
+    @contextlib.contextmanager
+    def directory(self, dest: PathLike, *, replace: bool = False) -> Iterator[Path]:
+        """An empty staged directory to fill for ``dest`` (e.g. a Zarr store); published as ``dest``.
+
+        ``replace=True`` lets an existing directory at ``dest`` be replaced (the old tree is removed after
+        the commit succeeds; restored on rollback).  An :class:`OSError` inside the block becomes a
+        :class:`PublishError` naming ``dest``."""
+        item = self._stage(dest, True, replace)
+        try:
+            yield item.temp
+        except OSError as exc:
+            raise PublishError(f"cannot write {item.dest}: {_os_text(exc)}") from None
+
+    # -- ending
+    def discard(self) -> None:
+        """Remove every staged temporary; nothing is published (idempotent)."""
+        with _hold_signals():
+            items, self._items = self._items, []
+            if self._state == "open":
+                self._state = "discarded"
+            for it in items:
+                _remove(it.temp)
+                _untrack(it.temp)
+
+    def commit(self) -> List[Path]:
+        """Put every staged output in place, all of them or (on any error) none; returns the destinations.
+
+        Every destination is checked before the first rename; an existing output is kept under a
+        temporary name until all are in place, so a rename that fails restores the earlier contents.
+
+        Raises:
+            PublishError: naming the destination that failed; every temporary is removed.
+        """
+        if self._state != "open":
+            raise PublishError(f"the publication is already {self._state}")
+        with _hold_signals():
+            try:
+                for it in self._items:
+                    check_destination(it.dest, directory=it.directory, replace=it.replace)
+                    if not os.path.lexists(it.temp):
+                        raise PublishError(f"cannot write {it.dest}: its temporary {it.temp.name} vanished")
+                done = self._rename_all()
+            except BaseException:
+                self.discard()
+                raise
+            self._state = "committed"
+            self.paths = done
+            with _LOCK:
+                _PUBLISHED.extend(done)
+            return list(done)
+
+    def _rename_all(self) -> List[Path]:
+        """Move every temporary into place; on any failure undo what was done and re-raise."""
+        steps: List[Tuple[_Item, Optional[Path], bool]] = []  # (item, backup, placed)
+        try:
+            for it in self._items:
+                steps.append((it, None, False))
+                backup = self._set_aside(it)
+                steps[-1] = (it, backup, False)
+                try:
+                    if it.directory:
+                        os.rename(it.temp, it.dest)
+                    else:
+                        os.replace(it.temp, it.dest)
+                except OSError as exc:
+                    raise PublishError(f"cannot write {it.dest}: {_os_text(exc)}") from None
+                _untrack(it.temp)
+                steps[-1] = (it, backup, True)
+        except BaseException:
+            for it, backup, placed in reversed(steps):
+                _undo(it, backup, placed)
+            raise
+        for _, backup, _ in steps:
+            if backup is not None:
+                _remove(backup)
+                _untrack(backup)
+        return [it.dest for it in self._items]
+
+    @staticmethod
+    def _set_aside(it: _Item) -> Optional[Path]:
+        """Keep an existing destination under a temporary name until the whole set is in place (a hard
+        link for a file, so the destination stays in place until its atomic replace); None when there is
+        none."""
+        if not os.path.lexists(it.dest):
+            return None
+        backup = _free_name(it.dest)
+        _track(backup)
+        try:
+            if it.directory:
+                os.rename(it.dest, backup)
+            else:
+                try:
+                    os.link(it.dest, backup, follow_symlinks=False)
+                except OSError:
+                    os.rename(it.dest, backup)
+        except OSError as exc:
+            _untrack(backup)
+            raise PublishError(f"cannot replace {it.dest}: {_os_text(exc)}") from None
+        return backup
+
+
+def _free_name(dest: Path) -> Path:
+    """A temporary name next to ``dest`` that does not exist yet."""
+    while True:
+        p = dest.parent / f".{dest.name}.{secrets.token_hex(4)}.tmp"
+        if not os.path.lexists(p):
+            return p
+
+
+def _undo(it: _Item, backup: Optional[Path], placed: bool) -> None:
+    """Roll one output back (best effort; what cannot be undone stays tracked for removal)."""
+    try:
+        if placed:
+            if backup is not None and not it.directory:
+                os.replace(backup, it.dest)  # the earlier file back, atomically
+                _untrack(backup)
+                return
+            trash = _free_name(it.dest)
+            _track(trash)
+            os.rename(it.dest, trash)  # our new output out of the way
+            _remove(trash)
+            _untrack(trash)
+        if backup is not None:
+            if os.path.lexists(it.dest):  # a hard-link backup: the destination was never touched
+                _remove(backup)
+            else:
+                os.rename(backup, it.dest)
+            _untrack(backup)
+    except OSError:
+        pass
+
+
+def _umask() -> int:
+    """The process umask; read from /proc where it can be (``os.umask`` would change it for an instant,
+    under every other thread)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+

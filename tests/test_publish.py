@@ -1,0 +1,161 @@
+"""ptonum.publish: a set of outputs is published whole or not at all, and no temporary survives."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptonum import publish
+from ptonum.publish import Publication, PublishError, Terminated
+
+
+def listing(d: Path) -> list:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
+
+
+def test_all_outputs_published_together(tmp_path: Path) -> None:
+    with Publication() as pub:
+        pub.write_bytes(tmp_path / "a.bin", b"\x01\x02")
+        with pub.open(tmp_path / "sub" / "b.txt", "w") as fh:
+            fh.write("text")
+        with pub.directory(tmp_path / "c.zarr") as store:
+            (store / "0.0").write_bytes(b"chunk")
+        assert not (tmp_path / "a.bin").exists()  # nothing in place before the end of the block
+    assert (tmp_path / "a.bin").read_bytes() == b"\x01\x02"
+    assert (tmp_path / "sub" / "b.txt").read_text() == "text"
+    assert (tmp_path / "c.zarr" / "0.0").read_bytes() == b"chunk"
+    assert pub.paths == [tmp_path / "a.bin", tmp_path / "sub" / "b.txt", tmp_path / "c.zarr"]
+    assert listing(tmp_path) == ["a.bin", "c.zarr", "c.zarr/0.0", "sub", "sub/b.txt"]
+    assert set(pub.paths) <= set(publish.published())
+
+
+def test_file_mode_follows_umask(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        with Publication() as pub:
+            pub.write_bytes(tmp_path / "a", b"")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a").stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("boom"), KeyboardInterrupt(), Terminated()])
+def test_exception_leaves_nothing(tmp_path: Path, exc: BaseException) -> None:
+    (tmp_path / "a.bin").write_bytes(b"old")
+    with pytest.raises(type(exc)):
+        with Publication() as pub:
+            pub.write_bytes(tmp_path / "a.bin", b"new")
+            with pub.directory(tmp_path / "c.zarr") as store:
+                (store / "x").write_bytes(b"1")
+            raise exc
+    assert listing(tmp_path) == ["a.bin"]
+    assert (tmp_path / "a.bin").read_bytes() == b"old"
+
+
+def test_directory_where_a_file_goes_is_refused_before_any_rename(tmp_path: Path) -> None:
+    """Issue 10 item 1: a folder in place of one output; the others must not be published."""
+    (tmp_path / "z.json").mkdir()
+    with pytest.raises(PublishError, match=r"cannot write .*z\.json: it is a directory") as info:
+        with Publication() as pub:
+            pub.write_bytes(tmp_path / "a.npy", b"1")
+            pub.write_bytes(tmp_path / "z.json", b"2")
+    assert ".tmp" not in str(info.value)
+    assert listing(tmp_path) == ["z.json"]
+
+
+def test_destination_that_appears_during_the_run_is_refused_at_commit(tmp_path: Path) -> None:
+    with pytest.raises(PublishError, match=r"b\.npy: it is a directory"):
+        with Publication() as pub:
+            pub.write_bytes(tmp_path / "a.npy", b"1")
+            pub.write_bytes(tmp_path / "b.npy", b"2")
+            (tmp_path / "b.npy").mkdir()
+    assert listing(tmp_path) == ["b.npy"]
+
+
+def test_failed_rename_rolls_back_the_earlier_ones(tmp_path: Path, monkeypatch: Any) -> None:
+    (tmp_path / "a").write_bytes(b"old a")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_bytes(b"old d")
+    real = os.replace
+    calls = []
+
+    def failing(src: Any, dst: Any) -> None:
+        calls.append(dst)
+        if Path(dst).name == "c":
+            raise OSError(errno.EIO, "Input/output error")
+        real(src, dst)
+
+    monkeypatch.setattr(publish.os, "replace", failing)
+    with pytest.raises(PublishError, match=r"cannot write .*/c: Input/output error"):
+        with Publication() as pub:
+            pub.write_bytes(tmp_path / "a", b"new a")
+            pub.write_bytes(tmp_path / "b", b"new b")
+            with pub.directory(tmp_path / "d", replace=True) as store:
+                (store / "g").write_bytes(b"new d")
+            pub.write_bytes(tmp_path / "c", b"new c")
+    monkeypatch.setattr(publish.os, "replace", real)
+    assert listing(tmp_path) == ["a", "d", "d/f"]
+    assert (tmp_path / "a").read_bytes() == b"old a"
+    assert (tmp_path / "d" / "f").read_bytes() == b"old d"
+
+
+def test_existing_directory_needs_replace(tmp_path: Path) -> None:
+    (tmp_path / "s.zarr").mkdir()
+    with pytest.raises(PublishError, match="the directory exists"):
+        with Publication() as pub:
+            with pub.directory(tmp_path / "s.zarr"):
+                pass
+    with Publication() as pub:
+        with pub.directory(tmp_path / "s.zarr", replace=True) as d:
+            (d / "new").write_text("x")
+    assert listing(tmp_path) == ["s.zarr", "s.zarr/new"]
+
+
+def test_full_disk_names_the_destination(tmp_path: Path) -> None:
+    class Full:
+        def write(self, data: bytes) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(PublishError, match=r"cannot write .*out\.npy: No space left on device"):
+        with Publication() as pub:
+            with pub.open(tmp_path / "out.npy") as fh:
+                Full.write(fh, b"x")  # type: ignore[arg-type]
+    assert listing(tmp_path) == []
+
+
+def test_signals_are_held_back_while_committing(tmp_path: Path, monkeypatch: Any) -> None:
+    """A SIGINT arriving between two renames is delivered after the whole set is in place."""
+    real = os.replace
+
+    def replace_then_signal(src: Any, dst: Any) -> None:
+        real(src, dst)
+        if Path(dst).name == "a":
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(publish.os, "replace", replace_then_signal)
+    with pytest.raises(KeyboardInterrupt):
+        with Publication() as pub:
+            pub.write_bytes(tmp_path / "a", b"1")
+            pub.write_bytes(tmp_path / "b", b"2")
+    assert listing(tmp_path) == ["a", "b"]
+
+
+def test_sigterm_handler_raises_terminated(tmp_path: Path) -> None:
+    old = signal.getsignal(signal.SIGTERM)
+    try:
+        assert publish.install_sigterm_handler()
+        with pytest.raises(Terminated):
+            with Publication() as pub:
+                pub.write_bytes(tmp_path / "a", b"1")
+                os.kill(os.getpid(), signal.SIGTERM)
+                for _ in range(1000):  # the handler runs between bytecodes
+                    pass
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert listing(tmp_path) == []
+    assert publish.remove_temporaries() == []
