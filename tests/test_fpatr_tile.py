@@ -774,3 +774,99 @@ def test_negative_raw_bits_say_how_to_reinterpret() -> None:
         reduction_step(-5, 3, acc_type="S32", max_abs=True)
     with pytest.raises(UsageError, match=r"current\[1\] = -5: .*view\(np.uint32\)"):
         reduction_step(np.array([1, -5], np.int32), 3, acc_type="S32", max_abs=True)
+
+
+# ------------------------------------------------- preflight / compute / commit in blocks
+
+
+def _cuts(rng, size: int, k: int) -> List[int]:
+    inner = sorted(set(int(c) for c in rng.integers(1, size, k))) if size > 1 else []
+    return [0] + inner + [size]
+
+
+@pytest.mark.parametrize("path", ["numpy", "numba", "reference"])
+@pytest.mark.parametrize("t", ["FP32", "S32", "U32"])
+def test_blocks_joined_equal_the_whole_tile(t, path, monkeypatch):
+    """A tile cut into random row/column blocks (cuts inside GroupMax groups too), each block computed
+    from a shape-only plan plus its own chunk, then joined (RowMax/GroupMax partials combined in column
+    order, RowMaxIn last) and committed: the same bits and flags as the MatrixRowMaxResult /
+    MatrixGroupMaxResult oracles and as postprocess on the whole tile."""
+    if path == "numpy":
+        monkeypatch.setenv("PTONUM_DISABLE_NUMBA", "1")
+    elif path == "numba":
+        monkeypatch.delenv("PTONUM_DISABLE_NUMBA", raising=False)
+        monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    engine = "reference" if path == "reference" else "fast"
+    rng = np.random.default_rng(len(t) * 7 + len(path))
+    m, n = 5, 21
+    base = np.array(NAN_ROWS, np.uint64) if t == "FP32" else np.array(
+        [[0x80000000, 5, 0xFFFFFFFF, 0x7FFFFFFF], [0xFFFFFFFB, 0x80000000, 3, 0], [1, 2, 3, 4]], np.uint64)
+    acc = np.tile(base, (2, 6))[:m, :n].copy()
+    noise = rng.random(acc.shape) < 0.4
+    acc[noise] = rng.choice(SPECIALS, int(noise.sum()))
+    acc = acc.astype(np.uint32)
+    init = rng.choice(SPECIALS, (m, 1)).astype(np.uint32)
+    if t == "S32":
+        mode, extra = 2, dict(quant_tile=np.array(
+            [SCALE_ONE | (int(o) << 37) for o in rng.integers(0, 512, n)], np.uint64), rmode="RTO", sat=True)
+    elif t == "FP32":
+        mode, extra = 1, dict(relu_tile=np.full(n, ALPHA_HALF, np.uint64), sat=True)
+    else:
+        mode, extra = 0, {}
+    relu = 3 if t == "FP32" else 0
+    for ma in (False, True):
+        attrs = dict(pre_quant_mode=mode, relu_mode=relu, row_max_en=1, row_max_init=1, group_max_en=1,
+                     group_n_code=1, max_abs_en=ma)
+        kw = dict(acc_type=t, attributes=attrs, row_max_in=init, engine=engine, **extra)
+        whole = postprocess(acc, **kw)
+        er, rf = oracle_row_max(acc.tolist(), t, ma, init.tolist())
+        eg, gf = oracle_group_max(acc.tolist(), t, ma, 8)
+        assert whole.row_max_bits.tolist() == er and whole.group_max_bits.tolist() == eg
+        plan = tile_mod.preflight_shape(acc.shape, acc.dtype, **kw)
+        assert plan.acc_bits is None and plan.tile_shape == (m, n)
+        rows_out = None
+        rcuts, ccuts = _cuts(rng, m, 2), _cuts(rng, n, 3)
+        for r0, r1 in zip(rcuts, rcuts[1:]):
+            joined = None
+            for c0, c1 in zip(ccuts, ccuts[1:]):
+                bp = plan.block(slice(r0, r1), slice(c0, c1), acc[r0:r1, c0:c1])
+                assert bp.origin == (r0, c0) and (bp.m, bp.n) == (r1 - r0, c1 - c0)
+                out = tile_mod.compute(bp)
+                joined = (bp, out) if joined is None else tile_mod.join_columns(*joined, bp, out)
+            assert joined is not None and joined[0].full_width
+            rows_out = joined[1] if rows_out is None else tile_mod.join_rows(rows_out, joined[1])
+        assert rows_out is not None
+        status = StatusRegister(0x02)
+        full = tile_mod.preflight(acc, **kw)
+        res = tile_mod.commit(full, rows_out, status)
+        assert res.row_max_bits.tolist() == er and res.group_max_bits.tolist() == eg
+        assert np.array_equal(res.d_bits, whole.d_bits)
+        assert res.flags == whole.flags and res.flags & (rf | gf) == rf | gf
+        assert int(status) == 0x02 | res.flags
+
+
+def test_plan_is_typed_and_blocks_reject_bad_input():
+    kw = dict(attributes=dict(pre_quant_mode=2, row_max_en=1), rmode=2, sat=1,
+              quant_tile=np.full(4, SCALE_ONE, np.uint64))
+    plan = tile_mod.preflight(np.zeros((3, 4), np.int32), **kw)
+    assert plan.rmode.name == "RTZ" and plan.sat is True and plan.dst_type.name == "S8"
+    assert plan.acc_type.name == "S32" and plan.quant_words.shape == (1, 4) and plan.relu_words.ndim == 0
+    sub = plan.block(slice(1, 3), slice(2, 4))
+    assert sub.quant_words.shape == (1, 2) and sub.origin == (1, 2) and not sub.full_width
+    with pytest.raises(UsageError, match="acc_block: shape"):
+        plan.block(slice(0, 1), slice(0, 2), np.zeros((2, 2), np.int32))
+    with pytest.raises(UsageError, match="float32 values are an FP32 accumulator"):
+        plan.block(slice(0, 1), slice(0, 2), np.zeros((1, 2), np.float32))
+    with pytest.raises(UsageError, match="non-empty slice"):
+        plan.block(slice(2, 2), slice(0, 2))
+    shape_plan = tile_mod.preflight_shape((3, 4), "uint32", acc_type="S32", **kw)
+    with pytest.raises(UsageError, match=r"acc\[0, 1\] = 0x100000000.*row 2, column 0"):
+        shape_plan.block(slice(2, 3), slice(0, 2), np.array([[1, 2**32]], np.uint64))
+    with pytest.raises(UsageError, match="no accumulator data"):
+        tile_mod.compute(shape_plan)
+    with pytest.raises(UsageError, match="not the whole 3 x 4 tile"):
+        tile_mod.commit(sub, tile_mod.compute(sub))
+    status = StatusRegister(0x10)
+    with pytest.raises(UsageError, match="status"):
+        tile_mod.commit(plan, tile_mod.compute(plan), status=0x10)  # type: ignore[arg-type]
+    assert int(status) == 0x10

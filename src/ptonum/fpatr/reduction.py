@@ -62,6 +62,8 @@ __all__ = [
     "reduction_trace",
     "row_max",
     "group_max",
+    "fold_groups",
+    "combine_partials",
 ]
 
 #: Accumulator types a B.FPATR reduction runs on (``BundleFPATRAccumulatorTypeLegal``).
@@ -389,11 +391,17 @@ def _as_matrix(name: str, value: Any) -> np.ndarray:
     return arr.astype(np.uint32)
 
 
-def _fold_groups_fast(x: np.ndarray, group: int, t: TileDataType, max_abs: bool) -> Tuple[np.ndarray, np.ndarray]:
+def _group_starts(n: int, group: int, first: int) -> np.ndarray:
+    """First column of each group: 0, then ``first``, ``first + group``, ... below ``n``."""
+    return np.concatenate([[0], np.arange(first, n, group)]).astype(np.intp)
+
+
+def _fold_groups_fast(x: np.ndarray, group: int, t: TileDataType, max_abs: bool,
+                      first: int) -> Tuple[np.ndarray, np.ndarray]:
     """Vectorized MatrixGroupMaxResult fold over ``x`` (M x N uint32) in groups of ``group`` columns."""
     m, n = x.shape
-    starts = np.arange(0, n, group)
-    sizes = np.minimum(starts + group, n) - starts  # (G,)
+    starts = _group_starts(n, group, first)
+    sizes = np.diff(np.append(starts, n))  # (G,)
     if t is TileDataType.FP32:
         v = x & np.uint32(0x7FFFFFFF) if max_abs else x
         nan = _fp32_nan_np(v)
@@ -405,8 +413,8 @@ def _fold_groups_fast(x: np.ndarray, group: int, t: TileDataType, max_abs: bool)
         any_snan = np.logical_or.reduceat(snan, starts, axis=1)
         del nan, snan
         stepped = (sizes >= 2) | max_abs  # (G,) whether at least one step ran
-        first = x[:, starts]
-        all_nan_res = np.where(stepped, np.uint32(CANONICAL_NAN_FP32), first)
+        leading = x[:, starts]
+        all_nan_res = np.where(stepped, np.uint32(CANONICAL_NAN_FP32), leading)
         res = np.where(any_num, _fp32_unkey_np(kmax), all_nan_res).astype(np.uint32)
         flags = np.where(any_snan & stepped, np.uint8(_NV), np.uint8(0))
         return res, flags.astype(np.uint8)
@@ -424,21 +432,23 @@ def _fold_groups_fast(x: np.ndarray, group: int, t: TileDataType, max_abs: bool)
     return res.astype(np.uint32), flags
 
 
-def _fold_groups_ref(x: np.ndarray, group: int, t: TileDataType, max_abs: bool) -> Tuple[np.ndarray, np.ndarray]:
+def _fold_groups_ref(x: np.ndarray, group: int, t: TileDataType, max_abs: bool,
+                     first: int) -> Tuple[np.ndarray, np.ndarray]:
     """MatrixGroupMaxResult step by step (Python ints)."""
     m, n = x.shape
-    ng = -(-n // group)
+    bounds = [int(c) for c in _group_starts(n, group, first)] + [n]
+    ng = len(bounds) - 1
     res = np.zeros((m, ng), np.uint32)
     fl = np.zeros((m, ng), np.uint8)
     for r in range(m):
         for g in range(ng):
-            first = g * group
-            value = int(x[r, first])
+            start, stop = bounds[g], bounds[g + 1]
+            value = int(x[r, start])
             flags = 0
             if max_abs:
                 value, f = _step_ref(value, value, t, True)
                 flags |= f
-            for c in range(first + 1, min(first + group, n)):
+            for c in range(start + 1, stop):
                 value, f = _step_ref(value, int(x[r, c]), t, max_abs)
                 flags |= f
             res[r, g] = value
@@ -446,18 +456,43 @@ def _fold_groups_ref(x: np.ndarray, group: int, t: TileDataType, max_abs: bool) 
     return res, fl
 
 
-def fold_groups(x: np.ndarray, group: int, t: TileDataType, max_abs: bool, engine: str) -> Tuple[np.ndarray, np.ndarray]:
-    """Internal: fold a validated ``uint32`` M x N block in groups of ``group`` columns.
+def fold_groups(x: np.ndarray, group: int, t: TileDataType, max_abs: bool, engine: str,
+                first: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """Fold a validated ``uint32`` M x N block in groups of ``group`` columns (typed, no checks).
 
-    Returns ``(bits M x ceil(N/group) uint32, flags same shape uint8)``.  No
-    argument checking; :func:`row_max` / :func:`group_max` and the tile
-    operation validate first.
+    ``first`` (default ``group``) is the width of the first group, for a block
+    that starts inside a group of the whole tile: groups are then columns
+    ``[0, first)``, ``[first, first + group)``, ...  Returns ``(bits, flags)``,
+    ``uint32`` and ``uint8`` of shape M x G.  No argument checking;
+    :func:`row_max` / :func:`group_max` and the tile operation validate first.
 
     Source: ADR-0085 D175/D181; ``MatrixRowMaxResult`` / ``MatrixGroupMaxResult``.
     """
+    f = group if first is None else first
     if engine == "fast":
-        return _fold_groups_fast(x, group, t, max_abs)
-    return _fold_groups_ref(x, group, t, max_abs)
+        return _fold_groups_fast(x, group, t, max_abs, f)
+    return _fold_groups_ref(x, group, t, max_abs, f)
+
+
+def combine_partials(current: np.ndarray, candidate: np.ndarray, t: TileDataType, max_abs: bool,
+                     engine: str) -> Tuple[np.ndarray, np.ndarray]:
+    """Join two partial folds of the same row/group: one reduction step per element (typed, no checks).
+
+    ``current`` is the fold of the columns on the left, ``candidate`` the fold
+    of the columns that follow (same-shape ``uint32`` arrays).  Folding
+    columns ``A`` then ``B`` in increasing order equals ``step(fold(A),
+    fold(B))`` with the flags OR-ed: MAX on S32/U32 is a plain maximum; on FP32
+    NaNs are skipped (two NaNs give the canonical NaN) and NV comes from the
+    step that met the signalling NaN in either order; under MaxAbsEn both
+    partials are already absolute values, so the joining step raises nothing
+    more (tested against the whole fold in ``tests/test_fpatr_tile.py``).
+    RowMaxIn joins the same way, as ``current`` of the last step.
+
+    Returns ``(bits uint32, flags uint8)`` of the same shape.
+    Source: ADR-0085 D175/D181; ``TileProfileMatrixReductionStepWithFlags``,
+    ``MatrixRowMaxResult``, ``MatrixGroupMaxResult``.
+    """
+    return _steps(current, candidate, t, max_abs, engine)
 
 
 def row_max(

@@ -24,16 +24,16 @@ passes the word 1 (unused).  ReluMode 3 reads the FP19 activation word of column
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional, Tuple
 
 import numpy as np
 
-from .._util import check_bool, check_engine
+from .._util import Engine, check_bool, check_engine
 from ..errors import TileLegalityError, UsageError
 from ..flags import StatusRegister, flag_names
 from ..formats import TileDataType, parse_data_type
-from ..rounding import parse_rounding_mode
+from ..rounding import RoundingMode, parse_rounding_mode
 from .attributes import (
     FPATRAttributes,
     check_accumulator_type,
@@ -44,9 +44,22 @@ from .attributes import (
 )
 from .element import _config, destination_dtype, postprocess_element
 from .params import check_quant_param, check_relu_param
-from .reduction import fold_groups, reduction_step
+from .reduction import combine_partials, fold_groups
 
-__all__ = ["PostprocessResult", "postprocess", "BLOCK_ELEMENTS"]
+__all__ = [
+    "PostprocessResult",
+    "postprocess",
+    "BLOCK_ELEMENTS",
+    "TilePlan",
+    "TileOutputs",
+    "preflight",
+    "preflight_shape",
+    "accumulator_bits",
+    "compute",
+    "join_rows",
+    "join_columns",
+    "commit",
+]
 
 #: Target number of accumulator elements per row block of the fast engine.
 BLOCK_ELEMENTS = 1 << 20
@@ -229,32 +242,62 @@ def _int_bits(name: str, arr: np.ndarray, width: int) -> np.ndarray:
     return arr.astype(out_dtype)
 
 
-def _accumulator(acc: Any, acc_type: Any) -> Tuple[np.ndarray, TileDataType]:
-    arr = _asarray("acc", acc)
+def _accumulator_type(dtype: np.dtype, acc_type: Any) -> TileDataType:
+    """The accumulator type that ``dtype`` data with the given ``acc_type`` argument is (dtype checks only)."""
     given = None if acc_type is None else parse_data_type(acc_type, "acc_type")
-    if arr.dtype == np.float32:
+    if dtype == np.float32:
         if given is not None and given is not TileDataType.FP32:
             raise UsageError(f"acc: float32 values are an FP32 accumulator, but acc_type = {given.name}")
-        bits, t = arr.view(np.uint32), TileDataType.FP32
-    elif arr.dtype == np.int32:
+        return TileDataType.FP32
+    if dtype == np.int32:
         if given is not None and given is not TileDataType.S32:
             raise UsageError(f"acc: int32 values are an S32 accumulator, but acc_type = {given.name}")
-        bits, t = arr.view(np.uint32), TileDataType.S32
-    elif arr.dtype.kind == "f":
+        return TileDataType.S32
+    if dtype.kind == "f":
         raise UsageError(
-            f"acc: dtype {arr.dtype} is not an accumulator; pass float32 values (FP32), int32 (S32) "
+            f"acc: dtype {dtype} is not an accumulator; pass float32 values (FP32), int32 (S32) "
             "or raw 32-bit encodings with acc_type"
         )
-    else:
-        if given is None:
-            raise UsageError(
-                f"acc: dtype {arr.dtype} holds raw encodings; give acc_type (FP32, S32 or U32) "
-                "or pass float32 / int32 values"
-            )
-        bits, t = _int_bits("acc", arr, 32), given
-    if bits.ndim != 2 or bits.shape[0] < 1 or bits.shape[1] < 1:
-        raise UsageError(f"acc: expected a 2-D M x N accumulator with M, N >= 1, got shape {bits.shape}")
-    return bits, t
+    if given is None:
+        raise UsageError(
+            f"acc: dtype {dtype} holds raw encodings; give acc_type (FP32, S32 or U32) "
+            "or pass float32 / int32 values"
+        )
+    return given
+
+
+def _check_acc_shape(shape: Tuple[int, ...]) -> Tuple[int, int]:
+    if len(shape) != 2 or shape[0] < 1 or shape[1] < 1:
+        raise UsageError(f"acc: expected a 2-D M x N accumulator with M, N >= 1, got shape {tuple(shape)}")
+    return int(shape[0]), int(shape[1])
+
+
+def _acc_bits(arr: np.ndarray, t: TileDataType) -> np.ndarray:
+    """Accumulator data already typed by :func:`_accumulator_type` -> uint32 bits (no copy when possible)."""
+    if arr.dtype == np.float32 or arr.dtype == np.int32:
+        return arr.view(np.uint32)
+    return _int_bits("acc", arr, 32)
+
+
+def accumulator_bits(acc: Any, acc_type: Any = None) -> Tuple[np.ndarray, TileDataType]:
+    """The raw ``uint32`` bits and accumulator type of accumulator data.
+
+    ``acc``: ``float32`` values (FP32), ``int32`` values (S32) or raw 32-bit
+    encodings in any integer dtype together with ``acc_type``; any shape (the
+    tile operation requires 2-D; a chunk of a larger tile is fine here).
+    Returns ``(bits, acc_type)``; ``bits`` is a view of ``acc`` when it already
+    is ``float32``/``int32``/``uint32``.
+
+    Raises :class:`UsageError` for a non-accumulator dtype, an ``acc_type``
+    that contradicts the dtype, a missing ``acc_type`` for raw encodings, or a
+    raw element that is not a 32-bit pattern (named by its index in ``acc``).
+
+    Source: ADR-0085 D179/D181 (the accumulator is FP32, S32 or U32); no ASL
+    counterpart (argument normalisation).
+    """
+    arr = _asarray("acc", acc)
+    t = _accumulator_type(arr.dtype, acc_type)
+    return _acc_bits(arr, t), t
 
 
 def _row_max_in(value: Any, t: TileDataType, m: int) -> np.ndarray:
@@ -304,11 +347,481 @@ def _presence(name: str, given: bool, needed: bool, why_needed: str, why_not: st
         raise TileLegalityError(f"{name} was given but is not an operand: {why_not} ({_RULE_SOURCES[name]})")
 
 
+def _check_status(status: Any) -> Optional[StatusRegister]:
+    if status is not None and not isinstance(status, StatusRegister):
+        raise UsageError(f"status = {status!r}: expected a ptonum.StatusRegister or None")
+    return status
+
+
 # ---------------------------------------------------------------------------
-# The operation
+# Preflight: every check, before any computation (BundleMatrixPostProcessSourcesLegal)
+
+
+@dataclass(frozen=True, eq=False)
+class TilePlan:
+    """A validated B.FPATR tile operation (or one row/column block of it), ready to compute.
+
+    Every field is typed and checked; :func:`compute` reads nothing else and
+    checks nothing again.  Made by :func:`preflight` (with the accumulator) or
+    :func:`preflight_shape` (shape and dtype only, ``acc_bits`` is ``None``);
+    :meth:`block` cuts a sub-block with the matching parameter columns.
+
+    Attributes:
+        acc_bits: M x N ``uint32`` raw accumulator encodings, or ``None`` for a
+            plan made from the shape only (attach data with :meth:`block`).
+        acc_type: FP32, S32 or U32 (also the type of RowMaxOut/GroupMaxOut).
+        attributes: the decoded, field-legal :class:`FPATRAttributes`.
+        rmode: the rounding mode the element conversion uses (B.DATR RMode
+            after NONE -> RNE and the mode's fixed rounding; never NONE).
+        sat: the Sat the element conversion uses.
+        quant_words: ``uint64`` quantization words: 0-d (the scalar word, or 1
+            for a mode without parameter) or 1 x N (one legal word per column).
+        relu_words: ``uint64`` activation words: 0-d (the scalar FP19 word, or 0)
+            or 1 x N.
+        row_max_in: M x 1 ``uint32`` RowMaxIn encodings, or ``None``.
+        dst_type: the destination Tile DataType of D.
+        engine: ``"fast"`` or ``"reference"``.
+        m, n: rows and columns of this block.
+        origin: ``(row, column)`` of this block's first element in the whole tile.
+        tile_shape: ``(M, N)`` of the whole tile.
+
+    Source: ADR-0085 D175-D181; the preflight ``BundleMatrixPostProcessSourcesLegal``.
+    """
+
+    acc_bits: Optional[np.ndarray]
+    acc_type: TileDataType
+    attributes: FPATRAttributes
+    rmode: RoundingMode
+    sat: bool
+    quant_words: np.ndarray
+    relu_words: np.ndarray
+    row_max_in: Optional[np.ndarray]
+    dst_type: TileDataType
+    engine: Engine
+    m: int
+    n: int
+    origin: Tuple[int, int] = (0, 0)
+    tile_shape: Tuple[int, int] = (0, 0)
+
+    @property
+    def group_n(self) -> int:
+        """GroupN in columns (:attr:`FPATRAttributes.group_n`; 0 when GroupMax is off)."""
+        return self.attributes.group_n
+
+    @property
+    def full_width(self) -> bool:
+        """True when this block spans every column of the tile (its RowMax is final)."""
+        return self.origin[1] == 0 and self.n == self.tile_shape[1]
+
+    @property
+    def group_columns(self) -> slice:
+        """The GroupMaxOut columns this block contributes to (whole-tile group indices).
+
+        The first and last may be partial groups shared with the neighbouring
+        column blocks (combined by :func:`join_columns`).
+        """
+        g = self.group_n
+        c0 = self.origin[1]
+        if not g:
+            return slice(0, 0)
+        return slice(c0 // g, -(-(c0 + self.n) // g))
+
+    def block(self, rows: slice, cols: slice, acc_block: Any = None) -> "TilePlan":
+        """The plan of the sub-block ``[rows, cols]`` (slices relative to this plan, step 1).
+
+        The quant/relu tiles keep the block's columns, RowMaxIn its rows.
+        ``acc_block`` gives the block's accumulator data (the same dtype as
+        the data this plan was made from: ``float32``/``int32`` values or raw
+        encodings); it is converted and checked like :func:`preflight`'s
+        ``acc`` (an out-of-range raw element raises :class:`UsageError` naming
+        its index in the whole tile).  Without it the block is cut from
+        :attr:`acc_bits` (``None`` stays ``None``).
+
+        Raises :class:`UsageError` for a slice outside the plan, a step other
+        than 1, an empty block, or ``acc_block`` of the wrong shape/dtype.
+        """
+        r0, r1 = _check_slice("rows", rows, self.m)
+        c0, c1 = _check_slice("cols", cols, self.n)
+        bits: Optional[np.ndarray]
+        if acc_block is not None:
+            arr = _asarray("acc", acc_block)
+            if arr.shape != (r1 - r0, c1 - c0):
+                raise UsageError(f"acc_block: shape {arr.shape}, the block [{r0}:{r1}, {c0}:{c1}] is "
+                                 f"{r1 - r0} x {c1 - c0}")
+            t = _accumulator_type(arr.dtype, self.acc_type)
+            try:
+                bits = _acc_bits(arr, t)
+            except UsageError as exc:
+                raise UsageError(f"{exc} (block at row {self.origin[0] + r0}, column {self.origin[1] + c0})"
+                                 ) from None
+        else:
+            bits = None if self.acc_bits is None else self.acc_bits[r0:r1, c0:c1]
+        q = self.quant_words if self.quant_words.ndim == 0 else self.quant_words[:, c0:c1]
+        r = self.relu_words if self.relu_words.ndim == 0 else self.relu_words[:, c0:c1]
+        init = None if self.row_max_in is None else self.row_max_in[r0:r1]
+        return replace(self, acc_bits=bits, quant_words=q, relu_words=r, row_max_in=init,
+                       m=r1 - r0, n=c1 - c0, origin=(self.origin[0] + r0, self.origin[1] + c0))
+
+
+def _check_slice(name: str, s: Any, size: int) -> Tuple[int, int]:
+    if not isinstance(s, slice):
+        raise UsageError(f"{name} = {s!r}: expected a slice")
+    start, stop, step = s.indices(size)
+    if step != 1 or stop <= start:
+        raise UsageError(f"{name} = {s!r}: expected a non-empty slice with step 1 inside 0..{size}")
+    return start, stop
+
+
+def preflight_shape(
+    shape: Tuple[int, ...],
+    dtype: Any,
+    *,
+    acc_type: Any = None,
+    attributes: Any,
+    rmode: Any = "NONE",
+    sat: Any = False,
+    quant_param: Optional[int] = None,
+    quant_tile: Any = None,
+    relu_param: Optional[int] = None,
+    relu_tile: Any = None,
+    row_max_in: Any = None,
+    engine: str = "fast",
+) -> TilePlan:
+    """Every check of :func:`postprocess` that does not read accumulator values.
+
+    ``shape``/``dtype`` describe the accumulator (as :func:`postprocess`'s
+    ``acc`` would have them); the returned plan has ``acc_bits=None``.  A
+    layer that holds the accumulator lazily (e.g. chunked) calls this at call
+    time, then gives each chunk's data to :meth:`TilePlan.block`, which checks
+    the chunk's values (only raw integer encodings can be out of range).
+    Arguments and errors are those of :func:`postprocess` (except for values
+    of ``acc``).
+
+    Source: ADR-0085 D175-D181; ``BundleMatrixPostProcessSourcesLegal``.
+    """
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise UsageError(f"dtype = {dtype!r}: not a numpy dtype ({exc})") from None
+    try:
+        shp = tuple(int(d) for d in shape)
+    except (TypeError, ValueError):
+        raise UsageError(f"shape = {shape!r}: expected a tuple of ints") from None
+    return _preflight(None, shp, dt, acc_type=acc_type, attributes=attributes, rmode=rmode, sat=sat,
+                      quant_param=quant_param, quant_tile=quant_tile, relu_param=relu_param,
+                      relu_tile=relu_tile, row_max_in=row_max_in, engine=engine)
+
+
+def preflight(
+    acc: Any,
+    *,
+    acc_type: Any = None,
+    attributes: Any,
+    rmode: Any = "NONE",
+    sat: Any = False,
+    quant_param: Optional[int] = None,
+    quant_tile: Any = None,
+    relu_param: Optional[int] = None,
+    relu_tile: Any = None,
+    row_max_in: Any = None,
+    engine: str = "fast",
+) -> TilePlan:
+    """Check every argument of a B.FPATR tile operation and return the typed :class:`TilePlan`.
+
+    Arguments and errors are those of :func:`postprocess` (without ``status``
+    and ``progress``); nothing is computed.  Every legality rule of the ASL
+    preflight runs here: B.FPATR fields, B.DATR RMode/Sat, the accumulator
+    class, parameter and RowMaxIn presence, each parameter word and each
+    element of the quant/relu tiles, auxiliary shapes and types.
+
+    Source: ADR-0085 D175-D181; ``BundleMatrixPostProcessSourcesLegal``,
+    ``TileMatrixAuxiliarySourceSchemaLegal``, ``TileMatrixVectorQuantContentsLegal``,
+    ``TileMatrixVectorReluContentsLegal``.
+    """
+    arr = _asarray("acc", acc)
+    return _preflight(arr, arr.shape, arr.dtype, acc_type=acc_type, attributes=attributes, rmode=rmode,
+                      sat=sat, quant_param=quant_param, quant_tile=quant_tile, relu_param=relu_param,
+                      relu_tile=relu_tile, row_max_in=row_max_in, engine=engine)
+
+
+def _preflight(arr: Optional[np.ndarray], shape: Tuple[int, ...], dtype: np.dtype, *, acc_type: Any,
+               attributes: Any, rmode: Any, sat: Any, quant_param: Any, quant_tile: Any, relu_param: Any,
+               relu_tile: Any, row_max_in: Any, engine: Any) -> TilePlan:
+    eng = check_engine(engine)
+    attrs = _attributes(attributes)
+    check_fields(attrs)
+    mode = attrs.pre_quant_mode
+    info = attrs.mode_info
+    rm = parse_rounding_mode(rmode, "rmode")
+    st = check_bool("sat", sat)
+    check_datr(mode, rm, st)
+    t = _accumulator_type(dtype, acc_type)
+    bits = None if arr is None else _acc_bits(arr, t)
+    m, n = _check_acc_shape(shape)
+    check_accumulator_type(mode, t)
+
+    # Parameter presence (B.IOR dense order / Local source order, ADR-0064).
+    mode_desc = f"PreQuantMode {int(mode)} ({mode.name}) takes a {info.parameter} parameter"
+    _presence("quant_param", quant_param is not None, info.parameter == "scalar",
+              f"{mode_desc} from the B.IOR stream",
+              mode_desc if info.parameter != "none" else f"PreQuantMode {int(mode)} ({mode.name}) takes no parameter")
+    _presence("quant_tile", quant_tile is not None, info.parameter == "vector",
+              f"{mode_desc} tile (1 x {n} U64)",
+              mode_desc if info.parameter != "none" else f"PreQuantMode {int(mode)} ({mode.name}) takes no parameter")
+    relu = int(attrs.relu_mode)
+    _presence("relu_param", relu_param is not None, relu == 2,
+              "ReluMode=2 (scalar LReLU/PReLU) reads one FP19 word from the B.IOR stream",
+              f"only ReluMode=2 takes a scalar activation word (ReluMode={relu})")
+    _presence("relu_tile", relu_tile is not None, relu == 3,
+              f"ReluMode=3 (vector PReLU) reads a 1 x {n} U64 activation tile",
+              f"only ReluMode=3 takes an activation tile (ReluMode={relu})")
+    _presence("row_max_in", row_max_in is not None, attrs.row_max_init,
+              f"RowMaxInit=1 reads RowMaxIn, {m} x 1 of the accumulator type",
+              "RowMaxIn is read only when RowMaxEn=1 and RowMaxInit=1")
+
+    qp: np.ndarray
+    if info.parameter == "scalar":
+        qword = _scalar_word("quant_param", quant_param)
+        check_quant_param(mode, qword, "quant_param")
+        qp = np.asarray(qword, np.uint64)
+    elif info.parameter == "vector":
+        qp = _vector_tile("quant_tile", quant_tile, n)
+        check_quant_param(mode, qp, "quant_tile")
+    else:
+        qp = np.asarray(1, np.uint64)  # MatrixPostProcessResult passes 1 when the mode has no parameter
+    rp: np.ndarray
+    if relu == 2:
+        rword = _scalar_word("relu_param", relu_param)
+        check_relu_param(rword, "relu_param")
+        rp = np.asarray(rword, np.uint64)
+    elif relu == 3:
+        rp = _vector_tile("relu_tile", relu_tile, n)
+        check_relu_param(rp, "relu_tile")
+    else:
+        rp = np.asarray(0, np.uint64)
+    init = _row_max_in(row_max_in, t, m) if row_max_in is not None else None
+
+    eff_rmode, eff_sat = effective_control(mode, rm, st)
+    return TilePlan(
+        acc_bits=bits, acc_type=t, attributes=attrs, rmode=eff_rmode, sat=eff_sat,
+        quant_words=qp, relu_words=rp, row_max_in=init, dst_type=output_type(mode, t), engine=eng,
+        m=m, n=n, origin=(0, 0), tile_shape=(m, n),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Compute: pure, on a plan or any block of it
+
+
+@dataclass(frozen=True, eq=False)
+class TileOutputs:
+    """The pre-commit results of :func:`compute` on a plan (or block).
+
+    Attributes:
+        d_bits: m x n destination encodings (carrier of :func:`destination_dtype`).
+        row_max_bits: m x 1 ``uint32`` RowMax (final when the plan is
+            :attr:`~TilePlan.full_width`, else the fold over the block's
+            columns without RowMaxIn), or ``None`` when RowMaxEn=0.
+        group_max_bits: m x G ``uint32`` GroupMax over the groups of
+            :attr:`TilePlan.group_columns` (partial at a cut group), or ``None``.
+        flags: OR of the flags of every element and reduction step computed.
+    """
+
+    d_bits: np.ndarray
+    row_max_bits: Optional[np.ndarray]
+    group_max_bits: Optional[np.ndarray]
+    flags: int
 
 
 ProgressFn = Callable[[int, int], None]
+
+
+def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutputs:
+    """Compute D, RowMax and GroupMax of a plan (or block); no argument checks, no side effects.
+
+    The fast engine works in row blocks of about :data:`BLOCK_ELEMENTS`
+    elements (one fused compiled pass when the kernels are in use and no
+    ``progress`` is asked for); ``progress(rows_done, rows_total)`` is called
+    after each row block.  A block whose columns do not start at a group
+    boundary folds its first (partial) group from its own first column.
+
+    Raises :class:`UsageError` only for a plan without accumulator data.
+
+    Source: ADR-0085 D175-D181; ``MatrixPostProcessResult``, ``MatrixRowMaxResult``,
+    ``MatrixGroupMaxResult``.
+    """
+    if plan.acc_bits is None:
+        raise UsageError("compute: the plan has no accumulator data (give it with TilePlan.block)")
+    bits = plan.acc_bits
+    m, n = plan.m, plan.n
+    attrs = plan.attributes
+    t = plan.acc_type
+    eng = plan.engine
+    mode = attrs.pre_quant_mode
+    group = attrs.group_n
+    first_group = group - plan.origin[1] % group if group else 0  # columns of the first (maybe partial) group
+    aligned = first_group == group
+    init = plan.row_max_in if plan.full_width else None
+    d_bits = np.empty((m, n), destination_dtype(plan.dst_type))
+    row_out = np.empty((m, 1), np.uint32) if attrs.row_max_en else None
+    n_groups = plan.group_columns.stop - plan.group_columns.start
+    group_out = np.empty((m, n_groups), np.uint32) if attrs.group_max_en else None
+    flags = 0
+    block = m if eng == "reference" else max(1, BLOCK_ELEMENTS // n)
+    from ..kernels import numba_enabled
+
+    use_kernel = eng == "fast" and numba_enabled(m * n)
+    qp: Any = plan.quant_words if plan.quant_words.ndim else np.uint64(plan.quant_words)
+    rp: Any = plan.relu_words if plan.relu_words.ndim else np.uint64(plan.relu_words)
+    if use_kernel:  # one fused compiled pass per row block (ptonum.kernels.postprocess)
+        from ..kernels.postprocess import run_tile
+
+        kcfg = _config(mode, attrs.relu_mode, t, plan.rmode, plan.sat)
+        if progress is None:
+            block = m  # the kernel needs no temporaries: one call, one parallel region
+    for r0 in range(0, m, block):
+        r1 = min(m, r0 + block)
+        if use_kernel:
+            kernel_groups = group_out is not None and aligned
+            flags |= run_tile(
+                np.ascontiguousarray(bits[r0:r1]).reshape(-1), m=r1 - r0, n=n, cfg=kcfg, qp=qp, rp=rp,
+                out=d_bits[r0:r1].reshape(-1), red_type=t, max_abs=attrs.max_abs_en,
+                row_out=None if row_out is None else row_out[r0:r1].reshape(-1),
+                init=None if init is None else np.ascontiguousarray(init[r0:r1]).reshape(-1),
+                group_n=group if kernel_groups else 0,
+                group_out=group_out[r0:r1].reshape(-1) if kernel_groups and group_out is not None else None,
+            )
+            if group_out is not None and not kernel_groups:
+                gb, gf = fold_groups(bits[r0:r1], group, t, attrs.max_abs_en, eng, first=first_group)
+                group_out[r0:r1] = gb
+                flags |= _or_all(gf)
+            if progress is not None:
+                progress(r1, m)
+            continue
+        blk = bits[r0:r1]
+        db, df = postprocess_element(
+            blk, pre_quant_mode=mode, relu_mode=attrs.relu_mode, acc_type=t,
+            quant_param=qp, relu_param=rp, rmode=plan.rmode, sat=plan.sat, engine=eng,
+        )
+        d_bits[r0:r1] = np.asarray(db).astype(d_bits.dtype, copy=False)
+        flags |= _or_all(df)
+        del db, df
+        if row_out is not None:
+            rb, rf = fold_groups(blk, n, t, attrs.max_abs_en, eng)
+            if init is not None:
+                rb, f2 = combine_partials(init[r0:r1], rb, t, attrs.max_abs_en, eng)
+                flags |= _or_all(f2)
+            row_out[r0:r1] = rb
+            flags |= _or_all(rf)
+        if group_out is not None:
+            gb, gf = fold_groups(blk, group, t, attrs.max_abs_en, eng, first=first_group)
+            group_out[r0:r1] = gb
+            flags |= _or_all(gf)
+        if progress is not None:
+            progress(r1, m)
+    return TileOutputs(d_bits=d_bits, row_max_bits=row_out, group_max_bits=group_out, flags=int(flags))
+
+
+def join_rows(top: TileOutputs, bottom: TileOutputs) -> TileOutputs:
+    """The outputs of two vertically adjacent blocks (same columns) as one block.
+
+    Source: ADR-0085 D181 (rows are independent).
+    """
+    def cat(a: Optional[np.ndarray], b: Optional[np.ndarray]) -> Optional[np.ndarray]:
+        return None if a is None or b is None else np.concatenate([a, b], axis=0)
+
+    return TileOutputs(d_bits=np.concatenate([top.d_bits, bottom.d_bits], axis=0),
+                       row_max_bits=cat(top.row_max_bits, bottom.row_max_bits),
+                       group_max_bits=cat(top.group_max_bits, bottom.group_max_bits),
+                       flags=top.flags | bottom.flags)
+
+
+def join_columns(left_plan: TilePlan, left: TileOutputs, right_plan: TilePlan, right: TileOutputs
+                 ) -> Tuple[TilePlan, TileOutputs]:
+    """The plan and outputs of two horizontally adjacent blocks (same rows) as one block.
+
+    ``right_plan`` must start at the column where ``left_plan`` ends.  D is
+    concatenated; the RowMax partials combine with one reduction step
+    (``current`` = left, ``candidate`` = right: the fold continues in
+    increasing column order, :func:`~ptonum.fpatr.reduction.combine_partials`);
+    a group cut by the boundary combines the same way.  When the joined block
+    spans the whole tile, RowMaxIn is applied (as the last step of the row).
+
+    Raises :class:`UsageError` when the blocks are not adjacent.
+    Source: ADR-0085 D181; ``MatrixRowMaxResult``, ``MatrixGroupMaxResult`` (fixed column order).
+    """
+    (lr, lc), (rr, rc) = left_plan.origin, right_plan.origin
+    if lr != rr or left_plan.m != right_plan.m or lc + left_plan.n != rc:
+        raise UsageError(f"join_columns: blocks at {left_plan.origin} ({left_plan.m} x {left_plan.n}) and "
+                         f"{right_plan.origin} ({right_plan.m} x {right_plan.n}) are not adjacent")
+    t, mabs, eng = left_plan.acc_type, left_plan.attributes.max_abs_en, left_plan.engine
+    flags = left.flags | right.flags
+    row = None
+    if left.row_max_bits is not None and right.row_max_bits is not None:
+        row, f = combine_partials(left.row_max_bits, right.row_max_bits, t, mabs, eng)
+        flags |= _or_all(f)
+    grp = None
+    if left.group_max_bits is not None and right.group_max_bits is not None:
+        lg, rg = left.group_max_bits, right.group_max_bits
+        if rc % left_plan.group_n:  # the boundary cuts a group (GroupMax on: group_n > 0): one more step in column order
+            mid, f = combine_partials(lg[:, -1:], rg[:, :1], t, mabs, eng)
+            flags |= _or_all(f)
+            grp = np.concatenate([lg[:, :-1], mid, rg[:, 1:]], axis=1)
+        else:
+            grp = np.concatenate([lg, rg], axis=1)
+    left_init = left_plan.row_max_in
+    bits = None
+    if left_plan.acc_bits is not None and right_plan.acc_bits is not None:
+        bits = np.concatenate([left_plan.acc_bits, right_plan.acc_bits], axis=1)
+
+    def cat(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return a if a.ndim == 0 else np.concatenate([a, b], axis=1)
+
+    plan = replace(left_plan, acc_bits=bits, n=left_plan.n + right_plan.n,
+                   quant_words=cat(left_plan.quant_words, right_plan.quant_words),
+                   relu_words=cat(left_plan.relu_words, right_plan.relu_words))
+    if plan.full_width and row is not None and left_init is not None:
+        row, f = combine_partials(left_init, row, t, mabs, eng)
+        flags |= _or_all(f)
+    out = TileOutputs(d_bits=np.concatenate([left.d_bits, right.d_bits], axis=1), row_max_bits=row,
+                      group_max_bits=grp, flags=int(flags))
+    return plan, out
+
+
+# ---------------------------------------------------------------------------
+# Commit: the only step with an effect
+
+
+def commit(plan: TilePlan, outputs: TileOutputs, status: Optional[StatusRegister] = None) -> PostprocessResult:
+    """Publish the outputs of a whole-tile plan: read-only arrays and the sticky status together.
+
+    ``outputs`` must be the result of :func:`compute` on ``plan`` (or of
+    joining the blocks of ``plan``).  ``status`` (a :class:`StatusRegister` or
+    ``None``) gets the OR of the flags; this is the only function that
+    touches it.
+
+    Raises :class:`UsageError` (nothing changed) for a ``status`` of another
+    type, or outputs whose shapes are not the plan's whole tile.
+    Source: ADR-0085 D181; ``CommitMatrixResult``.
+    """
+    st = _check_status(status)
+    m, n = plan.tile_shape
+    if plan.origin != (0, 0) or (plan.m, plan.n) != (m, n) or outputs.d_bits.shape != (m, n):
+        raise UsageError(f"commit: outputs of shape {outputs.d_bits.shape} for the block at {plan.origin} "
+                         f"are not the whole {m} x {n} tile")
+    for a in (outputs.d_bits, outputs.row_max_bits, outputs.group_max_bits):
+        if a is not None:
+            a.flags.writeable = False
+    if st is not None:
+        st.record(outputs.flags)
+    return PostprocessResult(
+        d_bits=outputs.d_bits, row_max_bits=outputs.row_max_bits, group_max_bits=outputs.group_max_bits,
+        flags=int(outputs.flags), dst_type=plan.dst_type, acc_type=plan.acc_type,
+    )
+
+
+# ---------------------------------------------------------------------------
+# The operation
 
 
 def postprocess(
@@ -328,6 +841,8 @@ def postprocess(
     progress: Optional[ProgressFn] = None,
 ) -> PostprocessResult:
     """Run one complete B.FPATR post-process of an M x N accumulator tile.
+
+    The operation is :func:`preflight` -> :func:`compute` -> :func:`commit`.
 
     Arguments:
         acc: the M x N accumulator (M, N >= 1): ``float32`` values (FP32),
@@ -367,132 +882,14 @@ def postprocess(
     ``MatrixRowMaxResult``, ``MatrixGroupMaxResult`` and the preflight
     ``BundleMatrixPostProcessSourcesLegal``.
     """
-    # ---------------- preflight: nothing below this block may fail
-    eng = check_engine(engine)
-    if status is not None and not isinstance(status, StatusRegister):
-        raise UsageError(f"status = {status!r}: expected a ptonum.StatusRegister or None")
+    check_engine(engine)
+    _check_status(status)
     if progress is not None and not callable(progress):
         raise UsageError(f"progress = {progress!r}: expected a callable(rows_done, rows_total) or None")
-    attrs = _attributes(attributes)
-    check_fields(attrs)
-    mode = attrs.pre_quant_mode
-    info = attrs.mode_info
-    rm = parse_rounding_mode(rmode, "rmode")
-    st = check_bool("sat", sat)
-    check_datr(mode, rm, st)
-    bits, t = _accumulator(acc, acc_type)
-    check_accumulator_type(mode, t)
-    m, n = bits.shape
-
-    # Parameter presence (B.IOR dense order / Local source order, ADR-0064).
-    mode_desc = f"PreQuantMode {int(mode)} ({mode.name}) takes a {info.parameter} parameter"
-    _presence("quant_param", quant_param is not None, info.parameter == "scalar",
-              f"{mode_desc} from the B.IOR stream",
-              mode_desc if info.parameter != "none" else f"PreQuantMode {int(mode)} ({mode.name}) takes no parameter")
-    _presence("quant_tile", quant_tile is not None, info.parameter == "vector",
-              f"{mode_desc} tile (1 x {n} U64)",
-              mode_desc if info.parameter != "none" else f"PreQuantMode {int(mode)} ({mode.name}) takes no parameter")
-    relu = int(attrs.relu_mode)
-    _presence("relu_param", relu_param is not None, relu == 2,
-              "ReluMode=2 (scalar LReLU/PReLU) reads one FP19 word from the B.IOR stream",
-              f"only ReluMode=2 takes a scalar activation word (ReluMode={relu})")
-    _presence("relu_tile", relu_tile is not None, relu == 3,
-              f"ReluMode=3 (vector PReLU) reads a 1 x {n} U64 activation tile",
-              f"only ReluMode=3 takes an activation tile (ReluMode={relu})")
-    _presence("row_max_in", row_max_in is not None, attrs.row_max_init,
-              f"RowMaxInit=1 reads RowMaxIn, {m} x 1 of the accumulator type",
-              "RowMaxIn is read only when RowMaxEn=1 and RowMaxInit=1")
-
-    qp: Any
-    if info.parameter == "scalar":
-        qword = _scalar_word("quant_param", quant_param)
-        check_quant_param(mode, qword, "quant_param")
-        qp = np.uint64(qword)
-    elif info.parameter == "vector":
-        qtile = _vector_tile("quant_tile", quant_tile, n)
-        check_quant_param(mode, qtile, "quant_tile")
-        qp = qtile
-    else:
-        qp = np.uint64(1)  # MatrixPostProcessResult passes 1 when the mode has no parameter
-    rp: Any
-    if relu == 2:
-        rword = _scalar_word("relu_param", relu_param)
-        check_relu_param(rword, "relu_param")
-        rp = np.uint64(rword)
-    elif relu == 3:
-        rtile = _vector_tile("relu_tile", relu_tile, n)
-        check_relu_param(rtile, "relu_tile")
-        rp = rtile
-    else:
-        rp = np.uint64(0)
-    init = _row_max_in(row_max_in, t, m) if row_max_in is not None else None
-
-    dst = output_type(mode, t)
-    eff_rmode, eff_sat = effective_control(mode, rm, st)
-    carrier = destination_dtype(dst)
-    group = attrs.group_n
-
-    # ---------------- compute (pre-commit state only)
-    d_bits = np.empty((m, n), carrier)
-    row_out = np.empty((m, 1), np.uint32) if attrs.row_max_en else None
-    group_out = np.empty((m, -(-n // group)), np.uint32) if attrs.group_max_en else None
-    flags = 0
-    block = m if eng == "reference" else max(1, BLOCK_ELEMENTS // n)
-    from ..kernels import numba_enabled
-
-    use_kernel = eng == "fast" and numba_enabled(m * n)
-    if use_kernel:  # one fused compiled pass per row block (ptonum.kernels.postprocess)
-        from ..kernels.postprocess import run_tile
-
-        kcfg = _config(mode, attrs.relu_mode, t, eff_rmode, eff_sat)
-        if progress is None:
-            block = m  # the kernel needs no temporaries: one call, one parallel region
-    for r0 in range(0, m, block):
-        r1 = min(m, r0 + block)
-        if use_kernel:
-            flags |= run_tile(
-                np.ascontiguousarray(bits[r0:r1]).reshape(-1), m=r1 - r0, n=n, cfg=kcfg, qp=qp, rp=rp,
-                out=d_bits[r0:r1].reshape(-1), red_type=t, max_abs=attrs.max_abs_en,
-                row_out=None if row_out is None else row_out[r0:r1].reshape(-1),
-                init=None if init is None else np.ascontiguousarray(init[r0:r1]).reshape(-1),
-                group_n=group if group_out is not None else 0,
-                group_out=None if group_out is None else group_out[r0:r1].reshape(-1),
-            )
-            if progress is not None:
-                progress(r1, m)
-            continue
-        blk = bits[r0:r1]
-        db, df = postprocess_element(
-            blk, pre_quant_mode=mode, relu_mode=attrs.relu_mode, acc_type=t,
-            quant_param=qp, relu_param=rp, rmode=eff_rmode, sat=eff_sat, engine=eng,
-        )
-        d_bits[r0:r1] = np.asarray(db).astype(carrier, copy=False)
-        flags |= _or_all(df)
-        del db, df
-        if row_out is not None:
-            rb, rf = fold_groups(blk, n, t, attrs.max_abs_en, eng)
-            if init is not None:
-                rb, f2 = reduction_step(init[r0:r1], rb, acc_type=t, max_abs=attrs.max_abs_en, engine=eng)
-                flags |= _or_all(f2)
-            row_out[r0:r1] = rb
-            flags |= _or_all(rf)
-        if group_out is not None:
-            gb, gf = fold_groups(blk, group, t, attrs.max_abs_en, eng)
-            group_out[r0:r1] = gb
-            flags |= _or_all(gf)
-        if progress is not None:
-            progress(r1, m)
-    for a in (d_bits, row_out, group_out):
-        if a is not None:
-            a.flags.writeable = False
-
-    # ---------------- commit: outputs and sticky status together
-    if status is not None:
-        status.record(flags)
-    return PostprocessResult(
-        d_bits=d_bits, row_max_bits=row_out, group_max_bits=group_out,
-        flags=int(flags), dst_type=dst, acc_type=t,
-    )
+    plan = preflight(acc, acc_type=acc_type, attributes=attributes, rmode=rmode, sat=sat,
+                     quant_param=quant_param, quant_tile=quant_tile, relu_param=relu_param,
+                     relu_tile=relu_tile, row_max_in=row_max_in, engine=engine)
+    return commit(plan, compute(plan, progress), status)
 
 
 def _or_all(f: Any) -> int:
