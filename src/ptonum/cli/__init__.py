@@ -70,14 +70,20 @@ class _Group(click.RichGroup):
     click option-parsing error (bad or unknown option, missing argument, unknown command), instead
     of click's usage box."""
 
+    _argv: List[str] = []
+
     def main(self, args: Optional[Sequence[str]] = None, prog_name: Optional[str] = None,
              complete_var: Optional[str] = None, standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:  # the caller handles click's exceptions itself
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         argv = list(args) if args is not None else sys.argv[1:]
+        self._argv = argv
+        before = 0  # what this process had published before the command (one command per process: 0)
         previous = signal.getsignal(signal.SIGTERM)
-        installed = install_sigterm_handler()
+        installed = False
         try:
+            before = len(published())
+            installed = install_sigterm_handler()
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except _click.ClickException as exc:
             sys.stderr.write(usage_error_line(exc, _command_from_args(self, argv)) + "\n")
@@ -85,11 +91,11 @@ class _Group(click.RichGroup):
             sys.exit(EXIT_ERROR)
         except _click.Abort as exc:  # click turns KeyboardInterrupt outside a command into Abort
             if isinstance(exc.__context__, KeyboardInterrupt):
-                interrupted(_command_from_args(self, argv), exc.__context__, 0)
+                interrupted(_command_from_args(self, argv), exc.__context__, before)
             sys.stderr.write("ptonum: aborted\n")
             sys.exit(1)
         except (KeyboardInterrupt, Terminated) as exc:
-            interrupted(_command_from_args(self, argv), exc, 0)
+            interrupted(_command_from_args(self, argv), exc, before)
         finally:
             if installed:
                 signal.signal(signal.SIGTERM, previous)
@@ -97,27 +103,30 @@ class _Group(click.RichGroup):
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
-        name = ctx.invoked_subcommand or "ptonum"
         before = len(published())
+
+        def name() -> str:  # the subcommand is known only once click has resolved it
+            return ctx.invoked_subcommand or _command_from_args(self, self._argv) or "ptonum"
+
         try:
             return super().invoke(ctx)
         except PtonumError as exc:
-            fail(name, exc)
+            fail(name(), exc)
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 raise
-            fail(name, os_error_text(exc))
+            fail(name(), os_error_text(exc))
         except (KeyboardInterrupt, Terminated) as exc:
-            interrupted(name, exc, before)
+            interrupted(name(), exc, before)
         except MemoryError:
-            fail(name, "out of memory (the input is too large for this machine)")
+            fail(name(), "out of memory (the input is too large for this machine)")
         except (_click.ClickException, _click.exceptions.Exit, _click.Abort):
             raise
         except Exception as exc:  # a defect: still one line, never a traceback (PTONUM_TRACEBACK=1 shows it)
             if os.environ.get("PTONUM_TRACEBACK"):
                 raise
-            fail(name, f"internal error: {type(exc).__name__}: {exc} (please report it; "
-                       "PTONUM_TRACEBACK=1 shows the traceback)")
+            fail(name(), f"internal error: {type(exc).__name__}: {exc} (please report it; "
+                         "PTONUM_TRACEBACK=1 shows the traceback)")
 
 
 def interrupted(command: str, exc: BaseException, published_before: int) -> NoReturn:

@@ -6,6 +6,9 @@ the attribute and parameter options, and turning them into one
 
 from __future__ import annotations
 
+import math
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
@@ -54,22 +57,111 @@ def parse_shape(text: str) -> Tuple[int, ...]:
 _NPY_MAGIC = b"\x93NUMPY"
 
 
-def check_numpy_file(name: str, path: Path) -> None:
-    """Refuse a .npy/.npz file that is not one (numpy would call it "pickled data"), naming ``name`` and the path."""
-    import zipfile
+def check_numpy_file(name: str, path: Path, key: Optional[str] = None) -> None:
+    """Refuse a .npy/.npz file that is not one, or whose header claims more data than the file holds,
+    before numpy allocates anything; ``name`` (the option) and the path are in every message.
+
+    For a .npy file the header's shape x itemsize must fit in the bytes after the header.  For a
+    .npz file every member (or only ``KEY.npy`` when ``key`` is given) is checked the same way against
+    its uncompressed size, and that size against what its compressed bytes can hold (stored: equal;
+    deflate: at most 1032 x; the bytes themselves inside the archive).
+
+    Raises:
+        UsageError: not a .npy/.npz file, an unreadable or malformed header, an object array, or a
+            header claiming more data than there is (one line: the claimed shape, dtype and sizes).
+    """
 
     suffix = path.suffix.lower()
     try:
         if suffix == ".npz":
             if not zipfile.is_zipfile(path):
                 raise UsageError(f"{name}: {path}: not a valid .npz file (not a zip archive of .npy arrays)")
+            archive_size = path.stat().st_size
+            with zipfile.ZipFile(path) as zf:
+                for info in zf.infolist():
+                    if not info.filename.endswith(".npy"):
+                        continue
+                    if key is not None and info.filename != f"{key}.npy":
+                        continue
+                    where = f"{path} member {info.filename}"
+                    _check_zip_sizes(name, where, info, archive_size)
+                    with zf.open(info) as fh:
+                        _check_npy_stream(name, where, fh, info.file_size)
             return
         with open(path, "rb") as fh:
             head = fh.read(len(_NPY_MAGIC))
+            if head != _NPY_MAGIC:
+                raise UsageError(f"{name}: {path}: not a valid .npy file (no NumPy header; "
+                                 f"{path.stat().st_size} bytes)")
+            fh.seek(0)
+            _check_npy_stream(name, str(path), fh, path.stat().st_size)
+    except UsageError:
+        raise
     except OSError as exc:
         raise UsageError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
-    if head != _NPY_MAGIC:
-        raise UsageError(f"{name}: {path}: not a valid .npy file (no NumPy header; {path.stat().st_size} bytes)")
+    except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+        raise UsageError(f"{name}: {path}: not a valid {suffix} file ({exc})") from None
+
+
+#: deflate expands at most about 1032:1 (RFC 1951 longest match per two bytes)
+_DEFLATE_RATIO = 1032
+
+
+def _check_zip_sizes(name: str, where: str, info: Any, archive_size: int) -> None:
+    """A zip member's claimed sizes against the archive: compressed bytes inside it, and the
+    uncompressed size within what those bytes can expand to."""
+    if info.header_offset + info.compress_size > archive_size:
+        raise UsageError(f"{name}: {where}: claims {info.compress_size} compressed bytes at offset "
+                         f"{info.header_offset}, but the archive has {archive_size} bytes")
+    if info.compress_type == zipfile.ZIP_STORED:
+        limit = info.compress_size
+    elif info.compress_type == zipfile.ZIP_DEFLATED:
+        limit = info.compress_size * _DEFLATE_RATIO + 1024
+    else:
+        return  # another compression (not written by numpy): the .npy header check still applies
+    if info.file_size > limit:
+        raise UsageError(f"{name}: {where}: claims {info.file_size} bytes uncompressed, more than its "
+                         f"{info.compress_size} compressed bytes can hold")
+
+
+def _check_npy_stream(name: str, where: str, fh: Any, size: int) -> None:
+    """Parse the .npy header at the start of ``fh`` (``size`` bytes in all) and check its claim."""
+    import ast
+    import struct
+
+    magic = fh.read(8)
+    if len(magic) < 8 or magic[:6] != _NPY_MAGIC:
+        raise UsageError(f"{name}: {where}: not a valid .npy file (no NumPy header)")
+    major = magic[6]
+    if major == 1:
+        raw_len = fh.read(2)
+        hlen = struct.unpack("<H", raw_len)[0] if len(raw_len) == 2 else -1
+        start = 10
+    elif major in (2, 3):
+        raw_len = fh.read(4)
+        hlen = struct.unpack("<I", raw_len)[0] if len(raw_len) == 4 else -1
+        start = 12
+    else:
+        raise UsageError(f"{name}: {where}: unsupported .npy format version {major}.{magic[7]}")
+    if hlen < 0 or start + hlen > size or hlen > 1 << 20:
+        raise UsageError(f"{name}: {where}: truncated .npy header ({size} bytes in the file)")
+    text = fh.read(hlen)
+    try:
+        header = ast.literal_eval(text.decode("utf-8" if major == 3 else "latin1"))
+        descr, shape = header["descr"], header["shape"]
+        dtype = np.lib.format.descr_to_dtype(descr)
+        if not isinstance(shape, tuple) or not all(isinstance(d, int) and d >= 0 for d in shape):
+            raise ValueError(f"shape {shape!r}")
+    except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError) as exc:
+        raise UsageError(f"{name}: {where}: malformed .npy header ({exc})") from None
+    if dtype.hasobject:
+        raise UsageError(f"{name}: {where} holds Python objects (an object array); ptonum reads numeric "
+                         "arrays only")
+    claimed = math.prod(shape) * dtype.itemsize
+    available = size - start - hlen
+    if claimed > available:
+        raise UsageError(f"{name}: {where}: the header claims {shape_text(shape)} {dtype} ({claimed} bytes) "
+                         f"but the file holds {available} bytes of data")
 
 
 def numpy_read_error(name: str, path: Path, exc: Exception) -> UsageError:
@@ -103,7 +195,7 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
         raise UsageError(f"{name}: file not found: {path}")
     suffix = path.suffix.lower()
     if suffix in (".npy", ".npz"):
-        check_numpy_file(name, path)
+        check_numpy_file(name, path, key if suffix == ".npz" else None)
     try:
         if suffix == ".npy":
             if key:
@@ -126,17 +218,17 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
             if bin_dtype is None or bin_shape is None:
                 raise UsageError(f"{name}: a raw .bin file needs --dtype and --shape (e.g. --dtype int32 --shape 256x32)")
             dt = np.dtype(bin_dtype).newbyteorder("<")
-            raw = np.fromfile(path, dtype=dt)
-            want = int(np.prod(bin_shape))
-            if raw.size != want or path.stat().st_size != want * dt.itemsize:
+            want = math.prod(bin_shape)
+            if path.stat().st_size != want * dt.itemsize:  # checked before anything is read
                 raise UsageError(
                     f"{name}: {path} has {path.stat().st_size} bytes; shape {'x'.join(map(str, bin_shape))} of "
                     f"{np.dtype(bin_dtype).name} needs {want * dt.itemsize}"
                 )
+            raw = np.fromfile(path, dtype=dt)
             return raw.astype(np.dtype(bin_dtype).newbyteorder("="), copy=False).reshape(bin_shape)
     except UsageError:
         raise
-    except (ValueError, EOFError) as exc:
+    except (ValueError, EOFError, zipfile.BadZipFile, NotImplementedError, zlib.error) as exc:
         raise (numpy_read_error(name, path, exc) if suffix in (".npy", ".npz")
                else UsageError(f"{name}: cannot read {path}: {exc}")) from None
     except OSError as exc:

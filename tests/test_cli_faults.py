@@ -1,0 +1,339 @@
+"""Fault injection on every command that reads or writes files (issue 10, items 1-3).
+
+* SIGINT / SIGTERM at many points of the ``postprocess``, ``tcvt`` and ``gen`` writes (and of the
+  read-only ``check`` and ``compare``): exit 130 / 143, one line saying whether anything was written,
+  the outputs all there or none of them, no temporary file.
+* A full disk (ENOSPC injected into the staged writes) and a blocked output path (a directory where a
+  file goes): exit 2, one line naming the destination, nothing written.
+* ``.npy`` / ``.npz`` inputs whose header claims more data than the file holds, for every command that
+  reads them: one line, exit 2, before anything is allocated.
+
+The signals are real (``os.kill`` of this process from a trace hook, so they arrive between two
+statements of the command's own code); two subprocess runs check the process exit status itself.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import signal
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import ptonum.cli
+import ptonum.cli._tile_args
+import ptonum.cli.gen_cmd
+import ptonum.cli.postprocess_cmd
+import ptonum.cli.tcvt_cmd
+import ptonum.conformance.schema
+import ptonum.publish
+from ptonum import publish
+from ptonum.cli import main
+
+#: where the injected signals land: the command modules and the publishing code
+_WRITERS = {
+    "postprocess": [ptonum.cli.postprocess_cmd.__file__, publish.__file__],
+    "tcvt": [ptonum.cli.tcvt_cmd.__file__, publish.__file__],
+    "gen": [ptonum.cli.gen_cmd.__file__, ptonum.conformance.schema.__file__, publish.__file__],
+}
+
+#: injection points per command and signal (spread evenly over every traced line)
+POINTS = 16
+
+
+def _run(args: Sequence[Any]) -> Any:
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _with_signal_at(args: Sequence[Any], files: Sequence[str], k: int, sig: int) -> Tuple[Any, int]:
+    """Run the command, sending ``sig`` to this process on the ``k``-th line executed in ``files``
+    (``k = 0``: never); returns the result and the number of traced lines."""
+    wanted = {os.path.realpath(f) for f in files}
+    count = [0]
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            count[0] += 1
+            if count[0] == k:
+                os.kill(os.getpid(), sig)
+        return local
+
+    seen: Dict[str, bool] = {}
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        name = code.co_filename
+        if name not in seen:
+            seen[name] = os.path.realpath(name) in wanted
+        # published() is where the command reads its baseline; a signal in it is one just before it
+        return local if seen[name] and code.co_name != "published" else None
+
+    sys.settrace(tracer)
+    try:
+        result = _run(args)
+    finally:
+        sys.settrace(None)
+    return result, count[0]
+
+
+def _listing(d: Path) -> List[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
+
+
+@pytest.fixture
+def acc_file(tmp_path: Path) -> Path:
+    p = tmp_path / "acc.npy"
+    np.save(p, np.arange(-48, 48, dtype=np.int32).reshape(6, 16) * 1000)
+    return p
+
+
+def _postprocess_args(acc: Path, out: Path) -> List[Any]:
+    return ["postprocess", acc, "--mode", "REQ8", "--scale", "0.5", "--row-max", "--group-max", "--group-n", "8",
+            "--bin", "--out-dir", out]
+
+
+def _cases(tmp_path: Path, acc: Path) -> Dict[str, Tuple[List[Any], Path]]:
+    """command -> (arguments, the directory its outputs go to)"""
+    t = tmp_path / "t"
+    return {
+        "postprocess": (_postprocess_args(acc, tmp_path / "pp"), tmp_path / "pp"),
+        "tcvt": (["tcvt", "--values", "1.5,0.75,3", "--out", t / "codes.npz"], t),
+        "gen": (["gen", "tcvt_e8m0", "--count", "4", "--out", tmp_path / "g" / "v.csv.gz"], tmp_path / "g"),
+    }
+
+
+@pytest.mark.parametrize("command", ["postprocess", "tcvt", "gen"])
+def test_signals_at_many_points_leave_all_or_nothing(tmp_path: Path, acc_file: Path, command: str) -> None:
+    args, out = _cases(tmp_path, acc_file)[command]
+    clean, total = _with_signal_at(args, _WRITERS[command], 0, signal.SIGINT)
+    assert clean.exit_code == 0, clean.output
+    full = _listing(out)
+    assert full and not any(".tmp" in name for name in full)
+    for i in range(POINTS):
+        k = 1 + i * (total - 1) // (POINTS - 1)
+        sig = signal.SIGINT if i % 2 == 0 else signal.SIGTERM
+        for p in sorted(out.rglob("*"), reverse=True):
+            p.rmdir() if p.is_dir() else p.unlink()
+        r, _ = _with_signal_at(args, _WRITERS[command], k, sig)
+        assert r.exit_code == (130 if sig == signal.SIGINT else 143), (k, r.output)
+        now = _listing(out) if out.exists() else []
+        files_now = [n for n in now if not (out / n).is_dir()]
+        assert files_now in ([], [n for n in full if not (out / n).is_dir()]), (k, now)
+        line = r.stderr.strip().splitlines()[-1]
+        what = "interrupted by SIGINT" if sig == signal.SIGINT else "terminated by SIGTERM"
+        assert line.startswith(f"ptonum {command}: {what}; "), line
+        assert ("nothing was written" in line) == (files_now == []), (k, line, now)
+        assert "Traceback" not in r.output
+    assert publish.remove_temporaries() == []
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_read_only_commands_exit_130_143_not_1(tmp_path: Path, acc_file: Path, sig: int, code: int) -> None:
+    """Issue 10 item 3: Ctrl-C during compare (or check) is not a mismatch (exit 1)."""
+    dev = tmp_path / "dev.npy"
+    np.save(dev, np.zeros((6, 16), np.uint8))
+    vec = tmp_path / "v.csv"
+    assert _run(["gen", "tcvt_e8m0", "--count", "3", "--out", vec]).exit_code == 0
+    import ptonum.cli.check_cmd
+    import ptonum.cli.compare_cmd
+
+    for args, f in (
+        (["compare", acc_file, "--mode", "REQ8", "--scale", "0.5", "--device-d", dev], ptonum.cli.compare_cmd.__file__),
+        (["check", vec], ptonum.cli.check_cmd.__file__),
+    ):
+        r, total = _with_signal_at(args, [f], 2, sig)
+        assert total >= 2
+        assert r.exit_code == code, r.output
+        assert r.stderr.strip().splitlines()[-1].endswith("; nothing was written"), r.stderr
+
+
+_DRIVER = """
+import os, signal, sys
+import ptonum.publish as p
+sig = getattr(signal, sys.argv[1])
+real = p.Publication.commit
+def commit(self):
+    os.kill(os.getpid(), sig)  # arrives while the command is about to publish
+    return real(self)
+p.Publication.commit = commit
+from ptonum.cli import main
+main(sys.argv[2:], prog_name="ptonum")
+"""
+
+
+def test_process_exit_status(tmp_path: Path, acc_file: Path) -> None:
+    """The real process: SIGTERM while publishing, exit status 143 (SIGINT's 130 is the same path)."""
+    sig, code = "SIGTERM", 143
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", _DRIVER, sig, *map(str, _postprocess_args(acc_file, out))],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == code, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].endswith("nothing was written"), proc.stderr
+    assert not out.exists() or _listing(out) == []
+
+
+# ---------------------------------------------------------------------------
+# A full disk, a blocked output path
+
+
+class _FullDisk:
+    """``open`` for ptonum.publish whose files accept ``room`` bytes in all, then raise ENOSPC."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+
+    def __call__(self, path: Any, mode: str = "r", **kw: Any) -> Any:
+        fh = open(path, mode, **kw)
+        if "w" not in mode:
+            return fh
+        disk = self
+
+        class F(io.RawIOBase):
+            def write(self, data: Any) -> int:
+                n = len(memoryview(data).cast("B"))
+                if n > disk.room:
+                    raise OSError(errno.ENOSPC, "No space left on device")
+                disk.room -= n
+                return fh.write(data)
+
+            def writable(self) -> bool:
+                return True
+
+            def seekable(self) -> bool:
+                return False
+
+            def tell(self) -> int:
+                return fh.tell()
+
+            def close(self) -> None:
+                fh.close()
+                super().close()
+
+        return F()
+
+
+@pytest.mark.parametrize("command", ["postprocess", "tcvt", "gen"])
+@pytest.mark.parametrize("fraction", [0, 0.5])
+def test_full_disk_publishes_nothing(tmp_path: Path, acc_file: Path, monkeypatch: Any, command: str,
+                                     fraction: float) -> None:
+    """The disk fills up at the first byte, or halfway through the outputs."""
+    args, out = _cases(tmp_path, acc_file)[command]
+    assert _run(args).exit_code == 0
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    for p in out.rglob("*"):
+        p.unlink()
+    monkeypatch.setattr(publish, "open", _FullDisk(int(size * fraction)), raising=False)
+    r = _run(args)
+    assert r.exit_code == 2, r.output
+    assert r.stderr.count("\n") == 1 and f"ptonum {command}: error: cannot write {out}" in r.stderr, r.stderr
+    assert "No space left on device" in r.stderr and ".tmp" not in r.stderr
+    assert [n for n in (_listing(out) if out.exists() else []) if not (out / n).is_dir()] == []
+
+
+def test_blocked_output_path_publishes_nothing(tmp_path: Path, acc_file: Path) -> None:
+    """Issue 10 item 1 as reported: a folder where STEM.flags.json goes."""
+    out = tmp_path / "out"
+    (out / "acc.flags.json").mkdir(parents=True)
+    r = _run(_postprocess_args(acc_file, out))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"ptonum postprocess: error: cannot write {out / 'acc.flags.json'}: it is a directory\n"
+    assert _listing(out) == ["acc.flags.json"]
+
+
+@pytest.mark.parametrize("command", ["tcvt", "gen"])
+def test_blocked_single_output(tmp_path: Path, acc_file: Path, command: str) -> None:
+    args, _ = _cases(tmp_path, acc_file)[command]
+    dest = Path(args[-1])
+    dest.mkdir(parents=True)
+    r = _run(args)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and str(dest) in r.stderr, r.stderr
+    assert _listing(dest.parent) == [dest.name]
+
+
+# ---------------------------------------------------------------------------
+# Lying .npy / .npz headers
+
+
+def _lying_npy(shape: Tuple[int, ...] = (1 << 20, 1 << 20), descr: str = "<i4") -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buf.getvalue() + b"\0" * 16
+
+
+def _lying_npz(path: Path, member: str, data: bytes, compress: int = zipfile.ZIP_STORED) -> Path:
+    with zipfile.ZipFile(path, "w", compress) as zf:
+        zf.writestr(member, data)
+    return path
+
+
+def _lying_zip_size(path: Path) -> Path:
+    """An npz whose central directory claims a huge uncompressed member (the .npy inside is honest)."""
+    good = io.BytesIO()
+    np.save(good, np.zeros((2, 2), np.int32))
+    _lying_npz(path, "acc.npy", good.getvalue(), zipfile.ZIP_DEFLATED)
+    raw = bytearray(path.read_bytes())
+    cd = raw.rfind(b"PK\x01\x02")
+    raw[cd + 24:cd + 28] = (0x7FFFFFFF).to_bytes(4, "little")  # uncompressed size in the central directory
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def _reader_cases(tmp_path: Path, acc: Path) -> List[Tuple[str, List[Any]]]:
+    big = tmp_path / "big.npy"
+    big.write_bytes(_lying_npy())
+    v3 = tmp_path / "v3.npy"
+    hdr = _lying_npy()
+    text = hdr[10:10 + int.from_bytes(hdr[8:10], "little")]
+    v3.write_bytes(hdr[:6] + b"\x03\x00" + len(text).to_bytes(4, "little") + text + b"\0" * 16)
+    member = _lying_npz(tmp_path / "member.npz", "acc.npy", _lying_npy())
+    zipsize = _lying_zip_size(tmp_path / "zipsize.npz")
+    qt = tmp_path / "qt.npy"
+    qt.write_bytes(_lying_npy((1, 1 << 40), "<u8"))
+    dev = tmp_path / "dev.npy"
+    np.save(dev, np.zeros((6, 16), np.uint8))
+    op = ["--mode", "REQ8", "--scale", "0.5"]
+    return [
+        ("ACC", ["postprocess", big, *op]),
+        ("ACC", ["postprocess", v3, *op]),
+        ("ACC", ["postprocess", member, *op]),
+        ("ACC", ["postprocess", zipsize, *op]),
+        ("--quant-tile", ["postprocess", acc, "--mode", "VREQ8", "--quant-tile", qt]),
+        ("--row-max-in", ["postprocess", acc, *op, "--row-max", "--row-max-init", "--row-max-in", big]),
+        ("ACC", ["compare", big, *op, "--device-d", dev]),
+        ("--device-d", ["compare", acc, *op, "--device-d", f"{member}:acc"]),
+        ("FILE", ["tcvt", big]),
+    ]
+
+
+def test_lying_headers_are_one_line_before_any_allocation(tmp_path: Path, acc_file: Path, monkeypatch: Any) -> None:
+    """Issue 10 item 2: a header claiming 2^20 x 2^20 int32 in a tiny file (and the same as an npz
+    member, or an npz whose directory lies about the member's size)."""
+    monkeypatch.chdir(tmp_path)
+    for option, args in _reader_cases(tmp_path, acc_file):
+        r = _run(args)
+        assert r.exit_code == 2, (args, r.output)
+        assert r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith(f"ptonum {args[0]}: error: {option}: "), r.stderr
+        assert "claims" in r.stderr and "Traceback" not in r.output, r.stderr
+    assert _listing(tmp_path) == sorted(["acc.npy", "big.npy", "v3.npy", "member.npz", "zipsize.npz", "qt.npy",
+                                         "dev.npy"])
+
+
+def test_internal_error_is_one_line(monkeypatch: Any) -> None:
+    """No traceback reaches a user from any command: a defect is still one line, exit 2."""
+    def boom(*a: Any, **k: Any) -> None:
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(ptonum.cli.tcvt_cmd, "to_e8m0", boom)
+    r = _run(["tcvt", "--values", "1"])
+    assert r.exit_code == 2
+    assert r.stderr == ("ptonum tcvt: error: internal error: RuntimeError: unexpected (please report it; "
+                        "PTONUM_TRACEBACK=1 shows the traceback)\n")
