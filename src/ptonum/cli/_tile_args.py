@@ -160,8 +160,9 @@ def _check_npy_stream(name: str, where: str, fh: Any, size: int) -> None:
     claimed = math.prod(shape) * dtype.itemsize
     available = size - start - hlen
     if claimed > available:
-        raise UsageError(f"{name}: {where}: the header claims {shape_text(shape)} {dtype} ({claimed} bytes) "
-                         f"but the file holds {available} bytes of data")
+        raise UsageError(f"{name}: {where}: not a valid .npy file (truncated or lying header): the header "
+                         f"claims {shape_text(shape)} {dtype} ({claimed} bytes) but the file holds {available} "
+                         "bytes of data")
 
 
 def numpy_read_error(name: str, path: Path, exc: Exception) -> UsageError:
