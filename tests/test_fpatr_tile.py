@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections import defaultdict
 from typing import Any, Dict, List, Tuple
 
@@ -488,11 +489,39 @@ def test_row_blocks_and_progress(monkeypatch):
     calls: List[Tuple[int, int]] = []
     monkeypatch.setattr(tile_mod, "BLOCK_ELEMENTS", 50)  # 4 rows per block
     blocked = postprocess(acc, progress=lambda d, t: calls.append((d, t)), **kw)
-    assert calls == [(4 * k, 37) for k in range(1, 10)] + [(37, 37)]
+    done = [d for d, _ in calls]
+    assert done == sorted(set(done)) and done[-1] == 37 and {t for _, t in calls} == {37}
+    assert max(b - a for a, b in zip([0] + done, done)) <= 4  # paced blocks, never above BLOCK_ELEMENTS
     for a, b in ((whole.d_bits, blocked.d_bits), (whole.row_max_bits, blocked.row_max_bits),
                  (whole.group_max_bits, blocked.group_max_bits)):
         assert np.array_equal(a, b)
     assert whole.flags == blocked.flags
+
+
+@pytest.mark.parametrize("engine", ["reference", "fast"])
+@pytest.mark.parametrize("seconds_per_element", [0.05, 1e-5])
+def test_progress_moves_at_least_every_second(monkeypatch, engine, seconds_per_element):
+    """Issue 10 item 15: with progress, row blocks are paced in every engine (the reference engine
+    once reported only 0/M then M/M).  A virtual clock charges each element a fixed cost (0.8 s per
+    row, or a tiny one): progress must come at most 1 s apart, and the bits must not change."""
+    clock = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    real = tile_mod.postprocess_element
+
+    def charged(acc_bits, **kw):
+        clock[0] += np.asarray(acc_bits).size * seconds_per_element
+        return real(acc_bits, **kw)
+
+    monkeypatch.setattr(tile_mod, "postprocess_element", charged)
+    acc = np.arange(-96, 96, dtype=np.int32).reshape(12, 16) * 999
+    kw = dict(acc_type="S32", attributes=dict(pre_quant_mode="REQ8", row_max_en=1),
+              quant_param=SCALE_ONE, engine=engine)
+    times: List[float] = []
+    res = postprocess(acc, progress=lambda d, t: times.append(clock[0]), **kw)
+    assert len(times) >= 2 and max(b - a for a, b in zip([0.0] + times, times)) <= 1.0, times
+    ref = postprocess(acc, **kw)
+    assert np.array_equal(res.d_bits, ref.d_bits) and np.array_equal(res.row_max_bits, ref.row_max_bits)
+    assert res.flags == ref.flags
 
 
 # ------------------------------------------------------------------------- rejections

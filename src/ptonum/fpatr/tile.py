@@ -24,8 +24,9 @@ passes the word 1 (unused).  ReluMode 3 reads the FP19 activation word of column
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Optional, Tuple
+from typing import Any, Callable, Iterator, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -636,13 +637,38 @@ class TileOutputs:
 ProgressFn = Callable[[int, int], None]
 
 
+#: with ``progress``, row blocks are sized to take about this long (seconds), so the caller's
+#: progress display moves several times a second in every engine (the reference engine included)
+PROGRESS_BLOCK_SECONDS = 0.2
+
+
+def _row_blocks(m: int, block: int, *, paced: bool) -> Iterator[Tuple[int, int]]:
+    """Row ranges ``(r0, r1)`` covering ``0..m``: blocks of ``block`` rows, or, when ``paced``, blocks
+    that start at one row and are resized after each one (at most ``block`` rows, at most 4x growth)
+    to take about :data:`PROGRESS_BLOCK_SECONDS`, as timed between the yields (the caller's work on
+    the block).  The blocking changes no result: every row is computed on its own."""
+    size = 1 if paced else block
+    r0 = 0
+    while r0 < m:
+        r1 = min(m, r0 + size)
+        start = time.monotonic()
+        yield r0, r1
+        if paced:
+            took = time.monotonic() - start
+            want = int((r1 - r0) * PROGRESS_BLOCK_SECONDS / took) if took > 0 else 4 * size
+            size = max(1, min(block, 4 * size, want))
+        r0 = r1
+
+
 def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutputs:
     """Compute D, RowMax and GroupMax of a plan (or block); no argument checks, no side effects.
 
     The fast engine works in row blocks of about :data:`BLOCK_ELEMENTS`
     elements (one fused compiled pass when the kernels are in use and no
     ``progress`` is asked for); ``progress(rows_done, rows_total)`` is called
-    after each row block.  A block whose columns do not start at a group
+    after each row block.  With ``progress``, every engine works in row blocks
+    sized to take about :data:`PROGRESS_BLOCK_SECONDS` (from one row up), so
+    the progress moves at least every second unless a single row takes longer.  A block whose columns do not start at a group
     boundary folds its first (partial) group from its own first column.
 
     Raises :class:`UsageError` only for a plan without accumulator data.
@@ -667,7 +693,7 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
     n_groups = plan.group_columns.stop - plan.group_columns.start
     group_out = np.empty((m, n_groups), np.uint32) if attrs.group_max_en else None
     flags = 0
-    block = m if eng == "reference" else max(1, BLOCK_ELEMENTS // n)
+    block = m if eng == "reference" else max(1, BLOCK_ELEMENTS // n)  # with progress: paced, up to this
     from ..kernels import numba_enabled
 
     use_kernel = eng == "fast" and numba_enabled(m * n)
@@ -679,8 +705,7 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
         kcfg = _config(mode, attrs.relu_mode, t, plan.rmode, plan.sat)
         if progress is None:
             block = m  # the kernel needs no temporaries: one call, one parallel region
-    for r0 in range(0, m, block):
-        r1 = min(m, r0 + block)
+    for r0, r1 in _row_blocks(m, block, paced=progress is not None):
         if use_kernel:
             kernel_groups = group_out is not None and aligned
             flags |= run_tile(
