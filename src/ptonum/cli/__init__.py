@@ -96,6 +96,10 @@ class _Group(click.RichGroup):
             sys.exit(1)
         except (KeyboardInterrupt, Terminated) as exc:
             interrupted(_command_from_args(self, argv), exc, before)
+        except Exception as exc:  # a defect outside a command (option parsing): still one line
+            if os.environ.get("PTONUM_TRACEBACK"):
+                raise
+            fail(_command_from_args(self, argv), internal_error_text(exc))
         finally:
             if installed:
                 signal.signal(signal.SIGTERM, previous)
@@ -106,7 +110,7 @@ class _Group(click.RichGroup):
         before = len(published())
 
         def name() -> str:  # the subcommand is known only once click has resolved it
-            return ctx.invoked_subcommand or _command_from_args(self, self._argv) or "ptonum"
+            return ctx.invoked_subcommand or _command_from_args(self, self._argv)
 
         try:
             return super().invoke(ctx)
@@ -125,8 +129,13 @@ class _Group(click.RichGroup):
         except Exception as exc:  # a defect: still one line, never a traceback (PTONUM_TRACEBACK=1 shows it)
             if os.environ.get("PTONUM_TRACEBACK"):
                 raise
-            fail(name(), f"internal error: {type(exc).__name__}: {exc} (please report it; "
-                         "PTONUM_TRACEBACK=1 shows the traceback)")
+            fail(name(), internal_error_text(exc))
+
+
+def internal_error_text(exc: BaseException) -> str:
+    """The one line for an exception ptonum did not raise on purpose (a defect)."""
+    return (f"internal error: {type(exc).__name__}: {exc} (please report it; "
+            "PTONUM_TRACEBACK=1 shows the traceback)")
 
 
 def interrupted(command: str, exc: BaseException, published_before: int) -> NoReturn:

@@ -68,7 +68,8 @@ def cli_message(message: Any, translate: bool = True) -> str:
 
 
 def error_line(command: str, message: Any, translate: bool = True) -> str:
-    return f"ptonum {command}: error: {cli_message(message, translate)}"
+    """``ptonum <command>: error: <message>`` (``ptonum: error: ...`` without a command)."""
+    return f"{'ptonum ' + command if command else 'ptonum'}: error: {cli_message(message, translate)}"
 
 
 def fail(command: str, message: Any, code: int = EXIT_ERROR, translate: bool = True) -> NoReturn:

@@ -25,7 +25,7 @@ from rich.table import Table
 from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication
-from ._common import errors_to_exit, out_console, shape_text
+from ._common import errors_to_exit, out_console, output_dir, shape_text
 from .compile_cmd import warn_if_cold
 from ._tile_args import (
     INPUT_OPTIONS,
@@ -323,9 +323,7 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
               relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], engine: str,
               out_dir: str, write_bin: bool, progress: Optional[bool], scale_tile: Optional[str] = None,
               offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None) -> None:
-    out_path = Path(out_dir)
-    if out_path.exists() and not out_path.is_dir():  # refuse before any work
-        raise UsageError(f"--out-dir = {out_dir}: is not a directory")
+    out_path = output_dir("--out-dir", out_dir)  # refused before any work (not a directory, not writable)
     call = build_tile_call(acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
                            attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n,
                            row_max=row_max, group_max=group_max, row_max_init=row_max_init, max_abs=max_abs,
