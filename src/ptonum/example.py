@@ -254,6 +254,9 @@ def run_one(run: Run, ex: Mapping[str, np.ndarray], *, engine: str = "fast") -> 
         max_abs_err=float(np.max(err)) if err.size else 0.0,
         seconds=seconds,
     )
+    rms = float(np.sqrt(np.mean(np.square(np.asarray(ref, dtype=np.float64))))) if np.size(ref) else 0.0
+    #: D - exact over the RMS of the exact product, finite elements (what ``postprocess --plot`` draws)
+    rep.extra["relative_error"] = ((d - ref)[finite] / rms) if rms > 0 else (d - ref)[finite]
     if run.layer == "logits":
         pred = np.argmax(d, axis=1)
         rep.top1_float = float(np.mean(pred == np.argmax(np.asarray(ex["logits_ref"]), axis=1)))

@@ -13,13 +13,15 @@ import numpy as np
 import rich_click as click
 from rich.table import Table
 
-from ..conformance.compare import CompareReport, as_device_bits, compare_arrays
+from ..conformance.compare import (CompareReport, as_device_bits, compare_arrays, parse_flags,
+                                   unpack_s4x2)
 from ..errors import UsageError
 from ..flags import flag_names
 from ._common import EXIT_MISMATCH, errors_to_exit, out_console, shape_text
 from .compile_cmd import warn_if_cold
 from ..fpatr.element import destination_dtype
-from ._tile_args import build_tile_call, int_word, is_bin, read_tile, tile_options
+from ..formats import TileDataType
+from ._tile_args import build_tile_call, is_bin, read_tile, tile_options
 
 
 def _acc_bits(a: np.ndarray) -> np.ndarray:
@@ -38,6 +40,59 @@ def _read_dump(option: str, spec: str, output: str, bin_dtype: Any, shape: Tuple
     return arr
 
 
+def _packed_dump(spec: str, shape: Tuple[int, int], packed: bool) -> bool:
+    """Is the S4X2 D dump ``spec`` packed (two elements a byte)?  ``--packed`` says so; otherwise a raw
+    .bin of M x ceil(N/2) bytes, or a .npy/.npz of that shape, is recognised as packed."""
+    if packed:
+        return True
+    from pathlib import Path
+
+    from ._tile_args import split_key
+
+    m, n = shape
+    half = (n + 1) // 2
+    if half == n:
+        return False
+    if is_bin(spec):
+        p = Path(split_key(spec)[0])
+        return p.is_file() and p.stat().st_size == m * half
+    return tuple(read_tile("--device-d", spec).shape) == (m, half)
+
+
+def _read_d(spec: str, dst: TileDataType, shape: Tuple[int, int], packed: bool) -> np.ndarray:
+    """The device D dump as encodings of ``dst`` (packed S4X2 unpacked)."""
+    if packed and dst is not TileDataType.S4X2:
+        raise UsageError(f"--packed: D is {dst.name}; only S4X2 (REQ4/VREQ4) is packed two elements a byte")
+    if dst is TileDataType.S4X2 and _packed_dump(spec, shape, packed):
+        m, n = shape
+        raw = read_tile("--device-d", spec, bin_dtype=np.uint8, bin_shape=(m, (n + 1) // 2))
+        return unpack_s4x2("--device-d", raw, shape)
+    dev = _read_dump("--device-d", spec, "D", destination_dtype(dst), shape)
+    return as_device_bits("--device-d", dev, dst, shape, "D")
+
+
+def _value_text(x: float) -> str:
+    return format(x, ".6g")
+
+
+def _write_plot(path: str, data: bytes) -> None:
+    """Write the PNG: a temporary file beside ``path``, renamed into place (nothing on failure)."""
+    import os
+    import tempfile
+
+    from ._common import output_path
+
+    out = output_path("--plot", path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, out)
+    except BaseException:
+        os.unlink(tmp) if os.path.exists(tmp) else None
+        raise
+
+
 @click.command("compare")
 @click.argument("acc", metavar="ACC")
 @tile_options
@@ -48,9 +103,15 @@ def _read_dump(option: str, spec: str, output: str, bin_dtype: Any, shape: Tuple
 @click.option("--device-row-max", default=None, help="Device RowMaxOut dump (M x 1; .npy/.npz/.bin as --device-d).")
 @click.option("--device-group-max", default=None,
               help="Device GroupMaxOut dump (M x ceil(N/GroupN); .npy/.npz/.bin as --device-d).")
-@click.option("--device-flags", default=None, metavar="WORD",
-              help="The device's sticky flags after the operation (e.g. 0x14 = OF|NX; NV=0x01 DZ=0x02 OF=0x04 "
-                   "UF=0x08 NX=0x10), compared with the model's.")
+@click.option("--packed", is_flag=True,
+              help="The S4X2 D dump is packed, two elements a byte (M x ceil(N/2) bytes, even column in the low "
+                   "nibble, as postprocess --bin writes STEM.d_packed.bin); recognised by size without it.")
+@click.option("--device-flags", default=None, metavar="FLAGS",
+              help="The device's sticky flags after the operation, by name as ptonum prints them (OF|NX, - for "
+                   "none) or as a word (0x14; NV=0x01 DZ=0x02 OF=0x04 UF=0x08 NX=0x10), compared with the model's.")
+@click.option("--plot", "plot", default=None, metavar="FILE.png",
+              help="Draw the D mismatch map (coloured by distance, per-row and per-column counts on the edges) and "
+                   "the distance histogram to FILE.png (needs matplotlib).")
 @click.option("--max-report", type=click.IntRange(min=0), default=10, show_default=True,
               help="Mismatch positions listed per output.")
 @click.option("--explain", "n_explain", type=click.IntRange(min=0), default=1, show_default=True,
@@ -62,7 +123,8 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
             quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
             relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], device_d: str,
             device_row_max: Optional[str], device_group_max: Optional[str], device_flags: Optional[str],
-            engine: str, max_report: int, n_explain: int, scale_tile: Optional[str] = None,
+            engine: str, max_report: int, n_explain: int, packed: bool = False, plot: Optional[str] = None,
+            scale_tile: Optional[str] = None,
             offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None) -> None:
     """Run the tile post-process on ACC and compare D (and RowMaxOut/GroupMaxOut, flags) with a device dump.
 
@@ -84,7 +146,15 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
     """
     console = out_console()
     with errors_to_exit("compare"):
-        dev_flags = int_word("--device-flags", device_flags, 5) if device_flags is not None else None
+        dev_flags = parse_flags(device_flags, "--device-flags") if device_flags is not None else None
+        if plot is not None:
+            from ._common import output_path
+            from ._plot import pyplot
+
+            if not plot.lower().endswith(".png"):
+                raise UsageError(f"--plot = {plot}: give a .png file name")
+            output_path("--plot", plot)
+            pyplot()  # refuse before any work when matplotlib is missing
         call = build_tile_call(
             acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
             attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n, row_max=row_max,
@@ -96,10 +166,9 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
         warn_if_cold("postprocess", int(a.size), engine)
         res = call.run(engine=engine)
         reports: List[CompareReport] = []
-        dev = _read_dump("--device-d", device_d, "D", destination_dtype(res.dst_type), res.d_bits.shape)
-        reports.append(compare_arrays("D", res.dst_type, res.d_bits,
-                                      as_device_bits("--device-d", dev, res.dst_type, res.d_bits.shape, "D"),
-                                      max_report))
+        dev_bits = _read_d(device_d, res.dst_type, res.d_bits.shape, packed)
+        reports.append(compare_arrays("D", res.dst_type, res.d_bits, dev_bits, max_report))
+        del dev_bits
         for name, option, spec, model in (("RowMaxOut", "--device-row-max", device_row_max, res.row_max_bits),
                                           ("GroupMaxOut", "--device-group-max", device_group_max,
                                            res.group_max_bits)):
@@ -128,10 +197,15 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
         unit = "integer difference" if r.dst_type.is_integer else f"ulps of {r.dst_type.name}"
         console.print(f"[bold]{r.output}[/bold]: first {len(r.first)} of {r.mismatches} mismatches:", soft_wrap=True)
         for mm in r.first:
-            console.print(f"  {r.output}{list(mm.position)}: model {mm.model:#x}, device {mm.device:#x}, "
-                          f"{mm.description}", soft_wrap=True)
+            console.print(f"  {r.output}{list(mm.position)}: model {mm.model:#x} = {mm.model_value}, "
+                          f"device {mm.device:#x} = {mm.device_value}, {mm.description}", soft_wrap=True, markup=False)
         if r.hist:
             console.print(f"  histogram ({unit}): " + ", ".join(f"{k}: {v}" for k, v in r.hist), soft_wrap=True)
+        if r.max_abs_error is not None:
+            line = (f"  largest absolute error {_value_text(r.max_abs_error)} at {r.output}{list(r.max_abs_position or ())}")
+            if r.max_rel_error is not None:
+                line += f"; largest relative error {_value_text(r.max_rel_error)} at {r.output}{list(r.max_rel_position or ())}"
+            console.print(line + " (|device - model| in values)", soft_wrap=True, markup=False)
         if r.output == "D" and n_explain > 0:
             from ..conformance.explain import explain_postprocess
             from ..errors import PtonumError
@@ -146,8 +220,17 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
                         sat=sat).text()
                 except (PtonumError, ImportError) as exc:
                     text = f"(no trace: {exc})"
-                console.print(f"[bold]explain D[{i}, {j}][/bold] (device {mm.device:#x})")
+                console.print(f"[bold]explain D\\[{i}, {j}][/bold] (device {mm.device:#x} = {mm.device_value})")
                 console.print(text, markup=False, soft_wrap=True)
+    if plot is not None:
+        from ._plot import compare_figure, png_bytes
+
+        with errors_to_exit("compare"):
+            d_rep = reports[0]
+            _write_plot(plot, png_bytes(compare_figure(
+                d_rep, f"ptonum compare: D {shape_text(d_rep.shape)} {mode_name} -> {res.dst_type.name}, "
+                       f"RMode={call.rmode.name}, Sat={int(bool(sat))}")))
+        console.print(f"wrote {plot}", soft_wrap=True, markup=False)
     bad = sum(r.mismatches for r in reports)
     flags_bad = dev_flags is not None and dev_flags != int(res.flags)
     if dev_flags is not None:

@@ -66,6 +66,22 @@ def _write_outputs(out_dir: Path, files: Dict[str, np.ndarray], write_bin: bool,
     return pub.paths
 
 
+def _write_png(path: str, data: bytes) -> None:
+    """Write ``--plot``'s PNG: a temporary file beside ``path``, renamed into place (nothing on failure)."""
+    from ._common import output_path
+
+    out = output_path("--plot", path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o666 & ~current_umask())
+            fh.write(data)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 # ---------------------------------------------------------------------------
 # The example report
 
@@ -107,7 +123,7 @@ def _stat_cell(shape: Optional[Tuple[int, ...]], rng: Any) -> str:
     return "-" if rng is None else f"{_shape(shape)}\n{_num(rng[0])} .. {_num(rng[1])}"
 
 
-def _run_example(console: Console, engine: str) -> None:
+def _run_example(console: Console, engine: str, plot: Optional[str] = None) -> None:
     """The example report; both tables fit 80 columns (long notes go to a numbered list below)."""
     from rich import box
 
@@ -125,6 +141,14 @@ def _run_example(console: Console, engine: str) -> None:
         highlight=False,
     )
     reports = [run_one(run, ex, engine=engine) for run in RUNS]
+    if plot is not None:
+        from ._plot import example_figure, png_bytes
+
+        labels = [f"{i}. {run.mode} {run.acc_type}->{rep.dst_type}" + (
+            f" {_options_text(run)}" if _options_text(run) != "-" else "")
+            for i, (run, rep) in enumerate(zip(RUNS, reports), 1)]
+        data = png_bytes(example_figure(RUNS, reports, [rep.extra["relative_error"] for rep in reports], labels))
+        _write_png(plot, data)
 
     cost = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0),
                  title="What each destination costs",
@@ -156,6 +180,8 @@ def _run_example(console: Console, engine: str) -> None:
     console.print("Notes:", highlight=False)
     for i, run in enumerate(RUNS, 1):
         console.print(f"{i:>3}. {run.mode}: {run.note}", highlight=False)
+    if plot is not None:
+        console.print(f"wrote {plot}", highlight=False)
     console.print(
         "¹ top-1: argmax of the decoded logits against the float model's / against the true labels. "
         "SQNR = 10 log10(sum ref^2 / sum (D - ref)^2) and max|err| are in destination units; "
@@ -173,7 +199,7 @@ def _run_example(console: Console, engine: str) -> None:
 @click.option_panel("Input", options=INPUT_OPTIONS)
 @click.option_panel("Operation: B.FPATR word or fields, B.DATR RMode/Sat", options=OPERATION_OPTIONS)
 @click.option_panel("Parameters", options=PARAMETER_OPTIONS)
-@click.option_panel("Run and output", options=["--engine", "--out-dir", "--bin", "--progress", "--help"])
+@click.option_panel("Run and output", options=["--engine", "--out-dir", "--bin", "--progress", "--plot", "--help"])
 @click.argument("acc", required=False, metavar="[ACC]",
                 help="Accumulator tile M x N: .npy, .npz (--key) or raw .bin (--dtype, --shape). Omit to run the bundled example.")
 @tile_options
@@ -184,6 +210,9 @@ def _run_example(console: Console, engine: str) -> None:
 @click.option("--bin", "write_bin", is_flag=True, help="Also write raw little-endian .bin files.")
 @click.option("--progress/--no-progress", default=None,
               help=f"Progress bar (default: on for more than {PROGRESS_ELEMENTS} elements).")
+@click.option("--plot", "plot", default=None, metavar="FILE.png",
+              help="Bundled example only: draw SQNR per configuration and each destination's error "
+                   "distribution to FILE.png (needs matplotlib).")
 def command(acc: Optional[str], **options: Any) -> None:
     """Post-process an M x N accumulator tile exactly as B.FPATR does (PreQuant, ReLU, RowMax/GroupMax).
 
@@ -260,8 +289,20 @@ def command(acc: Optional[str], **options: Any) -> None:
             given = [flag for flag, name in _FILE_ONLY_OPTIONS if options[name] is not None]
             if given:
                 raise UsageError(f"{given[0]} needs an ACC input file (run without options for the bundled example)")
-            _run_example(console, options["engine"])
+            plot = options["plot"]
+            if plot is not None:
+                from ._common import output_path
+                from ._plot import pyplot
+
+                if not plot.lower().endswith(".png"):
+                    raise UsageError(f"--plot = {plot}: give a .png file name")
+                output_path("--plot", plot)
+                pyplot()  # refuse before any work when matplotlib is missing
+            _run_example(console, options["engine"], plot)
             return
+        if options.pop("plot") is not None:
+            raise UsageError("--plot draws the bundled example (run without ACC); for a tile against a device "
+                             "dump, ptonum compare --plot draws the mismatches")
         _run_file(console, acc=acc, **options)
 
 

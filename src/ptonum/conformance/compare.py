@@ -53,13 +53,16 @@ def _code_or_name(text: Any) -> Any:
 # Comparing a device dump with the model
 # --------------------------------------------------------------------------
 
+import math  # noqa: E402
+
 import numpy as np  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from typing import Dict, List, Optional, Tuple  # noqa: E402
 
 from ..formats import TileDataType  # noqa: E402
 
-__all__ += ["as_device_bits", "is_nan", "distance", "Mismatch", "CompareReport", "compare_arrays", "histogram"]
+__all__ += ["as_device_bits", "unpack_s4x2", "parse_flags", "decoded_text", "is_nan", "distance", "Mismatch",
+            "CompareReport", "compare_arrays", "histogram"]
 
 _WIDTH = {
     TileDataType.FP32: 32, TileDataType.S32: 32, TileDataType.U32: 32, TileDataType.FP16: 16,
@@ -72,16 +75,32 @@ def _shape_text(shape: Tuple[int, ...]) -> str:
     return "x".join(str(int(d)) for d in shape) if len(shape) else "scalar"
 
 
+_CARRIER = {8: np.uint8, 16: np.uint16, 32: np.uint32, 4: np.uint8}
+
+
+def _signed_range(dst: TileDataType, width: int) -> Tuple[int, int]:
+    """The values a signed dump element may hold for ``dst``: the signed range of a signed integer
+    destination, otherwise the encodings ``0 .. 2**width - 1``."""
+    if dst.is_integer and dst is not TileDataType.U32:
+        return -(1 << (width - 1)), (1 << (width - 1)) - 1
+    return 0, (1 << width) - 1
+
+
 def as_device_bits(name: str, arr: np.ndarray, dst: TileDataType, shape: Tuple[int, ...],
                    output: str = "") -> np.ndarray:
-    """Device values or raw encodings -> uint64 encodings at the destination width.
+    """Device values or raw encodings -> encodings at the destination width, in its carrier dtype
+    (uint8 for S8/S4X2/E4M3/HiF8, uint16 for FP16/BF16/S16, uint32 for FP32/S32/U32).
 
     ``arr`` must have exactly the model's ``shape`` (a transposed, flattened or
     padded dump is refused, never reshaped).  Typed arrays are reinterpreted bit
     for bit when their item size is the destination's (float16/bfloat16/float32/
-    int8/int16/int32 ...); an S4X2 element keeps its low nibble.  Raises
-    :class:`UsageError` on a shape or size mismatch, e.g. ``--device-d: shape
-    48x64 does not match the model's D 64x48``.
+    int8/int16/int32 ...).  A signed integer array of another width holds values:
+    each must fit the destination (S8 -128..127, S4X2 -8..7, ...; for U32 and the
+    floating types the encodings 0 .. 2**width - 1) -- an int32 dump holding -1000
+    for S8 is refused, never wrapped.  An unsigned array holds encodings, which
+    must fit the destination width (an S4X2 element keeps its low nibble).
+    Raises :class:`UsageError` on a shape, size or range mismatch, e.g.
+    ``--device-d: shape 48x64 does not match the model's D 64x48``.
     """
     a = np.asarray(arr)
     if a.shape != tuple(shape):
@@ -91,23 +110,79 @@ def as_device_bits(name: str, arr: np.ndarray, dst: TileDataType, shape: Tuple[i
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     width = _WIDTH[dst]
+    carrier = _CARRIER[width]
     nbytes = max(1, width // 8)
     mask = (1 << width) - 1
     if a.dtype.kind in "iu":
-        if a.dtype.kind == "i":  # signed values: two's complement at the destination width
-            bits = (a.astype(np.int64) & mask).astype(np.uint64)
-        else:
-            bits = a.astype(np.uint64)
-            if dst is TileDataType.S4X2:
-                bits = bits & np.uint64(mask)
-            over = (bits >> np.uint64(width)) != 0
-            if np.any(over):
-                i = tuple(int(x) for x in np.argwhere(over)[0])
-                raise UsageError(f"{name}{list(i)} = {int(bits[i]):#x}: does not fit the {width}-bit {dst.name} element")
-        return bits
+        if a.dtype.kind == "i" and a.dtype.itemsize * 8 == width:  # the same width: a bit-for-bit view
+            return a.view(carrier)
+        if a.dtype.kind == "i":  # values: they must fit the destination
+            lo, hi = _signed_range(dst, width)
+            if a.size and (int(a.min()) < lo or int(a.max()) > hi):
+                i = tuple(int(x) for x in np.argwhere((a < lo) | (a > hi))[0])
+                raise UsageError(f"{name}{list(i)} = {int(a[i])}: does not fit the {width}-bit {dst.name} element "
+                                 f"({lo} .. {hi}); a signed dump holds values, an unsigned one raw encodings")
+            return (a & mask).astype(carrier) if a.dtype.itemsize * 8 > width else a.astype(carrier)
+        if dst is TileDataType.S4X2:
+            a = a & a.dtype.type(mask)
+        elif a.size and int(a.max()) > mask:
+            i = tuple(int(x) for x in np.argwhere(a > mask)[0])
+            raise UsageError(f"{name}{list(i)} = {int(a[i]):#x}: does not fit the {width}-bit {dst.name} element")
+        return a.astype(carrier, copy=False)
     if a.dtype.itemsize != nbytes or dst.is_integer:
         raise UsageError(f"{name}: dtype {a.dtype} is not a {dst.name} element (give raw bits or {dst.name} values)")
-    return a.view(np.dtype(f"u{nbytes}")).astype(np.uint64)
+    return a.view(carrier)
+
+
+def unpack_s4x2(name: str, packed: np.ndarray, shape: Tuple[int, int]) -> np.ndarray:
+    """Packed S4X2 bytes (M x ceil(N/2) ``uint8``, element 2k in the low nibble of byte k, element
+    2k+1 in its high nibble, each row starting a new byte) -> M x N ``uint8`` nibbles.
+
+    Raises :class:`UsageError` when ``packed`` is not M x ceil(N/2) bytes or, for odd N, a row's
+    last high nibble (padding) is not zero.
+    Source: ADR-0085 D181 with ADR-0033 (nibble order) and ADR-0074 (row restart).
+    """
+    m, n = shape
+    half = (n + 1) // 2
+    b = np.asarray(packed)
+    if b.dtype.kind not in "iu" or b.dtype.itemsize != 1 or b.shape != (m, half):
+        raise UsageError(f"{name}: a packed S4X2 dump is {m} x {half} bytes (two elements a byte) for D "
+                         f"{m}x{n}; got {_shape_text(b.shape)} {b.dtype}")
+    b = b.view(np.uint8)
+    out = np.empty((m, 2 * half), dtype=np.uint8)
+    out[:, 0::2] = b & np.uint8(0x0F)
+    out[:, 1::2] = b >> np.uint8(4)
+    if n % 2 and np.any(out[:, n]):
+        r = int(np.flatnonzero(out[:, n])[0])
+        raise UsageError(f"{name}: row {r} of the packed S4X2 dump has a nonzero padding nibble (high nibble of "
+                         f"its last byte, N = {n} is odd)")
+    return out[:, :n]
+
+
+def parse_flags(text: Any, name: str = "--device-flags") -> int:
+    """Sticky flags as a word (``0x14``, ``20``) or by names as ptonum prints them (``OF|NX``,
+    ``OF,NX``, ``-`` or ``none`` for no flag).  Raises :class:`UsageError` naming ``name``."""
+    from ..flags import NumericFlags
+
+    s = str(text).strip()
+    try:
+        v = int(s, 0)
+    except ValueError:
+        v = -1
+    if v >= 0:
+        if v >> 5:
+            raise UsageError(f"{name} = {text}: does not fit in 5 bits (NV=0x01 DZ=0x02 OF=0x04 UF=0x08 NX=0x10)")
+        return v
+    if s.lower() in ("-", "none", ""):
+        return 0
+    word = 0
+    for part in s.replace(",", "|").replace("+", "|").split("|"):
+        p = part.strip().upper()
+        if p not in NumericFlags.__members__:
+            raise UsageError(f"{name} = {text!r}: {part.strip()!r} is not a flag; expected names NV, DZ, OF, UF, "
+                             "NX joined by | (e.g. OF|NX), '-' for none, or a word such as 0x14")
+        word |= int(NumericFlags[p])
+    return word
 
 
 def _signed(bits: np.ndarray, width: int) -> np.ndarray:
@@ -187,6 +262,21 @@ def histogram(d: np.ndarray) -> List[Tuple[str, int]]:
     return out
 
 
+def decoded_text(dst: TileDataType, bits: int) -> str:
+    """An encoding's value for a mismatch line: an integer for integer types, otherwise the exact
+    value to 9 significant digits (enough to tell any two FP32 values apart), inf or NaN."""
+    from ..formats import to_float64
+
+    v = float(np.asarray(to_float64(dst, np.asarray(bits, dtype=_CARRIER[_WIDTH[dst]]))))
+    if dst.is_integer:
+        return str(int(v))
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+inf" if v > 0 else "-inf"
+    return format(v, ".9g")
+
+
 @dataclass
 class Mismatch:
     output: str  #: "D", "RowMaxOut" or "GroupMaxOut"
@@ -195,6 +285,8 @@ class Mismatch:
     device: int
     distance: Optional[int]  #: None for a class (NaN/Inf) mismatch or a NaN payload difference
     nan_payload: bool = False  #: both are NaN, with different encodings
+    model_value: str = ""  #: the model's encoding decoded (see :func:`decoded_text`)
+    device_value: str = ""  #: the device's encoding decoded
 
     @property
     def description(self) -> str:
@@ -207,7 +299,14 @@ class Mismatch:
 
 @dataclass
 class CompareReport:
-    """Result of comparing one output of the model with the device."""
+    """Result of comparing one output of the model with the device.
+
+    ``positions`` (K x ndim int64) and ``distances`` (K int64; -1 where there is no distance: a
+    NaN/Inf class mismatch or a NaN payload difference) list every mismatch in row-major order;
+    ``max_abs_error``/``max_rel_error`` are the largest |device - model| and
+    |device - model| / |model| in values over the mismatches with finite values on both sides
+    (relative error only where the model value is nonzero), with their positions.
+    """
 
     output: str
     dst_type: TileDataType
@@ -217,6 +316,13 @@ class CompareReport:
     first: List[Mismatch] = field(default_factory=list)
     hist: List[Tuple[str, int]] = field(default_factory=list)
     nan_payload_mismatches: int = 0  #: both NaN, different encodings
+    shape: Tuple[int, ...] = ()
+    positions: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    distances: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    max_abs_error: Optional[float] = None
+    max_abs_position: Optional[Tuple[int, ...]] = None
+    max_rel_error: Optional[float] = None
+    max_rel_position: Optional[Tuple[int, ...]] = None
 
     @property
     def ok(self) -> bool:
@@ -225,20 +331,45 @@ class CompareReport:
 
 def compare_arrays(output: str, dst: TileDataType, model_bits: np.ndarray, device_bits: np.ndarray,
                    max_report: int = 10) -> CompareReport:
-    """Compare two arrays of encodings (same shape) of one output."""
-    mb = np.asarray(model_bits).astype(np.uint64)
-    db = np.asarray(device_bits).astype(np.uint64)
+    """Compare two arrays of encodings (same shape) of one output.
+
+    Memory: one boolean array of the tile's shape plus work proportional to the number of
+    mismatches (distances and values are computed only where the encodings differ).
+    Raises :class:`UsageError` when the shapes differ.
+    """
+    from ..formats import to_float64
+
+    mb = np.asarray(model_bits)
+    db = np.asarray(device_bits)
     if mb.shape != db.shape:
         raise UsageError(f"{output}: device shape {db.shape} differs from the model's {mb.shape}")
-    diff = mb != db
-    d, cls = distance(dst, mb, db)
-    payload = diff & is_nan(dst, mb) & is_nan(dst, db)
+    idx = np.flatnonzero(mb != db)
+    mbm = mb.reshape(-1)[idx].astype(np.uint64)
+    dbm = db.reshape(-1)[idx].astype(np.uint64)
+    d, cls = distance(dst, mbm, dbm)
+    payload = is_nan(dst, mbm) & is_nan(dst, dbm)
     cls = cls & ~payload
-    pos = np.argwhere(diff)
-    first = []
-    for p in pos[:max_report]:
-        t = tuple(int(x) for x in p)
-        first.append(Mismatch(output, t, int(mb[t]), int(db[t]), None if (cls[t] or payload[t]) else int(d[t]),
-                              bool(payload[t])))
-    return CompareReport(output, dst, int(mb.size), int(np.count_nonzero(diff)), int(np.count_nonzero(cls)), first,
-                         histogram(d[diff & ~cls & ~payload]), int(np.count_nonzero(payload)))
+    no_distance = cls | payload
+    positions = np.stack(np.unravel_index(idx, mb.shape), axis=1).astype(np.int64) if mb.ndim else \
+        np.zeros((idx.size, 0), np.int64)
+    carrier = _CARRIER[_WIDTH[dst]]
+    mv = np.asarray(to_float64(dst, mbm.astype(carrier)), dtype=np.float64)
+    dv = np.asarray(to_float64(dst, dbm.astype(carrier)), dtype=np.float64)
+    rep = CompareReport(output, dst, int(mb.size), int(idx.size), int(np.count_nonzero(cls)), [],
+                        histogram(d[~no_distance]), int(np.count_nonzero(payload)), tuple(mb.shape), positions,
+                        np.where(no_distance, -1, d).astype(np.int64))
+    finite = np.isfinite(mv) & np.isfinite(dv)
+    if np.any(finite):
+        err = np.where(finite, np.abs(dv - mv), -1.0)
+        k = int(np.argmax(err))
+        rep.max_abs_error, rep.max_abs_position = float(err[k]), tuple(int(x) for x in positions[k])
+        relok = finite & (mv != 0)
+        if np.any(relok):
+            rel = np.where(relok, np.abs(dv - mv) / np.where(relok, np.abs(mv), 1.0), -1.0)
+            k = int(np.argmax(rel))
+            rep.max_rel_error, rep.max_rel_position = float(rel[k]), tuple(int(x) for x in positions[k])
+    for k in range(min(max_report, idx.size)):
+        t = tuple(int(x) for x in positions[k])
+        rep.first.append(Mismatch(output, t, int(mbm[k]), int(dbm[k]), None if no_distance[k] else int(d[k]),
+                                  bool(payload[k]), decoded_text(dst, int(mbm[k])), decoded_text(dst, int(dbm[k]))))
+    return rep

@@ -1,0 +1,54 @@
+"""Pictures (cli/_plot.py): ``ptonum postprocess --plot`` on the bundled example, rendered headless.
+
+(The compare picture is tested in test_cli_compare.py.)  These are plumbing tests: the picture
+must show the numbers the report computes, one bar and one box per configuration.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from click.testing import CliRunner
+
+from ptonum.cli import main
+from ptonum.example import RUNS, load_example, run_one
+
+
+def test_postprocess_plot_draws_sqnr_and_error_distribution(tmp_path: Path) -> None:
+    import matplotlib.image
+
+    png = tmp_path / "pics" / "example.png"
+    r = CliRunner().invoke(main, ["postprocess", "--plot", str(png)])
+    assert r.exit_code == 0, r.output
+    assert f"wrote {png}" in " ".join(r.output.split())
+    img = matplotlib.image.imread(png)
+    assert img.ndim == 3 and img.shape[1] > 1000
+    assert not list(png.parent.glob(".*.tmp"))
+
+    from ptonum.cli._plot import example_figure
+
+    ex = load_example()
+    reports = [run_one(run, ex) for run in RUNS]
+    fig = example_figure(RUNS, reports, [rep.extra["relative_error"] for rep in reports],
+                         [run.mode for run in RUNS])
+    ax_s, ax_e = fig.axes[:2]
+    widths = [p.get_width() for p in ax_s.patches]
+    assert len(widths) == len(RUNS)
+    for w, rep in zip(widths, reports):
+        if math.isfinite(rep.sqnr_db):
+            assert w == rep.sqnr_db
+    assert [t.get_text() for t in ax_s.get_yticklabels()] == [run.mode for run in RUNS]
+    boxes = [ln for ln in ax_e.lines if ln.get_color() != "none"]
+    assert boxes  # one box (several lines) per configuration with a nonzero error
+
+
+def test_postprocess_plot_refusals(tmp_path: Path) -> None:
+    np.save(tmp_path / "acc.npy", np.zeros((2, 2), np.int32))
+    r = CliRunner().invoke(main, ["postprocess", str(tmp_path / "acc.npy"), "--mode", "REQ8", "--scale", "1",
+                                  "--plot", str(tmp_path / "p.png"), "--out-dir", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "--plot draws the bundled example" in r.stderr
+    assert not (tmp_path / "o").exists() and not (tmp_path / "p.png").exists()
+    r = CliRunner().invoke(main, ["postprocess", "--plot", str(tmp_path / "p.svg")])
+    assert r.exit_code == 2 and "give a .png file name" in r.stderr
