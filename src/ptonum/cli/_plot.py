@@ -30,6 +30,33 @@ def pyplot() -> Any:
     return plt
 
 
+def check_plot_path(path: str) -> None:
+    """Refuse a ``--plot`` destination before any work: not ``.png``, a directory, a parent that is a
+    file; or matplotlib missing."""
+    from pathlib import Path
+
+    p = Path(path)
+    if p.suffix.lower() != ".png":
+        raise UsageError(f"--plot = {path}: give a .png file name")
+    if p.is_dir():
+        raise UsageError(f"--plot = {path}: is a directory; give a file name")
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"--plot = {path}: {parent} is not a directory")
+            break
+    pyplot()
+
+
+def publish_png(path: str, data: bytes) -> None:
+    """Publish the PNG bytes at ``path`` (:class:`ptonum.publish.Publication`: whole or not at all;
+    missing directories are created)."""
+    from ..publish import Publication
+
+    with Publication() as pub:
+        pub.write_bytes(path, data)
+
+
 def png_bytes(fig: Any) -> bytes:
     """The figure as PNG bytes (the figure is closed)."""
     plt = pyplot()

@@ -75,24 +75,6 @@ def _value_text(x: float) -> str:
     return format(x, ".6g")
 
 
-def _write_plot(path: str, data: bytes) -> None:
-    """Write the PNG: a temporary file beside ``path``, renamed into place (nothing on failure)."""
-    import os
-    import tempfile
-
-    from ._common import output_path
-
-    out = output_path("--plot", path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, out)
-    except BaseException:
-        os.unlink(tmp) if os.path.exists(tmp) else None
-        raise
-
-
 @click.command("compare")
 @click.argument("acc", metavar="ACC")
 @tile_options
@@ -148,13 +130,9 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
     with errors_to_exit("compare"):
         dev_flags = parse_flags(device_flags, "--device-flags") if device_flags is not None else None
         if plot is not None:
-            from ._common import output_path
-            from ._plot import pyplot
+            from ._plot import check_plot_path
 
-            if not plot.lower().endswith(".png"):
-                raise UsageError(f"--plot = {plot}: give a .png file name")
-            output_path("--plot", plot)
-            pyplot()  # refuse before any work when matplotlib is missing
+            check_plot_path(plot)  # before any work
         call = build_tile_call(
             acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
             attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n, row_max=row_max,
@@ -223,11 +201,11 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
                 console.print(f"[bold]explain D\\[{i}, {j}][/bold] (device {mm.device:#x} = {mm.device_value})")
                 console.print(text, markup=False, soft_wrap=True)
     if plot is not None:
-        from ._plot import compare_figure, png_bytes
+        from ._plot import compare_figure, png_bytes, publish_png
 
         with errors_to_exit("compare"):
             d_rep = reports[0]
-            _write_plot(plot, png_bytes(compare_figure(
+            publish_png(plot, png_bytes(compare_figure(
                 d_rep, f"ptonum compare: D {shape_text(d_rep.shape)} {mode_name} -> {res.dst_type.name}, "
                        f"RMode={call.rmode.name}, Sat={int(bool(sat))}")))
         console.print(f"wrote {plot}", soft_wrap=True, markup=False)

@@ -66,22 +66,6 @@ def _write_outputs(out_dir: Path, files: Dict[str, np.ndarray], write_bin: bool,
     return pub.paths
 
 
-def _write_png(path: str, data: bytes) -> None:
-    """Write ``--plot``'s PNG: a temporary file beside ``path``, renamed into place (nothing on failure)."""
-    from ._common import output_path
-
-    out = output_path("--plot", path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), 0o666 & ~current_umask())
-            fh.write(data)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 # ---------------------------------------------------------------------------
 # The example report
 
@@ -142,13 +126,13 @@ def _run_example(console: Console, engine: str, plot: Optional[str] = None) -> N
     )
     reports = [run_one(run, ex, engine=engine) for run in RUNS]
     if plot is not None:
-        from ._plot import example_figure, png_bytes
+        from ._plot import example_figure, png_bytes, publish_png
 
         labels = [f"{i}. {run.mode} {run.acc_type}->{rep.dst_type}" + (
             f" {_options_text(run)}" if _options_text(run) != "-" else "")
             for i, (run, rep) in enumerate(zip(RUNS, reports), 1)]
         data = png_bytes(example_figure(RUNS, reports, [rep.extra["relative_error"] for rep in reports], labels))
-        _write_png(plot, data)
+        publish_png(plot, data)
 
     cost = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0),
                  title="What each destination costs",
@@ -291,13 +275,9 @@ def command(acc: Optional[str], **options: Any) -> None:
                 raise UsageError(f"{given[0]} needs an ACC input file (run without options for the bundled example)")
             plot = options["plot"]
             if plot is not None:
-                from ._common import output_path
-                from ._plot import pyplot
+                from ._plot import check_plot_path
 
-                if not plot.lower().endswith(".png"):
-                    raise UsageError(f"--plot = {plot}: give a .png file name")
-                output_path("--plot", plot)
-                pyplot()  # refuse before any work when matplotlib is missing
+                check_plot_path(plot)  # before any work
             _run_example(console, options["engine"], plot)
             return
         if options.pop("plot") is not None:
