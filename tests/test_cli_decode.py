@@ -37,3 +37,14 @@ def test_finite_values_keep_the_decomposition_sign():
 def test_integer_types_say_the_integer_sign():
     assert _rows("S32", "0xffffffff")["negative"].startswith("yes (integer value")
     assert _rows("U32", "0xffffffff")["negative"].startswith("no (integer value")
+
+
+def test_decode_value_rounds_the_decimal_once() -> None:
+    # 1.0039063 is just above the BF16 midpoint 1.00390625 of 0x3f80/0x3f81 (a binary64 read, then float32,
+    # lands on the midpoint and ties to 0x3f80)
+    r = CliRunner().invoke(main, ["decode", "BF16", "--value", "1.0039063", "--value", "1.5"])
+    assert r.exit_code == 0, r.output
+    assert "BF16 0x3f81 (--value 1.0039063: rounded once from the decimal, nearest even)" in r.output
+    assert "BF16 0x3fc0 (--value 1.5: exact)" in r.output
+    r = CliRunner().invoke(main, ["decode", "E4M3", "--value", "1"])
+    assert r.exit_code == 2 and "decimals are rounded to FP64, FP32, FP16 or BF16 only" in r.output

@@ -138,7 +138,7 @@ def test_decode_invalid_encoding() -> None:
     (["decode", "FP16", "1", "--lane", "1"], "lane = 1: FP16 has only lane 0"),
     (["decode", "E1M2X2", "1", "--lane", "2"], "lane = 2: E1M2X2 has lanes 0"),
     (["decode", "FP16", "1", "--engine", "gpu"], "gpu"),
-    (["decode", "FP16"], "Missing argument"),
+    (["decode", "FP16"], "give CODE... or --value DECIMAL"),
 ])
 def test_decode_bad_input_is_a_one_message_usage_error(args: List[str], message: str) -> None:
     r = run(args)

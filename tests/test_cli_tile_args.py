@@ -104,3 +104,18 @@ def test_compare_takes_the_scale_tile(acc, tmp_path: Path) -> None:
                   "--device-d", tmp_path / "dev.npy")
     assert res.exit_code == 0, res.output
     assert "MATCH" in res.output
+
+
+def test_scale_text_is_rounded_once(acc, tmp_path: Path) -> None:
+    """--scale is read as a decimal: 1 + 2**-11 + 2**-24 + 1e-40 goes to FP32 0x3f801001 once (a binary64
+    read ties to 0x3f801000), then FP32ToFP19 rounds up to 0x1fc01 (issue 10 item 14)."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 100
+        text = str(Decimal(1) + Decimal(2) ** -11 + Decimal(2) ** -24 + Decimal("1e-40"))
+    res = _invoke("postprocess", tmp_path / "acc.npy", "--mode", "DEQF16", "--scale", text, "--scale-rounding", "rne",
+                  "--out-dir", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    want = postprocess(acc, attributes={"pre_quant_mode": "DEQF16"}, quant_param=0x1FC01 << 13)
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "acc.d.npy"), want.d_bits)

@@ -244,7 +244,8 @@ def test_quant_param_rne_matches_fp32_to_fp19_vectors() -> None:
     (float("inf"), "exact", "positive infinity"),
     (float("nan"), "rne", "finite"),
     (1.0, "truncate", "rounding"),
-    ("1.0", "exact", "real number"),
+    ("1.o", "exact", "not a decimal number"),
+    ([1.0], "exact", "real number"),
 ])
 def test_quant_param_refusals(scale: object, rounding: str, match: str) -> None:
     with pytest.raises(UsageError, match=match):
@@ -336,3 +337,26 @@ def test_friendly_constructor_legal_or_usage_error(scale: float, offset: int, mo
     assert quant_param_legal(mode, w)
     f = parse_quant_param(w, mode=mode)
     assert f.scale == w.value and f.offset == offset
+
+
+def test_quant_param_from_text_rounds_the_decimal_once() -> None:
+    """Issue 10 item 14: a decimal given as text goes to FP32 once (nearest even) and then FP32ToFP19.
+
+    FP32 0x3f801000 = 1 + 2**-11 lies exactly halfway between FP19 1.0 (0x1fc00, even) and 1 + 2**-10
+    (0x1fc01).  The decimal below is just above the FP32 midpoint of 0x3f801000 and 0x3f801001; read
+    once it is FP32 0x3f801001 (above the FP19 tie: up to 0x1fc01); read through a binary64 float it
+    becomes the FP32 tie itself, which goes to the even 0x3f801000 and then down to FP19 0x1fc00."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 100
+        text = str(Decimal(1) + Decimal(2) ** -11 + Decimal(2) ** -24 + Decimal("1e-40"))
+    w = quant_param(text, mode="DEQF16", rounding="rne")
+    assert w.fp19 == 0x1FC01 and int(w) == 0x1FC01 << 13
+    assert quant_param(float(text), mode="DEQF16", rounding="rne").fp19 == 0x1FC00  # the double rounding
+    assert not w.exact and "rounded once from the decimal" in w.how
+    exact = quant_param("0.0078125", 3, mode="REQ8")
+    assert int(exact) == (0x1E000 << 13) | (3 << 37) and exact.exact
+    with pytest.raises(UsageError, match=r"scale = 0\.1 is not exactly representable"):
+        quant_param("0.1", mode="REQ8")
+    assert relu_param("0.25").fp19 == (125 << 10)

@@ -300,8 +300,8 @@ def tile_options(fn: F) -> F:
         click.option("--rmode", default="NONE", show_default=True,
                      help=RMODE_HELP + " Fixed-rounding, shift and NoQuant modes require NONE."),
         click.option("--sat", is_flag=True, help="B.DATR Sat=1: clamp on overflow (default: wrap / Inf)."),
-        click.option("--scale", type=float, default=None,
-                     help="Quantization scale as a number (converted to FP19; see --scale-rounding)."),
+        click.option("--scale", default=None, metavar="NUMBER",
+                     help="Quantization scale as a decimal (read exactly, converted to FP19; see --scale-rounding)."),
         click.option("--offset", type=int, default=0, show_default=True,
                      help="Signed offset (S5/S9/S17 by mode); with --scale-tile, the offset of every column."),
         click.option("--scale-tile", metavar="FILE",
@@ -323,7 +323,9 @@ def tile_options(fn: F) -> F:
                      help="Per-column words of a vector mode (VREQ8, VDEQS16, VQF322B8_PRE, VSHIFTS322S16, ...): "
                           "a 1 x N uint64 array (.npy, FILE.npz:KEY or little-endian .bin) of words made by "
                           "quant_param(scale, offset, mode=...) of ptonum.fpatr."),
-        click.option("--alpha", type=float, default=None, help="LReLU/PReLU negative-path multiplier (FP19, >= 0)."),
+        click.option("--alpha", default=None, metavar="NUMBER",
+                     help="LReLU/PReLU alpha, replacing the scale on the negative path (FP19, >= 0; a decimal read "
+                          "exactly, see --scale-rounding)."),
         click.option("--alpha-tile", metavar="FILE",
                      help="Per-column PReLU alphas as numbers (N or 1 x N floats; little-endian float32 .bin), each "
                           "converted to FP19 as --alpha is (see --scale-rounding)."),
@@ -372,7 +374,7 @@ class TileCall:
         return int(self.params.get(scalar, 0) or 0)
 
 
-def _scale_word(scale: float, offset: int, mode: Any, rounding: str) -> int:
+def _scale_word(scale: str, offset: int, mode: Any, rounding: str) -> int:
     """``--scale``/``--offset`` -> the quantization word; suggests ``--scale-rounding rne`` only when it works."""
     from ..fpatr.params import quant_param as make_quant_param
 
@@ -384,11 +386,11 @@ def _scale_word(scale: float, offset: int, mode: Any, rounding: str) -> int:
         try:
             make_quant_param(scale, offset, mode=mode, rounding="rne")
         except UsageError as rne_exc:  # rounding would not help: say why
-            raise UsageError(f"--scale = {scale!r}: {_after_name(str(rne_exc))}") from None
+            raise UsageError(f"--scale = {scale}: {_after_name(str(rne_exc))}") from None
         raise UsageError(_option_name(str(exc), "scale", "--scale")) from None
 
 
-def _alpha_word(alpha: float, rounding: str) -> int:
+def _alpha_word(alpha: str, rounding: str) -> int:
     from ..fpatr.params import relu_param as make_relu_param
 
     try:
@@ -399,7 +401,7 @@ def _alpha_word(alpha: float, rounding: str) -> int:
         try:
             make_relu_param(alpha, rounding="rne")
         except UsageError as rne_exc:
-            raise UsageError(f"--alpha = {alpha!r}: {_after_name(str(rne_exc))}") from None
+            raise UsageError(f"--alpha = {alpha}: {_after_name(str(rne_exc))}") from None
         raise UsageError(_option_name(str(exc), "alpha", "--alpha")) from None
 
 
@@ -492,9 +494,9 @@ def _after_name(msg: str) -> str:
 def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
                     acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str],
                     relu: Optional[str], group_n: Optional[int], row_max: bool, group_max: bool,
-                    row_max_init: bool, max_abs: bool, rmode: str, sat: bool, scale: Optional[float],
+                    row_max_init: bool, max_abs: bool, rmode: str, sat: bool, scale: Optional[str],
                     offset: int, scale_rounding: str, quant_param: Optional[str], quant_tile: Optional[str],
-                    alpha: Optional[float], relu_param: Optional[str], relu_tile: Optional[str],
+                    alpha: Optional[str], relu_param: Optional[str], relu_tile: Optional[str],
                     row_max_in: Optional[str], shift: Optional[int] = None, scale_tile: Optional[str] = None,
                     offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None) -> TileCall:
     """Read ACC and the parameter files and build the attributes from the options of :func:`tile_options`.

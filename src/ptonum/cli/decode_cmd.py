@@ -120,12 +120,15 @@ def _describe(dt: TileDataType, code: int, lane: int, engine: str) -> List[Tuple
 
 @click.command("decode", context_settings={"ignore_unknown_options": True})  # CODE -1: a bad code, not an option
 @click.argument("type_name", metavar="TYPE")
-@click.argument("codes", nargs=-1, required=True, metavar="CODE...")
+@click.argument("codes", nargs=-1, required=False, metavar="CODE...")
+@click.option("--value", "decimals", multiple=True, metavar="DECIMAL",
+              help="Decode the encoding of a decimal instead of a CODE (FP64, FP32, FP16, BF16): the decimal is "
+                   "rounded once, from its exact value, to TYPE (nearest even; repeatable).")
 @click.option("--lane", type=int, default=0, show_default=True,
               help="Lane of a packed X2 carrier: 0 = low nibble, 1 = high nibble.")
 @click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True,
               help="Decoder: numpy lookup tables/bit arithmetic, or the step-by-step reference.")
-def command(type_name: str, codes: Tuple[str, ...], lane: int, engine: str) -> None:
+def command(type_name: str, codes: Tuple[str, ...], decimals: Tuple[str, ...], lane: int, engine: str) -> None:
     """Decode raw encodings of a Tile DataType.
 
     For each CODE (hex `0x..`, binary `0b..`, octal `0o..` or decimal), print its
@@ -133,18 +136,33 @@ def command(type_name: str, codes: Tuple[str, ...], lane: int, engine: str) -> N
     significand, exponent, with value = (-1)^negative * significand *
     2^exponent), and the exact value as a fraction and a decimal.
 
-    Example: `ptonum decode HiF8 0x6e 0x81 0x80`
+    Example: `ptonum decode HiF8 0x6e 0x81 0x80`; `ptonum decode BF16 --value 1.0039063` (the encoding a
+    decimal rounds to, once, nearest even).
 
     A bad TYPE, CODE or lane is one line on stderr and exit status 2.
     """
     with errors_to_exit("decode"):
         dt = _parse_type(type_name)
+        if not codes and not decimals:
+            raise UsageError("give CODE... or --value DECIMAL")
         values = [parse_code(c) for c in codes]
-        described = [(c, v, _describe(dt, v, lane, engine)) for c, v in zip(codes, values)]
-    for n, (text, value, rows) in enumerate(described):
+        notes = [""] * len(values)
+        if decimals:
+            from ..numtext import BINARY_FORMATS, decimal_to_bits
+
+            if dt.name not in BINARY_FORMATS:
+                raise UsageError(f"--value: {dt.name} takes codes; decimals are rounded to "
+                                 "FP64, FP32, FP16 or BF16 only")
+            for i, text in enumerate(decimals):
+                bits, exact = decimal_to_bits(text, dt.name, f"--value[{i}]" if len(decimals) > 1 else "--value")
+                values.append(bits)
+                notes.append(f" (--value {text.strip()}: " + ("exact)" if exact else
+                                                                "rounded once from the decimal, nearest even)"))
+        described = [(v, note, _describe(dt, v, lane, engine)) for v, note in zip(values, notes)]
+    for n, (value, note, rows) in enumerate(described):
         if n:
             click.echo("")
         lane_note = f", lane {lane}" if dt.name.endswith("X2") else ""
-        click.echo(f"{dt.name} {value:#x}{lane_note}")
+        click.echo(f"{dt.name} {value:#x}{lane_note}{note}")
         for key, shown in rows:
             click.echo(f"  {key:<12} {shown}")

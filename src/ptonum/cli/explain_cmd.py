@@ -22,6 +22,7 @@ from ..conformance.explain import (
     explain_tcvt,
     tile_rejection,
 )
+from ..errors import UsageError
 from ._common import EXIT_MISMATCH, RMODE_HELP, errors_to_exit, parse_rmode
 
 
@@ -54,29 +55,52 @@ def command(ctx: click.Context, row: Optional[str]) -> None:
 
 
 @command.command("postprocess")
-@click.option("--mode", required=True, help="PreQuantMode code or name.")
-@click.option("--relu", default="0", show_default=True, help="ReluMode 0-3 or name.")
+@click.option("--attributes", "attributes_word", default=None, metavar="WORD",
+              help="The 32-bit B.FPATR word (e.g. 0x08842023), as postprocess and compare take it: PreQuantMode "
+                   "and ReluMode come from it (instead of --mode/--relu).")
+@click.option("--mode", default=None, help="PreQuantMode code or name (or give --attributes).")
+@click.option("--relu", default=None, help="ReluMode 0-3 or name (default NONE; or give --attributes).")
 @click.option("--acc-type", required=True, help="Accumulator type FP32, S32 or U32.")
-@click.option("--acc", required=True, help="Accumulator element bits (0x...).")
+@click.option("--acc", required=True,
+              help="The accumulator element: its bits (0x... hex, 0b... binary), or its value as a decimal: a signed "
+                   "integer for S32 (-153043), an unsigned one for U32, a decimal for FP32 (1.5, -2e-3, inf; it must "
+                   "be an FP32 value: an inexact decimal is refused, naming the nearest FP32).")
 @click.option("--quant-param", default=None, help="Quantization parameter word (0x...); default FP19 1.0 / none.")
 @click.option("--relu-param", default="0", show_default=True, help="Activation parameter word (FP19 in [18:0]).")
 @click.option("--rmode", default="NONE", show_default=True, help=RMODE_HELP)
 @click.option("--sat", is_flag=True, help="B.DATR Sat=1 (clamp).")
-def postprocess(mode: str, relu: str, acc_type: str, acc: str, quant_param: Optional[str], relu_param: str,
-                rmode: str, sat: bool) -> None:
+def postprocess(attributes_word: Optional[str], mode: Optional[str], relu: Optional[str], acc_type: str, acc: str,
+                quant_param: Optional[str], relu_param: str, rmode: str, sat: bool) -> None:
     """Trace TileProfileMatrixPostProcessWithFlags for one accumulator element.
 
     The tile operation's legality checks (B.DATR RMode/Sat for the mode, accumulator class,
     quantization and activation words) are run first; when the tile operation would reject the
     configuration a `note:` line says why, and the element trace follows (exit status 0).
+
+    **Example** (the mismatch `ptonum compare` reported at D[3, 7], from its values):
+
+    ```
+    ptonum explain postprocess --attributes 0x08002023 --acc-type S32 --acc -153043 --quant-param 0x3c000000
+    ```
     """
     def go() -> Any:
-        m = parse_mode(mode, "--mode")
-        r = parse_relu(relu, "--relu")
+        if attributes_word is not None:
+            from ..fpatr.attributes import FPATRAttributes
+
+            given = [o for o, v in (("--mode", mode), ("--relu", relu)) if v is not None]
+            if given:
+                raise UsageError(f"--attributes and {given[0]} both give the {given[0][2:]}; give one or the other")
+            attrs = FPATRAttributes.from_word(parse_int(attributes_word, "--attributes"))
+            m, r = int(attrs.pre_quant_mode), int(attrs.relu_mode)
+        else:
+            if mode is None:
+                raise UsageError("give --mode NAME (and --relu) or --attributes WORD")
+            m = parse_mode(mode, "--mode")
+            r = parse_relu(relu if relu is not None else "0", "--relu")
         rm = parse_rmode(rmode, "--rmode")
         qp = parse_int(quant_param, "--quant-param") if quant_param is not None else _default_qp(m)
         rp = parse_int(relu_param, "--relu-param")
-        a = parse_int(acc, "--acc")
+        a = acc_bits(acc, acc_type)
         why = tile_rejection(pre_quant_mode=m, relu_mode=r, acc_type=acc_type, quant_param=qp, relu_param=rp,
                              rmode=rm, sat=sat)
         text = explain_postprocess(a, pre_quant_mode=m, relu_mode=r, acc_type=acc_type, quant_param=qp,
@@ -85,6 +109,40 @@ def postprocess(mode: str, relu: str, acc_type: str, acc: str, quant_param: Opti
             text = f"note: the B.FPATR tile operation rejects this configuration: {why}\n{text}"
         return text
     _run("explain", go)
+
+
+def acc_bits(text: str, acc_type: str) -> int:
+    """``--acc``: bits written ``0x``/``0b``/``0o``, or the value as a decimal of the accumulator type
+    (signed for S32, unsigned for U32, an exact FP32 value for FP32; an inexact FP32 decimal is refused
+    with the nearest FP32, rounded once from the decimal).  Raises :class:`UsageError`."""
+    from ..formats import parse_data_type
+    from ..numtext import decimal_to_bits, is_decimal_text
+
+    s = text.strip()
+    if s[:2].lower() in ("0x", "0b", "0o"):
+        return parse_int(s, "--acc")
+    t = parse_data_type(acc_type.strip().upper(), "--acc-type")
+    if t.name == "FP32":
+        bits, exact = decimal_to_bits(s, "FP32", "--acc")
+        if not exact:
+            import numpy as np
+
+            near = repr(float(np.array(bits, np.uint32).view(np.float32)))
+            raise UsageError(f"--acc = {s}: not an FP32 value; the nearest FP32 (rounded once from the decimal, "
+                             f"nearest even) is {bits:#010x} = {near}: give --acc {bits:#010x}")
+        return bits
+    if t.name not in ("S32", "U32"):
+        return parse_int(s, "--acc")  # the model names the accumulator-type problem
+    if not is_decimal_text(s) or any(c in s for c in ".eE"):
+        raise UsageError(f"--acc = {text!r}: expected an integer (a decimal {t.name} value, or 0x... bits)")
+    try:
+        v = int(s.replace("_", ""), 10)
+    except ValueError:
+        raise UsageError(f"--acc = {text!r}: expected an integer (a decimal {t.name} value, or 0x... bits)") from None
+    lo, hi = (-(1 << 31), (1 << 31) - 1) if t.name == "S32" else (0, (1 << 32) - 1)
+    if not lo <= v <= hi:
+        raise UsageError(f"--acc = {v}: does not fit {t.name} ({lo} .. {hi})")
+    return v & 0xFFFFFFFF
 
 
 def _default_qp(mode: int) -> int:
@@ -100,13 +158,30 @@ def _default_qp(mode: int) -> int:
 
 @command.command("tcvt")
 @click.option("--src-type", required=True, help="FP16, BF16 or FP32.")
-@click.option("--bits", required=True, help="Source encoding (0x...).")
+@click.option("--bits", default=None, help="Source encoding (0x...).")
+@click.option("--value", "decimal", default=None, metavar="DECIMAL",
+              help="Or the source as a decimal, rounded once, from its exact value, to --src-type (nearest even).")
 @click.option("--rmode", default="NONE", show_default=True, help=RMODE_HELP + " NONE resolves to RNE.")
 @click.option("--sat", is_flag=True, help="Sat=1 (clamp to 0x00/0xFE).")
-def tcvt(src_type: str, bits: str, rmode: str, sat: bool) -> None:
-    """Trace ReferenceFloatToE8M0 for one source encoding."""
-    _run("explain", lambda: explain_tcvt(parse_int(bits, "--bits"), src_type=src_type,
-                                         rmode=parse_rmode(rmode, "--rmode"), sat=sat))
+def tcvt(src_type: str, bits: Optional[str], decimal: Optional[str], rmode: str, sat: bool) -> None:
+    """Trace ReferenceFloatToE8M0 for one source encoding (--bits) or decimal (--value)."""
+    def go() -> Any:
+        if (bits is None) == (decimal is None):
+            raise UsageError("give the source as --bits 0x... or as --value DECIMAL (one of them)")
+        if decimal is not None:
+            from ..formats import parse_data_type
+            from ..numtext import BINARY_FORMATS, decimal_to_bits
+
+            st = parse_data_type(src_type.strip().upper(), "--src-type")
+            if st.name not in BINARY_FORMATS:
+                raise UsageError(f"--src-type = {src_type}: TCVT to E8M0 takes FP32, FP16 or BF16")
+            code, exact = decimal_to_bits(decimal, st.name, "--value")
+            note = (f"--value {decimal.strip()} is {st.name} {code:#x}"
+                    + ("" if exact else " (rounded once from the decimal, nearest even)") + "\n")
+        else:
+            code, note = parse_int(bits, "--bits"), ""
+        return note + str(explain_tcvt(code, src_type=src_type, rmode=parse_rmode(rmode, "--rmode"), sat=sat))
+    _run("explain", go)
 
 
 @command.command("reduction")

@@ -339,8 +339,8 @@ def _summary_json(res: Any, call: Any, acc_shape: Tuple[int, int], written: List
 def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
               acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str], relu: Optional[str],
               group_n: Optional[int], row_max: bool, group_max: bool, row_max_init: bool, max_abs: bool,
-              rmode: str, sat: bool, scale: Optional[float], offset: int, scale_rounding: str,
-              shift: Optional[int], quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[float],
+              rmode: str, sat: bool, scale: Optional[str], offset: int, scale_rounding: str,
+              shift: Optional[int], quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[str],
               relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], engine: str,
               out_dir: str, write_bin: bool, progress: Optional[bool], scale_tile: Optional[str] = None,
               offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None) -> None:

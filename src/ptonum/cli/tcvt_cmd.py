@@ -42,7 +42,8 @@ def _bits_dtype(src: TileDataType) -> Any:
 
 
 def _from_values(text: str, src: TileDataType) -> np.ndarray:
-    """Comma-separated decimals (rounded to the source type, RNE) or ``0x`` raw encodings."""
+    """Comma-separated decimals (each rounded once, from its exact decimal value, to the source type:
+    nearest, ties to even) or ``0x`` raw encodings."""
     tokens = [t.strip() for t in text.split(",")]
     if not any(tokens):
         raise UsageError("--values: no values given")
@@ -61,13 +62,11 @@ def _from_values(text: str, src: TileDataType) -> np.ndarray:
                 raise UsageError(f"--values[{i}] = {tok}: does not fit the {width}-bit {src.name} source")
             out.append(v)
         else:
-            try:
-                f = float(tok)
-            except ValueError:
-                raise UsageError(f"--values[{i}] = {tok!r}: not a number (use decimals, inf, nan or 0x encodings)") from None
-            with np.errstate(over="ignore", invalid="ignore"):
-                enc = np.array([f], dtype=np.float64).astype(_float_dtype(src)).view(_bits_dtype(src))
-            out.append(int(enc[0]))
+            from ..numtext import decimal_to_bits, is_decimal_text
+
+            if not is_decimal_text(tok):
+                raise UsageError(f"--values[{i}] = {tok!r}: not a number (use decimals, inf, nan or 0x encodings)")
+            out.append(decimal_to_bits(tok, src.name, f"--values[{i}]")[0])  # rounded once, from the decimal
     return np.array(out, dtype=_bits_dtype(src))
 
 
@@ -149,7 +148,7 @@ def _scale_text(code: int) -> str:
 @click.option("--src-type", default=None,
               help="FP32, FP16 or BF16. Default: from the data's dtype; FP32 for --values and uint32 data.")
 @click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True)
-@click.option("--values", default=None, help="Comma-separated inputs: decimals (rounded to the source type) "
+@click.option("--values", default=None, help="Comma-separated inputs: decimals (each rounded once, exactly, to the source type, nearest even) "
                                              "or 0x raw encodings, e.g. 1.5,0.75,0x3fc00000.")
 @click.option("--dtype", type=click.Choice(_DTYPES), default=None, help="Element type of a raw FILE.bin.")
 @click.option("--shape", default=None, help="Shape of the input, M x N, e.g. 64x128 (64,128 also works).")

@@ -32,7 +32,8 @@ Source: ADR-0085 D177, D179, D180; pto-spec ``asl/block/attributes/B.FPATR.asl``
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple, Optional, Tuple
+from fractions import Fraction
+from typing import Any, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
@@ -511,7 +512,9 @@ class ParamWord(int):
         obj.value = value
         obj.requested = requested
         obj.rounding = rounding
-        obj.exact = value == requested
+        exact_in = getattr(requested, "exact_value", None)  # a decimal given as text: compare exactly
+        obj.exact = (math.isfinite(value) and Fraction(value) == exact_in) if exact_in is not None \
+            else value == requested
         obj.offset = offset
         obj.how = how
         return obj
@@ -524,24 +527,66 @@ class ParamWord(int):
 _ROUNDINGS = ("exact", "rne")
 
 
+class _DecimalText(float):
+    """A decimal given as text: the float nearest to it, shown (``repr``) as the text itself, and the
+    exact value in ``.exact_value``."""
+
+    text: str
+    exact_value: Fraction
+
+    def __new__(cls, text: str, exact: Fraction) -> "_DecimalText":
+        obj = super().__new__(cls, float(exact))
+        obj.text = text
+        obj.exact_value = exact
+        return obj
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
 def _float_to_fp19(x: Any, name: str, rounding: str) -> Tuple[int, float, float, str]:
-    """Convert a real number to FP19 bits; returns (fp19, fp19 value, requested, how)."""
+    """Convert a real number to FP19 bits; returns (fp19, fp19 value, requested, how).
+
+    ``x`` is an int, a float, or a decimal written as text (``"0.1"``, ``"2e-3"``): text is rounded
+    once, from its exact decimal value, to FP32 (nearest even), never through a binary64 float.
+    """
     if rounding not in _ROUNDINGS:
         raise UsageError(f"rounding = {rounding!r}: expected 'exact' or 'rne'")
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise UsageError(f"{name} = {x!r}: expected a real number (int or float)")
-    requested = float(x)
-    if math.isnan(requested):
-        raise UsageError(f"{name} = nan: a parameter must be a finite number")
-    with np.errstate(over="ignore"):
-        f32 = np.float32(requested)
-    bits32 = int(np.asarray(f32).view(np.uint32))
-    via_fp32_exact = float(f32) == requested
+    exact_in: Optional[Fraction] = None
+    if isinstance(x, str):
+        from ..numtext import BINARY_FORMATS, parse_real, round_to_format
+
+        parsed = parse_real(x, name)
+        if isinstance(parsed, float) and math.isnan(parsed):
+            raise UsageError(f"{name} = nan: a parameter must be a finite number")
+        if isinstance(parsed, float) and math.isinf(parsed):
+            requested: float = parsed
+        else:
+            exact_in = Fraction(parsed)
+            requested = _DecimalText(x.strip(), exact_in) if not (isinstance(parsed, float)) else parsed
+        bits32, fp32_exact = round_to_format(parsed, BINARY_FORMATS["FP32"])
+        via_note = "" if fp32_exact else " (rounded once from the decimal to FP32, nearest even)"
+    else:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+            raise UsageError(f"{name} = {x!r}: expected a real number (int, float or decimal text)")
+        requested = float(x)
+        if math.isnan(requested):
+            raise UsageError(f"{name} = nan: a parameter must be a finite number")
+        with np.errstate(over="ignore"):
+            f32 = np.float32(requested)
+        bits32 = int(np.asarray(f32).view(np.uint32))
+        via_note = "" if float(f32) == requested else " (IEEE round-to-nearest-even from float64)"
     fp19 = _fp32_to_fp19(bits32)
     exp = (fp19 >> 10) & 0xFF
     value = math.copysign(math.inf, requested) if exp == 0xFF else _fp19_value(fp19)
+    if exact_in is not None:
+        same = exp != 0xFF and Fraction(value) == exact_in
+    else:
+        same = value == requested
     if rounding == "exact":
-        if value != requested:
+        if not same:
             raise UsageError(
                 f"{name} = {requested!r} is not exactly representable in FP19 (1 sign, 8 exponent, "
                 f"10 fraction bits); the nearest FP19 (FP32ToFP19, round to nearest even) is "
@@ -549,18 +594,20 @@ def _float_to_fp19(x: Any, name: str, rounding: str) -> Tuple[int, float, float,
             )
         how = f"{requested!r} is exactly FP19 {fp19:#07x}"
     else:
-        how = (f"{requested!r} -> FP32 {bits32:#010x}"
-               + ("" if via_fp32_exact else " (IEEE round-to-nearest-even from float64)")
+        how = (f"{requested!r} -> FP32 {bits32:#010x}" + via_note
                + f" -> FP19 {fp19:#07x} = {value!r} (FP32ToFP19: round to nearest even on the"
                " 13 discarded fraction bits)")
     return fp19, value, requested, how
 
 
-def quant_param(scale: float, offset: int = 0, *, mode: Any, rounding: str = "exact") -> ParamWord:
+def quant_param(scale: Union[float, str], offset: int = 0, *, mode: Any, rounding: str = "exact") -> ParamWord:
     """A legal quantization word from a real scale and an integer offset.
 
     The scale becomes FP19 (1 sign, 8-bit bias-127 exponent, 10-bit fraction)
     at [31:13]; the offset becomes the mode's S5/S9/S17 field.
+
+    ``scale`` may be an int, a float or a decimal written as text (``"0.1"``), which is
+    rounded once, from its exact decimal value, to FP32 (never through a binary64 float).
 
     Rounding of the scale:
       * ``rounding="exact"`` (default): the scale must be exactly an FP19
@@ -603,7 +650,7 @@ def quant_param(scale: float, offset: int = 0, *, mode: Any, rounding: str = "ex
                      offset=int(offset), how=how)
 
 
-def relu_param(alpha: float, *, rounding: str = "exact") -> ParamWord:
+def relu_param(alpha: Union[float, str], *, rounding: str = "exact") -> ParamWord:
     """A legal LReLU/PReLU activation word from a real alpha.
 
     ``alpha`` must be +0 or a positive normal FP19 value (it *replaces* the

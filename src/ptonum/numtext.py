@@ -1,0 +1,139 @@
+"""Numbers written as text: a decimal is rounded once, exactly, from its decimal value.
+
+Reading ``1.0039063`` as a Python float first and converting that float to BF16 rounds twice
+(decimal -> binary64 -> BF16) and can land on the other side of a BF16 midpoint.  Here the text
+becomes an exact :class:`fractions.Fraction` and is rounded once to the target binary format,
+round to nearest, ties to even (IEEE 754 roundTiesToEven, the rounding of a decimal conversion;
+overflow goes to infinity).
+
+Formats: FP64 (11/52), FP32 (8/23), TF32/HF32 are not offered, FP16 (5/10), BF16 (8/7) and FP19
+(8/10, the B.FPATR scale format of ``fp19.asl``).
+
+Source: ADR-0085 D182 (the format descriptors of FP32, FP16, BF16; ``formats/*.asl``) and D177
+(FP19, ``fp19.asl``); the rounding is IEEE 754-2019 5.12.2 (conversion from a decimal string).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Dict, NamedTuple, Optional, Tuple, Union
+
+from .errors import UsageError
+
+__all__ = ["BinaryFormat", "BINARY_FORMATS", "parse_real", "round_to_format", "decimal_to_bits", "is_decimal_text"]
+
+
+class BinaryFormat(NamedTuple):
+    """An IEEE-style binary format: exponent and fraction widths (bias 2**(e-1) - 1, Inf/NaN at the top
+    exponent), and the canonical quiet NaN encoding used for the text ``nan``."""
+
+    name: str
+    exponent_bits: int
+    fraction_bits: int
+    quiet_nan: int
+
+    @property
+    def width(self) -> int:
+        return 1 + self.exponent_bits + self.fraction_bits
+
+
+#: the formats a decimal may be rounded to, by name
+BINARY_FORMATS: Dict[str, BinaryFormat] = {
+    "FP64": BinaryFormat("FP64", 11, 52, 0x7FF8000000000000),
+    "FP32": BinaryFormat("FP32", 8, 23, 0x7FC00000),
+    "FP16": BinaryFormat("FP16", 5, 10, 0x7E00),
+    "BF16": BinaryFormat("BF16", 8, 7, 0x7FC0),
+    "FP19": BinaryFormat("FP19", 8, 10, 0x7FE00),
+}
+
+_NUMBER = re.compile(r"[+-]?(\d+(_?\d+)*(\.(\d+(_?\d+)*)?)?|\.\d+(_?\d+)*)([eE][+-]?\d+)?")
+_SPECIAL = re.compile(r"([+-]?)(inf|infinity|nan)", re.IGNORECASE)
+
+
+def is_decimal_text(text: str) -> bool:
+    """True for a decimal number (``-1.5``, ``2e-3``, ``.25``, ``7``) or ``inf``/``nan`` text."""
+    t = text.strip()
+    return bool(_NUMBER.fullmatch(t) or _SPECIAL.fullmatch(t))
+
+
+def parse_real(text: str, name: str) -> Union[Fraction, float]:
+    """The exact value of a decimal (a :class:`Fraction`; ``-0`` as the float ``-0.0``), or ``±inf``/``nan``
+    as floats.  Raises :class:`UsageError` naming ``name`` for anything else."""
+    t = text.strip()
+    sp = _SPECIAL.fullmatch(t)
+    if sp:
+        kind = sp.group(2).lower()
+        if kind == "nan":
+            return float("nan")
+        return float("-inf") if sp.group(1) == "-" else float("inf")
+    if not _NUMBER.fullmatch(t):
+        raise UsageError(f"{name} = {text!r}: not a decimal number (e.g. 1.5, -2e-3, inf, nan)")
+    v = Fraction(t.replace("_", ""))
+    if v == 0 and t.startswith("-"):
+        return -0.0
+    return v
+
+
+def round_to_format(value: Union[Fraction, float], fmt: BinaryFormat) -> Tuple[int, bool]:
+    """``value`` rounded once to ``fmt`` (nearest, ties to even; overflow to infinity): (encoding, exact).
+
+    ``value`` is an exact :class:`Fraction` (or int), or a float ``±inf``/``nan``/``-0.0``.
+    """
+    e_bits, f_bits = fmt.exponent_bits, fmt.fraction_bits
+    sign_bit = 1 << (e_bits + f_bits)
+    inf = ((1 << e_bits) - 1) << f_bits
+    if isinstance(value, float):
+        if value != value:
+            return fmt.quiet_nan, True
+        if value in (float("inf"), float("-inf")):
+            return (sign_bit if value < 0 else 0) | inf, True
+        value = Fraction(value)
+        if value == 0:
+            return sign_bit, True  # -0.0 (a +0.0 float never reaches here from parse_real)
+    v = Fraction(value)
+    sign = sign_bit if v < 0 else 0
+    a = abs(v)
+    if a == 0:
+        return sign, True
+    bias = (1 << (e_bits - 1)) - 1
+    emin = 1 - bias
+    e = a.numerator.bit_length() - a.denominator.bit_length()  # 2**e <= a < 2**(e+2)
+    if Fraction(2) ** e > a:
+        e -= 1
+    elif Fraction(2) ** (e + 1) <= a:
+        e += 1
+    e = max(e, emin)
+    scaled = a / Fraction(2) ** (e - f_bits)  # significand in units of the quantum
+    n = scaled.numerator // scaled.denominator
+    rem = scaled - n
+    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    exact = rem == 0
+    if n >= 1 << (f_bits + 1):  # carry into the next binade
+        n >>= 1
+        e += 1
+    if n < 1 << f_bits:  # subnormal (e == emin) or zero after rounding
+        return sign | n, exact
+    biased = e + bias
+    if biased >= (1 << e_bits) - 1:
+        return sign | inf, False
+    return sign | (biased << f_bits) | (n - (1 << f_bits)), exact
+
+
+def decimal_to_bits(text: str, fmt: Union[str, BinaryFormat], name: str) -> Tuple[int, bool]:
+    """A decimal (or ``inf``/``nan``) written as text, rounded once to ``fmt``: (encoding, exact).
+
+    Raises :class:`UsageError` naming ``name`` for text that is not a number or an unknown format.
+    """
+    f = _format(fmt)
+    return round_to_format(parse_real(text, name), f)
+
+
+def _format(fmt: Union[str, BinaryFormat, object]) -> BinaryFormat:
+    if isinstance(fmt, BinaryFormat):
+        return fmt
+    key: Optional[str] = getattr(fmt, "name", None) if not isinstance(fmt, str) else fmt
+    if key is None or key.upper() not in BINARY_FORMATS:
+        raise UsageError(f"format {fmt!r}: decimals are rounded to {', '.join(BINARY_FORMATS)} only")
+    return BINARY_FORMATS[key.upper()]

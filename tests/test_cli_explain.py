@@ -1,0 +1,63 @@
+"""``ptonum explain`` options: --attributes WORD, --acc as a value (signed S32 decimal, exact FP32
+decimal), tcvt --value (a decimal rounded once).  Expected encodings are two's complement and
+numpy float32/ml_dtypes views, not ptonum's."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ptonum.cli import main
+from ptonum.fpatr.attributes import FPATRAttributes
+
+RUN = CliRunner(env={"COLUMNS": "200"})
+QP = "0x3c000000"  # FP19 2**-7 at [31:13]
+
+
+def _explain(*args: str):
+    return RUN.invoke(main, ["explain", "postprocess", *args])
+
+
+def test_attributes_word_and_signed_s32_decimal_give_the_same_trace_as_mode_and_bits() -> None:
+    word = FPATRAttributes.from_fields("VREQ8", "RELU", row_max_en=True).word  # RowMax: no effect on one element
+    a = _explain("--attributes", hex(word), "--acc-type", "S32", "--acc", "-153043", "--quant-param", QP)
+    bits = int(np.array(-153043, np.int32).view(np.uint32))
+    b = _explain("--mode", "VREQ8", "--relu", "RELU", "--acc-type", "S32", "--acc", hex(bits), "--quant-param", QP)
+    assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
+    assert a.output == b.output
+    assert f"acc={bits:#010x}" in a.output and "= -153043" in a.output and "ReluMode=1" in a.output
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--attributes", "0x08002023", "--mode", "REQ8", "--acc", "1"], "--attributes and --mode both give the mode"),
+    (["--acc", "1"], "give --mode NAME (and --relu) or --attributes WORD"),
+    (["--mode", "REQ8", "--acc", "2147483648"], "--acc = 2147483648: does not fit S32 (-2147483648 .. 2147483647)"),
+    (["--mode", "REQ8", "--acc", "1.5"], "--acc = '1.5': expected an integer"),
+])
+def test_explain_refusals(args, needle) -> None:
+    r = _explain("--acc-type", "S32", *args)
+    assert r.exit_code == 2 and needle in r.stderr, r.output
+
+
+def test_fp32_decimal_is_exact_or_refused_with_the_nearest() -> None:
+    r = _explain("--mode", "F322F16", "--acc-type", "FP32", "--acc", "-2.5")
+    assert r.exit_code == 0 and "acc=0xc0200000" in r.output, r.output
+    want = int(np.array(0.1, np.float32).view(np.uint32))  # 0x3dcccccd
+    r = _explain("--mode", "F322F16", "--acc-type", "FP32", "--acc", "0.1")
+    assert r.exit_code == 2
+    assert f"--acc = 0.1: not an FP32 value; the nearest FP32" in r.stderr and f"give --acc {want:#010x}" in r.stderr
+    # 16777217.000000001 is above the FP32 midpoint 2**24 + 1: the nearest is 16777218 (a binary64 read ties down)
+    r = _explain("--mode", "F322F16", "--acc-type", "FP32", "--acc", "16777217.000000001")
+    assert "give --acc 0x4b800001" in r.stderr, r.stderr
+
+
+def test_explain_tcvt_value_is_rounded_once() -> None:
+    want = 0x3F81  # 1.0039063 is above the BF16 midpoint 1.00390625 of 0x3f80 / 0x3f81
+    assert int(np.array(1.0078125, ml_dtypes.bfloat16).view(np.uint16)) == want
+    r = RUN.invoke(main, ["explain", "tcvt", "--src-type", "BF16", "--value", "1.0039063", "--rmode", "RTP"])
+    assert r.exit_code == 0, r.output
+    assert "--value 1.0039063 is BF16 0x3f81" in r.output and "src=0x3f81" in r.output
+    r = RUN.invoke(main, ["explain", "tcvt", "--src-type", "BF16", "--value", "1", "--bits", "0x3f80"])
+    assert r.exit_code == 2 and "one of them" in r.stderr

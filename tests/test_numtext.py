@@ -1,0 +1,89 @@
+"""ptonum.numtext: a decimal is rounded once, from its exact value, to FP32/FP16/BF16/FP19.
+
+Expected values: numpy/ml_dtypes conversions of values that are exact in the wider type (a single
+correctly rounded step), and midpoints built by hand from adjacent encodings.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ptonum.errors import UsageError
+from ptonum.numtext import BINARY_FORMATS, decimal_to_bits, round_to_format
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, width=64))
+def test_fp32_and_fp16_match_one_numpy_rounding_of_a_float64(x: float) -> None:
+    with np.errstate(over="ignore"):
+        f32 = int(np.array(x, np.float64).astype(np.float32).view(np.uint32))
+        f16 = int(np.array(x, np.float64).astype(np.float16).view(np.uint16))
+    assert round_to_format(Fraction(x) if x or str(x)[0] != "-" else -0.0, BINARY_FORMATS["FP32"])[0] == f32
+    assert round_to_format(Fraction(x) if x or str(x)[0] != "-" else -0.0, BINARY_FORMATS["FP16"])[0] == f16
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, width=32))
+def test_bf16_matches_ml_dtypes_from_an_exact_float32(x: float) -> None:
+    want = int(np.array(x, np.float32).astype(ml_dtypes.bfloat16).view(np.uint16))
+    assert round_to_format(Fraction(x) if x or str(x)[0] != "-" else -0.0, BINARY_FORMATS["BF16"])[0] == want
+
+
+@pytest.mark.parametrize("fmt, code", [("BF16", 0x3F80), ("BF16", 0x3F81), ("FP16", 0x3C00), ("FP16", 0x0001),
+                                       ("FP32", 0x3F800000), ("FP32", 0x3F800001), ("FP19", 0x1FC00)])
+def test_decimal_just_above_and_below_a_midpoint(fmt: str, code: int) -> None:
+    f = BINARY_FORMATS[fmt]
+    lo = _value(f, code)
+    mid = (lo + _value(f, code + 1)) / 2
+    with localcontext() as ctx:
+        ctx.prec = 400  # exact: a dyadic fraction has a finite decimal expansion
+        digits = Decimal(mid.numerator) / Decimal(mid.denominator)
+        eps = Decimal("1e-60")
+        above, below, low = str(digits + eps), str(digits - eps), str(Decimal(lo.numerator) / Decimal(lo.denominator))
+    assert decimal_to_bits(above, fmt, "v") == (code + 1, False)
+    assert decimal_to_bits(below, fmt, "v") == (code, False)
+    assert decimal_to_bits(str(digits), fmt, "v") == (code + (code & 1), False)  # the tie goes to the even code
+    assert decimal_to_bits(low, fmt, "v") == (code, True)
+
+
+def _value(f, code: int) -> Fraction:
+    e = (code >> f.fraction_bits) & ((1 << f.exponent_bits) - 1)
+    m = code & ((1 << f.fraction_bits) - 1)
+    bias = (1 << (f.exponent_bits - 1)) - 1
+    if e == 0:
+        return Fraction(m) * Fraction(2) ** (1 - bias - f.fraction_bits)
+    return (1 + Fraction(m, 1 << f.fraction_bits)) * Fraction(2) ** (e - bias)
+
+
+def test_issue_example_and_specials() -> None:
+    # 1.0039063 lies just above the BF16 midpoint 1.00390625 between 0x3f80 and 0x3f81
+    assert decimal_to_bits("1.0039063", "BF16", "v") == (0x3F81, False)
+    assert decimal_to_bits("65520", "FP16", "v") == (0x7C00, False)  # overflow to infinity
+    assert decimal_to_bits("-0", "FP32", "v") == (0x80000000, True)
+    assert decimal_to_bits("-inf", "FP16", "v") == (0xFC00, True)
+    assert decimal_to_bits("nan", "BF16", "v")[0] == 0x7FC0
+    with pytest.raises(UsageError, match=r"--values\[2\] = '1\.2\.3': not a decimal number"):
+        decimal_to_bits("1.2.3", "FP32", "--values[2]")
+
+
+def test_tcvt_values_round_once() -> None:
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["tcvt", "--to", "E8M0", "--values", "1.0039063",
+                                                        "--src-type", "BF16", "--rmode", "RTP"])
+    assert r.exit_code == 0, r.output
+    row = next(ln for ln in r.output.splitlines() if "0x3f8" in ln)
+    assert "0x3f81" in row and "0x80" in row and "NX" in row  # RTP of 1.0078125: 2**1
+    # FP32: 16777217.000000001 is above the midpoint 2**24 + 1; a float64 read gives exactly 2**24 + 1 (a tie)
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["tcvt", "--to", "E8M0", "--values", "16777217.000000001",
+                                                        "--src-type", "FP32"])
+    assert "0x4b800001" in r.output, r.output
