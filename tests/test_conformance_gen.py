@@ -149,3 +149,34 @@ def test_gen_creates_output_directories_and_validates_count(tmp_path) -> None:
     assert r.exit_code == 2 and "Traceback" not in r.output
     r = CliRunner().invoke(main, ["gen", "tcvt_e8m0", "--count", "5", "--out", str(tmp_path)])
     assert r.exit_code == 2 and r.stderr.startswith("ptonum gen: error:") and "is a directory" in r.stderr
+
+
+_TAKES = {  # operation -> the filters its generator uses (the gen --help table)
+    "postprocess_element": {"--mode", "--relu", "--rmode", "--sat", "--acc-type"},
+    "reduction_step": {"--acc-type"},
+    "tcvt_e8m0": {"--src-type", "--rmode", "--sat"},
+    "decomposition": {"--data-type"},
+    "fp32_to_fp19": set(),
+    "quant_param_legal": {"--mode"},
+    "relu_param_legal": set(),
+}
+_VALUE = {"--mode": "REQ8", "--relu": "RELU", "--rmode": "RNE", "--sat": "1", "--acc-type": "S32",
+          "--src-type": "FP16", "--data-type": "E4M3"}
+
+
+@pytest.mark.parametrize("op", sorted(_TAKES))
+def test_gen_refuses_filters_that_do_not_apply(op: str, tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    for opt, value in _VALUE.items():
+        r = CliRunner().invoke(main, ["gen", op, "--count", "2", opt, value, "--out", str(tmp_path / "v.csv")])
+        if opt in _TAKES[op]:
+            assert r.exit_code == 0, (opt, r.output)
+        else:
+            assert r.exit_code == 2, (opt, r.output)
+            assert f"{opt} does not apply to {op}" in r.stderr
+    help_text = CliRunner().invoke(main, ["gen", "--help"]).output
+    line = next(ln for ln in help_text.splitlines() if f"{op}:" in ln)
+    assert all(o in line for o in _TAKES[op]) and (_TAKES[op] or "no filter" in line)

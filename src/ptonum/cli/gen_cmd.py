@@ -31,7 +31,18 @@ def command(op: str, count: int, seed: int, out: Optional[str], mode: Tuple[str,
             data_type: Tuple[str, ...]) -> None:
     """Generate vectors for OP in the shared vector schema, expected columns from the reference engine.
 
-    Only legal parameter words are generated for postprocess_element.
+    **Operations** (OP) and the filters each takes (any other filter is refused):
+
+    - `postprocess_element`: --mode, --relu, --rmode, --sat, --acc-type (only legal parameter words)
+    - `reduction_step`: --acc-type
+    - `tcvt_e8m0`: --src-type, --rmode, --sat
+    - `decomposition`: --data-type
+    - `fp32_to_fp19`: no filter
+    - `quant_param_legal`: --mode
+    - `relu_param_legal`: no filter
+
+    Example: `ptonum gen tcvt_e8m0 --count 1000 --seed 1 --src-type BF16 --out tcvt.csv.gz`
+
     Exit status 2 with one line on stderr on any error.
     """
     with errors_to_exit("gen"):

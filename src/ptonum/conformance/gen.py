@@ -68,6 +68,36 @@ class Filters:
         )
 
 
+    def given(self) -> List[str]:
+        """The filter fields that are set (restrict something), in declaration order."""
+        return [f for f in FILTER_FIELDS if getattr(self, f)]
+
+    def check_applies(self, op: str) -> None:
+        """Refuse filters that ``op`` does not use (they would be silently ignored).
+
+        Raises :class:`UsageError` naming the option and the ones ``op`` takes."""
+        allowed = APPLICABLE_FILTERS[op]
+        for f in self.given():
+            if f not in allowed:
+                takes = (", ".join("--" + a.replace("_", "-") for a in allowed) if allowed else "no filter")
+                raise UsageError(f"--{f.replace('_', '-')} does not apply to {op} (it takes {takes})")
+
+
+#: the Filters fields, in the order of the gen options
+FILTER_FIELDS: Tuple[str, ...] = ("mode", "relu", "rmode", "sat", "acc_type", "src_type", "data_type")
+
+#: operation -> the filters its generator uses
+APPLICABLE_FILTERS: Dict[str, Tuple[str, ...]] = {
+    "postprocess_element": ("mode", "relu", "rmode", "sat", "acc_type"),
+    "reduction_step": ("acc_type",),
+    "tcvt_e8m0": ("src_type", "rmode", "sat"),
+    "decomposition": ("data_type",),
+    "fp32_to_fp19": (),
+    "quant_param_legal": ("mode",),
+    "relu_param_legal": (),
+}
+
+
 def _is_intlike(s: str) -> bool:
     try:
         int(s, 0)
@@ -557,6 +587,7 @@ def boundary_count(op: str, filters: Optional[Filters] = None) -> int:
 def generate_inputs(op: str, count: int, seed: int = 0, filters: Optional[Filters] = None) -> Tuple[Schema, Batch]:
     """The input columns of ``count`` rows (boundary patterns first, then random)."""
     schema = schema_for(op)
+    (filters or Filters()).check_applies(schema.op)
     if count < 0:
         raise UsageError(f"count = {count}: expected a non-negative row count")
     rng = np.random.default_rng(seed)
