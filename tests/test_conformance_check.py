@@ -151,3 +151,31 @@ def test_directory_and_missing_file_are_one_line_errors(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "is a directory" in r.stderr and r.stderr.count("\n") == 1
     r = CliRunner().invoke(main, ["check", str(tmp_path / "nope.csv")])
     assert r.exit_code == 2 and "nope.csv" in r.stderr and r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("lead, trail", [(True, True), (True, False), (False, True)])
+def test_extra_source_and_comment_columns_are_ignored_and_shown(tmp_path: Path, lead: bool, trail: bool) -> None:
+    lines = _copy_lines(tmp_path, "fp32_to_fp19", 40)
+    header, rows = lines[0], lines[1:]
+    i = 20
+    fields = rows[i].split(",")
+    fields[1] = f"{int(fields[1], 16) ^ 1:#07x}"  # a wrong expected FP19 encoding (ASL row, one bit flipped)
+    rows[i] = ",".join(fields)
+
+    def wrap(n: int, text: str) -> str:
+        return (f"asl-run-{n}," if lead else "") + text + (f",\"row {n}, from the ASL\"" if trail else "")
+
+    out = [("source," if lead else "") + header + (",comment" if trail else "")]
+    out += [wrap(n, r) for n, r in enumerate(rows)]
+    path = tmp_path / "fp32_to_fp19.csv"
+    path.write_text("\n".join(out) + "\n")
+    (rep,) = check_file(str(path), ("fast",))
+    assert (rep.checked, rep.mismatched, rep.malformed) == (len(rows), 1, 0)
+    f = rep.failures[0]
+    assert f.line == i + 2
+    assert f.extra == {**({"source": f"asl-run-{i}"} if lead else {}),
+                       **({"comment": f"row {i}, from the ASL"} if trail else {})}
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", str(path), "--no-explain"])
+    assert r.exit_code == 1, r.output
+    shown = ", ".join(f"{k}: {v}" for k, v in f.extra.items())
+    assert shown in r.output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import rich_click as click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -37,7 +37,9 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
 
     Prints pass/fail counts per file and engine, the first failures with file:line,
     inputs, expected vs got bits and flags, and the explain trace of the first
-    mismatch. A UTF-8 byte-order mark before the header is accepted.
+    mismatch. A UTF-8 byte-order mark before the header is accepted, and so are two extra
+    columns around the schema's: a leading `source` label and a trailing `comment` (which may
+    contain commas); they are not checked and are shown with each failing row.
 
     Exit status: 0 every checked row passed; 1 a row failed (mismatch, model error
     or malformed row); 2 an error: a file is missing or unreadable, its header matches
@@ -110,10 +112,12 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
             if f.kind in ("malformed", "tile"):
                 what = "malformed row" if f.kind == "malformed" else "tile"
                 console.print(f"  {f.where}: {what}: {f.message}", highlight=False, soft_wrap=True)
+                _print_extra(console, f)
                 continue
             assert r.schema is not None and f.row is not None
             console.print(f"  {f.where}: {f.kind}: {r.schema.describe_inputs(f.row)}", highlight=False, soft_wrap=True)
             console.print(f"      {f.message}", highlight=False, soft_wrap=True)
+            _print_extra(console, f)
         if not no_explain and not explained:
             first = next((f for f in r.failures if f.kind == "mismatch" and f.row is not None), None)
             if first is not None and r.schema is not None:
@@ -140,3 +144,11 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
     if failed:
         sys.exit(EXIT_MISMATCH)
     console.print(f"[green]PASS[/green]: {sum(r.checked for r in reports)} row(s) checked")
+
+
+def _print_extra(console: Any, f: Any) -> None:
+    """The failing row's extra columns (``source``, ``comment``), when the file has them."""
+    extra = getattr(f, "extra", None)
+    if extra:
+        console.print("      " + ", ".join(f"{k}: {v}" for k, v in extra.items()), highlight=False,
+                      soft_wrap=True, markup=False)

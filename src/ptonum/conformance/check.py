@@ -35,6 +35,7 @@ class Failure:
     message: str
     row: Optional[Dict[str, int]] = None
     got: Optional[Dict[str, int]] = None
+    extra: Dict[str, str] = field(default_factory=dict)  #: the row's ``source``/``comment`` columns, if any
 
     @property
     def where(self) -> str:
@@ -126,6 +127,8 @@ def check_parsed(
             progress(int(idx.size))
     pending.sort(key=lambda f: f.line)
     failures = sorted(failures + pending, key=lambda f: f.line)[:max_report]
+    for f in failures:
+        f.extra = parsed.extras.get(f.line, {})
     return FileReport(
         path=parsed.path,
         op=schema.op,

@@ -128,6 +128,8 @@ class ParsedFile:
     lines: np.ndarray
     bad: List[Tuple[int, str]]
     total: int
+    #: the extra columns of each data line (1-based line -> {"source": ..., "comment": ...}); empty without them
+    extras: Dict[int, Dict[str, str]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.lines.size)
@@ -274,6 +276,10 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
     if not raw.strip():
         raise UsageError(f"{path}: empty file (no header row)")
     first = raw.split(b"\n", 1)[0].decode("ascii", errors="replace").strip()
+    lead, trail = extra_columns(first)
+    extras: Dict[int, Dict[str, str]] = {}
+    if lead or trail:
+        first, raw, extras = _strip_extra_columns(raw, lead, trail)
     if schema is None:
         schema = detect_schema(first, path)
     names = [c.name for c in schema.columns]
@@ -339,7 +345,56 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         rows = {k: v[keep] for k, v in rows.items()}
         line_no = line_no[keep]
     bad_list.sort()
-    return ParsedFile(path=path, schema=schema, rows=rows, lines=line_no, bad=bad_list, total=int(line_no.size) + len(bad_list))
+    return ParsedFile(path=path, schema=schema, rows=rows, lines=line_no, bad=bad_list,
+                      total=int(line_no.size) + len(bad_list), extras=extras)
+
+
+#: extra columns a vector file may carry around its schema's columns (ignored for checking, shown with failures)
+LEADING_EXTRA = "source"
+TRAILING_EXTRA = "comment"
+
+
+def extra_columns(header: str) -> Tuple[bool, bool]:
+    """(leading ``source`` column, trailing ``comment`` column) in a header line."""
+    cols = [h.strip() for h in header.strip().split(",")]
+    return (len(cols) > 1 and cols[0] == LEADING_EXTRA, len(cols) > 1 and cols[-1] == TRAILING_EXTRA)
+
+
+def _strip_extra_columns(raw: bytes, lead: bool, trail: bool) -> Tuple[str, bytes, Dict[int, Dict[str, str]]]:
+    """Remove a leading ``source`` and a trailing ``comment`` column from every line.
+
+    The comment is everything after the schema's columns (it may hold commas; surrounding double
+    quotes are dropped).  Returns (header without them, the data without them, line -> extras);
+    a line too short to hold them is kept as it is (and reported malformed by the schema).
+    """
+    lines = raw.decode("ascii", errors="replace").split("\n")
+    header_cols = [h.strip() for h in lines[0].split(",")]
+    core = header_cols[(1 if lead else 0):(len(header_cols) - 1 if trail else len(header_cols))]
+    ncore = len(core)
+    out = [",".join(core)]
+    extras: Dict[int, Dict[str, str]] = {}
+    for i, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            out.append(line)
+            continue
+        parts = line.split(",", (1 if lead else 0) + ncore) if trail else line.split(",")
+        need = (1 if lead else 0) + ncore + (1 if trail else 0)
+        if len(parts) < need or (not trail and len(parts) != need):
+            out.append(line)
+            continue
+        extra: Dict[str, str] = {}
+        if lead:
+            extra[LEADING_EXTRA] = parts[0].strip()
+            parts = parts[1:]
+        if trail:
+            comment = parts[ncore].strip()
+            if len(comment) >= 2 and comment[0] == comment[-1] == '"':
+                comment = comment[1:-1]
+            extra[TRAILING_EXTRA] = comment
+            parts = parts[:ncore]
+        extras[i] = extra
+        out.append(",".join(parts))
+    return out[0], "\n".join(out).encode("ascii"), extras
 
 
 def parse_file(path: "str | Path", schema: Optional["Schema"] = None) -> ParsedFile:
