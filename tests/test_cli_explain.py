@@ -48,6 +48,8 @@ def test_fp32_decimal_is_exact_or_refused_with_the_nearest() -> None:
     r = _explain("--mode", "F322F16", "--acc-type", "FP32", "--acc", "0.1")
     assert r.exit_code == 2
     assert f"--acc = 0.1: not an FP32 value; the nearest FP32" in r.stderr and f"give --acc {want:#010x}" in r.stderr
+    r = _explain("--mode", "F322F16", "--acc-type", "FP32", "--acc", repr(float(np.float32(0.1))))  # as printed
+    assert r.exit_code == 0 and f"acc={want:#010x}" in r.output, r.output
     # 16777217.000000001 is above the FP32 midpoint 2**24 + 1: the nearest is 16777218 (a binary64 read ties down)
     r = _explain("--mode", "F322F16", "--acc-type", "FP32", "--acc", "16777217.000000001")
     assert "give --acc 0x4b800001" in r.stderr, r.stderr

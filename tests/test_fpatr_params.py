@@ -360,3 +360,5 @@ def test_quant_param_from_text_rounds_the_decimal_once() -> None:
     with pytest.raises(UsageError, match=r"scale = 0\.1 is not exactly representable"):
         quant_param("0.1", mode="REQ8")
     assert relu_param("0.25").fp19 == (125 << 10)
+    # the way Python prints an FP19 value names it (0.0011072158813476562 is 0.00110721588134765625 printed)
+    assert quant_param(repr(0.00110721588134765625), mode="REQ8").fp19 == 0x1D489

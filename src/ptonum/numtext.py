@@ -21,7 +21,8 @@ from typing import Dict, NamedTuple, Optional, Tuple, Union
 
 from .errors import UsageError
 
-__all__ = ["BinaryFormat", "BINARY_FORMATS", "parse_real", "round_to_format", "decimal_to_bits", "is_decimal_text"]
+__all__ = ["BinaryFormat", "BINARY_FORMATS", "parse_real", "round_to_format", "decimal_to_bits", "is_decimal_text",
+           "names_value"]
 
 
 class BinaryFormat(NamedTuple):
@@ -137,3 +138,13 @@ def _format(fmt: Union[str, BinaryFormat, object]) -> BinaryFormat:
     if key is None or key.upper() not in BINARY_FORMATS:
         raise UsageError(f"format {fmt!r}: decimals are rounded to {', '.join(BINARY_FORMATS)} only")
     return BINARY_FORMATS[key.upper()]
+
+
+def names_value(decimal: Fraction, value: float) -> bool:
+    """Does ``decimal`` name the binary ``value`` exactly: equal to it, or equal to the way Python
+    prints it (the shortest decimal that reads back as that binary64, e.g. ``0.0011072158813476562``
+    for 0.00110721588134765625)?  A value copied from ptonum's or numpy's output is then accepted
+    where an exact value is required."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return False
+    return Fraction(value) == decimal or Fraction(repr(float(value))) == decimal

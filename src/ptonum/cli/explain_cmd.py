@@ -127,6 +127,15 @@ def acc_bits(text: str, acc_type: str) -> int:
         if not exact:
             import numpy as np
 
+            from ..numtext import names_value, parse_real
+
+            parsed = parse_real(s, "--acc")
+            value = float(np.array(bits, np.uint32).view(np.float32))
+            if not isinstance(parsed, float) and names_value(parsed, value):  # the printed form of an FP32
+                return bits
+        if not exact:
+            import numpy as np
+
             near = repr(float(np.array(bits, np.uint32).view(np.float32)))
             raise UsageError(f"--acc = {s}: not an FP32 value; the nearest FP32 (rounded once from the decimal, "
                              f"nearest even) is {bits:#010x} = {near}: give --acc {bits:#010x}")

@@ -514,7 +514,7 @@ class ParamWord(int):
         obj.rounding = rounding
         exact_in = getattr(requested, "exact_value", None)  # a decimal given as text: compare exactly
         obj.exact = (math.isfinite(value) and Fraction(value) == exact_in) if exact_in is not None \
-            else value == requested
+            else value == requested  # (a printed form of the value is accepted, but is not exact)
         obj.offset = offset
         obj.how = how
         return obj
@@ -581,8 +581,10 @@ def _float_to_fp19(x: Any, name: str, rounding: str) -> Tuple[int, float, float,
     fp19 = _fp32_to_fp19(bits32)
     exp = (fp19 >> 10) & 0xFF
     value = math.copysign(math.inf, requested) if exp == 0xFF else _fp19_value(fp19)
-    if exact_in is not None:
-        same = exp != 0xFF and Fraction(value) == exact_in
+    if exact_in is not None:  # the decimal is the FP19 value, or the way Python prints it
+        from ..numtext import names_value
+
+        same = exp != 0xFF and names_value(exact_in, value)
     else:
         same = value == requested
     if rounding == "exact":
