@@ -73,8 +73,8 @@ def _with_signal_at(args: Sequence[Any], files: Sequence[str], k: int, sig: int)
         name = code.co_filename
         if name not in seen:
             seen[name] = os.path.realpath(name) in wanted
-        # published() is where the command reads its baseline; a signal in it is one just before it
-        return local if seen[name] and code.co_name != "published" else None
+        # published_count() is where the command reads its baseline; a signal in it is one just before it
+        return local if seen[name] and code.co_name != "published_count" else None
 
     sys.settrace(tracer)
     try:

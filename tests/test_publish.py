@@ -19,6 +19,7 @@ def listing(d: Path) -> list:
 
 
 def test_all_outputs_published_together(tmp_path: Path) -> None:
+    mark = publish.published_count()
     with Publication() as pub:
         pub.write_bytes(tmp_path / "a.bin", b"\x01\x02")
         with pub.open(tmp_path / "sub" / "b.txt", "w") as fh:
@@ -31,7 +32,7 @@ def test_all_outputs_published_together(tmp_path: Path) -> None:
     assert (tmp_path / "c.zarr" / "0.0").read_bytes() == b"chunk"
     assert pub.paths == [tmp_path / "a.bin", tmp_path / "sub" / "b.txt", tmp_path / "c.zarr"]
     assert listing(tmp_path) == ["a.bin", "c.zarr", "c.zarr/0.0", "sub", "sub/b.txt"]
-    assert set(pub.paths) <= set(publish.published())
+    assert publish.published(mark) == pub.paths and publish.published_count() == mark + 3
 
 
 def test_file_mode_follows_umask(tmp_path: Path) -> None:

@@ -34,12 +34,18 @@ name the *destination* path, never a temporary one, e.g.
 
 :func:`remove_temporaries` removes whatever a publication interrupted at an
 unlucky instant left (the CLI calls it before exiting on a signal), and
-:func:`published` lists what this process has published, so an interrupted
-command can say whether anything was written.
+:func:`published` lists what this process has published (since a
+:func:`published_count`), so an interrupted command can say whether anything
+was written.
+
+Without :func:`install_sigterm_handler` (a library call rather than the
+``ptonum`` command), SIGTERM keeps its default action: the process ends at
+once, and neither cleanup nor rollback can run.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import secrets
@@ -59,6 +65,7 @@ __all__ = [
     "Terminated",
     "install_sigterm_handler",
     "published",
+    "published_count",
     "remove_temporaries",
     "check_destination",
     "EXIT_SIGINT",
@@ -112,13 +119,24 @@ def install_sigterm_handler() -> bool:
 
 _LOCK = threading.Lock()
 _TEMPORARIES: Set[Path] = set()
-_PUBLISHED: List[Path] = []
+#: how many recent destinations :func:`published` remembers
+PUBLISHED_KEPT = 10_000
+_PUBLISHED: "collections.deque[Path]" = collections.deque(maxlen=PUBLISHED_KEPT)
+_PUBLISHED_COUNT = 0
 
 
-def published() -> List[Path]:
-    """Every destination this process has published so far (in order), complete sets only."""
+def published_count() -> int:
+    """How many destinations this process has published so far (complete sets only)."""
     with _LOCK:
-        return list(_PUBLISHED)
+        return _PUBLISHED_COUNT
+
+
+def published(since: int = 0) -> List[Path]:
+    """The destinations this process published after the first ``since`` (a :func:`published_count`
+    taken earlier), in order; only the latest :data:`PUBLISHED_KEPT` are remembered."""
+    with _LOCK:
+        keep = max(0, min(_PUBLISHED_COUNT - since, len(_PUBLISHED)))
+        return list(_PUBLISHED)[len(_PUBLISHED) - keep:]
 
 
 def remove_temporaries() -> List[Path]:
@@ -392,8 +410,10 @@ class Publication:
                 raise
             self._state = "committed"
             self.paths = done
+            global _PUBLISHED_COUNT
             with _LOCK:
                 _PUBLISHED.extend(done)
+                _PUBLISHED_COUNT += len(done)
             return list(done)
 
     def _rename_all(self) -> List[Path]:

@@ -18,7 +18,8 @@ import rich_click as click
 
 from .. import __version__
 from ..errors import PtonumError
-from ..publish import EXIT_SIGINT, EXIT_SIGTERM, Terminated, install_sigterm_handler, published, remove_temporaries
+from ..publish import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install_sigterm_handler, published,
+                       published_count, remove_temporaries)
 from ._common import EXIT_ERROR, error_line, fail, os_error_text
 
 click.rich_click.TEXT_MARKUP = "markdown"
@@ -82,7 +83,7 @@ class _Group(click.RichGroup):
         previous = signal.getsignal(signal.SIGTERM)
         installed = False
         try:
-            before = len(published())
+            before = published_count()
             installed = install_sigterm_handler()
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except _click.ClickException as exc:
@@ -107,7 +108,7 @@ class _Group(click.RichGroup):
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
-        before = len(published())
+        before = published_count()
 
         def name() -> str:  # the subcommand is known only once click has resolved it
             return ctx.invoked_subcommand or _command_from_args(self, self._argv)
@@ -143,7 +144,7 @@ def interrupted(command: str, exc: BaseException, published_before: int) -> NoRe
     line whether the command published anything (outputs are only ever published whole)."""
     remove_temporaries()
     term = isinstance(exc, Terminated)
-    wrote = published()[published_before:]
+    wrote = published(published_before)
     what = ("its outputs were already written in full: " + ", ".join(str(p) for p in wrote)) if wrote \
         else "nothing was written"
     name = f"ptonum {command}" if command else "ptonum"
