@@ -155,6 +155,45 @@ def test_read_only_commands_exit_130_143_not_1(tmp_path: Path, acc_file: Path, s
         assert r.stderr.strip().splitlines()[-1].endswith("; nothing was written"), r.stderr
 
 
+@pytest.fixture
+def compare_plot(tmp_path: Path, acc_file: Path, monkeypatch: Any) -> Tuple[List[Any], Path]:
+    """``compare --plot`` (a mismatch, so exit 1 when all goes well); the figure is stubbed (what is
+    under test is how the PNG is published, not how it is drawn)."""
+    pytest.importorskip("matplotlib")
+    import ptonum.cli._plot as plot
+
+    monkeypatch.setattr(plot, "compare_figure", lambda report, title: None)
+    monkeypatch.setattr(plot, "png_bytes", lambda fig: b"\x89PNG\r\n\x1a\n" + b"\0" * 4000)
+    dev = tmp_path / "dev.npy"
+    np.save(dev, np.zeros((6, 16), np.uint8))
+    out = tmp_path / "plots"
+    return ["compare", acc_file, "--mode", "REQ8", "--scale", "0.5", "--device-d", dev, "--plot",
+            out / "map.png"], out
+
+
+def test_compare_plot_signals_and_full_disk(compare_plot: Tuple[List[Any], Path], monkeypatch: Any) -> None:
+    """compare's output (--plot) is published whole or not at all, like every writer's."""
+    args, out = compare_plot
+    import ptonum.cli.compare_cmd
+
+    files = [ptonum.cli.compare_cmd.__file__, publish.__file__]
+    clean, total = _with_signal_at(args, files, 0, signal.SIGINT)
+    assert clean.exit_code == 1 and _listing(out) == ["map.png"], clean.output
+    (out / "map.png").unlink()
+    for k in (total // 2, total - 8, total - 2):
+        r, _ = _with_signal_at(args, files, k, signal.SIGTERM)
+        assert r.exit_code == 143, (k, r.output)
+        assert _listing(out) in ([], ["map.png"]), _listing(out)
+        assert ("nothing was written" in r.stderr) == (_listing(out) == []), r.stderr
+        if _listing(out):
+            assert (out / "map.png").stat().st_size == 4008
+            (out / "map.png").unlink()
+    monkeypatch.setattr(publish, "open", _FullDisk(1000), raising=False)
+    r = _run(args)
+    assert r.exit_code == 2 and r.stderr.endswith(f"cannot write {out / 'map.png'}: No space left on device\n")
+    assert _listing(out) == []
+
+
 _DRIVER = """
 import os, signal, sys
 import ptonum.publish as p
