@@ -1,0 +1,43 @@
+"""ptonum on Dask: tiles larger than memory, batches of tiles and exhaustive sweeps across a cluster.
+
+Install with ``pip install 'ptonum[dask]'`` (``dask[array]``, ``distributed``,
+``zarr``).  Every function gives the bits and flags of the single-process
+model; Dask only decides where the chunks run.
+
+* :func:`postprocess` -- :func:`ptonum.fpatr.postprocess` on a ``dask.array``
+  accumulator of any chunking (lazy result; ``.compute()`` /
+  ``.to_zarr(path)``).
+* :func:`to_e8m0`, :func:`encode`, :func:`decompose` -- the element-wise
+  functions on dask arrays.
+* :func:`open_tile` -- a Zarr array or a ``.npy`` file as a chunked dask array
+  (memory-mapped, read chunk by chunk on the workers).
+* :func:`open_client` -- where work runs: an existing scheduler, a local
+  cluster of N worker processes (started with ``spawn``), or this process.
+
+Layer: above :mod:`ptonum.conformance` and :mod:`ptonum.fpatr`, below
+:mod:`ptonum.cli` (docs/design.md).  See docs/scale-out.md.
+"""
+
+from __future__ import annotations
+
+from .cluster import WORKER_START_METHOD, default_workers, open_client, require_dask
+from .elementwise import decompose, encode, to_e8m0
+from .io import open_tile, parse_chunks
+from .run import run_tasks
+from .tile import ZARR_ARRAYS, DaskPostprocessResult, postprocess
+
+__all__ = [
+    "postprocess",
+    "DaskPostprocessResult",
+    "ZARR_ARRAYS",
+    "to_e8m0",
+    "encode",
+    "decompose",
+    "open_tile",
+    "parse_chunks",
+    "open_client",
+    "default_workers",
+    "require_dask",
+    "run_tasks",
+    "WORKER_START_METHOD",
+]

@@ -1,0 +1,117 @@
+"""Where Dask work runs: an existing scheduler, a local cluster, or the current process.
+
+Every scale-out entry point of ptonum (the Python API in :mod:`ptonum.dask` and
+the ``--scheduler`` / ``--workers`` options of the commands) chooses the same
+way:
+
+* ``scheduler="tcp://host:8786"``: connect to an existing ``dask.distributed``
+  scheduler (a cluster started by dask-jobqueue, dask-kubernetes, ``dask
+  scheduler`` ...); its workers must have ptonum installed.
+* ``workers=N``: start a :class:`distributed.LocalCluster` of ``N`` worker
+  *processes* (one thread each) for the duration of the call.
+* neither: no client; the work runs in the current process with Dask's
+  threaded scheduler (or synchronously).
+
+Worker processes are started with the ``spawn`` method (never ``fork``): the
+compiled kernels run on an OpenMP thread pool, which a forked child may
+inherit in a broken state.  Each local worker gets ``NUMBA_NUM_THREADS`` so
+that N workers together use no more threads than there are cores.
+
+No spec counterpart (execution placement only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import Any, Iterator, Optional
+
+from ..errors import UsageError
+
+__all__ = ["require_dask", "open_client", "default_workers", "WORKER_START_METHOD"]
+
+#: how local worker processes are started (``fork`` is never used: OpenMP is not fork-safe)
+WORKER_START_METHOD = "spawn"
+
+
+def require_dask() -> None:
+    """Raise :class:`UsageError` naming the extra to install when Dask, distributed or Zarr is missing."""
+    missing = []
+    for name in ("dask", "dask.array", "distributed", "zarr"):
+        try:
+            __import__(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise UsageError(
+            f"scale-out needs {', '.join(missing)}: install the extra with pip install 'ptonum[dask]'"
+        )
+
+
+def default_workers() -> int:
+    """One local worker per core available to this process."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _check_choice(scheduler: Optional[str], workers: Optional[int]) -> None:
+    if scheduler is not None and workers is not None:
+        raise UsageError("--scheduler and --workers both choose where to run: give one (or neither for this process)")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise UsageError(f"--workers = {workers!r}: expected a positive number of worker processes")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise UsageError(f"--scheduler = {scheduler!r}: expected a scheduler address such as tcp://host:8786")
+
+
+@contextlib.contextmanager
+def open_client(scheduler: Optional[str] = None, workers: Optional[int] = None, *,
+                memory_limit: Any = "auto", quiet: bool = True) -> Iterator[Any]:
+    """Yield a ``distributed.Client`` for ``scheduler`` or a new ``LocalCluster`` of ``workers``
+    processes, or ``None`` (run in this process) when both are ``None``.
+
+    ``memory_limit`` is passed to each local worker (``"auto"`` splits the machine's memory;
+    ``"700MiB"`` caps each worker, which then spills to disk and is restarted by its nanny
+    only when it exceeds the limit).  The client (and a cluster it started) is closed on exit.
+
+    Raises :class:`UsageError` when both are given, ``workers`` is not a positive int, or the
+    scheduler cannot be reached (the address and the reason are named).
+    """
+    _check_choice(scheduler, workers)
+    if scheduler is None and workers is None:
+        yield None
+        return
+    require_dask()
+    import dask
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise UsageError(f"--scheduler = {scheduler}: cannot connect ({exc})") from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    assert workers is not None
+    threads = max(1, default_workers() // workers)
+    env = {"NUMBA_NUM_THREADS": str(threads), "OMP_NUM_THREADS": str(threads),
+           "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    for key in ("PTONUM_DISABLE_NUMBA", "PTONUM_KERNEL_MIN_ELEMENTS", "NUMBA_CACHE_DIR"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    with dask.config.set({"distributed.worker.multiprocessing-method": WORKER_START_METHOD,
+                          "distributed.worker.daemon": False}):
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               memory_limit=memory_limit, dashboard_address=None,
+                               silence_logs=logging.ERROR if quiet else logging.WARNING, env=env)
+        client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()

@@ -1,0 +1,369 @@
+"""The B.FPATR tile operation on a ``dask.array`` accumulator (any chunking, the single-process bits).
+
+How a chunked run gives exactly the bits of :func:`ptonum.fpatr.postprocess`
+(our words; the tile operation's own plan/compute/join functions do the work):
+
+* the whole call is checked first by :func:`ptonum.fpatr.tile.preflight_shape`
+  (every rule of the tile operation's preflight: attributes, RMode/Sat, the
+  accumulator class, each parameter word and each element of a quant/relu
+  tile, RowMaxIn, shapes and dtypes); a rejection raises before any task
+  exists;
+* each chunk ``[rows, cols]`` is one task: :meth:`TilePlan.block` cuts the
+  plan (the quant/relu tiles keep the chunk's columns, RowMaxIn its rows) and
+  :func:`ptonum.fpatr.tile.compute` runs the fast (or reference) engine on it,
+  folding RowMax over the chunk's columns and GroupMax over the groups the
+  chunk touches (a group cut by the chunk's left edge is folded from the
+  chunk's first column);
+* one task per row block joins the chunks' partial folds left to right with
+  :func:`ptonum.fpatr.tile.join_columns`: one reduction step
+  (``TileProfileMatrixReductionStepWithFlags``) with the left partial as
+  ``current`` and the right one as ``candidate``, i.e. the ASL's increasing
+  column order; RowMaxIn is folded once, as the last step of the row, when
+  the joined block spans the tile;
+* the flags are the OR of every chunk's and every joining step's flags; they
+  reach ``status`` (with :func:`ptonum.fpatr.tile.commit`) only after every
+  task has finished.
+
+Source: ADR-0085 D175-D181; ``CommitMatrixResult``, ``MatrixPostProcessResult``,
+``MatrixRowMaxResult``, ``MatrixGroupMaxResult`` and the preflight
+``BundleMatrixPostProcessSourcesLegal`` (via :mod:`ptonum.fpatr.tile`).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import UsageError
+from ..flags import StatusRegister, flag_names
+from ..formats import TileDataType
+from ..fpatr.element import destination_dtype
+from ..fpatr.tile import PostprocessResult, TileOutputs, TilePlan, commit, compute, join_columns, preflight_shape
+from .cluster import require_dask
+from .run import ProgressFn, run_tasks
+
+__all__ = ["DaskPostprocessResult", "postprocess", "ZARR_ARRAYS"]
+
+#: names of the arrays of a result Zarr group (those enabled are written)
+ZARR_ARRAYS = ("d", "row_max", "group_max")
+
+
+# ---------------------------------------------------------------------------
+# Task functions (run on the workers; module-level so they pickle by name)
+
+
+def _block_outputs(plan: TilePlan, acc_block: Any, target: Optional[Tuple[str, Tuple[int, int]]]
+                   ) -> Tuple[Optional[np.ndarray], TileOutputs]:
+    """Compute one chunk; return ``(D or None, the chunk's reductions and flags without D)``.
+
+    With ``target = (zarr group path, (row, column))`` the chunk's D is written there instead of
+    returned (the chunk is one Zarr chunk of array ``d``, so no two tasks write the same chunk).
+    """
+    block = plan.block(slice(0, plan.m), slice(0, plan.n), np.asarray(acc_block))
+    out = compute(block)
+    d: Optional[np.ndarray] = out.d_bits
+    if target is not None:
+        import zarr
+
+        path, (r0, c0) = target
+        arr = zarr.open_array(os.path.join(path, "d"), mode="r+")
+        arr[r0:r0 + plan.m, c0:c0 + plan.n] = out.d_bits
+        d = None
+    reductions = TileOutputs(d_bits=np.empty((plan.m, 0), out.d_bits.dtype), row_max_bits=out.row_max_bits,
+                             group_max_bits=out.group_max_bits, flags=out.flags)
+    return d, reductions
+
+
+def _join_row_block(plans: Sequence[TilePlan], parts: Sequence[TileOutputs],
+                    target: Optional[Tuple[str, int]]) -> TileOutputs:
+    """Join the partial folds of one row block's chunks in increasing column order.
+
+    With ``target = (zarr group path, first row)`` RowMaxOut/GroupMaxOut of these rows are
+    written to arrays ``row_max``/``group_max`` and dropped from the result.
+    """
+    plan, out = plans[0], parts[0]
+    for p, o in zip(plans[1:], parts[1:]):
+        plan, out = join_columns(plan, out, p, o)
+    if target is not None:
+        import zarr
+
+        path, r0 = target
+        for name, arr in (("row_max", out.row_max_bits), ("group_max", out.group_max_bits)):
+            if arr is not None:
+                z = zarr.open_array(os.path.join(path, name), mode="r+")
+                z[r0:r0 + arr.shape[0], :] = arr
+        out = TileOutputs(d_bits=out.d_bits, row_max_bits=None, group_max_bits=None, flags=out.flags)
+    return out
+
+
+def _or_flags(*flags: int) -> int:
+    acc = 0
+    for f in flags:
+        acc |= int(f)
+    return acc
+
+
+# ---------------------------------------------------------------------------
+# The lazy result
+
+
+@dataclass(frozen=True, eq=False)
+class _Graph:
+    """The delayed tasks of one chunked run (built once per result, reused by every output)."""
+
+    blocks: List[List[Any]]  #: Delayed ``(D, reductions)`` per chunk
+    joins: List[Any]  #: Delayed joined :class:`TileOutputs` per row block
+    row_chunks: Tuple[int, ...]
+    col_chunks: Tuple[int, ...]
+
+
+def _offsets(chunks: Sequence[int]) -> List[int]:
+    out = [0]
+    for c in chunks:
+        out.append(out[-1] + int(c))
+    return out
+
+
+def _build(plan: TilePlan, acc: Any, zarr_path: Optional[str]) -> _Graph:
+    import dask
+
+    rows, cols = acc.chunks
+    r_off, c_off = _offsets(rows), _offsets(cols)
+    pieces = acc.to_delayed()
+    token = uuid.uuid4().hex[:12]
+    blocks: List[List[Any]] = []
+    joins: List[Any] = []
+    for i in range(len(rows)):
+        row_plans: List[TilePlan] = []
+        row_blocks: List[Any] = []
+        for j in range(len(cols)):
+            sub = plan.block(slice(r_off[i], r_off[i + 1]), slice(c_off[j], c_off[j + 1]))
+            target = None if zarr_path is None else (zarr_path, (r_off[i], c_off[j]))
+            row_plans.append(sub)
+            row_blocks.append(dask.delayed(_block_outputs, pure=False, nout=2)(
+                sub, pieces[i, j], target, dask_key_name=f"ptonum-chunk-{token}-{i}-{j}"))
+        blocks.append(row_blocks)
+        jt = None if zarr_path is None else (zarr_path, r_off[i])
+        joins.append(dask.delayed(_join_row_block, pure=False)(
+            row_plans, [b[1] for b in row_blocks], jt, dask_key_name=f"ptonum-join-{token}-{i}"))
+    return _Graph(blocks=blocks, joins=joins, row_chunks=tuple(int(r) for r in rows),
+                  col_chunks=tuple(int(c) for c in cols))
+
+
+class DaskPostprocessResult:
+    """The lazy result of :func:`postprocess` on a dask array.
+
+    Attributes (all lazy; nothing runs until :meth:`compute`, :meth:`to_zarr` or a
+    ``.compute()`` of one of them):
+        d_bits: M x N ``dask.array`` of destination encodings (carrier of the destination:
+            uint8 / uint16 / uint32), chunked like the accumulator.
+        row_max_bits: M x 1 ``uint32`` dask array (RowMaxOut), or ``None`` when RowMaxEn=0.
+        group_max_bits: M x ceil(N/GroupN) ``uint32`` dask array (GroupMaxOut), or ``None``.
+        flags: a ``dask.delayed`` int, the OR of every element's and reduction step's flags.
+        dst_type, acc_type: the destination and accumulator Tile DataTypes.
+        plan: the whole-tile :class:`ptonum.fpatr.tile.TilePlan` the preflight returned.
+
+    Computing one attribute alone does not touch ``status``; :meth:`compute` and
+    :meth:`to_zarr` OR the flags into it once everything has finished.
+    """
+
+    def __init__(self, plan: TilePlan, acc: Any, status: Optional[StatusRegister]) -> None:
+        self.plan = plan
+        self.acc = acc
+        self.status = status
+        self.dst_type: TileDataType = plan.dst_type
+        self.acc_type: TileDataType = plan.acc_type
+        self._graph: Optional[_Graph] = None
+
+    # -- lazy arrays
+    def _g(self) -> _Graph:
+        if self._graph is None:
+            self._graph = _build(self.plan, self.acc, None)
+        return self._graph
+
+    @property
+    def d_bits(self) -> Any:
+        import dask.array as da
+
+        g = self._g()
+        carrier = destination_dtype(self.dst_type)
+        return da.block([[da.from_delayed(b[0], shape=(r, c), dtype=carrier) for b, c in zip(row, g.col_chunks)]
+                         for row, r in zip(g.blocks, g.row_chunks)])
+
+    def _reduction(self, attr: str, width: int) -> Any:
+        import dask
+        import dask.array as da
+
+        g = self._g()
+        return da.concatenate([da.from_delayed(dask.delayed(getattr)(j, attr), shape=(r, width), dtype=np.uint32)
+                               for j, r in zip(g.joins, g.row_chunks)], axis=0)
+
+    @property
+    def row_max_bits(self) -> Any:
+        return self._reduction("row_max_bits", 1) if self.plan.attributes.row_max_en else None
+
+    @property
+    def group_max_bits(self) -> Any:
+        a = self.plan.attributes
+        return self._reduction("group_max_bits", -(-self.plan.n // a.group_n)) if a.group_max_en else None
+
+    @property
+    def flags(self) -> Any:
+        import dask
+
+        return dask.delayed(_or_flags)(*[dask.delayed(getattr)(j, "flags") for j in self._g().joins])
+
+    # -- running
+    def compute(self, client: Any = None, progress: Optional[ProgressFn] = None) -> PostprocessResult:
+        """Run every chunk and return the :class:`~ptonum.fpatr.PostprocessResult` (bits equal to
+        :func:`ptonum.fpatr.postprocess` on the whole tile); then OR the flags into ``status``.
+
+        ``client``: a ``distributed.Client`` (``None``: this process, Dask's default scheduler).
+        ``progress(done, total)`` is called as chunk and join tasks finish.
+        Raises whatever a task raised (e.g. :class:`UsageError` for a raw accumulator element
+        wider than 32 bits, named by its index); ``status`` is then unchanged.
+        """
+        g = self._g()
+        flat = [b[0] for row in g.blocks for b in row]
+        results = run_tasks(flat + list(g.joins), client=client, progress=progress)
+        ds, joins = results[:len(flat)], results[len(flat):]
+        J = len(g.col_chunks)
+        d = np.block([[ds[i * J + j] for j in range(J)] for i in range(len(g.row_chunks))])
+        row = None if not self.plan.attributes.row_max_en else np.concatenate([j.row_max_bits for j in joins], axis=0)
+        grp = None if not self.plan.attributes.group_max_en else np.concatenate(
+            [j.group_max_bits for j in joins], axis=0)
+        outputs = TileOutputs(d_bits=d, row_max_bits=row, group_max_bits=grp, flags=_or_flags(*(j.flags for j in joins)))
+        return commit(self.plan, outputs, self.status)
+
+    def to_zarr(self, path: Any, *, client: Any = None, progress: Optional[ProgressFn] = None,
+                overwrite: bool = False, attrs: Optional[Dict[str, Any]] = None) -> int:
+        """Write the result as a Zarr group at ``path``, all or nothing; return the flags.
+
+        The group holds the arrays ``d`` (M x N destination encodings, chunked like the
+        accumulator; an irregular chunking is first made regular), ``row_max`` (M x 1) and
+        ``group_max`` (M x ceil(N/GroupN)) when enabled, all ``uint32`` but ``d``; its attributes
+        hold ``flags`` (int), ``flag_names``, ``dst_type``, ``acc_type``, the B.FPATR word and
+        fields, RMode/Sat and any ``attrs`` given.  Every chunk task writes its own Zarr chunk of
+        ``d`` directly (nothing of D passes through this process).  The group is built in a
+        temporary directory beside ``path`` and renamed into place only when every task
+        succeeded; after a failed task, a lost worker or Ctrl-C nothing exists at ``path``
+        (an existing ``path`` is replaced only with ``overwrite=True``).  ``status`` gets the
+        flags after the rename.
+
+        Raises :class:`ptonum.publish.PublishError` (a :class:`UsageError`) when ``path``
+        cannot be written, or whatever a task raised.
+        """
+        import zarr
+
+        from ..publish import Publication
+
+        acc = self.acc
+        regular = tuple(max(c) for c in acc.chunks)
+        if any(len(set(c[:-1])) > 1 or (len(c) > 1 and c[-1] > c[0]) for c in acc.chunks):
+            acc = acc.rechunk(regular)
+        m, n = self.plan.tile_shape
+        a = self.plan.attributes
+        with Publication() as pub:
+            with pub.directory(Path(path), replace=overwrite) as tmp:
+                group = zarr.open_group(str(tmp), mode="w")
+                rc, cc = acc.chunks[0][0], acc.chunks[1][0]
+                group.create_array("d", shape=(m, n), chunks=(rc, cc), dtype=destination_dtype(self.dst_type))
+                if a.row_max_en:
+                    group.create_array("row_max", shape=(m, 1), chunks=(rc, 1), dtype=np.uint32)
+                if a.group_max_en:
+                    ng = -(-n // a.group_n)
+                    group.create_array("group_max", shape=(m, ng), chunks=(rc, ng), dtype=np.uint32)
+                g = _build(self.plan, acc, str(tmp))
+                flat = [b[1] for row in g.blocks for b in row]  # the chunk tasks (their D went to Zarr)
+                results = run_tasks(flat + list(g.joins), client=client, progress=progress)
+                flags = _or_flags(*(j.flags for j in results[len(flat):]))
+                group.attrs.update(_zarr_attributes(self.plan, flags, attrs))
+        if self.status is not None:
+            self.status.record(flags)
+        return flags
+
+
+def _zarr_attributes(plan: TilePlan, flags: int, extra: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    a = plan.attributes
+    doc: Dict[str, Any] = {
+        "flags": int(flags),
+        "flag_names": flag_names(flags),
+        "dst_type": plan.dst_type.name,
+        "acc_type": plan.acc_type.name,
+        "fpatr_word": f"{a.word:#010x}",
+        "fpatr": {"PreQuantMode": a.pre_quant_mode.name, "ReluMode": a.relu_mode.name, "GroupN": int(a.group_n),
+                  "RowMaxEn": int(a.row_max_en), "GroupMaxEn": int(a.group_max_en),
+                  "RowMaxInit": int(a.row_max_init), "MaxAbsEn": int(a.max_abs_en)},
+        "rmode": plan.rmode.name,
+        "sat": int(plan.sat),
+        "engine": plan.engine,
+        "producer": "ptonum",
+    }
+    if extra:
+        doc.update(extra)
+    return doc
+
+
+# ---------------------------------------------------------------------------
+# The entry point
+
+
+def postprocess(
+    acc: Any,
+    *,
+    acc_type: Any = None,
+    attributes: Any,
+    rmode: Any = "NONE",
+    sat: Any = False,
+    quant_param: Optional[int] = None,
+    quant_tile: Any = None,
+    relu_param: Optional[int] = None,
+    relu_tile: Any = None,
+    row_max_in: Any = None,
+    status: Optional[StatusRegister] = None,
+    engine: str = "fast",
+) -> DaskPostprocessResult:
+    """B.FPATR post-processing of a chunked M x N accumulator: :func:`ptonum.fpatr.postprocess` on Dask.
+
+    Arguments are those of :func:`ptonum.fpatr.postprocess`, except ``acc``: a
+    ``dask.array.Array`` (any chunking; a numpy array is wrapped in one chunk) of
+    ``float32`` (FP32), ``int32`` (S32) or raw encodings with ``acc_type``.  The
+    quant/relu tiles and RowMaxIn are numpy-sized (1 x N, M x 1) and are split
+    with the chunks.
+
+    Returns a :class:`DaskPostprocessResult`: lazy ``d_bits``, ``row_max_bits``,
+    ``group_max_bits`` and ``flags``; ``.compute(client=...)`` gives a
+    :class:`~ptonum.fpatr.PostprocessResult` equal bit for bit (D, RowMaxOut,
+    GroupMaxOut, flags) to the single-process operation for every chunking;
+    ``.to_zarr(path)`` writes the Zarr group.
+
+    Raises, at the call and before any task is built (``status`` unchanged),
+    everything :func:`ptonum.fpatr.postprocess`'s preflight raises
+    (:class:`IllegalEncodingError`, :class:`TileLegalityError`,
+    :class:`UsageError`), plus :class:`UsageError` for an accumulator with unknown
+    chunk sizes or a missing Dask installation.  A raw (non-``float32``/``int32``)
+    accumulator element that is not a 32-bit pattern can only be seen when its
+    chunk runs: that task raises :class:`UsageError` and nothing is committed.
+
+    Source: ADR-0085 D175-D181; ``CommitMatrixResult`` and the preflight
+    ``BundleMatrixPostProcessSourcesLegal`` (through :mod:`ptonum.fpatr.tile`).
+    """
+    require_dask()
+    import dask.array as da
+
+    if status is not None and not isinstance(status, StatusRegister):
+        raise UsageError(f"status = {status!r}: expected a ptonum.StatusRegister or None")
+    if not isinstance(acc, da.Array):
+        arr = np.asarray(acc)
+        acc = da.from_array(arr, chunks=arr.shape or -1)
+    if any(np.isnan(c) for dim in acc.chunks for c in dim):
+        raise UsageError("acc: the dask array has unknown chunk sizes; call acc.compute_chunk_sizes() first")
+    plan = preflight_shape(tuple(int(s) for s in acc.shape), acc.dtype, acc_type=acc_type, attributes=attributes,
+                           rmode=rmode, sat=sat, quant_param=quant_param, quant_tile=quant_tile,
+                           relu_param=relu_param, relu_tile=relu_tile, row_max_in=row_max_in, engine=engine)
+    return DaskPostprocessResult(plan, acc, status)
