@@ -11,7 +11,7 @@ No spec counterpart (execution only).
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Mapping, Optional, Sequence
 
 __all__ = ["ProgressFn", "run_tasks", "local_scheduler"]
 
@@ -27,35 +27,39 @@ def local_scheduler() -> str:
     return os.environ.get("PTONUM_DASK_SCHEDULER", "threads") or "threads"
 
 
-def run_tasks(tasks: Sequence[Any], *, client: Any = None, progress: Optional[ProgressFn] = None) -> List[Any]:
-    """Compute ``tasks`` (``dask.delayed`` objects) and return their results in order.
+def run_tasks(dsk: Mapping[Any, Any], keys: Sequence[Any], *, client: Any = None,
+              progress: Optional[ProgressFn] = None) -> List[Any]:
+    """Compute ``keys`` of the task graph ``dsk`` and return their results in order.
 
-    ``client``: a ``distributed.Client`` or ``None`` (this process).  ``progress(done, total)`` is
-    called after each task finishes (``total = len(tasks)``).  Raises the first exception a task
-    raised (remaining futures are cancelled).
+    ``client``: a ``distributed.Client`` (one future per key, ``client.get``) or ``None`` (this
+    process, :func:`local_scheduler`).  ``progress(done, total)`` is called after each of the
+    ``keys`` finishes (``total = len(keys)``).  Raises the first exception a task raised (the
+    remaining futures are cancelled).
     """
-    total = len(tasks)
+    total = len(keys)
     if client is None:
-        import dask
+        from dask import get as sync_get
         from dask.callbacks import Callback
+        from dask.threaded import get as threaded_get
 
+        get = sync_get if local_scheduler() == "sync" else threaded_get
         if progress is None:
-            return list(dask.compute(*tasks, scheduler=local_scheduler()))
-        keys = {t.key for t in tasks}
+            return list(get(dict(dsk), list(keys)))
+        wanted = set(keys)
         done = [0]
 
         class _Count(Callback):
-            def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
-                if key in keys:
+            def _posttask(self, key: Any, result: Any, d: Any, state: Any, worker_id: Any) -> None:
+                if key in wanted:
                     done[0] += 1
                     assert progress is not None
                     progress(done[0], total)
 
         with _Count():
-            return list(dask.compute(*tasks, scheduler=local_scheduler()))
+            return list(get(dict(dsk), list(keys)))
     from distributed import as_completed
 
-    futures = client.compute(list(tasks))
+    futures = client.get(dict(dsk), list(keys), sync=False)
     try:
         for k, fut in enumerate(as_completed(futures), 1):
             if fut.status == "error":

@@ -34,6 +34,8 @@ from __future__ import annotations
 import os
 import uuid
 from dataclasses import dataclass
+from functools import partial
+from operator import getitem
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -114,12 +116,25 @@ def _or_flags(*flags: int) -> int:
 
 @dataclass(frozen=True, eq=False)
 class _Graph:
-    """The delayed tasks of one chunked run (built once per result, reused by every output)."""
+    """The task graph of one chunked run (built once per result and shared by every output).
 
-    blocks: List[List[Any]]  #: Delayed ``(D, reductions)`` per chunk
-    joins: List[Any]  #: Delayed joined :class:`TileOutputs` per row block
+    One task per chunk (``chunk``: returns ``(D or None, reductions)``), a ``d`` and a
+    ``red`` getitem per chunk, one ``join`` task per row block, a ``row_max`` / ``group_max``
+    attribute task per row block and one ``flags`` task; ``dsk`` also holds the accumulator's tasks.
+    """
+
+    dsk: Dict[Any, Any]
+    names: Dict[str, str]
     row_chunks: Tuple[int, ...]
     col_chunks: Tuple[int, ...]
+
+    def keys(self, kind: str) -> List[Any]:
+        name = self.names[kind]
+        if kind in ("chunk", "d", "red"):
+            return [(name, i, j) for i in range(len(self.row_chunks)) for j in range(len(self.col_chunks))]
+        if kind == "flags":
+            return [name]
+        return [(name, i) if kind == "join" else (name, i, 0) for i in range(len(self.row_chunks))]
 
 
 def _offsets(chunks: Sequence[int]) -> List[int]:
@@ -129,29 +144,37 @@ def _offsets(chunks: Sequence[int]) -> List[int]:
     return out
 
 
-def _build(plan: TilePlan, acc: Any, zarr_path: Optional[str]) -> _Graph:
-    import dask
+def _flags_of(*outs: TileOutputs) -> int:
+    return _or_flags(*(o.flags for o in outs))
 
+
+def _build(plan: TilePlan, acc: Any, zarr_path: Optional[str]) -> _Graph:
+    """The task graph (a plain dict, legacy tuple tasks) of a chunked run over ``acc``."""
     rows, cols = acc.chunks
     r_off, c_off = _offsets(rows), _offsets(cols)
-    pieces = acc.to_delayed()
-    token = uuid.uuid4().hex[:12]
-    blocks: List[List[Any]] = []
-    joins: List[Any] = []
+    acc_keys = acc.__dask_keys__()
+    token = uuid.uuid4().hex[:16]
+    names = {k: f"ptonum-{k}-{token}" for k in ("chunk", "d", "red", "join", "row_max", "group_max", "flags")}
+    dsk: Dict[Any, Any] = dict(acc.__dask_graph__())
+    joins = []
     for i in range(len(rows)):
         row_plans: List[TilePlan] = []
-        row_blocks: List[Any] = []
         for j in range(len(cols)):
             sub = plan.block(slice(r_off[i], r_off[i + 1]), slice(c_off[j], c_off[j + 1]))
-            target = None if zarr_path is None else (zarr_path, (r_off[i], c_off[j]))
             row_plans.append(sub)
-            row_blocks.append(dask.delayed(_block_outputs, pure=False, nout=2)(
-                sub, pieces[i, j], target, dask_key_name=f"ptonum-chunk-{token}-{i}-{j}"))
-        blocks.append(row_blocks)
+            target = None if zarr_path is None else (zarr_path, (r_off[i], c_off[j]))
+            ck = (names["chunk"], i, j)
+            dsk[ck] = (partial(_block_outputs, sub, target=target), acc_keys[i][j])
+            dsk[(names["d"], i, j)] = (getitem, ck, 0)
+            dsk[(names["red"], i, j)] = (getitem, ck, 1)
         jt = None if zarr_path is None else (zarr_path, r_off[i])
-        joins.append(dask.delayed(_join_row_block, pure=False)(
-            row_plans, [b[1] for b in row_blocks], jt, dask_key_name=f"ptonum-join-{token}-{i}"))
-    return _Graph(blocks=blocks, joins=joins, row_chunks=tuple(int(r) for r in rows),
+        jk = (names["join"], i)
+        dsk[jk] = (partial(_join_row_block, row_plans, target=jt), [(names["red"], i, j) for j in range(len(cols))])
+        dsk[(names["row_max"], i, 0)] = (getattr, jk, "row_max_bits")
+        dsk[(names["group_max"], i, 0)] = (getattr, jk, "group_max_bits")
+        joins.append(jk)
+    dsk[names["flags"]] = (_flags_of, *joins)
+    return _Graph(dsk=dsk, names=names, row_chunks=tuple(int(r) for r in rows),
                   col_chunks=tuple(int(c) for c in cols))
 
 
@@ -191,32 +214,29 @@ class DaskPostprocessResult:
         import dask.array as da
 
         g = self._g()
-        carrier = destination_dtype(self.dst_type)
-        return da.block([[da.from_delayed(b[0], shape=(r, c), dtype=carrier) for b, c in zip(row, g.col_chunks)]
-                         for row, r in zip(g.blocks, g.row_chunks)])
+        return da.Array(g.dsk, g.names["d"], (g.row_chunks, g.col_chunks), dtype=destination_dtype(self.dst_type))
 
-    def _reduction(self, attr: str, width: int) -> Any:
-        import dask
+    def _reduction(self, kind: str, width: int) -> Any:
         import dask.array as da
 
         g = self._g()
-        return da.concatenate([da.from_delayed(dask.delayed(getattr)(j, attr), shape=(r, width), dtype=np.uint32)
-                               for j, r in zip(g.joins, g.row_chunks)], axis=0)
+        return da.Array(g.dsk, g.names[kind], (g.row_chunks, (width,)), dtype=np.uint32)
 
     @property
     def row_max_bits(self) -> Any:
-        return self._reduction("row_max_bits", 1) if self.plan.attributes.row_max_en else None
+        return self._reduction("row_max", 1) if self.plan.attributes.row_max_en else None
 
     @property
     def group_max_bits(self) -> Any:
         a = self.plan.attributes
-        return self._reduction("group_max_bits", -(-self.plan.n // a.group_n)) if a.group_max_en else None
+        return self._reduction("group_max", -(-self.plan.n // a.group_n)) if a.group_max_en else None
 
     @property
     def flags(self) -> Any:
-        import dask
+        from dask.delayed import Delayed
 
-        return dask.delayed(_or_flags)(*[dask.delayed(getattr)(j, "flags") for j in self._g().joins])
+        g = self._g()
+        return Delayed(g.names["flags"], g.dsk)
 
     # -- running
     def compute(self, client: Any = None, progress: Optional[ProgressFn] = None) -> PostprocessResult:
@@ -229,8 +249,8 @@ class DaskPostprocessResult:
         wider than 32 bits, named by its index); ``status`` is then unchanged.
         """
         g = self._g()
-        flat = [b[0] for row in g.blocks for b in row]
-        results = run_tasks(flat + list(g.joins), client=client, progress=progress)
+        flat = g.keys("d")
+        results = run_tasks(g.dsk, flat + g.keys("join"), client=client, progress=progress)
         ds, joins = results[:len(flat)], results[len(flat):]
         J = len(g.col_chunks)
         d = np.block([[ds[i * J + j] for j in range(J)] for i in range(len(g.row_chunks))])
@@ -272,20 +292,26 @@ class DaskPostprocessResult:
             with pub.directory(Path(path), replace=overwrite) as tmp:
                 group = zarr.open_group(str(tmp), mode="w")
                 rc, cc = acc.chunks[0][0], acc.chunks[1][0]
-                group.create_array("d", shape=(m, n), chunks=(rc, cc), dtype=destination_dtype(self.dst_type))
+                _create(group, "d", (m, n), (rc, cc), destination_dtype(self.dst_type))
                 if a.row_max_en:
-                    group.create_array("row_max", shape=(m, 1), chunks=(rc, 1), dtype=np.uint32)
+                    _create(group, "row_max", (m, 1), (rc, 1), np.uint32)
                 if a.group_max_en:
                     ng = -(-n // a.group_n)
-                    group.create_array("group_max", shape=(m, ng), chunks=(rc, ng), dtype=np.uint32)
+                    _create(group, "group_max", (m, ng), (rc, ng), np.uint32)
                 g = _build(self.plan, acc, str(tmp))
-                flat = [b[1] for row in g.blocks for b in row]  # the chunk tasks (their D went to Zarr)
-                results = run_tasks(flat + list(g.joins), client=client, progress=progress)
+                flat = g.keys("chunk")  # the chunk tasks write their D to Zarr
+                results = run_tasks(g.dsk, flat + g.keys("join"), client=client, progress=progress)
                 flags = _or_flags(*(j.flags for j in results[len(flat):]))
                 group.attrs.update(_zarr_attributes(self.plan, flags, attrs))
         if self.status is not None:
             self.status.record(flags)
         return flags
+
+
+def _create(group: Any, name: str, shape: Tuple[int, int], chunks: Tuple[int, int], dtype: Any) -> None:
+    """An empty array in a Zarr group (zarr 3 ``create_array``, zarr 2 ``create_dataset``)."""
+    make = getattr(group, "create_array", None) or group.create_dataset
+    make(name, shape=shape, chunks=chunks, dtype=dtype)
 
 
 def _zarr_attributes(plan: TilePlan, flags: int, extra: Optional[Dict[str, Any]]) -> Dict[str, Any]:
