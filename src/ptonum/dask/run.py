@@ -67,5 +67,6 @@ def run_tasks(dsk: Mapping[Any, Any], keys: Sequence[Any], *, client: Any = None
             if progress is not None:
                 progress(k, total)
         return list(client.gather(futures))
-    finally:
+    except BaseException:  # a failed task, Ctrl-C, SIGTERM: stop the rest of the work
         client.cancel(futures)
+        raise
