@@ -42,21 +42,28 @@ def run_tasks(dsk: Mapping[Any, Any], keys: Sequence[Any], *, client: Any = None
         from dask.callbacks import Callback
         from dask.threaded import get as threaded_get
 
-        get = sync_get if local_scheduler() == "sync" else threaded_get
-        if progress is None:
-            return list(get(dict(dsk), list(keys)))
         wanted = set(keys)
         done = [0]
 
         class _Count(Callback):
             def _posttask(self, key: Any, result: Any, d: Any, state: Any, worker_id: Any) -> None:
-                if key in wanted:
+                if key in wanted and progress is not None:
                     done[0] += 1
-                    assert progress is not None
                     progress(done[0], total)
 
-        with _Count():
-            return list(get(dict(dsk), list(keys)))
+        if local_scheduler() == "sync":
+            with _Count():
+                return list(sync_get(dict(dsk), list(keys)))
+        from concurrent.futures import ThreadPoolExecutor
+
+        from dask.system import CPU_COUNT
+
+        pool = ThreadPoolExecutor(CPU_COUNT)
+        try:
+            with _Count():
+                return list(threaded_get(dict(dsk), list(keys), pool=pool))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # a task still running stops writing before we return
     from distributed import as_completed
 
     futures = client.get(dict(dsk), list(keys), sync=False)
@@ -69,4 +76,33 @@ def run_tasks(dsk: Mapping[Any, Any], keys: Sequence[Any], *, client: Any = None
         return list(client.gather(futures))
     except BaseException:  # a failed task, Ctrl-C, SIGTERM: stop the rest of the work
         client.cancel(futures)
+        _drain(client, {_name(k) for k in keys})
         raise
+
+
+def _name(key: Any) -> str:
+    return key[0] if isinstance(key, tuple) else str(key)
+
+
+def _executing(names: Any, dask_worker: Any = None) -> int:
+    """On a worker: how many of its executing tasks belong to the key names ``names``."""
+    state = getattr(dask_worker, "state", None)
+    tasks = getattr(state, "executing", ()) or ()
+    return sum(1 for ts in tasks if _name(ts.key) in names)
+
+
+def _drain(client: Any, names: Any, timeout: float = 120.0) -> None:
+    """Wait (bounded) until no worker still executes a task of ``names``: a cancelled task that is
+    already running cannot be stopped, and it must not write into a temporary that is about to be
+    removed.  Best effort: a lost connection ends the wait."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            counts = client.run(_executing, names)
+        except Exception:  # pragma: no cover - scheduler gone: nothing more to wait for
+            return
+        if not any(counts.values()):
+            return
+        time.sleep(0.1)
