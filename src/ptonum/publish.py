@@ -398,23 +398,25 @@ class Publication:
         """
         if self._state != "open":
             raise PublishError(f"the publication is already {self._state}")
-        with _hold_signals():
-            try:
+        try:
+            with _hold_signals():
                 for it in self._items:
                     check_destination(it.dest, directory=it.directory, replace=it.replace)
                     if not os.path.lexists(it.temp):
                         raise PublishError(f"cannot write {it.dest}: its temporary {it.temp.name} vanished")
                 done = self._rename_all()
-            except BaseException:
+                self._state = "committed"
+                self.paths = done
+                global _PUBLISHED_COUNT
+                with _LOCK:
+                    _PUBLISHED.extend(done)
+                    _PUBLISHED_COUNT += len(done)
+        except BaseException:
+            # a failure, or a signal before the renames (held-back ones arrive after a complete commit)
+            if self._state != "committed":
                 self.discard()
-                raise
-            self._state = "committed"
-            self.paths = done
-            global _PUBLISHED_COUNT
-            with _LOCK:
-                _PUBLISHED.extend(done)
-                _PUBLISHED_COUNT += len(done)
-            return list(done)
+            raise
+        return list(self.paths)
 
     def _rename_all(self) -> List[Path]:
         """Move every temporary into place; on any failure undo what was done and re-raise."""

@@ -694,9 +694,11 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
     group_out = np.empty((m, n_groups), np.uint32) if attrs.group_max_en else None
     flags = 0
     block = m if eng == "reference" else max(1, BLOCK_ELEMENTS // n)  # with progress: paced, up to this
-    from ..kernels import numba_enabled
+    use_kernel = False
+    if eng == "fast":  # the reference engine never imports numba (seconds, before its first row)
+        from ..kernels import numba_enabled
 
-    use_kernel = eng == "fast" and numba_enabled(m * n)
+        use_kernel = numba_enabled(m * n)
     qp: Any = plan.quant_words if plan.quant_words.ndim else np.uint64(plan.quant_words)
     rp: Any = plan.relu_words if plan.relu_words.ndim else np.uint64(plan.relu_words)
     if use_kernel:  # one fused compiled pass per row block (ptonum.kernels.postprocess)
