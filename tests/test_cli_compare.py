@@ -116,6 +116,12 @@ def test_cli_mismatch_line_and_summary(acc, tmp_path: Path) -> None:
     line = f"D[1, 2]: model {want & 0xFF:#x} = {want}, device {got & 0xFF:#x} = {got}, distance 3"
     assert line in r.stdout, r.stdout
     assert "largest absolute error 3 at D[1, 2]" in r.stdout
+    # the explain command printed for the mismatch reproduces the model's encoding
+    again = next(ln for ln in r.stdout.splitlines() if ln.strip().startswith("again: ptonum explain"))
+    assert f"--acc {int(acc[1, 2])} " in again
+    r2 = RUN.invoke(main, again.split("ptonum", 1)[1].split())
+    assert r2.exit_code == 0, r2.output
+    assert f"destination S8: {want & 0xFF:#04x}" in r2.output
 
 
 def test_plot_shows_a_bad_column(acc, tmp_path: Path) -> None:
@@ -140,10 +146,10 @@ def test_plot_shows_a_bad_column(acc, tmp_path: Path) -> None:
     assert int(np.argmax(cols)) == 13 and cols[13] == 16 and cols.sum() == 17
     fig = compare_figure(rep, "t")
     top = next(ax for ax in fig.axes if ax.get_ylabel() == "per column")
-    heights = [p.get_height() for p in top.patches]
+    heights = top.patches[0].get_data().values  # the drawn column-count strip
     assert len(heights) == 33 and int(np.argmax(heights)) == 13 and heights[13] == 16
     right = next(ax for ax in fig.axes if ax.get_xlabel() == "per row")
-    assert [p.get_width() for p in right.patches][4] == 2
+    assert right.patches[0].get_data().values[4] == 2
 
 
 def test_plot_refusals_write_nothing(acc, tmp_path: Path) -> None:

@@ -108,13 +108,13 @@ def compare_figure(report: Any, title: str) -> Any:
     unit = "integer difference" if report.dst_type.is_integer else f"ulps of {report.dst_type.name}"
 
     fig = plt.figure(figsize=(10, 9.5))
-    gs = GridSpec(3, 3, figure=fig, width_ratios=[5, 1, 0.18], height_ratios=[1, 5, 2.2],
-                  hspace=0.4, wspace=0.08)
+    outer = GridSpec(2, 1, figure=fig, height_ratios=[6, 2.2], hspace=0.28)
+    gs = outer[0].subgridspec(2, 3, width_ratios=[5, 1, 0.18], height_ratios=[1, 5], hspace=0.06, wspace=0.08)
     ax_map = fig.add_subplot(gs[1, 0])
     ax_top = fig.add_subplot(gs[0, 0], sharex=ax_map)
     ax_right = fig.add_subplot(gs[1, 1], sharey=ax_map)
     ax_cbar = fig.add_subplot(gs[1, 2])
-    ax_hist = fig.add_subplot(gs[2, :])
+    ax_hist = fig.add_subplot(outer[1])
     fig.suptitle(title, fontsize=11)
 
     shown = np.ma.masked_where(dist <= 0, dist)
@@ -136,14 +136,20 @@ def compare_figure(report: Any, title: str) -> Any:
     cb = fig.colorbar(im, cax=ax_cbar)
     cb.set_label(f"distance ({unit})" + ("; magenta: NaN/Inf class" if special.any() else ""))
 
-    xs = np.arange(n) + 0.5
-    ax_top.bar(xs, cols, width=1.0, color="tab:red", linewidth=0)
+    from matplotlib.ticker import MaxNLocator
+
+    # one step per column / row, edges drawn, so a single bad column of a 4096-wide tile stays visible
+    ax_top.stairs(cols, np.arange(n + 1), fill=True, color="tab:red", edgecolor="tab:red", linewidth=0.8)
     ax_top.set_ylabel("per column")
+    ax_top.set_ylim(0, max(1, int(cols.max(initial=0))) * 1.08)
+    ax_top.yaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
     ax_top.tick_params(labelbottom=False)
     ax_top.set_title(f"{report.mismatches} of {report.elements} elements differ", fontsize=10)
-    ys = np.arange(m) + 0.5
-    ax_right.barh(ys, rows, height=1.0, color="tab:red", linewidth=0)
+    ax_right.stairs(rows, np.arange(m + 1), orientation="horizontal", fill=True, color="tab:red",
+                    edgecolor="tab:red", linewidth=0.8)
     ax_right.set_xlabel("per row")
+    ax_right.set_xlim(0, max(1, int(rows.max(initial=0))) * 1.08)
+    ax_right.xaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
     ax_right.tick_params(labelleft=False)
 
     labels = [k for k, _ in report.hist]

@@ -71,6 +71,21 @@ def _read_d(spec: str, dst: TileDataType, shape: Tuple[int, int], packed: bool) 
     return as_device_bits("--device-d", dev, dst, shape, "D")
 
 
+def _hex(bits: int, dst: TileDataType) -> str:
+    """An encoding at its destination width (``0x08`` for S8, ``0x3c00`` for FP16)."""
+    from ..encode import destination_width
+
+    digits = max(1, (destination_width(dst) + 3) // 4)
+    return f"{bits:#0{digits + 2}x}"
+
+
+def _acc_text(bits: int, acc_type: TileDataType) -> str:
+    """An accumulator element for ``explain --acc``: a signed decimal for S32, bits otherwise."""
+    if acc_type.name == "S32":
+        return str(bits - (1 << 32) if bits >> 31 else bits)
+    return f"{bits:#010x}"
+
+
 def _value_text(x: float) -> str:
     return format(x, ".6g")
 
@@ -175,8 +190,9 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
         unit = "integer difference" if r.dst_type.is_integer else f"ulps of {r.dst_type.name}"
         console.print(f"[bold]{r.output}[/bold]: first {len(r.first)} of {r.mismatches} mismatches:", soft_wrap=True)
         for mm in r.first:
-            console.print(f"  {r.output}{list(mm.position)}: model {mm.model:#x} = {mm.model_value}, "
-                          f"device {mm.device:#x} = {mm.device_value}, {mm.description}", soft_wrap=True, markup=False)
+            console.print(f"  {r.output}{list(mm.position)}: model {_hex(mm.model, r.dst_type)} = {mm.model_value}, "
+                          f"device {_hex(mm.device, r.dst_type)} = {mm.device_value}, {mm.description}",
+                          soft_wrap=True, markup=False)
         if r.hist:
             console.print(f"  histogram ({unit}): " + ", ".join(f"{k}: {v}" for k, v in r.hist), soft_wrap=True)
         if r.max_abs_error is not None:
@@ -198,8 +214,17 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
                         sat=sat).text()
                 except (PtonumError, ImportError) as exc:
                     text = f"(no trace: {exc})"
-                console.print(f"[bold]explain D\\[{i}, {j}][/bold] (device {mm.device:#x} = {mm.device_value})")
+                console.print(f"[bold]explain D\\[{i}, {j}][/bold] (device {_hex(mm.device, r.dst_type)} = "
+                              f"{mm.device_value})")
                 console.print(text, markup=False, soft_wrap=True)
+                q = call.element_param("quant_param", "quant_tile", j)
+                rp = call.element_param("relu_param", "relu_tile", j)
+                console.print("  again: ptonum explain postprocess "
+                              f"--attributes {attrs.word:#010x} --acc-type {res.acc_type.name} "
+                              f"--acc {_acc_text(int(acc_bits[i, j]), res.acc_type)} --quant-param {q:#x}"
+                              + (f" --relu-param {rp:#x}" if rp else "")
+                              + (f" --rmode {call.rmode.name}" if call.rmode.name != "NONE" else "")
+                              + (" --sat" if sat else ""), markup=False, soft_wrap=True)
     if plot is not None:
         from ._plot import compare_figure, png_bytes, publish_png
 
