@@ -354,12 +354,26 @@ class TileCall:
     def run(self, *, engine: str = "fast", progress: Optional[Callable[[int, int], None]] = None) -> Any:
         from ..fpatr.tile import postprocess
 
+        extra: Dict[str, Any] = {"progress": progress} if progress is not None else {}
+        return self._explained(lambda: postprocess(self.acc, acc_type=self.acc_type, attributes=self.attributes,
+                                                   rmode=self.rmode, sat=self.sat, engine=engine, **self.params,
+                                                   **extra))
+
+    def run_chunked(self, *, engine: str = "fast") -> Any:
+        """The same call on a chunked ``dask.array`` ACC (:func:`ptonum.dask.postprocess`): everything is
+        checked now, nothing is computed; returns the lazy :class:`ptonum.dask.DaskPostprocessResult`."""
+        from ..dask import postprocess as chunked_postprocess
+
+        return self._explained(lambda: chunked_postprocess(self.acc, acc_type=self.acc_type,
+                                                           attributes=self.attributes, rmode=self.rmode,
+                                                           sat=self.sat, engine=engine, **self.params))
+
+    def _explained(self, call: Callable[[], Any]) -> Any:
+        """Run ``call``; an error about an inferred ``acc_type`` says it came from ACC's dtype."""
         from ..errors import PtonumError
 
-        extra: Dict[str, Any] = {"progress": progress} if progress is not None else {}
         try:
-            return postprocess(self.acc, acc_type=self.acc_type, attributes=self.attributes, rmode=self.rmode,
-                               sat=self.sat, engine=engine, **self.params, **extra)
+            return call()
         except PtonumError as exc:
             msg = str(exc)
             if self.acc_type is None and msg.startswith("acc_type = "):  # inferred, not given: say so
@@ -498,8 +512,13 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
                     offset: int, scale_rounding: str, quant_param: Optional[str], quant_tile: Optional[str],
                     alpha: Optional[str], relu_param: Optional[str], relu_tile: Optional[str],
                     row_max_in: Optional[str], shift: Optional[int] = None, scale_tile: Optional[str] = None,
-                    offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None) -> TileCall:
+                    offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None,
+                    acc_array: Any = None) -> TileCall:
     """Read ACC and the parameter files and build the attributes from the options of :func:`tile_options`.
+
+    ``acc_array``: an already opened accumulator (e.g. a chunked ``dask.array`` from
+    :func:`ptonum.dask.open_tile`) used as is instead of reading ACC; its dtype must already be
+    an accumulator dtype (no value conversion is attempted on it).
 
     Raises :class:`UsageError` (or the model's typed errors) naming the option and the problem.
     """
@@ -536,8 +555,11 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
         raise UsageError(f"{given}: --dtype/--shape describe a raw .bin ACC file; ACC {split_key(acc)[0]} "
                          "carries its own dtype and shape")
     shape = parse_shape(bin_shape) if bin_shape else None
-    acc_arr = read_tile("ACC", acc, key=key, bin_dtype=BIN_DTYPES.get(bin_dtype or ""), bin_shape=shape)
-    acc_arr, acc_t = accumulator_values(acc_arr, acc_type)
+    if acc_array is not None:
+        acc_arr, acc_t = acc_array, (acc_type.upper() if acc_type else None)
+    else:
+        acc_arr = read_tile("ACC", acc, key=key, bin_dtype=BIN_DTYPES.get(bin_dtype or ""), bin_shape=shape)
+        acc_arr, acc_t = accumulator_values(acc_arr, acc_type)
     if acc_arr.ndim != 2:
         raise UsageError(f"ACC: expected an M x N tile, got shape {shape_text(acc_arr.shape)}")
     m, n = acc_arr.shape

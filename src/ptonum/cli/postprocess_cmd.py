@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -26,6 +27,7 @@ from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication
 from ._common import errors_to_exit, out_console, output_dir, shape_text
+from ._scale_out import POSTPROCESS_SCALE_OPTIONS, postprocess_options, run_postprocess, wants_scale_out
 from .compile_cmd import warn_if_cold
 from ._tile_args import (
     INPUT_OPTIONS,
@@ -184,7 +186,8 @@ def _run_example(console: Console, engine: str, plot: Optional[str] = None) -> N
 @click.option_panel("Operation: B.FPATR word or fields, B.DATR RMode/Sat", options=OPERATION_OPTIONS)
 @click.option_panel("Parameters", options=PARAMETER_OPTIONS)
 @click.option_panel("Run and output", options=["--engine", "--out-dir", "--bin", "--progress", "--plot", "--help"])
-@click.argument("acc", required=False, metavar="[ACC]",
+@click.option_panel("Scale-out (Dask)", options=POSTPROCESS_SCALE_OPTIONS)
+@click.argument("accs", nargs=-1, metavar="[ACC]...",
                 help="Accumulator tile M x N: .npy, .npz (--key) or raw .bin (--dtype, --shape). Omit to run the bundled example.")
 @tile_options
 @click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True,
@@ -197,7 +200,9 @@ def _run_example(console: Console, engine: str, plot: Optional[str] = None) -> N
 @click.option("--plot", "plot", default=None, metavar="FILE.png",
               help="Bundled example only: draw SQNR per configuration and each destination's error "
                    "distribution to FILE.png (needs matplotlib).")
-def command(acc: Optional[str], **options: Any) -> None:
+@postprocess_options
+def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int], scheduler: Optional[str],
+            fail_fast: bool, **options: Any) -> None:
     """Post-process an M x N accumulator tile exactly as B.FPATR does (PreQuant, ReLU, RowMax/GroupMax).
 
     **Without ACC** it runs the bundled example - a small perceptron on real handwritten digits - through
@@ -269,7 +274,11 @@ def command(acc: Optional[str], **options: Any) -> None:
     """
     console = out_console()
     with errors_to_exit("postprocess"):
-        if acc is None:
+        if not accs:
+            scale = [f for f, v in (("--chunks", chunks), ("--workers", workers), ("--scheduler", scheduler),
+                                    ("--fail-fast", fail_fast or None)) if v is not None]
+            if scale:
+                raise UsageError(f"{scale[0]} needs an ACC input file (run without options for the bundled example)")
             given = [flag for flag, name in _FILE_ONLY_OPTIONS if options[name] is not None]
             if given:
                 raise UsageError(f"{given[0]} needs an ACC input file (run without options for the bundled example)")
@@ -283,7 +292,14 @@ def command(acc: Optional[str], **options: Any) -> None:
         if options.pop("plot") is not None:
             raise UsageError("--plot draws the bundled example (run without ACC); for a tile against a device "
                              "dump, ptonum compare --plot draws the mismatches")
-        _run_file(console, acc=acc, **options)
+        scale_options = {"chunks": chunks, "workers": workers, "scheduler": scheduler}
+        if wants_scale_out(accs, scale_options):
+            code = run_postprocess(console, accs, options, chunks=chunks, workers=workers, scheduler=scheduler,
+                                   fail_fast=fail_fast)
+            if code:
+                sys.exit(code)
+            return
+        _run_file(console, acc=accs[0], **options)
 
 
 #: Options that only make sense with an ACC file: (flag, parameter name), in the order they are reported.
@@ -336,6 +352,14 @@ def _summary_json(res: Any, call: Any, acc_shape: Tuple[int, int], written: List
     return json.dumps(doc, indent=2) + "\n"
 
 
+def run_file(console: Console, **options: Any) -> Dict[str, Any]:
+    """The single-file path (read ACC whole, post-process, write STEM.* outputs, print the summary on
+    ``console``); also what each in-memory file of a batch runs.  Returns a summary row: ``shape``,
+    ``acc_type``, ``dst_type``, ``flags`` and the ``outputs`` written.  Raises the model's typed
+    errors and :class:`UsageError`; nothing is written then."""
+    return _run_file(console, **options)
+
+
 def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
               acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str], relu: Optional[str],
               group_n: Optional[int], row_max: bool, group_max: bool, row_max_init: bool, max_abs: bool,
@@ -343,7 +367,7 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
               shift: Optional[int], quant_param: Optional[str], quant_tile: Optional[str], alpha: Optional[str],
               relu_param: Optional[str], relu_tile: Optional[str], row_max_in: Optional[str], engine: str,
               out_dir: str, write_bin: bool, progress: Optional[bool], scale_tile: Optional[str] = None,
-              offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None) -> None:
+              offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None) -> Dict[str, Any]:
     out_path = output_dir("--out-dir", out_dir)  # refused before any work (not a directory, not writable)
     call = build_tile_call(acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
                            attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n,
@@ -405,3 +429,5 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
                       f"(GroupN {attrs.group_n})" + (f", values {g}" if g else ""), soft_wrap=True)
     console.print(f"flags {res.flags:#04x} {flag_names(res.flags)}", soft_wrap=True)
     console.print("wrote " + ", ".join(str(p) for p in written), soft_wrap=True)
+    return {"shape": (m, n), "acc_type": res.acc_type.name, "dst_type": res.dst_type.name, "flags": int(res.flags),
+            "outputs": [str(p) for p in written]}

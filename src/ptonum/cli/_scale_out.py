@@ -1,0 +1,322 @@
+"""What the commands share for running beyond one process: where work runs, chunked tiles, batches.
+
+* :func:`placement_options` adds ``--workers N`` / ``--scheduler ADDRESS`` (neither: this
+  process) to a command; :func:`client_for` opens the matching ``distributed.Client``.
+* ``ptonum postprocess`` uses :func:`postprocess_options` (``--chunks``, ``--fail-fast``) and
+  :func:`run_postprocess` for a Zarr/.npy tile processed chunk by chunk (written as
+  ``OUT_DIR/STEM.zarr``) and for batches of many files (one summary table).
+"""
+
+from __future__ import annotations
+
+import glob
+import io
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, TypeVar
+
+import rich_click as click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..errors import PtonumError, UsageError
+from ..flags import flag_names
+from ._common import cli_message, error_line, os_error_text
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: option names of :func:`placement_options` (for help panels)
+PLACEMENT_OPTIONS = ["--workers", "--scheduler"]
+#: option names of :func:`postprocess_options`
+POSTPROCESS_SCALE_OPTIONS = ["--chunks", "--workers", "--scheduler", "--fail-fast"]
+
+#: file options of ``ptonum postprocess`` whose paths are made absolute before a worker reads them
+_PATH_OPTIONS = ("quant_tile", "relu_tile", "row_max_in", "scale_tile", "offset_tile", "alpha_tile", "out_dir")
+
+
+def placement_options(fn: F) -> F:
+    """Add ``--workers N`` and ``--scheduler ADDRESS`` (parameters ``workers``, ``scheduler``)."""
+    fn = click.option("--scheduler", metavar="ADDRESS", default=None,
+                      help="Run on an existing dask.distributed scheduler (e.g. tcp://host:8786); its workers "
+                           "must see the same files.")(fn)
+    fn = click.option("--workers", type=click.IntRange(min=1), default=None,
+                      help="Run on a local cluster of N worker processes (neither option: this process).")(fn)
+    return fn
+
+
+def postprocess_options(fn: F) -> F:
+    """``--chunks RxC`` and ``--fail-fast`` plus :func:`placement_options`."""
+    fn = click.option("--fail-fast", is_flag=True,
+                      help="With several inputs: stop at the first file that fails (default: report it and go on).")(fn)
+    fn = placement_options(fn)
+    fn = click.option("--chunks", metavar="RxC", default=None,
+                      help="Process a Zarr or .npy ACC chunk by chunk (ROWSxCOLUMNS, e.g. 1024x4096), memory-mapped, "
+                           "writing OUT_DIR/STEM.zarr; a Zarr ACC defaults to its own chunks.")(fn)
+    return fn
+
+
+@contextmanager
+def client_for(command: str, scheduler: Optional[str], workers: Optional[int]) -> Iterator[Any]:
+    """The client of :func:`ptonum.dask.open_client` (``None`` when neither option is given)."""
+    if scheduler is None and workers is None:
+        yield None
+        return
+    from ..dask import open_client
+
+    with open_client(scheduler=scheduler, workers=workers) as client:
+        yield client
+
+
+def task_progress(label: str, enabled: bool) -> Any:
+    """A transient stderr progress bar and its ``progress(done, total)`` callback (or a no-op)."""
+    if not enabled:
+        @contextmanager
+        def nothing() -> Iterator[Optional[Callable[[int, int], None]]]:
+            yield None
+        return nothing()
+
+    @contextmanager
+    def bar() -> Iterator[Callable[[int, int], None]]:
+        with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=Console(stderr=True), transient=True) as prog:
+            task = prog.add_task(label, total=None)
+
+            def cb(done: int, total: int) -> None:
+                prog.update(task, completed=done, total=total)
+            yield cb
+    return bar()
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+
+
+def expand_inputs(specs: Sequence[str]) -> List[str]:
+    """Shell-style globs (``'runs/*.npy'``) expanded in sorted order; other names kept as given.
+
+    Raises :class:`UsageError` for a glob that matches nothing.
+    """
+    out: List[str] = []
+    for spec in specs:
+        if any(ch in spec for ch in "*?[") and not os.path.exists(spec):
+            hits = sorted(glob.glob(spec))
+            if not hits:
+                raise UsageError(f"ACC: no file matches {spec}")
+            out.extend(hits)
+        else:
+            out.append(spec)
+    return out
+
+
+def _is_chunked_input(path: str, chunks: Optional[str]) -> bool:
+    from ..dask.io import is_zarr
+
+    return is_zarr(path) or (chunks is not None and Path(path).suffix.lower() == ".npy")
+
+
+def wants_scale_out(accs: Sequence[str], options: Dict[str, Any]) -> bool:
+    """True when the inputs or options ask for the scale-out path (not the single in-memory file)."""
+    if len(accs) != 1 or any(options.get(k) for k in ("chunks", "workers", "scheduler")):
+        return True
+    spec = accs[0]
+    return any(ch in spec for ch in "*?[") and not os.path.exists(spec) or _is_chunked_input(spec, None)
+
+
+# ---------------------------------------------------------------------------
+# One file
+
+
+def _stem(acc: str, key: Optional[str]) -> str:
+    from ._tile_args import split_key
+
+    path_text, inline_key = split_key(acc)
+    the_key = key or inline_key
+    return Path(path_text.rstrip("/")).stem + (f".{the_key}" if the_key else "")
+
+
+def run_chunked_file(console: Console, acc: str, options: Dict[str, Any], client: Any, chunks: Optional[str],
+                     show_progress: Optional[bool], quiet: bool = False) -> Dict[str, Any]:
+    """Post-process one Zarr/.npy ACC chunk by chunk into ``OUT_DIR/STEM.zarr``; return a summary row.
+
+    Everything is checked (options, files, preflight) before the first task; the Zarr group is
+    published only when every chunk succeeded.
+    """
+    from ..dask import open_tile, parse_chunks
+    from ._tile_args import build_tile_call
+
+    if options.get("write_bin"):
+        raise UsageError("--bin: a chunked run writes a Zarr group (OUT_DIR/STEM.zarr), not .bin files")
+    for flag, name in (("--dtype", "bin_dtype"), ("--shape", "bin_shape")):
+        if options.get(name) is not None:
+            raise UsageError(f"{flag}: a chunked run reads a Zarr store or a .npy file, which carry their own layout")
+    out_dir = Path(options["out_dir"])
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out-dir = {options['out_dir']}: is not a directory")
+    x = open_tile(acc, parse_chunks(chunks) if chunks is not None else None, key=options.get("key"))
+    dest = out_dir / f"{_stem(acc, options.get('key'))}.zarr"
+    if dest.resolve() == Path(acc).resolve():
+        raise UsageError(f"--out-dir: the output {dest} would replace the input ACC; choose another --out-dir")
+    call_options = {k: v for k, v in options.items() if k not in ("engine", "out_dir", "write_bin", "progress")}
+    call = build_tile_call(acc, acc_array=x, **call_options)
+    lazy = call.run_chunked(engine=options.get("engine", "fast"))
+    m, n = x.shape
+    enabled = show_progress if show_progress is not None else (m * n > (1 << 20) and not quiet)
+    with task_progress(f"{Path(acc).name}: chunks", bool(enabled)) as cb:
+        flags = lazy.to_zarr(dest, client=client, progress=cb, overwrite=True,
+                             attrs={"source": os.path.abspath(acc)})
+    row = {"file": acc, "ok": True, "shape": (m, n), "acc_type": lazy.acc_type.name, "dst_type": lazy.dst_type.name,
+           "flags": int(flags), "outputs": [str(dest)], "chunks": (x.chunksize[0], x.chunksize[1]),
+           "tasks": x.numblocks[0] * x.numblocks[1] + x.numblocks[0]}
+    if not quiet:
+        from .postprocess_cmd import fields_text
+
+        a = call.attributes
+        console.print(f"[bold]{fields_text(a)}[/bold] (B.FPATR word {a.word:#010x}), RMode={call.rmode.name}, "
+                      f"Sat={int(bool(call.sat))}, engine {options.get('engine', 'fast')}", soft_wrap=True)
+        console.print(f"ACC  {m} x {n} {lazy.acc_type.name}, chunks {x.chunksize[0]} x {x.chunksize[1]} "
+                      f"({x.numblocks[0] * x.numblocks[1]} chunks)", soft_wrap=True)
+        console.print(f"D    {m} x {n} {lazy.dst_type.name}", soft_wrap=True)
+        console.print(f"flags {flags:#04x} {flag_names(flags)}", soft_wrap=True)
+        console.print(f"wrote {dest} (arrays {', '.join(k for k in ('d', 'row_max', 'group_max') if k == 'd' or (k == 'row_max' and a.row_max_en) or (k == 'group_max' and a.group_max_en))})",
+                      soft_wrap=True)
+    return row
+
+
+def batch_one(acc: str, options: Dict[str, Any]) -> Dict[str, Any]:
+    """One in-memory file of a batch (runs on a worker or here): the single-file path of
+    ``ptonum postprocess`` with its console captured; a summary row, or the error as text."""
+    from .postprocess_cmd import run_file
+
+    console = Console(file=io.StringIO(), width=200)
+    try:
+        info = run_file(console, acc=acc, **options)
+    except PtonumError as exc:
+        return {"file": acc, "ok": False, "error": cli_message(exc)}
+    except OSError as exc:
+        return {"file": acc, "ok": False, "error": os_error_text(exc)}
+    row: Dict[str, Any] = {"file": acc, "ok": True, "text": console.file.getvalue()}  # type: ignore[attr-defined]
+    row.update(info)
+    return row
+
+
+def _absolute(options: Dict[str, Any]) -> Dict[str, Any]:
+    out = dict(options)
+    for k in _PATH_OPTIONS:
+        if out.get(k) is not None:
+            out[k] = os.path.abspath(out[k])
+    return out
+
+
+def _report_error(row: Dict[str, Any]) -> None:
+    text = row["error"] if row["file"] in row["error"] else f"{row['file']}: {row['error']}"
+    sys.stderr.write(error_line("postprocess", text, translate=False) + "\n")
+    sys.stderr.flush()
+
+
+def run_postprocess(console: Console, accs: Sequence[str], options: Dict[str, Any], *, chunks: Optional[str],
+                    workers: Optional[int], scheduler: Optional[str], fail_fast: bool) -> int:
+    """The scale-out ``ptonum postprocess``: returns the exit status (0 all done, 2 a file failed).
+
+    One input: its summary (a chunked run for Zarr/.npy with ``--chunks``, otherwise the in-memory
+    path on a worker).  Several inputs (paths or globs): Zarr/--chunks inputs run one after the
+    other with their chunks spread over the workers; the other files run one task each; then one
+    table.  A failing file is reported on stderr while the others complete (``fail_fast``: stop).
+    """
+    files = expand_inputs(accs)
+    if chunks is not None:
+        from ..dask import parse_chunks
+
+        parse_chunks(chunks)
+    progress = options.get("progress")
+    single = len(files) == 1
+    rows: List[Dict[str, Any]] = []
+    with client_for("postprocess", scheduler, workers) as client:
+        chunked = [f for f in files if _is_chunked_input(f, chunks)]
+        plain = [f for f in files if f not in chunked]
+        if single and chunked:
+            run_chunked_file(console, files[0], options, client, chunks, progress)
+            return 0
+        if single and client is None:
+            from .postprocess_cmd import run_file
+
+            run_file(console, acc=files[0], **options)
+            return 0
+        failed = False
+        for f in chunked:
+            try:
+                rows.append(run_chunked_file(console, f, options, client, chunks, progress, quiet=True))
+            except PtonumError as exc:
+                rows.append({"file": f, "ok": False, "error": cli_message(exc)})
+                _report_error(rows[-1])
+                failed = True
+                if fail_fast:
+                    break
+        if plain and not (failed and fail_fast):
+            rows.extend(_run_plain(plain, options if client is None else _absolute(options), client, fail_fast,
+                                   progress))
+    if single and rows and rows[0]["ok"] and "text" in rows[0]:
+        console.print(rows[0]["text"], end="", soft_wrap=True, highlight=False, markup=False)
+        return 0
+    _print_table(console, rows, len(files))
+    return 0 if rows and all(r["ok"] for r in rows) and len(rows) == len(files) else 2
+
+
+def _run_plain(files: List[str], options: Dict[str, Any], client: Any, fail_fast: bool,
+               progress: Optional[bool]) -> List[Dict[str, Any]]:
+    rows: Dict[str, Dict[str, Any]] = {}
+    enabled = progress if progress is not None else len(files) > 1
+    with task_progress("files", bool(enabled)) as cb:
+        if client is None:
+            for k, f in enumerate(files, 1):
+                row = batch_one(f, options)
+                rows[f] = row
+                if not row["ok"]:
+                    _report_error(row)
+                    if fail_fast:
+                        break
+                if cb is not None:
+                    cb(k, len(files))
+        else:
+            from distributed import as_completed
+
+            futures = {client.submit(batch_one, os.path.abspath(f), options, pure=False, key=f"ptonum-file-{k}-{os.getpid()}-{id(files)}"): f
+                       for k, f in enumerate(files)}
+            try:
+                for k, fut in enumerate(as_completed(list(futures)), 1):
+                    row = fut.result()
+                    row["file"] = futures[fut]
+                    rows[futures[fut]] = row
+                    if not row["ok"]:
+                        _report_error(row)
+                        if fail_fast:
+                            break
+                    if cb is not None:
+                        cb(k, len(files))
+            except BaseException:
+                client.cancel(list(futures))
+                raise
+            if fail_fast and len(rows) < len(files):
+                client.cancel([fut for fut, f in futures.items() if f not in rows])
+    return [rows[f] for f in files if f in rows]
+
+
+def _print_table(console: Console, rows: List[Dict[str, Any]], total: int) -> None:
+    table = Table(title=f"ptonum postprocess: {len(rows)} of {total} file(s)")
+    for col in ("file", "status", "ACC", "D", "flags", "outputs / error"):
+        table.add_column(col, overflow="fold", no_wrap=col in ("status", "ACC", "D", "flags"))
+    for r in rows:
+        if r["ok"]:
+            shape = "x".join(str(v) for v in r.get("shape", ()))
+            table.add_row(r["file"], "[green]ok[/green]", f"{shape} {r.get('acc_type', '')}", r.get("dst_type", ""),
+                          f"{r['flags']:#04x} {flag_names(r['flags'])}", ", ".join(r.get("outputs", [])))
+        else:
+            table.add_row(r["file"], "[red]error[/red]", "", "", "", r["error"])
+    console.print(table)
+    bad = sum(1 for r in rows if not r["ok"])
+    skipped = total - len(rows)
+    summary = f"{len(rows) - bad} done, {bad} failed" + (f", {skipped} not run (--fail-fast)" if skipped else "")
+    console.print(("[red]FAIL[/red]: " if bad or skipped else "[green]PASS[/green]: ") + summary, highlight=False)
+

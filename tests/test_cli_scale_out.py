@@ -1,0 +1,151 @@
+"""ptonum postprocess beyond one process: Zarr/.npy chunk by chunk into OUT_DIR/STEM.zarr, batches, placement.
+
+Expected values come from the single-process tile operation on the whole tile
+(``fpatr.postprocess``, itself checked against the ASL in test_fpatr_tile.py and
+test_dask_tile.py).  The cluster tests use one module LocalCluster through
+``--scheduler ADDRESS``; one run starts its own with ``--workers 2``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, List
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ptonum import fpatr
+from ptonum.cli import main
+
+zarr = pytest.importorskip("zarr")
+
+MODE = ["--mode", "REQ8", "--scale", "0.5", "--offset", "-3", "--row-max", "--group-max", "--group-n", "16",
+        "--max-abs", "--sat"]
+CALL = dict(attributes={"pre_quant_mode": "REQ8", "row_max_en": True, "group_max_en": True, "group_n": 16,
+                        "max_abs_en": True},
+            quant_param=int(fpatr.quant_param(0.5, -3, mode="REQ8")), sat=True)
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    from ptonum.dask import open_client
+
+    with open_client(workers=2) as client:
+        yield client.scheduler.address
+
+
+def _acc(m: int = 60, n: int = 100, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    acc = rng.integers(-2**31, 2**31, size=(m, n), dtype=np.int64).astype(np.int32)
+    acc[0, :4] = [-2**31, 2**31 - 1, 0, -1]
+    return acc
+
+
+def _zarr(path: Path, acc: np.ndarray, chunks: Any) -> None:
+    z = zarr.open_array(str(path), mode="w", shape=acc.shape, chunks=chunks, dtype=acc.dtype)
+    z[:] = acc
+
+
+def _run(args: List[str]) -> Any:
+    return CliRunner().invoke(main, args)
+
+
+def _check_group(path: Path, acc: np.ndarray) -> None:
+    ref = fpatr.postprocess(acc, **CALL)
+    g = zarr.open_group(str(path), mode="r")
+    np.testing.assert_array_equal(g["d"][:], ref.d_bits)
+    np.testing.assert_array_equal(g["row_max"][:], ref.row_max_bits)
+    np.testing.assert_array_equal(g["group_max"][:], ref.group_max_bits)
+    assert g.attrs["flags"] == ref.flags and g.attrs["dst_type"] == "S8"
+
+
+def test_zarr_to_zarr_on_a_scheduler(scheduler: str, tmp_path: Path) -> None:
+    acc = _acc()
+    _zarr(tmp_path / "acc.zarr", acc, (16, 24))
+    r = _run(["postprocess", str(tmp_path / "acc.zarr"), *MODE, "--out-dir", str(tmp_path / "out"),
+              "--scheduler", scheduler])
+    assert r.exit_code == 0, r.output
+    assert "wrote" in r.output and "acc.zarr" in r.output and "flags" in r.output
+    _check_group(tmp_path / "out" / "acc.zarr", acc)
+    assert os.listdir(tmp_path / "out") == ["acc.zarr"]
+    # its own chunks by default; --chunks rechunks
+    r = _run(["postprocess", str(tmp_path / "acc.zarr"), *MODE, "--out-dir", str(tmp_path / "out2"),
+              "--chunks", "7x33", "--scheduler", scheduler])
+    assert r.exit_code == 0, r.output
+    _check_group(tmp_path / "out2" / "acc.zarr", acc)
+    assert zarr.open_group(str(tmp_path / "out2" / "acc.zarr"), mode="r")["d"].chunks == (7, 33)
+
+
+def test_npy_memory_mapped_chunks_in_this_process(tmp_path: Path) -> None:
+    acc = _acc(45, 77, seed=2)
+    np.save(tmp_path / "t.npy", acc)
+    r = _run(["postprocess", str(tmp_path / "t.npy"), *MODE, "--chunks", "10x20", "--out-dir", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    _check_group(tmp_path / "t.zarr", acc)
+
+
+def test_failed_chunk_leaves_nothing(tmp_path: Path) -> None:
+    acc = np.arange(20 * 30, dtype=np.uint64).reshape(20, 30)
+    acc[19, 29] = 1 << 40  # not a 32-bit encoding: found when the last chunk runs
+    _zarr(tmp_path / "raw.zarr", acc, (5, 10))
+    r = _run(["postprocess", str(tmp_path / "raw.zarr"), "--acc-type", "U32", "--mode", "NoQuant", "--row-max",
+              "--out-dir", str(tmp_path / "out")])
+    assert r.exit_code == 2
+    assert "does not fit in 32 bits" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
+def test_batch_summary_failures_and_fail_fast(tmp_path: Path) -> None:
+    a, b = _acc(8, 40, 3), _acc(5, 33, 4)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "c.npy", b)
+    (tmp_path / "b.npy").write_bytes(b"not numpy")
+    out = tmp_path / "out"
+    r = _run(["postprocess", str(tmp_path / "*.npy"), *MODE, "--out-dir", str(out)])
+    assert r.exit_code == 2
+    assert "3 file(s)" in r.output and "2 done, 1 failed" in r.output
+    assert r.output.count("not a valid .npy file") >= 1
+    for stem, arr in (("a", a), ("c", b)):
+        ref = fpatr.postprocess(arr, **CALL)
+        np.testing.assert_array_equal(np.load(out / f"{stem}.d.npy"), ref.d_bits)
+        np.testing.assert_array_equal(np.load(out / f"{stem}.group_max.npy"), ref.group_max_bits)
+    assert not list(out.glob("b.*"))
+    out2 = tmp_path / "out2"
+    r = _run(["postprocess", str(tmp_path / "b.npy"), str(tmp_path / "a.npy"), *MODE, "--out-dir", str(out2),
+              "--fail-fast"])
+    assert r.exit_code == 2 and "1 not run (--fail-fast)" in r.output
+    assert not out2.exists() or not list(out2.iterdir())
+
+
+def test_batch_on_local_workers(tmp_path: Path) -> None:
+    accs = [_acc(6, 20 + k, 10 + k) for k in range(3)]
+    for k, arr in enumerate(accs):
+        np.save(tmp_path / f"t{k}.npy", arr)
+    _zarr(tmp_path / "z.zarr", accs[0], (4, 8))
+    r = _run(["postprocess", str(tmp_path / "t0.npy"), str(tmp_path / "t1.npy"), str(tmp_path / "t2.npy"),
+              str(tmp_path / "z.zarr"), *MODE, "--out-dir", str(tmp_path / "out"), "--workers", "2"])
+    assert r.exit_code == 0, r.output
+    assert "4 done, 0 failed" in r.output
+    for k, arr in enumerate(accs):
+        np.testing.assert_array_equal(np.load(tmp_path / "out" / f"t{k}.d.npy"), fpatr.postprocess(arr, **CALL).d_bits)
+    _check_group(tmp_path / "out" / "z.zarr", accs[0])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--chunks", "12"], "--chunks = '12': expected ROWSxCOLUMNS"),
+    (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler and --workers both"),
+    (["--bin"], "--bin: a chunked run writes a Zarr group"),
+])
+def test_option_errors_are_one_line(tmp_path: Path, args: List[str], message: str) -> None:
+    _zarr(tmp_path / "acc.zarr", _acc(4, 8), (2, 4))
+    r = _run(["postprocess", str(tmp_path / "acc.zarr"), *MODE, "--out-dir", str(tmp_path / "o"), *args])
+    assert r.exit_code == 2
+    assert message in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "o").exists() or not list((tmp_path / "o").iterdir())
+
+
+def test_scale_out_options_need_an_input() -> None:
+    r = _run(["postprocess", "--workers", "2"])
+    assert r.exit_code == 2 and "--workers needs an ACC input file" in r.output
