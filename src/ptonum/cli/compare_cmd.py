@@ -138,8 +138,25 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
 
     ```
     ptonum compare acc.npy --mode VREQ8 --relu RELU --row-max --quant-tile q.npy --sat \\
-        --device-d dev_d.npy --device-row-max dev_rowmax.npy --device-flags 0x10
+        --device-d dev_d.npy --device-row-max dev_rowmax.npy --device-flags 'OF|NX'
     ```
+
+    Per-channel scales as numbers, and a picture of where the mismatches are:
+
+    ```
+    ptonum compare acc.npy --mode VREQ8 --scale-tile scales.npy --offset-tile offsets.npy --sat \\
+        --device-d dev_d.bin --plot mismatches.png
+    ```
+
+    A packed S4X2 dump (two elements a byte, as `postprocess --bin` writes STEM.d_packed.bin):
+
+    ```
+    ptonum compare acc.npy --mode REQ4 --scale 0.0078125 --device-d acc.d_packed.bin
+    ```
+
+    Each mismatch line shows both encodings and their values; the summary gives the largest
+    absolute and relative error; each explained mismatch ends with the `ptonum explain postprocess`
+    command that traces it again.
     """
     console = out_console()
     with errors_to_exit("compare"):
