@@ -18,13 +18,15 @@ needs_numba = pytest.mark.skipif(not kernels.NUMBA_AVAILABLE, reason="numba not 
 
 
 @needs_numba
-def test_empty_cache_dir_is_cold(tmp_path):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", "from ptonum.kernels import kernel_cache_warm as w, kernel_cache_dir "
-                          "as d; print(w('postprocess'), w('tcvt'), w('decompose'), d('tcvt'))"],
+@pytest.mark.parametrize("var", ["PTONUM_CACHE_DIR", "NUMBA_CACHE_DIR"])
+def test_cache_dir_variable_comes_first(tmp_path, var):
+    # a cold cache (every directory empty) is tested on a copied install in test_kernels.py
+    env = {k: v for k, v in os.environ.items() if k not in ("PTONUM_CACHE_DIR", "NUMBA_CACHE_DIR")}
+    env[var] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", "from ptonum.kernels import kernel_cache_dir as d, kernel_cache_dirs "
+                          "as ds; print(d('tcvt'), ds()[0])"],
                          env=env, capture_output=True, text=True, check=True).stdout.split()
-    assert out[:3] == ["False", "False", "False"]
-    assert out[3].startswith(str(tmp_path))
+    assert out[0] == out[1] and out[0].startswith(str(tmp_path) + os.sep)
 
 
 def test_unknown_module_is_cold():

@@ -85,10 +85,16 @@ def command() -> None:
     The fast engine uses compiled kernels for calls of 65536 elements or more
     (`PTONUM_KERNEL_MIN_ELEMENTS`); the first such call with a cold cache compiles them, which
     takes tens of seconds once. Run this after installing or upgrading ptonum to pay that
-    up front. The cache is numba's: `__pycache__` next to the kernel modules, or under
-    `NUMBA_CACHE_DIR` when set.
+    up front. Kernels are looked up in `PTONUM_CACHE_DIR`, `NUMBA_CACHE_DIR` (each when set),
+    `__pycache__` next to the kernel modules and numba's per-user cache, in that order, and
+    saved in the first writable one. For a shared read-only install, run
+    `PTONUM_CACHE_DIR=DIR ptonum compile` once and give every user `PTONUM_CACHE_DIR=DIR`
+    (read access is enough), or run `ptonum compile` once as the install's owner.
+    A damaged cache file is discarded and rebuilt.
     """
-    from ..kernels import NUMBA_AVAILABLE, kernel_cache_dir, kernel_cache_warm, numba_enabled
+    from ..errors import UsageError
+    from ..kernels import NUMBA_AVAILABLE, kernel_cache_dir, kernel_cache_dirs, kernel_cache_warm, \
+        numba_enabled, publish_kernels, writable_cache_dir
 
     if not NUMBA_AVAILABLE or not numba_enabled(None):
         why = "numba is not installed" if not NUMBA_AVAILABLE else "PTONUM_DISABLE_NUMBA is set"
@@ -99,6 +105,10 @@ def command() -> None:
     steps = (("postprocess", compile_all), ("tcvt", _compile_tcvt), ("decompose", _compile_decompose))
     total = 0.0
     with errors_to_exit("compile"), _all_sizes():
+        writable = writable_cache_dir()
+        if writable is None and not all(kernel_cache_warm(n) for n, _ in steps):
+            raise UsageError("no writable kernel cache directory (tried " + ", ".join(kernel_cache_dirs())
+                             + "); set PTONUM_CACHE_DIR to a directory you can write")
         for name, fn in steps:
             was = "cached" if kernel_cache_warm(name) else "compiled"
             t0 = time.perf_counter()
@@ -106,5 +116,6 @@ def command() -> None:
             dt = time.perf_counter() - t0
             total += dt
             click.echo(f"{name:<12} {dt:6.1f} s  ({was})")
+        publish_kernels([n for n, _ in steps])
     dirs = sorted({d for d in (kernel_cache_dir(n) for n, _ in steps) if d})
     click.echo(f"all kernels ready in {total:.1f} s; cache: {', '.join(dirs) or 'unknown'}")

@@ -705,8 +705,10 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
         from ..kernels.postprocess import run_tile
 
         kcfg = _config(mode, attrs.relu_mode, t, plan.rmode, plan.sat)
-        if progress is None:
+        if progress is None and isinstance(bits, np.ndarray) and bits.flags.c_contiguous:
             block = m  # the kernel needs no temporaries: one call, one parallel region
+        # any other layout (Fortran order, strided views): row blocks of BLOCK_ELEMENTS, each copied
+        # C-contiguous for the kernel, so no accumulator-sized copy exists (docs/performance.md bound)
     for r0, r1 in _row_blocks(m, block, paced=progress is not None):
         if use_kernel:
             kernel_groups = group_out is not None and aligned

@@ -7,6 +7,25 @@ default 65536 elements; set it to 0 to use the kernels for every call);
 otherwise it uses the numpy implementation in the owning module.  Both produce identical bits and
 flags (the test suite runs the conformance vectors through each).
 
+Robustness (every kernel call goes through :func:`launch`):
+
+* **Cache.** Compiled kernels are looked up in ``PTONUM_CACHE_DIR``, ``NUMBA_CACHE_DIR``,
+  ``__pycache__`` beside the kernel modules and numba's per-user cache directory, in that
+  order, and new compilations are saved in the first of those that is writable
+  (:func:`kernel_cache_dirs`).  With none writable (a read-only install run by a user
+  without a home directory) the kernels are compiled in memory for the process, with one
+  note on stderr.  A damaged cache file (truncated, unreadable pickle) is discarded and
+  the kernel recompiled, with one note.
+* **fork.** A process forked after its parent started numba's GNU OpenMP threading layer
+  cannot use that layer (the child would be terminated or hang); such a child runs the
+  numpy path of the fast engine (same bits and flags), with one note.
+* **Threads.** numba's ``workqueue`` threading layer (used when neither OpenMP nor TBB
+  loads, or when ``NUMBA_THREADING_LAYER=workqueue``) aborts the process when two threads
+  launch parallel kernels at once, so kernel launches are serialised under it.
+* **Layouts.** Read-only and memory-mapped inputs are passed to the kernels as writeable
+  aliases of the same memory (the kernels never write their inputs), so every input layout
+  runs the specializations ``ptonum compile`` builds.
+
 Nothing here has a spec counterpart: kernels are an implementation detail of
 the ``fast`` engine, checked against the ``reference`` engine and the ASL
 vectors.
@@ -15,11 +34,18 @@ vectors.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
-from typing import Any, Callable, List, Optional, TypeVar
+import sys
+import tempfile
+import threading
+from typing import Any, Callable, Dict, List, Optional, Set, TypeVar
+
+import numpy as np
 
 __all__ = ["NUMBA_AVAILABLE", "DEFAULT_KERNEL_MIN_ELEMENTS", "kernel_min_elements", "numba_enabled", "njit",
-           "prange", "kernel_cache_warm", "kernel_cache_dir"]
+           "prange", "launch", "kernel_cache_warm", "kernel_cache_dir", "kernel_cache_dirs",
+           "writable_cache_dir", "note", "entry_kernels", "publish_kernels"]
 
 #: calls with fewer elements use numpy: the first kernel call of a process with a cold
 #: numba cache compiles for tens of seconds, which a small call should never pay
@@ -45,6 +71,51 @@ except Exception:  # pragma: no cover - numba missing or broken: numpy fallback
     prange = range  # the kernels are never called on large arrays without numba
 
 
+_NOTED: Set[str] = set()
+_NOTE_LOCK = threading.Lock()
+
+
+def note(key: str, text: str) -> None:
+    """Write ``ptonum: note: <text>`` as one line on stderr, once per process for each ``key``.
+
+    Source: no spec counterpart (diagnostics of the fast engine).
+    """
+    with _NOTE_LOCK:
+        if key in _NOTED:
+            return
+        _NOTED.add(key)
+    try:
+        sys.stderr.write(f"ptonum: note: {text}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed stderr must not break a computation
+        pass
+
+
+# ---------------------------------------------------------------------------
+# fork: GNU OpenMP cannot run in a child forked after the parent started it
+
+_FORKED_AFTER_OMP = False
+
+
+def _after_fork_in_child() -> None:
+    global _FORKED_AFTER_OMP
+    try:
+        from numba.np.ufunc import parallel as _par
+
+        if _par._is_initialized and str(_par._threading_layer) == "omp":
+            _FORKED_AFTER_OMP = True
+    except Exception:  # pragma: no cover - numba internals moved: assume the worst only if inherited
+        pass
+
+
+if _numba is not None and hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+FORK_NOTE = ("this process was forked after its parent ran numba's OpenMP threading layer, which is not "
+             "fork-safe; the fast engine runs on numpy here (same bits and flags, slower); use the 'spawn' "
+             "or 'forkserver' start method, or NUMBA_THREADING_LAYER=workqueue, to keep the compiled kernels")
+
+
 def kernel_min_elements() -> int:
     """The element count from which the fast engine uses the kernels (``PTONUM_KERNEL_MIN_ELEMENTS``).
 
@@ -63,15 +134,25 @@ def numba_enabled(size: Optional[int] = None) -> bool:
     ``size`` is the element count of the call; below :func:`kernel_min_elements` the numpy
     path is used (identical bits and flags).
 
+    A process forked after its parent started numba's GNU OpenMP threading layer gets False
+    for every size (with one note on stderr when a call would have used the kernels): the
+    layer would terminate or hang it.
+
     Source: ADR-0085 D174 (engines agree bit for bit); no ASL counterpart (engine selection).
     """
     if not (NUMBA_AVAILABLE and os.environ.get("PTONUM_DISABLE_NUMBA", "0") in ("", "0")):
         return False
-    return size is None or size >= kernel_min_elements()
+    wanted = size is None or size >= kernel_min_elements()
+    if wanted and _FORKED_AFTER_OMP:
+        if size is not None:
+            note("fork", FORK_NOTE)
+        return False
+    return wanted
 
 
 def njit(*args: Any, **kwargs: Any) -> Any:
-    """``numba.njit`` with caching on, or a no-op decorator when numba is missing.
+    """``numba.njit`` with ptonum's kernel cache on (:func:`kernel_cache_dirs`), or a no-op
+    decorator when numba is missing.
 
     Without numba the decorated function stays plain Python; callers must check
     :func:`numba_enabled` and use their numpy path instead of calling it on
@@ -79,7 +160,7 @@ def njit(*args: Any, **kwargs: Any) -> Any:
 
     Source: no spec counterpart (compilation helper).
     """
-    kwargs.setdefault("cache", True)
+    cache = bool(kwargs.pop("cache", True))
     kwargs.setdefault("nogil", True)
     if _numba is None:
         if args and callable(args[0]) and len(args) == 1 and not kwargs.get("_forced"):
@@ -89,50 +170,371 @@ def njit(*args: Any, **kwargs: Any) -> Any:
             return fn
 
         return deco
-    return _numba.njit(*args, **kwargs)
+
+    def attach(dispatcher: Any) -> Any:
+        if cache:
+            dispatcher._cache = _KernelCache(dispatcher.py_func)
+        return dispatcher
+
+    if args and callable(args[0]) and len(args) == 1:
+        return attach(_numba.njit(args[0], **kwargs))
+    numba_deco = _numba.njit(*args, **kwargs)
+    return lambda fn: attach(numba_deco(fn))
 
 
-def _entry_dispatchers(module_name: str) -> List[Any]:
+# ---------------------------------------------------------------------------
+# Kernel launches: one entry point for every compiled call
+
+_LAUNCH_LOCK = threading.Lock()
+
+
+def _launches_need_lock() -> bool:
+    """True unless numba's threading layer is known to accept concurrent launches (OpenMP, TBB).
+
+    Before the first parallel launch of the process the layer is not chosen yet: lock then too.
+    """
+    try:
+        from numba.np.ufunc import parallel as _par
+
+        if not _par._is_initialized:
+            return True
+        return str(_par._threading_layer) not in ("omp", "tbb")
+    except Exception:  # pragma: no cover - numba internals moved: serialise, always safe
+        return True
+
+
+class _Alias:
+    """Holder of an ``__array_interface__`` (and of the array it describes, kept alive)."""
+
+    __slots__ = ("__array_interface__", "_keep")
+
+    def __init__(self, iface: Dict[str, Any], keep: np.ndarray) -> None:
+        self.__array_interface__ = iface
+        self._keep = keep
+
+
+def _kernel_array(a: np.ndarray) -> np.ndarray:
+    """``a`` as the array type the compiled specializations take: a base-class, native-order, aligned,
+    writeable-flagged ndarray over the same memory when possible.
+
+    A read-only array (``writeable=False``, ``np.load(..., mmap_mode="r")``, a broadcast view) is
+    aliased, not copied: the kernels never write their inputs, and numba would otherwise compile a
+    read-only specialization (tens of seconds) that ``ptonum compile`` does not build.
+    """
+    if type(a) is not np.ndarray:
+        a = np.asarray(a)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    if not a.flags.aligned:
+        a = np.array(a, order="K")
+    if a.flags.writeable:
+        return a
+    if a.size == 0:
+        return np.empty(a.shape, a.dtype)
+    iface = dict(a.__array_interface__)
+    iface["data"] = (iface["data"][0], False)
+    return np.asarray(_Alias(iface, a))
+
+
+def launch(kernel: Any, *args: Any) -> Any:
+    """Call the compiled ``kernel`` on ``args``: array arguments normalised (:func:`_kernel_array`)
+    and, under a threading layer that is not thread-safe (numba's ``workqueue``), one launch at a time.
+
+    Output arrays must be writeable, C-contiguous and native (the drivers allocate them), so they are
+    passed through unchanged and the kernel writes into the caller's memory.
+
+    Source: no spec counterpart (kernel dispatch).
+    """
+    call = tuple(_kernel_array(a) if isinstance(a, np.ndarray) else a for a in args)
+    if _launches_need_lock():
+        with _LAUNCH_LOCK:
+            return kernel(*call)
+    return kernel(*call)
+
+
+# ---------------------------------------------------------------------------
+# The kernel cache
+
+_WRITABLE: Dict[str, bool] = {}
+
+
+def _writable_dir(path: str) -> bool:
+    """True when ``path`` exists or can be created and a file can be written in it (memoised)."""
+    known = _WRITABLE.get(path)
+    if known is None:
+        try:
+            os.makedirs(path, exist_ok=True)
+            tempfile.TemporaryFile(dir=path).close()
+            known = True
+        except OSError:
+            known = False
+        _WRITABLE[path] = known
+    return known
+
+
+def _subpath(py_file: str) -> str:
+    """numba's per-source-directory subfolder name of a shared cache directory."""
+    if _numba is None:
+        return "ptonum"
+    from numba.core.caching import _CacheLocator
+
+    return str(_CacheLocator.get_suitable_cache_subpath(py_file))
+
+
+def _candidate_dirs(py_file: str) -> List[str]:
+    """Where ``py_file``'s kernels are looked up, in order (see :func:`kernel_cache_dirs`)."""
+    dirs: List[str] = []
+    for var in ("PTONUM_CACHE_DIR", "NUMBA_CACHE_DIR"):
+        root = os.environ.get(var, "").strip()
+        if root:
+            dirs.append(os.path.join(os.path.abspath(os.path.expanduser(root)), _subpath(py_file)))
+    dirs.append(os.path.join(os.path.dirname(os.path.abspath(py_file)), "__pycache__"))
+    try:
+        from numba.misc.appdirs import AppDirs
+
+        home_cache = AppDirs(appname="numba", appauthor=False).user_cache_dir
+        if home_cache and os.path.isabs(home_cache):
+            dirs.append(os.path.join(home_cache, _subpath(py_file)))
+    except Exception:  # pragma: no cover - no usable home: the other places only
+        pass
+    out: List[str] = []
+    for d in dirs:
+        if d not in out:
+            out.append(d)
+    return out
+
+
+def kernel_cache_dirs() -> List[str]:
+    """The directories the compiled kernels are looked up in, in order: ``$PTONUM_CACHE_DIR/<sub>``,
+    ``$NUMBA_CACHE_DIR/<sub>`` (each when set), ``__pycache__`` beside the kernel modules, numba's
+    per-user cache directory ``<sub>`` (``~/.cache/numba``); ``<sub>`` names the install.  New
+    compilations are saved in the first writable one (:func:`writable_cache_dir`).
+
+    Source: no spec counterpart (compilation helper).
+    """
+    return _candidate_dirs(os.path.join(os.path.dirname(os.path.abspath(__file__)), "postprocess.py"))
+
+
+def writable_cache_dir() -> Optional[str]:
+    """The first of :func:`kernel_cache_dirs` a new compilation can be saved in, or None.
+
+    Source: no spec counterpart (compilation helper).
+    """
+    return next((d for d in kernel_cache_dirs() if _writable_dir(d)), None)
+
+
+NO_CACHE_NOTE = ("no writable kernel cache directory (tried {dirs}); the compiled kernels live in this "
+                 "process only; set PTONUM_CACHE_DIR to a writable directory, or run `ptonum compile` "
+                 "once with write access to one of them")
+DAMAGED_NOTE = "damaged kernel cache file {path} ({why}) discarded; recompiling"
+
+
+def _discard(path: str, exc: BaseException) -> None:
+    why = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
+    if len(why) > 80:
+        why = why[:77] + "..."
+    note("damaged", DAMAGED_NOTE.format(path=path, why=why))
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+if _numba is not None:
+    from numba.core import caching as _caching
+
+    class _DirLocator(_caching._SourceFileBackedLocatorMixin, _caching._CacheLocator):
+        """A locator for one fixed directory (the source stamp is the file's content hash)."""
+
+        def __init__(self, py_func: Any, py_file: str, path: str) -> None:
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = path
+
+        def get_cache_path(self) -> str:
+            return self._cache_path
+
+    class _Impl(_caching.CompileResultCacheImpl):
+        """numba's compile-result (de)serialisation, without its locator search (which raises when
+        no directory is writable)."""
+
+        def __init__(self, py_func: Any, locator: Any) -> None:
+            self._lineno = py_func.__code__.co_firstlineno
+            self._locator = locator
+            modname = os.path.splitext(os.path.basename(inspect.getfile(py_func)))[0]
+            qualname = getattr(py_func, "__qualname__", py_func.__name__)
+            self._filename_base = self.get_filename_base(f"{modname}.{qualname}", getattr(sys, "abiflags", ""))
+
+    class _IndexFile(_caching.IndexDataCacheFile):
+        """numba's index + data files of one directory; a damaged file is discarded, not raised."""
+
+        def _load_index(self) -> Dict[Any, str]:
+            try:
+                return dict(super()._load_index())
+            except PermissionError:
+                return {}
+            except Exception as exc:  # truncated or garbled pickle
+                _discard(self._index_path, exc)
+                return {}
+
+        def load(self, key: Any) -> Any:
+            name = self._load_index().get(key)
+            if name is None:
+                return None
+            try:
+                return self._load_data(name)
+            except (FileNotFoundError, PermissionError):
+                return None
+            except Exception as exc:
+                _discard(self._data_path(name), exc)
+                return None
+
+    class _KernelCache(_caching.Cache):
+        """A numba function cache over several directories (:func:`kernel_cache_dirs`): loads from the
+        first that holds the overload, saves to the first writable one, and never raises for a
+        directory it cannot use or a file it cannot read."""
+
+        _impl_class: Any = _Impl
+
+        def __init__(self, py_func: Any) -> None:
+            self._name = repr(py_func)
+            self._py_func = py_func
+            py_file = inspect.getfile(py_func)
+            locators = [_DirLocator(py_func, py_file, d) for d in _candidate_dirs(py_file)]
+            self._impl = _Impl(py_func, locators[0])
+            stamp = locators[0].get_source_stamp()
+            self._files = [_IndexFile(cache_path=loc.get_cache_path(), filename_base=self._impl.filename_base,
+                                      source_stamp=stamp) for loc in locators]
+            self._cache_file = self._files[0]
+            self._cache_path = locators[0].get_cache_path()
+            self.enable()
+
+        def save_dir_file(self) -> Any:
+            """The index file of the first writable directory, or None."""
+            return next((f for f in self._files if _writable_dir(f._cache_path)), None)
+
+        def loaded_index_files(self) -> List[Any]:
+            """The index files whose index is current and non-empty."""
+            return [f for f in self._files if f._load_index()]
+
+        def flush(self) -> None:
+            target = self.save_dir_file()
+            if target is not None:
+                target.flush()
+
+        def load_overload(self, sig: Any, target_context: Any) -> Any:
+            if not self._enabled:
+                return None
+            target_context.refresh()
+            key = self._index_key(sig, target_context.codegen())
+            for f in self._files:
+                data = f.load(key)
+                if data is None:
+                    continue
+                try:
+                    return self._impl.rebuild(target_context, data)
+                except Exception as exc:
+                    _discard(f._data_path(f._load_index().get(key, "")), exc)
+            return None
+
+        def save_overload(self, sig: Any, data: Any) -> None:
+            if not self._enabled or not self._impl.check_cachable(data):
+                return
+            key = self._index_key(sig, data.codegen)
+            payload = None
+            for f in self._files:
+                if not _writable_dir(f._cache_path):
+                    continue
+                try:
+                    if payload is None:
+                        payload = self._impl.reduce(data)
+                    f.save(key, payload)
+                    return
+                except OSError:
+                    _WRITABLE[f._cache_path] = False
+            note("nocache", NO_CACHE_NOTE.format(dirs=", ".join(f._cache_path for f in self._files)))
+
+
+def entry_kernels(module_name: str) -> List[Any]:
     """The compiled entry points of ``ptonum.kernels.<module_name>``: module-level numba dispatchers
-    named ``*kernel`` (the helpers they call are compiled into them), or every dispatcher if none is."""
+    whose name contains ``kernel`` (the helpers they call are compiled into them), or every dispatcher if none is.
+
+    Source: no spec counterpart (compilation helper).
+    """
     from numba.core.dispatcher import Dispatcher
 
     mod = importlib.import_module(f"{__name__}.{module_name}")
     found = [(k, v) for k, v in vars(mod).items() if isinstance(v, Dispatcher)]
-    entries = [v for k, v in found if k.endswith("kernel")]
+    entries = [v for k, v in found if "kernel" in k]
     return entries or [v for _, v in found]
 
 
 def kernel_cache_warm(module_name: str) -> bool:
-    """True when numba's on-disk cache holds a current compilation of every entry kernel of
+    """True when one of :func:`kernel_cache_dirs` holds a current compilation of every entry kernel of
     ``ptonum.kernels.<module_name>`` (``postprocess``, ``tcvt``, ``decompose``).
 
     Cheap (reads the small ``*.nbi`` index files, no compilation) and conservative: a missing,
-    empty or stale index (the kernel source changed since) counts as cold, and so does anything
-    unexpected (numba missing, a numba version with another cache layout).  A warm answer can still
-    meet a first call with a new argument type, which compiles that one specialization.
+    empty, damaged or stale index (the kernel source changed since) counts as cold, and so does
+    anything unexpected (numba missing, a numba version with another cache layout).  A warm answer
+    can still meet a first call with a new argument type, which compiles that one specialization.
 
     Source: no spec counterpart (compilation helper).
     """
     if not NUMBA_AVAILABLE:
         return False
     try:
-        entries = _entry_dispatchers(module_name)
-        return bool(entries) and all(len(d._cache._cache_file._load_index()) > 0 for d in entries)
+        entries = entry_kernels(module_name)
+        return bool(entries) and all(bool(d._cache.loaded_index_files()) for d in entries)
     except Exception:  # private numba API: any surprise means "do not know", i.e. cold
         return False
 
 
 def kernel_cache_dir(module_name: str) -> Optional[str]:
-    """The directory numba caches ``ptonum.kernels.<module_name>``'s compilations in
-    (``__pycache__`` next to the module, or under ``NUMBA_CACHE_DIR``); None when unknown.
+    """The directory new compilations of ``ptonum.kernels.<module_name>`` are saved in (the first
+    writable of :func:`kernel_cache_dirs`); else the one its cached kernels load from; None when
+    neither exists.
 
     Source: no spec counterpart (compilation helper).
     """
     if not NUMBA_AVAILABLE:
         return None
     try:
-        entries = _entry_dispatchers(module_name)
-        return str(entries[0]._cache._cache_path) if entries else None
+        entries = entry_kernels(module_name)
+        if not entries:
+            return None
+        target = entries[0]._cache.save_dir_file()
+        if target is None:
+            loaded = entries[0]._cache.loaded_index_files()
+            target = loaded[0] if loaded else None
+        return None if target is None else str(target._cache_path)
     except Exception:
         return None
+
+
+def publish_kernels(module_names: List[str]) -> int:
+    """Copy every kernel specialization this process loaded from another cache directory (e.g.
+    ``__pycache__`` beside a read-only install) into the writable one (:func:`writable_cache_dir`,
+    e.g. ``PTONUM_CACHE_DIR``) when it lacks it; returns how many were copied.  (Kernels compiled
+    in this process are saved there when compiled.)
+
+    Source: no spec counterpart (compilation helper).
+    """
+    saved = 0
+    for name in module_names:
+        for disp in entry_kernels(name):
+            cache = disp._cache
+            target = cache.save_dir_file()
+            if target is None:
+                continue
+            index = target._load_index()
+            for sig, cres in list(disp.overloads.items()):
+                key = cache._index_key(sig, cres.codegen)
+                if key in index:
+                    continue
+                for f in cache._files:  # copy the serialised entry it was loaded from
+                    entry: Optional[str] = f._load_index().get(key) if f is not target else None
+                    if entry is not None:
+                        target.save(key, f._load_data(entry))
+                        saved += 1
+                        break
+    return saved

@@ -35,7 +35,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from . import njit, prange
+from . import launch, njit, prange
 
 __all__ = ["packed_table", "decompose_kernel", "decompose_codes"]
 
@@ -135,7 +135,7 @@ def _ieee_params(key: Tuple[object, int], descriptor: Any, significand: np.ndarr
         allc = np.arange(1 << 16, dtype=np.uint16)
         outs = (np.empty(allc.size, bool), np.empty(allc.size, bool), np.empty(allc.size, np.uint64),
                 np.empty(allc.size, np.int64))
-        _kernel_ieee(allc, *cand, *outs)
+        launch(_kernel_ieee, allc, *cand, *outs)
         want = (np.asarray(available, bool), np.asarray(negative, bool), np.asarray(significand, np.uint64),
                 np.asarray(exponent, np.int64))
         if all(np.array_equal(o, w) for o, w in zip(outs, want)):
@@ -165,7 +165,7 @@ def decompose_codes(codes: np.ndarray, key: Tuple[object, int], descriptor: Any,
     if flat.dtype not in (np.uint8, np.uint16):
         flat = flat.astype(np.uint16)
     a, ng, sg, ex = _outputs(flat.size)
-    _kernel_ieee(flat, ieee[0], ieee[1], ieee[2], a, ng, sg, ex)
+    launch(_kernel_ieee, flat, ieee[0], ieee[1], ieee[2], a, ng, sg, ex)
     shape = codes.shape
     return a.reshape(shape), ng.reshape(shape), sg.reshape(shape), ex.reshape(shape)
 
@@ -204,6 +204,6 @@ def decompose_kernel(codes: np.ndarray, table: np.ndarray
     if flat.dtype not in (np.uint8, np.uint16):
         flat = flat.astype(np.uint8 if table.size <= 256 else np.uint16)
     available, negative, significand, exponent = _outputs(flat.size)
-    _kernel(flat, table, available, negative, significand, exponent)
+    launch(_kernel, flat, table, available, negative, significand, exponent)
     shape = codes.shape
     return available.reshape(shape), negative.reshape(shape), significand.reshape(shape), exponent.reshape(shape)

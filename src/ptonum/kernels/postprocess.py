@@ -41,7 +41,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from ..encode import _BITS_DTYPE, _HIF8_BASE, _HIF8_MBITS, _HIF8_PARFLIP, destination_width
-from . import NUMBA_AVAILABLE, njit, numba_enabled, prange
+from . import NUMBA_AVAILABLE, launch, njit, numba_enabled, prange
 
 __all__ = [
     "numba_enabled",
@@ -929,7 +929,7 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
     ini = init if init is not None else np.zeros(1, np.uint32)
     go = group_out if group_out is not None else np.zeros(1, np.uint32)
     rowflags = np.zeros(max(m, 1), np.uint8)
-    _tile_kernel(acc, m, n, acc.size, out, fl, want_flags, kind, fast, src, relu, offw, dst, mode, sat,
+    launch(_tile_kernel, acc, m, n, acc.size, out, fl, want_flags, kind, fast, src, relu, offw, dst, mode, sat,
                  scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec, negzero,
                  red_t, bool(max_abs), row_out is not None, ro, init is not None, ini,
                  int(group_n) if group_out is not None else 0, go, rowflags)
@@ -948,7 +948,7 @@ def encode_values(v: np.ndarray, dst_name: str, mode: int, sat: bool) -> Tuple[n
     flat = np.ascontiguousarray(v, dtype=np.float64).reshape(-1)
     out = np.empty(flat.size, _BITS_DTYPE[destination_width(dst_name)])
     fl = np.empty(flat.size, np.uint8)
-    bad = int(_encode_kernel(flat, dst, int(mode), bool(sat), out, fl, 1 << 14))
+    bad = int(launch(_encode_kernel, flat, dst, int(mode), bool(sat), out, fl, 1 << 14))
     return out, fl, bad
 
 
@@ -963,7 +963,7 @@ def reduction_step_values(cur: np.ndarray, cand: np.ndarray, acc_type_name: str,
     d = np.ascontiguousarray(cand, dtype=np.uint32).reshape(-1)
     out = np.empty(c.size, np.uint32)
     fl = np.empty(c.size, np.uint8)
-    _step_kernel(c, d, t, bool(max_abs), out, fl)
+    launch(_step_kernel, c, d, t, bool(max_abs), out, fl)
     return out, fl
 
 

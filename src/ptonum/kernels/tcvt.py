@@ -38,7 +38,7 @@ from typing import Any, Callable, Tuple
 
 import numpy as np
 
-from . import njit, prange
+from . import launch, njit, prange
 
 __all__ = ["e8m0_tables", "to_e8m0_kernel"]
 
@@ -188,5 +188,5 @@ def to_e8m0_kernel(bits: np.ndarray, layout: Any, mode: Any, sat: bool,
         flat = flat.astype(carrier)
     codes = np.empty(flat.size, np.uint8)
     flags = np.empty(flat.size, np.uint8)
-    _kernel(flat, layout.fraction_bits, main, thr_main, sub, thr_sub, codes, flags)
+    launch(_kernel, flat, layout.fraction_bits, main, thr_main, sub, thr_sub, codes, flags)
     return codes.reshape(bits.shape), flags.reshape(bits.shape)

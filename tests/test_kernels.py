@@ -1,0 +1,390 @@
+"""ptonum.kernels: the compiled fast engine never hangs, crashes or recompiles behind the user's back.
+
+Fault injection (issue 10, items 4-9): a fork pool after a kernel call, threads under numba's
+``workqueue`` threading layer, a read-only install run by ``nobody`` with ``HOME=/nonexistent``,
+a shared ``PTONUM_CACHE_DIR`` filled by ``ptonum compile``, truncated cache files, read-only and
+memory-mapped inputs, a Fortran-ordered accumulator.
+
+Compiling the kernels costs tens of seconds, so every subprocess here reuses the compilations of
+the test session (``ptonum compile`` in-process first, then copies of its cache files); only the
+small decompose kernels are ever compiled in a subprocess.  Expected bits come from the same call
+on the numpy path (``PTONUM_DISABLE_NUMBA=1``), which the ASL vector tests check row by row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import io
+import os
+import pickle
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+import tracemalloc
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import ptonum
+import ptonum.kernels as kernels
+from ptonum import formats, fpatr, tcvt
+from ptonum.cli import main
+from ptonum.encode import encode
+from ptonum.fpatr.tile import BLOCK_ELEMENTS
+
+PKG = Path(ptonum.__file__).resolve().parent
+NOTE = "ptonum: note: "
+
+
+def test_numba_is_installed() -> None:
+    assert kernels.NUMBA_AVAILABLE  # a missing numba would make every check below vacuous
+
+
+@pytest.fixture(scope="module")
+def compiled() -> Iterator[str]:
+    """Every specialization ``ptonum compile`` builds, compiled or loaded in this process; yields the
+    directory they are cached in (shared with the subprocesses below)."""
+    r = CliRunner().invoke(main, ["compile"])
+    assert r.exit_code == 0, r.output
+    cache = kernels.kernel_cache_dir("postprocess")
+    assert cache is not None and glob.glob(os.path.join(cache, "*.nbc"))
+    yield cache
+
+
+def _run(code: str, env: Optional[Dict[str, str]] = None, user: Optional[str] = None,
+         timeout: float = 300, script: Optional[Path] = None) -> subprocess.CompletedProcess:
+    """Run ``code`` (or the file ``script``) in a fresh interpreter, as ``user`` through setpriv when
+    this process is root."""
+    cmd = [sys.executable, str(script)] if script is not None else [sys.executable, "-c", textwrap.dedent(code)]
+    if user is not None and os.geteuid() == 0:
+        pw = pwd.getpwnam(user)
+        cmd = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--clear-groups"] + cmd
+    full = dict(os.environ)
+    for var in ("PTONUM_CACHE_DIR", "PTONUM_DISABLE_NUMBA", "PTONUM_KERNEL_MIN_ELEMENTS", "NUMBA_THREADING_LAYER"):
+        full.pop(var, None)
+    full.update(env or {})
+    return subprocess.run(cmd, env=full, capture_output=True, text=True, timeout=timeout, cwd="/")
+
+
+def _notes(stderr: str) -> List[str]:
+    return [ln for ln in stderr.splitlines() if ln.startswith(NOTE)]
+
+
+# ---------------------------------------------------------------- item 4: fork after a kernel call
+
+
+FORK_SCRIPT = """
+import multiprocessing as mp, numpy as np, sys
+from ptonum import fpatr
+import numba
+
+def run(seed):
+    acc = np.random.default_rng(seed).integers(-2**31, 2**31, (256, 256), dtype=np.int64).astype(np.int32)
+    r = fpatr.postprocess(acc, attributes={"pre_quant_mode": "REQ8", "row_max_en": True},
+                          quant_param=fpatr.quant_param(0.03125, 3, mode="REQ8"))
+    return r.d_bits.tobytes() + r.row_max_bits.tobytes() + bytes([r.flags])
+
+if __name__ == "__main__":
+    parent = [run(s) for s in range(3)]          # the compiled path: numba starts its threading layer
+    layer = numba.threading_layer()
+    for method in ("fork", "spawn"):
+        with mp.get_context(method).Pool(2) as pool:
+            got = pool.map_async(run, range(3)).get(timeout=150)
+        assert got == parent, method
+    print(layer, "ok")
+"""
+
+
+def test_fork_pool_after_kernel_call(compiled: str, tmp_path: Path) -> None:
+    script = tmp_path / "fork_pool.py"  # a file: the spawn start method re-imports it in each worker
+    script.write_text(FORK_SCRIPT)
+    r = _run(FORK_SCRIPT, script=script)
+    assert r.returncode == 0, r.stderr[-2000:]
+    layer = r.stdout.split()[0]
+    assert r.stdout.split()[1] == "ok"
+    if layer == "omp":  # GNU OpenMP is not fork-safe: each forked child says it runs numpy, once
+        notes = _notes(r.stderr)
+        assert notes and all(n == NOTE + kernels.FORK_NOTE for n in notes) and len(notes) <= 2, r.stderr
+
+
+# ---------------------------------------------------------------- item 7: threads under workqueue
+
+
+THREADS_SCRIPT = """
+import threading, numpy as np, numba
+from ptonum import fpatr
+
+def run(seed):
+    acc = np.random.default_rng(seed).integers(-2**31, 2**31, (256, 256), dtype=np.int64).astype(np.int32)
+    r = fpatr.postprocess(acc, attributes={"pre_quant_mode": "REQ8", "relu_mode": "RELU", "row_max_en": True},
+                          quant_param=fpatr.quant_param(0.03125, 3, mode="REQ8"))
+    return r.d_bits.tobytes() + r.row_max_bits.tobytes() + bytes([r.flags])
+
+got = [None] * 8
+def worker(k):
+    for j in range(k, 8, 4):
+        got[j] = run(j)
+threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert got == [run(j) for j in range(8)]
+print(numba.threading_layer(), "ok")
+"""
+
+
+def test_threads_under_workqueue_layer(compiled: str) -> None:
+    r = _run(THREADS_SCRIPT, env={"NUMBA_THREADING_LAYER": "workqueue"})
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])  # SIGABRT was -6
+    assert r.stdout.split() == ["workqueue", "ok"]
+
+
+# ---------------------------------------------------------------- items 5, 6: cache directories
+
+
+def _copy_install(cache_from: Optional[str]) -> Path:
+    """A copy of the installed package in a fresh directory every user can read (``site/ptonum``),
+    with the session's kernel cache files when ``cache_from`` is given."""
+    root = Path(tempfile.mkdtemp(prefix="ptonum-install-"))
+    os.chmod(root, 0o755)
+    shutil.copytree(PKG, root / "site" / "ptonum", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if cache_from is not None:
+        dest = root / "site" / "ptonum" / "kernels" / "__pycache__"
+        dest.mkdir()
+        for f in glob.glob(os.path.join(cache_from, "*.nb[ic]")):
+            shutil.copy(f, dest)
+    return root
+
+
+def _read_only(path: Path) -> None:
+    for p in [path, *path.rglob("*")]:
+        mode = p.stat().st_mode
+        os.chmod(p, (mode & ~0o222) | 0o444 | (0o111 if p.is_dir() else 0))
+
+
+def _env(root: Path, **extra: str) -> Dict[str, str]:
+    return {"PYTHONPATH": str(root / "site"), "HOME": "/nonexistent", "XDG_CACHE_HOME": "", **extra}
+
+
+PROBE = """
+import sys, numpy as np, ptonum
+assert ptonum.__file__.startswith({site!r}), ptonum.__file__
+from ptonum import formats, kernels
+warm = kernels.kernel_cache_warm("decompose")
+codes = np.arange(1 << 16, dtype=np.uint32).astype(np.uint8)      # E4M3 codes, the compiled path
+a, ng, sg, ex = formats.decompose("E4M3", codes)
+print(int(a.sum()), int(ng.sum()), int(sg.astype(np.int64).sum()), int(ex.sum()), warm)
+"""
+
+TILE_PROBE = """
+import numpy as np, ptonum, ptonum.kernels as k
+assert ptonum.__file__.startswith({site!r}), ptonum.__file__
+from ptonum import fpatr, tcvt, formats
+acc = np.arange(-(1 << 15), 1 << 15, dtype=np.int32).reshape(256, 256)
+r = fpatr.postprocess(acc, attributes={{"pre_quant_mode": "REQ8", "row_max_en": True}},
+                      quant_param=fpatr.quant_param(0.5, 1, mode="REQ8"))
+c, f = tcvt.to_e8m0(np.arange(1 << 16, dtype=np.uint32) << 16, src_type="FP32")
+a = formats.decompose("FP16", np.arange(1 << 16, dtype=np.uint16))[3]
+misses = sum(len(d.stats.cache_misses) for m in ("postprocess", "tcvt", "decompose")
+             for d in k.entry_kernels(m))
+print(int(r.d_bits.astype(np.int64).sum()), int(r.row_max_bits.astype(np.int64).sum()), r.flags,
+      int(c.astype(np.int64).sum()), int(a.sum()), misses)
+"""
+
+
+def _expected(code: str) -> List[str]:
+    """What ``code`` prints when run here on the numpy path of the fast engine."""
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
+        mp.setenv("PTONUM_DISABLE_NUMBA", "1")
+        exec(textwrap.dedent(code.format(site=str(PKG.parent))), {})
+    return out.getvalue().split()
+
+
+def test_read_only_install_and_shared_cache_dir(compiled: str) -> None:
+    root = _copy_install(None)
+    try:
+        _read_only(root / "site")
+        site = str(root / "site")
+        want = _expected(PROBE)
+
+        # nothing cached, nothing writable: still computes (compiled in memory), one note
+        r = _run(PROBE.format(site=site), env=_env(root), user="nobody")
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.split() == want[:-1] + ["False"]  # same bits; the cache was cold
+        assert _notes(r.stderr) == [r.stderr.strip()] and "no writable kernel cache directory" in r.stderr
+
+        # ptonum compile there: one line, exit 2, no traceback, nothing compiled
+        r = _run("from ptonum.cli import main; main(['compile'])", env=_env(root), user="nobody")
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr.startswith("ptonum compile: error: no writable kernel cache directory")
+        assert len(r.stderr.splitlines()) == 1
+
+        # the admin compiles into a shared directory (kernels loaded from the install's own cache
+        # are copied there) ...
+        inner = root / "site" / "ptonum" / "kernels" / "__pycache__"
+        os.chmod(inner.parent, 0o755)
+        shutil.copytree(compiled, inner, ignore=shutil.ignore_patterns("*.tmp*"))
+        shared = root / "shared"
+        r = _run("from ptonum.cli import main; main(['compile'])",
+                 env=_env(root, PTONUM_CACHE_DIR=str(shared)))
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.splitlines()[-1].endswith("cache: " + str(shared / os.listdir(shared)[0]))
+        shutil.rmtree(inner)
+        _read_only(root / "site")
+
+        # ... and every user of the install runs from it: results, no compile, no note
+        want = _expected(TILE_PROBE)
+        r = _run(TILE_PROBE.format(site=site), env=_env(root, PTONUM_CACHE_DIR=str(shared)), user="nobody")
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stderr == ""
+        assert r.stdout.split() == want[:-1] + ["0"]  # same bits; 0 cache misses (nothing compiled)
+    finally:
+        _writable_again(root)
+        shutil.rmtree(root)
+
+
+def _writable_again(root: Path) -> None:
+    for p in [root, *root.rglob("*")]:
+        if not p.is_symlink():
+            os.chmod(p, p.stat().st_mode | stat.S_IWUSR)
+
+
+def _whole(path: str) -> bool:
+    try:
+        return pickle.loads(Path(path).read_bytes()) is not None
+    except (pickle.UnpicklingError, EOFError):
+        return False
+
+
+def test_truncated_cache_is_discarded_and_rebuilt(compiled: str) -> None:
+    root = _copy_install(compiled)
+    try:
+        site = str(root / "site")
+        inner = root / "site" / "ptonum" / "kernels" / "__pycache__"
+        damaged = sorted(glob.glob(str(inner / "decompose.*.nbc")))
+        assert damaged
+        want = _expected(PROBE)
+
+        def truncate() -> None:
+            for f in damaged:
+                with open(f, "r+b") as fh:
+                    fh.truncate(os.path.getsize(f) // 3)
+
+        truncate()  # a large call: one note, the right bits, the files rebuilt
+        r = _run(PROBE.format(site=site), env=_env(root))
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.split() == want[:-1] + ["True"]  # the index was whole, the data not
+        assert _notes(r.stderr) == [r.stderr.strip()] and "damaged kernel cache file" in r.stderr
+        assert any(_whole(f) for f in damaged)  # the kernel the call used was saved again, whole
+
+        truncate()  # ptonum compile: the same, for every kernel
+        r = _run("from ptonum.cli import main; main(['compile'])", env=_env(root))
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert _notes(r.stderr) == [r.stderr.strip()] and "damaged kernel cache file" in r.stderr
+        assert all(_whole(f) for f in damaged)
+    finally:
+        shutil.rmtree(root)
+
+
+def test_damaged_index_reads_as_empty_and_is_removed(tmp_path: Path, capsys: Any) -> None:
+    index = kernels._IndexFile(cache_path=str(tmp_path), filename_base="k.f-1.py311", source_stamp=b"s")
+    Path(index._index_path).write_bytes(pickle.dumps(kernels._numba.__version__) + b"\x80\x05garbage")
+    kernels._NOTED.discard("damaged")
+    assert index._load_index() == {}
+    assert not os.path.exists(index._index_path)
+    assert capsys.readouterr().err.startswith(NOTE + "damaged kernel cache file " + index._index_path)
+
+
+# ---------------------------------------------------------------- item 8: no new specialization
+
+
+def _overloads() -> Dict[Any, int]:
+    return {d: len(d.overloads) for m in ("postprocess", "tcvt", "decompose") for d in kernels.entry_kernels(m)}
+
+
+def _read_only_copy(a: np.ndarray) -> np.ndarray:
+    b = a.copy()
+    b.flags.writeable = False
+    return b
+
+
+def test_no_input_layout_compiles_a_new_specialization(compiled: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    before = _overloads()
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    rng = np.random.default_rng(8)
+    acc = rng.integers(-2**31, 2**31, (64, 48), dtype=np.int64).astype(np.int32)
+    np.save(tmp_path / "acc.npy", acc)
+    mm = np.load(tmp_path / "acc.npy", mmap_mode="r")
+    layouts = {"mmap": mm, "read-only": _read_only_copy(acc), "fortran": np.asfortranarray(acc),
+               "strided": np.repeat(acc, 2, axis=1)[:, ::2], "broadcast": np.broadcast_to(acc[:1], acc.shape)}
+    rmi = _read_only_copy(rng.integers(-100, 100, (64, 1), dtype=np.int64).astype(np.int32))
+    qtile = _read_only_copy(np.full((1, 48), fpatr.quant_param(0.25, -3, mode="VREQ8"), np.uint64))
+    calls = [
+        dict(attributes={"pre_quant_mode": "REQ8", "row_max_en": True, "row_max_init": True, "group_max_en": True,
+                         "group_n": 16}, quant_param=fpatr.quant_param(0.5, 1, mode="REQ8"), row_max_in=rmi),
+        dict(attributes={"pre_quant_mode": "VREQ8", "relu_mode": "RELU"}, quant_tile=qtile),
+        dict(attributes={"pre_quant_mode": "DEQF16"}, quant_param=fpatr.quant_param(0.5, mode="DEQF16")),
+        dict(attributes={"pre_quant_mode": "SHIFTS322S16"}, quant_param=np.uint64(2) << np.uint64(32)),
+    ]
+    for name, a in layouts.items():
+        for kw in calls:
+            got = fpatr.postprocess(a, **kw)
+            with monkeypatch.context() as mp:
+                mp.setenv("PTONUM_DISABLE_NUMBA", "1")
+                exp = fpatr.postprocess(np.array(a), **kw)
+            assert np.array_equal(got.d_bits, exp.d_bits) and got.flags == exp.flags, name
+    ro = _read_only_copy(acc.view(np.uint32))
+    bits, fl = fpatr.postprocess_element(ro, pre_quant_mode="REQ8", relu_mode="NONE", acc_type="S32",
+                                         quant_param=np.broadcast_to(np.uint64(fpatr.quant_param(0.5, 1, mode="REQ8")),
+                                                                     acc.shape))
+    fpatr.reduction_step(ro, ro[::-1].copy(), acc_type="S32", max_abs=True)
+    tcvt.to_e8m0(_read_only_copy(acc.view(np.uint32)), src_type="FP32")
+    tcvt.to_e8m0(_read_only_copy(acc.view(np.uint32)[:, :24].astype(np.uint16)), src_type="BF16")
+    tcvt.to_e8m0_values(_read_only_copy(np.linspace(-3, 3, 512, dtype=np.float32)))
+    formats.decompose("E4M3", _read_only_copy(np.arange(256, dtype=np.uint8)))
+    formats.decompose("FP16", np.broadcast_to(np.arange(64, dtype=np.uint16), (8, 64)))
+    encode(_read_only_copy(np.linspace(-3, 3, 512)), "FP16")
+    assert _overloads() == before
+
+
+# ---------------------------------------------------------------- item 9: no accumulator-sized copy
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_peak_memory_of_every_layout(compiled: str, layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    m = n = 2048  # 16 MiB of accumulators, 4 BLOCK_ELEMENTS
+    base = np.arange(m * n * (2 if layout == "strided" else 1), dtype=np.int32)
+    if layout == "C":
+        acc = base.reshape(m, n)
+    elif layout == "F":
+        acc = np.asfortranarray(base.reshape(m, n))
+    else:
+        acc = base.reshape(m, 2 * n)[:, ::2]
+    qp = fpatr.quant_param(0.5, 1, mode="REQ8")
+    tracemalloc.start()
+    try:
+        r = fpatr.postprocess(acc, attributes={"pre_quant_mode": "REQ8", "row_max_en": True}, quant_param=qp)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    outputs = r.d_bits.nbytes + r.row_max_bits.nbytes
+    # docs/performance.md: C order adds nothing to input + outputs; any other layout at most one
+    # row block of accumulators (BLOCK_ELEMENTS x 4 bytes)
+    extra = 0 if layout == "C" else 4 * BLOCK_ELEMENTS
+    assert peak <= outputs + extra + (1 << 20), (layout, peak, outputs)
+    for rows in (slice(0, 16), slice(m - 16, m)):  # same bits as the C-ordered numpy path
+        with monkeypatch.context() as mp:
+            mp.setenv("PTONUM_DISABLE_NUMBA", "1")
+            exp = fpatr.postprocess(np.ascontiguousarray(acc[rows]), attributes={"pre_quant_mode": "REQ8",
+                                    "row_max_en": True}, quant_param=qp)
+        assert np.array_equal(r.d_bits[rows], exp.d_bits) and np.array_equal(r.row_max_bits[rows], exp.row_max_bits)
