@@ -208,14 +208,34 @@ def _expected(code: str) -> List[str]:
     return out.getvalue().split()
 
 
-def test_read_only_install_and_shared_cache_dir(compiled: str) -> None:
+@pytest.fixture(scope="module")
+def install(compiled: str) -> Iterator[Path]:
+    """A copied install (``site/ptonum``, no cache of its own) and ``shared``, the cache directory
+    ``PTONUM_CACHE_DIR=shared ptonum compile`` filled, run by the install's owner: the kernels it
+    loaded from the install's ``__pycache__`` (the session's compilations, copied there for the
+    run and removed after) are copied into ``shared``."""
     root = _copy_install(None)
+    inner = root / "site" / "ptonum" / "kernels" / "__pycache__"
+    shutil.copytree(compiled, inner, ignore=shutil.ignore_patterns("*.tmp*"))
+    shared = root / "shared"
+    r = _run("from ptonum.cli import main; main(['compile'])", env=_env(root, PTONUM_CACHE_DIR=str(shared)))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert all(ln.endswith("(cached)") for ln in r.stdout.splitlines()[:3]), r.stdout
+    assert r.stdout.splitlines()[-1].endswith("cache: " + str(shared / os.listdir(shared)[0]))
+    shutil.rmtree(inner)
     try:
-        _read_only(root / "site")
-        site = str(root / "site")
-        want = _expected(PROBE)
+        yield root
+    finally:
+        _writable_again(root)
+        shutil.rmtree(root)
 
+
+def test_read_only_install_and_shared_cache_dir(install: Path) -> None:
+    root, site = install, str(install / "site")
+    _read_only(root / "site")
+    try:
         # nothing cached, nothing writable: still computes (compiled in memory), one note
+        want = _expected(PROBE)
         r = _run(PROBE.format(site=site), env=_env(root), user="nobody")
         assert r.returncode == 0, r.stderr[-2000:]
         assert r.stdout.split() == want[:-1] + ["False"]  # same bits; the cache was cold
@@ -227,28 +247,15 @@ def test_read_only_install_and_shared_cache_dir(compiled: str) -> None:
         assert r.stderr.startswith("ptonum compile: error: no writable kernel cache directory")
         assert len(r.stderr.splitlines()) == 1
 
-        # the admin compiles into a shared directory (kernels loaded from the install's own cache
-        # are copied there) ...
-        inner = root / "site" / "ptonum" / "kernels" / "__pycache__"
-        os.chmod(inner.parent, 0o755)
-        shutil.copytree(compiled, inner, ignore=shutil.ignore_patterns("*.tmp*"))
-        shared = root / "shared"
-        r = _run("from ptonum.cli import main; main(['compile'])",
-                 env=_env(root, PTONUM_CACHE_DIR=str(shared)))
-        assert r.returncode == 0, r.stderr[-2000:]
-        assert r.stdout.splitlines()[-1].endswith("cache: " + str(shared / os.listdir(shared)[0]))
-        shutil.rmtree(inner)
-        _read_only(root / "site")
-
-        # ... and every user of the install runs from it: results, no compile, no note
+        # every user of the install with PTONUM_CACHE_DIR=shared (read access): no compile, no note
         want = _expected(TILE_PROBE)
-        r = _run(TILE_PROBE.format(site=site), env=_env(root, PTONUM_CACHE_DIR=str(shared)), user="nobody")
+        r = _run(TILE_PROBE.format(site=site), env=_env(root, PTONUM_CACHE_DIR=str(root / "shared")),
+                 user="nobody")
         assert r.returncode == 0, r.stderr[-2000:]
         assert r.stderr == ""
         assert r.stdout.split() == want[:-1] + ["0"]  # same bits; 0 cache misses (nothing compiled)
     finally:
-        _writable_again(root)
-        shutil.rmtree(root)
+        _writable_again(root / "site")
 
 
 def _writable_again(root: Path) -> None:
@@ -264,34 +271,30 @@ def _whole(path: str) -> bool:
         return False
 
 
-def test_truncated_cache_is_discarded_and_rebuilt(compiled: str) -> None:
-    root = _copy_install(compiled)
-    try:
-        site = str(root / "site")
-        inner = root / "site" / "ptonum" / "kernels" / "__pycache__"
-        damaged = sorted(glob.glob(str(inner / "decompose.*.nbc")))
-        assert damaged
-        want = _expected(PROBE)
+def test_truncated_cache_is_discarded_and_rebuilt(install: Path) -> None:
+    root, site = install, str(install / "site")
+    env = _env(root, PTONUM_CACHE_DIR=str(root / "shared"))
+    damaged = sorted(glob.glob(str(root / "shared" / "*" / "decompose.*.nbc")))
+    assert damaged
+    want = _expected(PROBE)
 
-        def truncate() -> None:
-            for f in damaged:
-                with open(f, "r+b") as fh:
-                    fh.truncate(os.path.getsize(f) // 3)
+    for f in damaged:
+        with open(f, "r+b") as fh:
+            fh.truncate(os.path.getsize(f) // 3)
 
-        truncate()  # a large call: one note, the right bits, the files rebuilt
-        r = _run(PROBE.format(site=site), env=_env(root))
-        assert r.returncode == 0, r.stderr[-2000:]
-        assert r.stdout.split() == want[:-1] + ["True"]  # the index was whole, the data not
-        assert _notes(r.stderr) == [r.stderr.strip()] and "damaged kernel cache file" in r.stderr
-        assert any(_whole(f) for f in damaged)  # the kernel the call used was saved again, whole
+    # a large call: one note, the right bits, the file it used rebuilt
+    r = _run(PROBE.format(site=site), env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == want[:-1] + ["True"]  # the index was whole, the data not
+    assert _notes(r.stderr) == [r.stderr.strip()] and "damaged kernel cache file" in r.stderr
+    assert any(_whole(f) for f in damaged)
 
-        truncate()  # ptonum compile: the same, for every kernel
-        r = _run("from ptonum.cli import main; main(['compile'])", env=_env(root))
-        assert r.returncode == 0, r.stderr[-2000:]
-        assert _notes(r.stderr) == [r.stderr.strip()] and "damaged kernel cache file" in r.stderr
-        assert all(_whole(f) for f in damaged)
-    finally:
-        shutil.rmtree(root)
+    # ptonum compile: the same for the files the call did not need (still truncated)
+    assert not all(_whole(f) for f in damaged)
+    r = _run("from ptonum.cli import main; main(['compile'])", env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert _notes(r.stderr) == [r.stderr.strip()] and "damaged kernel cache file" in r.stderr
+    assert all(_whole(f) for f in damaged)
 
 
 def test_damaged_index_reads_as_empty_and_is_removed(tmp_path: Path, capsys: Any) -> None:
@@ -351,6 +354,7 @@ def test_no_input_layout_compiles_a_new_specialization(compiled: str, tmp_path: 
     tcvt.to_e8m0(_read_only_copy(acc.view(np.uint32)[:, :24].astype(np.uint16)), src_type="BF16")
     tcvt.to_e8m0_values(_read_only_copy(np.linspace(-3, 3, 512, dtype=np.float32)))
     formats.decompose("E4M3", _read_only_copy(np.arange(256, dtype=np.uint8)))
+    formats.decompose("BF16", np.arange(256, dtype=np.uint8))  # 16-bit codes held in bytes
     formats.decompose("FP16", np.broadcast_to(np.arange(64, dtype=np.uint16), (8, 64)))
     encode(_read_only_copy(np.linspace(-3, 3, 512)), "FP16")
     assert _overloads() == before

@@ -65,6 +65,8 @@ def _carrier_codes() -> Iterator[tuple]:
         bits = carrier_bits(dt)
         dtype = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}.get(bits, np.uint32)
         yield dt, np.zeros(4, dtype)
+        if bits == 16:  # 16-bit codes held in bytes run their own specialization
+            yield dt, np.zeros(4, np.uint8)
 
 
 def _compile_decompose() -> None:

@@ -98,7 +98,10 @@ _FORKED_AFTER_OMP = False
 
 
 def _after_fork_in_child() -> None:
-    global _FORKED_AFTER_OMP
+    global _FORKED_AFTER_OMP, _NOTE_LOCK, _LAUNCH_LOCK
+    # a lock another thread of the parent held at the fork stays held in the child: fresh ones
+    _NOTE_LOCK = threading.Lock()
+    _LAUNCH_LOCK = threading.Lock()
     try:
         from numba.np.ufunc import parallel as _par
 
