@@ -90,3 +90,18 @@ def test_tile_commands_cold_cache_note(monkeypatch, tmp_path, cmd):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     assert r.stderr.splitlines()[0] == COLD_NOTE and seen == ["postprocess"]
+
+
+@needs_numba
+def test_cold_note_without_writable_cache_dir_is_the_one_note(monkeypatch, capsys):
+    from ptonum.cli.compile_cmd import warn_if_cold
+
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    monkeypatch.setattr(kernels, "kernel_cache_warm", lambda name: False)
+    monkeypatch.setattr(kernels, "writable_cache_dir", lambda: None)
+    monkeypatch.setattr(kernels, "_NOTED", set())
+    warn_if_cold("tcvt", 4)
+    warn_if_cold("tcvt", 4)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ptonum: note: no writable kernel cache directory (tried ")
+    assert COLD_NOTE not in err  # "cached for later runs" would not be true

@@ -24,10 +24,15 @@ COLD_NOTE = ("compiling the fast kernels once (tens of seconds; cached for later
 
 
 def warn_if_cold(module_name: str, size: int, engine: str = "fast") -> None:
-    """One line on stderr when a ``size``-element ``engine`` call will compile ``module_name``'s kernels."""
-    from ..kernels import kernel_cache_warm, numba_enabled
+    """One line on stderr when a ``size``-element ``engine`` call will compile ``module_name``'s kernels
+    (the no-writable-cache note instead when the compilation cannot be kept)."""
+    from ..kernels import NO_CACHE_NOTE, kernel_cache_dirs, kernel_cache_warm, note, numba_enabled, \
+        writable_cache_dir
 
     if engine == "fast" and size and numba_enabled(size) and not kernel_cache_warm(module_name):
+        if writable_cache_dir() is None:
+            note("nocache", NO_CACHE_NOTE.format(dirs=", ".join(kernel_cache_dirs())))
+            return
         sys.stderr.write(COLD_NOTE + "\n")
         sys.stderr.flush()
 
