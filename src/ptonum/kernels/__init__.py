@@ -438,7 +438,12 @@ if _numba is not None:
                     return self._impl.rebuild(target_context, data)
                 except Exception as exc:
                     _discard(f._data_path(f._load_index().get(key, "")), exc)
+            if self.save_dir_file() is None:  # say it before the compile, not after
+                self._note_no_cache()
             return None
+
+        def _note_no_cache(self) -> None:
+            note("nocache", NO_CACHE_NOTE.format(dirs=", ".join(f._cache_path for f in self._files)))
 
         def save_overload(self, sig: Any, data: Any) -> None:
             if not self._enabled or not self._impl.check_cachable(data):
@@ -453,9 +458,13 @@ if _numba is not None:
                         payload = self._impl.reduce(data)
                     f.save(key, payload)
                     return
-                except OSError:
+                except OSError:  # full disk, permissions changed: the next directory
                     _WRITABLE[f._cache_path] = False
-            note("nocache", NO_CACHE_NOTE.format(dirs=", ".join(f._cache_path for f in self._files)))
+                except Exception as exc:  # the compilation is in memory already: keep computing
+                    note("unsaved", f"a compiled kernel could not be saved in {f._cache_path} "
+                                    f"({type(exc).__name__}: {exc}); it lives in this process only")
+                    return
+            self._note_no_cache()
 
 
 def entry_kernels(module_name: str) -> List[Any]:
@@ -537,7 +546,11 @@ def publish_kernels(module_names: List[str]) -> int:
                 for f in cache._files:  # copy the serialised entry it was loaded from
                     entry: Optional[str] = f._load_index().get(key) if f is not target else None
                     if entry is not None:
-                        target.save(key, f._load_data(entry))
-                        saved += 1
+                        try:
+                            target.save(key, f._load_data(entry))
+                            saved += 1
+                        except Exception as exc:  # changed or unreadable since it was loaded
+                            note("unsaved", f"kernel cache entry {f._data_path(entry)} not copied "
+                                            f"({type(exc).__name__}: {exc})")
                         break
     return saved
