@@ -161,6 +161,8 @@ def compare_figure(report: Any, title: str) -> Any:
     ax_hist.set_xticks(range(len(labels)), labels, rotation=30 if len(labels) > 10 else 0)
     for i, v in enumerate(counts):
         ax_hist.annotate(str(v), (i, v), ha="center", va="bottom", fontsize=8)
+    ax_hist.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax_hist.set_ylim(0, max(counts, default=1) * 1.15)
     ax_hist.set_xlabel(f"distance ({unit})")
     ax_hist.set_ylabel("mismatches")
     ax_hist.set_title("distance histogram", fontsize=10)
