@@ -179,3 +179,5 @@ def test_extra_source_and_comment_columns_are_ignored_and_shown(tmp_path: Path, 
     assert r.exit_code == 1, r.output
     shown = ", ".join(f"{k}: {v}" for k, v in f.extra.items())
     assert shown in r.output
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["explain", "--row", f"{path}:{i + 2}"])
+    assert r.exit_code == 1 and f"{path}:{i + 2} ({shown})" in r.output, r.output

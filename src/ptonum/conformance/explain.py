@@ -277,7 +277,9 @@ def explain_row(spec: str) -> RowExplanation:
         raise UsageError(f"{path}:{line}: no data row at this line (file has {parsed.total} data rows, lines 2..)")
     schema = parsed.schema
     row = schema.row_dict(parsed.rows, int(hit[0]))
-    text = f"{path}:{line}\n" + explain_row_text(schema, row)
+    extra = parsed.extras.get(line, {})  # a source label / comment column, when the file has them
+    where = f"{path}:{line}" + (" (" + ", ".join(f"{k}: {v}" for k, v in extra.items()) + ")" if extra else "")
+    text = f"{where}\n" + explain_row_text(schema, row)
     batch = parsed.take(hit[:1])
     res = schema.run(batch, "reference")
     if res.errors:
