@@ -149,3 +149,49 @@ def test_option_errors_are_one_line(tmp_path: Path, args: List[str], message: st
 def test_scale_out_options_need_an_input() -> None:
     r = _run(["postprocess", "--workers", "2"])
     assert r.exit_code == 2 and "--workers needs an ACC input file" in r.output
+
+
+# ---------------------------------------------------------------------------
+# ptonum check and ptonum sweep on the workers
+
+
+def _vector_file(tmp_path: Path) -> Path:
+    """3000 ASL tcvt_e8m0 rows with two expected values broken and one malformed row."""
+    import gzip
+
+    from conftest import vectors_dir
+
+    with gzip.open(vectors_dir() / "tcvt_e8m0.csv.gz", "rt") as fh:
+        lines = [next(fh) for _ in range(3001)]
+    for k in (1200, 2900):
+        cols = lines[k].rstrip("\n").split(",")
+        cols[4] = f"{int(cols[4], 16) ^ 1:#04x}"
+        lines[k] = ",".join(cols) + "\n"
+    lines[2500] = "FP16,0xZZ,RNE,0\n"
+    path = tmp_path / "v.csv"
+    path.write_text("".join(lines))
+    return path
+
+
+def test_check_on_workers_equals_serial(scheduler: str, tmp_path: Path) -> None:
+    path = _vector_file(tmp_path)
+    serial = _run(["check", str(path), "--engine", "both", "--max-report", "3"])
+    split = _run(["check", str(path), "--engine", "both", "--max-report", "3", "--scheduler", scheduler])
+    assert serial.exit_code == split.exit_code == 1
+    assert serial.output.count("3 failing row(s)") == 2  # 2 mismatches + 1 malformed, in each engine
+    assert split.output == serial.output
+    assert "v.csv:1201" in serial.output and "v.csv:2501" in serial.output
+
+
+def test_sweep_on_workers_equals_this_process(scheduler: str, tmp_path: Path) -> None:
+    args = ["sweep", "tcvt", "--src-type", "FP16", "--range", "0x7b00:0x7d00", "--partition-size", "64", "--json"]
+    here = _run(args + ["--state", str(tmp_path / "a")])
+    there = _run(args + ["--state", str(tmp_path / "b"), "--scheduler", scheduler])
+    assert here.exit_code == there.exit_code == 0, there.output
+    import json
+
+    a, b = json.loads(here.output), json.loads(there.output)
+    assert a["inputs"] == b["inputs"] == 512 * 14 and a["mismatches"] == b["mismatches"] == 0
+    assert b["partitions_run"] == 8 and len(list((tmp_path / "b").glob("part-*.json"))) == 8
+    again = _run(args + ["--state", str(tmp_path / "b"), "--scheduler", scheduler, "--resume"])
+    assert json.loads(again.output)["partitions_resumed"] == 8

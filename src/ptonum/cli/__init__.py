@@ -183,6 +183,7 @@ _COMMANDS = (
     "explain_cmd",
     "compare_cmd",
     "compile_cmd",
+    "sweep_cmd",
 )
 
 for _name in _COMMANDS:

@@ -1,0 +1,161 @@
+"""``ptonum sweep``: every input code of a range through the fast and the reference engine.
+
+``ptonum sweep tcvt --src-type FP16`` covers every FP16 source code in all 7 rounding
+modes and both Sat values; ``ptonum sweep postprocess --mode ...`` every 32-bit
+accumulator code through one B.FPATR configuration.  Work is split into
+partitions recorded in a state directory as they finish (``--resume`` continues
+an interrupted sweep); ``--workers``/``--scheduler`` spread the partitions over
+Dask workers.  Exit status: 0 no mismatch, 1 a mismatch, 2 an error.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+import rich_click as click
+
+from ..errors import UsageError
+from ._common import EXIT_MISMATCH, RMODE_HELP, errors_to_exit, out_console
+from ._scale_out import client_for, placement_options, task_progress
+
+
+def _common_options(fn: Any) -> Any:
+    fn = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")(fn)
+    fn = click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")(fn)
+    fn = click.option("--max-report", type=click.IntRange(min=0), default=5, show_default=True,
+                      help="Mismatches listed (the first is explained step by step).")(fn)
+    fn = placement_options(fn)
+    fn = click.option("--resume", is_flag=True,
+                      help="Continue the sweep recorded in --state (finished partitions are not run again).")(fn)
+    fn = click.option("--state", "state_dir", default=None, metavar="DIR",
+                      help="Directory recording finished partitions (default: ptonum-sweep-OP-HASH here).")(fn)
+    fn = click.option("--partition-size", type=click.IntRange(min=1), default=None,
+                      help="Codes per partition (one task each; default 4096 for tcvt, 16384 for postprocess).")(fn)
+    fn = click.option("--range", "code_range", metavar="LO:HI", default=None,
+                      help="Codes LO (inclusive) to HI (exclusive), decimal or 0x-hex (default: every code).")(fn)
+    return fn
+
+
+@click.group("sweep")
+def command() -> None:
+    """Run every input code of a range through both engines and report the mismatches (exhaustive checks)."""
+
+
+@command.command("tcvt")
+@click.option("--src-type", required=True, type=click.Choice(["FP16", "BF16", "FP32"], case_sensitive=False),
+              help="Source type (FP16/BF16: 65,536 codes; FP32: 2^32 codes).")
+@_common_options
+def tcvt(src_type: str, **options: Any) -> None:
+    """TCVT to E8M0: every source code x 7 rounding modes x 2 Sat values (FP16: 917,504 inputs).
+
+    **Examples**
+
+    ```
+    ptonum sweep tcvt --src-type FP16 --workers 2
+    ptonum sweep tcvt --src-type FP32 --range 0x3f000000:0x40000000 --scheduler tcp://host:8786 --state s1
+    ptonum sweep tcvt --src-type FP32 --range 0x3f000000:0x40000000 --scheduler tcp://host:8786 --state s1 --resume
+    ```
+    """
+    from ..dask.sweep import parse_range, tcvt_sweep
+
+    with errors_to_exit("sweep tcvt", translate=False):
+        width = 32 if src_type.upper() == "FP32" else 16
+        lo, hi = parse_range(options["code_range"], width)
+        sw = tcvt_sweep(src_type.upper(), lo=lo, hi=hi, partition=options["partition_size"] or (1 << 12))
+        _run("sweep tcvt", sw, options)
+
+
+@command.command("postprocess")
+@click.option("--mode", required=True, help="PreQuantMode name or code (e.g. REQ8, QF322FP8_PRE, 26).")
+@click.option("--relu", default="NONE", show_default=True, help="ReluMode: NONE, RELU, LRELU or PRELU (or 0-3).")
+@click.option("--acc-type", type=click.Choice(["FP32", "S32", "U32"], case_sensitive=False), default=None,
+              help="Accumulator type (default: the mode's first accumulator class).")
+@click.option("--rmode", default="NONE", show_default=True, help=RMODE_HELP)
+@click.option("--sat", is_flag=True, help="B.DATR Sat=1.")
+@click.option("--scale", type=float, default=None, help="Quantization scale (exactly an FP19 value).")
+@click.option("--offset", type=int, default=0, show_default=True, help="Signed offset with --scale.")
+@click.option("--shift", type=click.IntRange(1, 16), default=None, help="Shift modes 12/13: right shift 1..16.")
+@click.option("--quant-param", metavar="WORD", default=None, help="Raw 64-bit quantization word.")
+@click.option("--alpha", type=float, default=None, help="LReLU/PReLU multiplier (exactly an FP19 value).")
+@click.option("--relu-param", metavar="WORD", default=None, help="Raw activation word (FP19 in bits [18:0]).")
+@_common_options
+def postprocess(mode: str, relu: str, acc_type: Optional[str], rmode: str, sat: bool, scale: Optional[float],
+                offset: int, shift: Optional[int], quant_param: Optional[str], alpha: Optional[float],
+                relu_param: Optional[str], **options: Any) -> None:
+    """B.FPATR element post-process: every 32-bit accumulator code of --range through one configuration.
+
+    All 2^32 codes by default (see docs/scale-out.md for what that costs); the configuration is
+    checked like the tile operation before any work.
+
+    **Example**
+
+    ```
+    ptonum sweep postprocess --mode REQ8 --scale 0.5 --offset -3 --sat --range 0:0x1000000 --workers 2
+    ```
+    """
+    from ..dask.sweep import parse_range, postprocess_sweep
+    from ..fpatr import mode_info, quant_param as make_qp, relu_param as make_rp, shift_param_word
+    from ._common import parse_rmode
+
+    with errors_to_exit("sweep postprocess"):
+        mode_value: Any = int(mode) if mode.strip().isdigit() else mode
+        relu_value: Any = int(relu) if relu.strip().isdigit() else relu
+        info = mode_info(mode_value)
+        given = [o for o, v in (("--scale", scale), ("--shift", shift), ("--quant-param", quant_param)) if v is not None]
+        if len(given) > 1:
+            raise UsageError(f"{given[0]} and {given[1]} both give the quantization parameter")
+        qword: Optional[int] = None
+        if scale is not None:
+            qword = int(make_qp(scale, offset, mode=mode_value))
+        elif shift is not None:
+            qword = int(shift_param_word(shift=shift))
+        elif quant_param is not None:
+            qword = int(quant_param, 0)
+        if alpha is not None and relu_param is not None:
+            raise UsageError("--alpha and --relu-param both give the activation parameter")
+        rword = int(make_rp(alpha)) if alpha is not None else int(relu_param, 0) if relu_param is not None else None
+        lo, hi = parse_range(options["code_range"], 32)
+        sw = postprocess_sweep(pre_quant_mode=mode_value, relu_mode=relu_value,
+                               acc_type=acc_type.upper() if acc_type else info.accumulator_types[0].name,
+                               rmode=parse_rmode(rmode), sat=sat, quant_param=qword, relu_param=rword, lo=lo, hi=hi,
+                               partition=options["partition_size"] or (1 << 14))
+        _run("sweep postprocess", sw, options)
+
+
+def _run(name: str, sw: Any, options: Any) -> None:
+    from ..conformance.explain import explain_postprocess, explain_tcvt
+    from ..dask.sweep import report_json, run_sweep
+
+    console = out_console()
+    state = options["state_dir"] or f"ptonum-sweep-{sw.op}-{sw.key()}"
+    if not options["as_json"]:
+        console.print(f"[bold]{sw.describe()}[/bold]", highlight=False, soft_wrap=True)
+        console.print(f"{len(sw.partitions())} partition(s) of {sw.partition} codes; state in {state}",
+                      highlight=False, soft_wrap=True)
+    show = options["progress"] if options["progress"] is not None else sys.stderr.isatty()
+    with client_for(name, options["scheduler"], options["workers"]) as client:
+        with task_progress("inputs", bool(show)) as cb:
+            rep = run_sweep(sw, state_dir=state, resume=options["resume"], client=client, progress=cb,
+                            max_report=options["max_report"])
+    if options["as_json"]:
+        console.print(report_json(rep), highlight=False, markup=False, soft_wrap=True)
+    else:
+        ok = rep.mismatches == 0
+        console.print(f"inputs {rep.inputs:,}, mismatches {rep.mismatches:,} "
+                      f"({rep.partitions_run} partition(s) run, {rep.partitions_resumed} resumed)",
+                      highlight=False, style="green" if ok else "red")
+        for m in rep.first:
+            variant = f" rmode={m['rmode']} sat={int(m['sat'])}" if "rmode" in m else ""
+            console.print(f"  code {m['code']:#x}{variant}: fast {m['fast'][0]:#x} flags {m['fast'][1]:#04x}, "
+                          f"reference {m['reference'][0]:#x} flags {m['reference'][1]:#04x}", highlight=False)
+        if rep.first:
+            m = rep.first[0]
+            c = sw.config
+            ex = (explain_tcvt(m["code"], src_type=c["src_type"], rmode=m["rmode"], sat=m["sat"]) if sw.op == "tcvt"
+                  else explain_postprocess(m["code"], pre_quant_mode=c["pre_quant_mode"], relu_mode=c["relu_mode"],
+                                           acc_type=c["acc_type"], quant_param=c["quant_param"],
+                                           relu_param=c["relu_param"], rmode=c["rmode"], sat=c["sat"]))
+            console.print(str(ex), highlight=False, markup=False, soft_wrap=True)
+    if rep.mismatches:
+        sys.exit(EXIT_MISMATCH)

@@ -1,0 +1,104 @@
+"""ptonum.dask.sweep: partitions, records on disk, resume after an interruption, mismatch reports.
+
+The engines' agreement itself is checked against the ASL vectors elsewhere; here the expected
+counts come from the sweep definition (codes x 7 rounding modes x 2 Sat), the expected
+mismatches from a deliberately broken fast engine, and resumed totals from an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, List
+
+import numpy as np
+import pytest
+
+import ptonum.tcvt
+from ptonum.dask.sweep import parse_range, postprocess_sweep, run_sweep, tcvt_sweep
+from ptonum.errors import TileLegalityError, UnsupportedConversionError, UsageError
+
+
+def test_fp16_sweep_size_and_description() -> None:
+    sw = tcvt_sweep("FP16")
+    assert sw.inputs == 65536 * 7 * 2 == 917504
+    assert "917,504 inputs" in sw.describe()
+    assert len(sw.partitions()) == 16 and sw.partitions()[-1] == (61440, 65536)
+    assert tcvt_sweep("FP32").hi == 1 << 32
+
+
+def test_sweep_records_and_resumes(tmp_path: Path) -> None:
+    sw = tcvt_sweep("BF16", lo=0x3f00, hi=0x3f00 + 640, partition=128)
+    calls: List[int] = []
+
+    def interrupt(done: int, total: int) -> None:
+        calls.append(done)
+        if len(calls) == 3:  # two partitions recorded, then Ctrl-C
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(sw, state_dir=tmp_path / "s", progress=interrupt)
+    parts = sorted((tmp_path / "s").glob("part-*.json"))
+    assert len(parts) == 2
+    with pytest.raises(UsageError, match="--resume"):
+        run_sweep(sw, state_dir=tmp_path / "s")
+    rep = run_sweep(sw, state_dir=tmp_path / "s", resume=True)
+    assert (rep.partitions_resumed, rep.partitions_run) == (2, 3) and rep.complete
+    whole = run_sweep(sw, state_dir=tmp_path / "w")
+    assert (rep.inputs, rep.mismatches) == (whole.inputs, whole.mismatches) == (640 * 14, 0)
+    again = run_sweep(sw, state_dir=tmp_path / "s", resume=True)
+    assert again.partitions_run == 0 and again.partitions_resumed == 5
+    other = tcvt_sweep("BF16", lo=0, hi=640, partition=128)
+    with pytest.raises(UsageError, match="different sweep"):
+        run_sweep(other, state_dir=tmp_path / "s", resume=True)
+    (tmp_path / "s" / parts[0].name).write_text("{broken")  # a damaged record runs again
+    assert run_sweep(sw, state_dir=tmp_path / "s", resume=True).partitions_run == 1
+
+
+def test_mismatches_are_counted_and_reported(tmp_path: Path, monkeypatch) -> None:
+    real = ptonum.tcvt.to_e8m0
+
+    def broken(bits: Any, **kw: Any) -> Any:
+        codes, flags = real(bits, **kw)
+        if kw.get("engine") == "fast" and kw.get("rmode") == "RTZ" and kw.get("sat"):
+            codes = np.where(np.asarray(bits) == 0x3c01, codes ^ np.uint8(1), codes)
+        return codes, flags
+
+    monkeypatch.setattr(ptonum.tcvt, "to_e8m0", broken)
+    rep = run_sweep(tcvt_sweep("FP16", lo=0x3c00, hi=0x3c40, partition=16), state_dir=tmp_path / "s")
+    assert rep.mismatches == 1
+    (m,) = rep.first
+    assert (m["code"], m["rmode"], m["sat"]) == (0x3c01, "RTZ", True)
+    assert m["fast"][0] ^ m["reference"][0] == 1
+    rec = [json.loads(p.read_text()) for p in sorted((tmp_path / "s").glob("part-*.json"))]
+    assert [r["mismatches"] for r in rec] == [1, 0, 0, 0]
+
+
+def test_postprocess_sweep_checked_like_the_tile_operation(tmp_path: Path) -> None:
+    with pytest.raises(TileLegalityError):
+        postprocess_sweep(pre_quant_mode="REQ8", acc_type="S32")  # parameter missing
+    with pytest.raises(TileLegalityError):
+        postprocess_sweep(pre_quant_mode="NoQuant", acc_type="S32", rmode="RTZ")
+    with pytest.raises(UnsupportedConversionError):
+        tcvt_sweep("E4M3")
+    from ptonum import fpatr
+
+    sw = postprocess_sweep(pre_quant_mode="VQF322B8_PRE", relu_mode="LRELU", acc_type="FP32",
+                           quant_param=int(fpatr.quant_param(0.5, 3, mode="VQF322B8_PRE")),
+                           relu_param=int(fpatr.relu_param(0.25)), lo=0x3f000000, hi=0x3f000000 + 2048,
+                           partition=1024)
+    rep = run_sweep(sw, state_dir=tmp_path / "p")
+    assert (rep.inputs, rep.mismatches, rep.partitions_run) == (2048, 0, 2)
+
+
+@pytest.mark.parametrize("text, width, expected", [
+    (None, 16, (0, 65536)), ("0x10:0x20", 16, (16, 32)), (":0x100", 32, (0, 256)), ("5:", 16, (5, 65536)),
+])
+def test_parse_range(text: Any, width: int, expected: Any) -> None:
+    assert parse_range(text, width) == expected
+
+
+@pytest.mark.parametrize("text", ["5", "0x20:0x10", "0:0x10001", "a:b"])
+def test_parse_range_errors(text: str) -> None:
+    with pytest.raises(UsageError, match="--range"):
+        parse_range(text, 16)
