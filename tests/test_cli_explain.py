@@ -63,3 +63,11 @@ def test_explain_tcvt_value_is_rounded_once() -> None:
     assert "--value 1.0039063 is BF16 0x3f81" in r.output and "src=0x3f81" in r.output
     r = RUN.invoke(main, ["explain", "tcvt", "--src-type", "BF16", "--value", "1", "--bits", "0x3f80"])
     assert r.exit_code == 2 and "one of them" in r.stderr
+
+
+def test_reduction_operands_as_values() -> None:
+    a = RUN.invoke(main, ["explain", "reduction", "--acc-type", "S32", "--current", "-5", "--candidate", "3"])
+    b = RUN.invoke(main, ["explain", "reduction", "--acc-type", "S32", "--current", "0xfffffffb", "--candidate", "0x3"])
+    assert a.exit_code == 0 and a.output == b.output, a.output
+    r = RUN.invoke(main, ["explain", "reduction", "--acc-type", "FP32", "--current", "-1.5", "--candidate", "0.1"])
+    assert r.exit_code == 2 and "--candidate = 0.1: not an FP32 value" in r.stderr

@@ -111,7 +111,7 @@ def postprocess(attributes_word: Optional[str], mode: Optional[str], relu: Optio
     _run("explain", go)
 
 
-def acc_bits(text: str, acc_type: str) -> int:
+def acc_bits(text: str, acc_type: str, name: str = "--acc") -> int:
     """``--acc``: bits written ``0x``/``0b``/``0o``, or the value as a decimal of the accumulator type
     (signed for S32, unsigned for U32, an exact FP32 value for FP32; an inexact FP32 decimal is refused
     with the nearest FP32, rounded once from the decimal).  Raises :class:`UsageError`."""
@@ -120,16 +120,16 @@ def acc_bits(text: str, acc_type: str) -> int:
 
     s = text.strip()
     if s[:2].lower() in ("0x", "0b", "0o"):
-        return parse_int(s, "--acc")
+        return parse_int(s, name)
     t = parse_data_type(acc_type.strip().upper(), "--acc-type")
     if t.name == "FP32":
-        bits, exact = decimal_to_bits(s, "FP32", "--acc")
+        bits, exact = decimal_to_bits(s, "FP32", name)
         if not exact:
             import numpy as np
 
             from ..numtext import names_value, parse_real
 
-            parsed = parse_real(s, "--acc")
+            parsed = parse_real(s, name)
             value = float(np.array(bits, np.uint32).view(np.float32))
             if not isinstance(parsed, float) and names_value(parsed, value):  # the printed form of an FP32
                 return bits
@@ -137,20 +137,20 @@ def acc_bits(text: str, acc_type: str) -> int:
             import numpy as np
 
             near = repr(float(np.array(bits, np.uint32).view(np.float32)))
-            raise UsageError(f"--acc = {s}: not an FP32 value; the nearest FP32 (rounded once from the decimal, "
-                             f"nearest even) is {bits:#010x} = {near}: give --acc {bits:#010x}")
+            raise UsageError(f"{name} = {s}: not an FP32 value; the nearest FP32 (rounded once from the decimal, "
+                             f"nearest even) is {bits:#010x} = {near}: give {name} {bits:#010x}")
         return bits
     if t.name not in ("S32", "U32"):
-        return parse_int(s, "--acc")  # the model names the accumulator-type problem
+        return parse_int(s, name)  # the model names the accumulator-type problem
     if not is_decimal_text(s) or any(c in s for c in ".eE"):
-        raise UsageError(f"--acc = {text!r}: expected an integer (a decimal {t.name} value, or 0x... bits)")
+        raise UsageError(f"{name} = {text!r}: expected an integer (a decimal {t.name} value, or 0x... bits)")
     try:
         v = int(s.replace("_", ""), 10)
     except ValueError:
-        raise UsageError(f"--acc = {text!r}: expected an integer (a decimal {t.name} value, or 0x... bits)") from None
+        raise UsageError(f"{name} = {text!r}: expected an integer (a decimal {t.name} value, or 0x... bits)") from None
     lo, hi = (-(1 << 31), (1 << 31) - 1) if t.name == "S32" else (0, (1 << 32) - 1)
     if not lo <= v <= hi:
-        raise UsageError(f"--acc = {v}: does not fit {t.name} ({lo} .. {hi})")
+        raise UsageError(f"{name} = {v}: does not fit {t.name} ({lo} .. {hi})")
     return v & 0xFFFFFFFF
 
 
@@ -196,9 +196,11 @@ def tcvt(src_type: str, bits: Optional[str], decimal: Optional[str], rmode: str,
 @command.command("reduction")
 @click.option("--acc-type", required=True, help="FP32, S32 or U32.")
 @click.option("--max-abs", is_flag=True, help="MaxAbsEn: absolute values of both operands.")
-@click.option("--current", required=True, help="Current (left) operand bits.")
-@click.option("--candidate", required=True, help="Candidate (right) operand bits.")
+@click.option("--current", required=True,
+              help="Current (left) operand: bits (0x...) or a value (signed decimal for S32, exact decimal for FP32).")
+@click.option("--candidate", required=True, help="Candidate (right) operand, as --current.")
 def reduction(acc_type: str, max_abs: bool, current: str, candidate: str) -> None:
     """Trace TileProfileMatrixReductionStepWithFlags for one step."""
-    _run("explain", lambda: explain_reduction(parse_int(current, "--current"), parse_int(candidate, "--candidate"),
+    _run("explain", lambda: explain_reduction(acc_bits(current, acc_type, "--current"),
+                                              acc_bits(candidate, acc_type, "--candidate"),
                                               acc_type=acc_type, max_abs=max_abs))
