@@ -112,14 +112,29 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             return builder.bitcast(args[0], _ir.FloatType())
 
         return sig, codegen
+    @_intrinsic
+    def _rint_i(typingctx: Any, x: Any) -> Any:
+        """float64 rounded to an integer, ties to even (``llvm.rint``: the default IEEE
+        rounding, exact; unlike a libm call it vectorizes)."""
+        sig = _types.float64(_types.float64)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            fn = builder.module.declare_intrinsic("llvm.rint", [_ir.DoubleType()])
+            return builder.call(fn, [args[0]])
+
+        return sig, codegen
     _f64_bits: Any = _f64_bits_i
     _u32_f32: Any = _u32_f32_i
+    _rint: Any = _rint_i
 else:  # pragma: no cover - kernels are not used without numba
     def _f64_bits(x: float) -> int:
         return int(np.array(x, np.float64).view(np.int64))
 
     def _u32_f32(x: int) -> float:
         return float(np.array(x, np.uint32).view(np.float32))
+
+    def _rint(x: float) -> float:
+        return float(np.rint(x))
 
 
 # ---------------------------------------------------------------------------
@@ -558,6 +573,71 @@ def _row_bf16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool, spe
 
 
 @njit
+def _row_f16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool, spec: Any) -> int:
+    """FP32 -> FP16, RNE, scale 1, ReluMode NONE/RELU (mode F322F16): the rules of _element
+    on the FP32 bits, select-only so that the loop vectorizes (no float64 product: with a
+    multiplier of one the product is the source itself).
+
+    Normal results: rebias the exponent (127 -> 15) and round the 13 dropped bits to
+    nearest-even, NX when they are nonzero; a carry into exponent 31 (|x| >= 65520) is
+    the overflow of _encode_binary (Inf, or with Sat the largest finite, OF|NX).
+    Results below 2^-14: the significand shifted right by 126 - exponent (at most 31),
+    rounded to nearest-even, UF|NX when inexact; the sign is kept (a tiny negative that
+    rounds to zero is -0, as the encoder keeps it), and a -0 source gives 0x8000, the
+    destination -0 of the signed-zero rule.  ReLU sends a negative source to +0 with no
+    flag.  NaN/Inf sources (|bits| >= 0x7F800000) are redone by :func:`_element`.
+    """
+    f_or = np.uint32(0)
+    one = np.uint32(1)
+    relum = np.uint32(1) if relu == 1 else np.uint32(0)
+    ovf_code = np.uint32(0x7BFF) if sat else np.uint32(0x7C00)
+    rare = np.uint32(0)
+    a_ = acc[base:base + cnt]
+    o_ = out[base:base + cnt]
+    for j in range(cnt):
+        x = a_[j]
+        sgn = (x >> np.uint32(16)) & np.uint32(0x8000)
+        ax = x & np.uint32(0x7FFFFFFF)
+        e = ax >> np.uint32(23)
+        # normal result
+        nrm = ax - np.uint32(0x38000000)
+        rn = (nrm + np.uint32(0xFFF) + ((nrm >> np.uint32(13)) & one)) >> np.uint32(13)
+        nx_n = np.uint32((ax & np.uint32(0x1FFF)) != np.uint32(0))
+        # result below the minimum normal: shift 14..31 (e <= 112; FP32 subnormals shift 31)
+        sh = np.uint32(min(max(np.int32(126) - np.int32(e), np.int32(14)), np.int32(31)))
+        m = (ax & np.uint32(0x7FFFFF)) | _sel(np.uint32(e != np.uint32(0)), np.uint32(0x800000), np.uint32(0))
+        k = m >> sh
+        rem = m & ((one << sh) - one)
+        half = one << (sh - one)
+        rs = k + np.uint32((rem > half) | ((rem == half) & ((k & one) != np.uint32(0))))
+        nx_s = np.uint32(rem != np.uint32(0))
+        tiny = np.uint32(ax < np.uint32(0x38800000))
+        r = _sel(tiny, rs, rn)
+        nx = _sel(tiny, nx_s, nx_n)
+        f = (nx << np.uint32(4)) | ((nx & tiny) << np.uint32(3))
+        ovf = np.uint32(r >= np.uint32(0x7C00))
+        r = _sel(ovf, ovf_code, r)
+        f = _sel(ovf, np.uint32(0x14), f)
+        code = r | sgn
+        big = np.uint32(ax >= np.uint32(0x7F800000))
+        neg0 = relum & (x >> np.uint32(31))
+        f = _sel(neg0 | big, np.uint32(0), f)
+        code = _sel(neg0, np.uint32(0), code)
+        rare |= big
+        o_[j] = np.uint16(code)
+        f_or |= f
+    res = np.int64(f_or)
+    if rare:
+        for j in range(cnt):
+            a = np.int64(a_[j])
+            if (a & 0x7FFFFFFF) >= 0x7F800000:
+                b, f2 = _element(a, 1.0, 0.0, 0, SRC_FP32, relu, 0, D_FP16, R_RNE, sat, spec, 0x8000)
+                o_[j] = b
+                res |= f2
+    return res
+
+
+@njit
 def _redo_special(a_: Any, o_: Any, sc_: Any, al_: Any, relu: int, dst: int, mode: int, sat: bool,
                   spec: Any, negzero: int) -> int:
     """Second pass of the select-only FP32 row loops: every NaN/Inf or -0 source of the row
@@ -710,6 +790,51 @@ def _row_s32_offset(acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags
 
 
 @njit
+def _row_s32_rne(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, offw: int, dst: int,
+                 sat: bool, scale: Any, alpha: Any, offs: Any) -> int:
+    """S32 source with an offset under RNE and no per-element flags (REQ8/VREQ8 and the
+    other offset modes in a tile): the rules of :func:`_row_s32_offset`, select-only so
+    that the loop vectorizes.  The exact float64 product is rounded by ``llvm.rint``
+    (ties to even), saturated to S5/S9/S17 (OF|NX), offset, then clamped (Sat) or
+    wrapped to the destination width (OF|NX when outside it)."""
+    lim_hi = np.float64((1 << (offw - 1)) - 1)
+    lim_lo = -np.float64(1 << (offw - 1))
+    lo, hi, mask64 = _int_range(dst)
+    # with Sat=0 the destination clamp is the identity (the integer is wrapped by the mask)
+    c_lo = np.float64(lo) if sat else -1e9
+    c_hi = np.float64(hi) if sat else 1e9
+    d_lo = np.float64(lo)
+    d_hi = np.float64(hi)
+    mask = np.int32(mask64)
+    zero_neg = relu == 1
+    alt_neg = relu >= 2
+    nx_or = False
+    ov_or = False
+    a_ = acc[base:base + cnt]
+    o_ = out[base:base + cnt]
+    sc_ = scale[pb:pb + cnt]
+    of_ = offs[pb:pb + cnt]
+    al_ = alpha[pb:pb + cnt] if alt_neg else scale[pb:pb + cnt]
+    for j in range(cnt):
+        sv = np.float64(np.int32(a_[j]))
+        neg = sv < 0.0
+        m = al_[j] if (neg and alt_neg) else sc_[j]
+        m = 0.0 if (neg and zero_neg) else m
+        p = sv * m
+        r = _rint(p)
+        nx_or |= r != p
+        ri = lim_hi if r > lim_hi else r
+        ri = lim_lo if ri < lim_lo else ri
+        ov_or |= ri != r
+        final = ri + np.float64(np.int32(of_[j]))  # exact small integers in float64 lanes (AVX2 has no int64->double)
+        ov_or |= (final > d_hi) | (final < d_lo)
+        fc = c_hi if final > c_hi else final
+        fc = c_lo if fc < c_lo else fc
+        o_[j] = np.int32(fc) & mask
+    return (_NX if nx_or else 0) | (_OF_NX if ov_or else 0)
+
+
+@njit
 def _row_float(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, dst: int, mode: int,
                sat: bool, scale: Any, alpha: Any, qrow: int, rrow: int,
                spec: Any, negzero: int) -> int:
@@ -752,6 +877,8 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
         cnt = min(n, total - base)
         if fast == 1:
             f_or = _row_bf16(acc, base, cnt, out, relu, sat, spec)
+        elif fast == 7:
+            f_or = _row_s32_rne(acc, base, cnt, out, i * qrow, relu, offw, dst, sat, scale, alpha, offs)
         elif fast == 3:
             f_or = _row_s32_offset(acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode,
                                    sat, scale, alpha, offs)
@@ -759,6 +886,8 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
             f_or = _row_e4m3_rne(acc, base, cnt, out, i, relu, sat, scale, alpha, qrow, rrow, spec)
         elif fast == 5:
             f_or = _row_hif8_rhb(acc, base, cnt, out, i, relu, sat, scale, alpha, qrow, rrow, spec)
+        elif fast == 6:
+            f_or = _row_f16(acc, base, cnt, out, relu, sat, spec)
         elif fast == 2:
             f_or = _row_float(acc, base, cnt, out, i, relu, dst, mode, sat, scale, alpha,
                               qrow, rrow, spec, negzero)
@@ -913,6 +1042,8 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
         fast = 2
         if dst == D_BF16 and mode == R_RNE and relu in (0, 1) and np.all(scale == 1.0):
             fast = 1
+        elif dst == D_FP16 and mode == R_RNE and relu in (0, 1) and np.all(scale == 1.0):
+            fast = 6
         elif dst == D_E4M3 and mode == R_RNE:
             fast = 4
         elif dst == D_HIF8 and mode == R_RHB:
@@ -921,7 +1052,7 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
     scale, offs, shifts, alpha = (np.full(n, arr[0]) if arr.size == 1 else arr
                                   for arr in (scale, offs, shifts, alpha))
     if kind == KIND_GENERAL and src == SRC_S32 and offw > 0 and (relu < 2 or rrow == qrow):
-        fast = 3
+        fast = 7 if (mode == R_RNE and flags_out is None) else 3
     want_flags = flags_out is not None
     fl = flags_out if flags_out is not None else np.zeros(1, np.uint8)
     red_t = _SRC_CODE[red_type.name] if red_type is not None else 0
