@@ -34,6 +34,8 @@ Source: pto-spec ``asl/arch/profile/matrix-postprocess.asl``
 
 from __future__ import annotations
 
+import bisect
+import functools
 from fractions import Fraction
 from typing import Any, Callable, Dict, List, Tuple, Union
 
@@ -132,15 +134,19 @@ def _normalize(magnitude: Fraction) -> Tuple[Fraction, int]:
     The exponent is bounded to -149..128 like the ASL loop counters: beyond
     those bounds the loops stop and the normalized value stays outside [1, 2).
     """
-    e = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
-    if Fraction(2) ** e > magnitude:
+    n, d = magnitude.numerator, magnitude.denominator
+    e = n.bit_length() - d.bit_length()
+    # 2^e > n/d, compared on integers
+    if (n << -e if e < 0 else n) < (d << e if e > 0 else d):
         e -= 1
     e = max(-149, min(128, e))
-    return magnitude / Fraction(2) ** e, e
+    return magnitude / _pow2(e), e
 
 
+@functools.lru_cache(maxsize=None)
 def _pow2(e: int) -> Fraction:
-    return Fraction(2) ** e
+    """2^e as a Fraction, built once per exponent."""
+    return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)
 
 
 def _integer_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
@@ -273,6 +279,33 @@ _FP8_CANDIDATES: Dict[TileDataType, List[Tuple[int, Fraction]]] = {
     d: [(c, _fp8_finite_value(d, c)) for c in range(256) if _fp8_is_finite_code(d, c)]
     for d in (T.E4M3, T.HiF8)
 }
+#: The finite codes grouped by value, values ascending: (sorted distinct values, for each
+#: value its codes in code order).  Computed once; used to visit only the codes that can
+#: win the candidate search (see _fp8_search_codes).
+_FP8_BY_VALUE: Dict[TileDataType, Tuple[List[Fraction], List[List[Tuple[int, Fraction]]]]] = {}
+for _d, _cands in _FP8_CANDIDATES.items():
+    _groups: Dict[Fraction, List[Tuple[int, Fraction]]] = {}
+    for _c, _v in _cands:
+        _groups.setdefault(_v, []).append((_c, _v))
+    _vals = sorted(_groups)
+    _FP8_BY_VALUE[_d] = (_vals, [_groups[_v] for _v in _vals])
+
+
+def _fp8_search_codes(dst: TileDataType, v: Fraction) -> List[Tuple[int, Fraction]]:
+    """The candidates the ASL search can select for ``v``, in code order.
+
+    ``ReferenceFP8Encoding`` scans every finite code.  Whatever the mode, the code it keeps
+    has the largest value <= v or the smallest value >= v (nearest modes pick one of the
+    two; RTP/RTM/RTZ/RTO's first search the one on their side), and among codes of equal
+    value the scan's "better" tests are strict, so the first in code order is kept.  The
+    scan restricted to the codes of those one or two values, in code order, keeps the same
+    code; it is what we run (bisect on the values sorted once)."""
+    vals, groups = _FP8_BY_VALUE[dst]
+    i = bisect.bisect_left(vals, v)
+    picked = groups[i - 1] if i > 0 else []
+    if i < len(vals):
+        picked = picked + groups[i]  # vals[i] >= v: equal to v, or the neighbour above
+    return sorted(picked)
 
 
 def _fp8_nearest_better(target: Fraction, cand: Fraction, cand_code: int,
@@ -306,7 +339,7 @@ def _fp8_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool
     best_code = 0
     best_value = Fraction(0)
     toward_zero = mode in (RoundingMode.RTZ, RoundingMode.RTO)
-    for code, cand in _FP8_CANDIDATES[dst]:
+    for code, cand in _fp8_search_codes(dst, v):
         if mode is RoundingMode.RTP:
             eligible = cand >= v
         elif mode is RoundingMode.RTM:

@@ -126,6 +126,8 @@ def as_exact(value: object, name: str = "value") -> Fraction:
     Source: ADR-0085 D177/D178 (the real values ``FloatingToInteger`` and
     ``MatrixEncodeReal`` take; ``asl/arch/profile/matrix-postprocess.asl``).
     """
+    if type(value) is Fraction:  # the common case inside the reference engine, checked first
+        return value
     if isinstance(value, (bool, np.bool_)):
         raise UsageError(f"{name} = {value!r}: expected an exact real (int or Fraction), got a boolean")
     if isinstance(value, (int, np.integer)):
@@ -162,33 +164,32 @@ def round_to_integer(value: ExactReal, mode: RoundingMode) -> int:
     """
     m = check_resolved_mode(mode)
     v = as_exact(value)
-    lower = v.numerator // v.denominator  # floor
-    frac = v - lower
+    # Exact integer arithmetic on v = n / d (d > 0): the floor and the remainder of the
+    # division decide everything; the fraction part is rem / d, compared with 1/2 as 2*rem
+    # against d.
+    n, d = v.numerator, v.denominator
+    lower, rem = divmod(n, d)  # floor(v), and v - floor(v) = rem / d with 0 <= rem < d
+    if rem == 0:
+        return lower  # an integer: every mode returns it
     if m is RoundingMode.RTM:
         return lower
     if m is RoundingMode.RTP:
-        return lower if frac == 0 else lower + 1
+        return lower + 1
     if m is RoundingMode.RTZ:
-        return lower if (frac == 0 or v > 0) else lower + 1
-    half = Fraction(1, 2)
+        return lower if n > 0 else lower + 1
+    if m is RoundingMode.RTO:
+        return lower if lower % 2 != 0 else lower + 1
+    twice = 2 * rem  # the fraction part compared with one half: 2*rem against d
+    if twice < d:
+        return lower
+    if twice > d:
+        return lower + 1
+    # an exact tie
     if m is RoundingMode.RNE:
-        if frac < half:
-            return lower
-        if frac > half:
-            return lower + 1
         return lower if lower % 2 == 0 else lower + 1
     if m is RoundingMode.RNA:
-        if frac < half:
-            return lower
-        if frac > half:
-            return lower + 1
-        return lower if v < 0 else lower + 1
-    if m is RoundingMode.RTO:
-        if frac == 0:
-            return lower
-        return lower if lower % 2 != 0 else lower + 1
-    # RHB
-    return lower if frac < half else lower + 1
+        return lower if n < 0 else lower + 1
+    return lower + 1  # RHB: the numerically greater candidate
 
 
 def magnitude_rounding_mode(mode: RoundingMode, negative: bool) -> RoundingMode:
@@ -223,8 +224,8 @@ def round_magnitude(value: ExactReal, mode: RoundingMode, negative: bool) -> int
     m = check_resolved_mode(mode)
     v = as_exact(value)
     if negative and m is RoundingMode.RHB:
-        lower = v.numerator // v.denominator
-        return lower if v - lower <= Fraction(1, 2) else lower + 1
+        lower, rem = divmod(v.numerator, v.denominator)
+        return lower if 2 * rem <= v.denominator else lower + 1
     return round_to_integer(v, magnitude_rounding_mode(m, bool(negative)))
 
 

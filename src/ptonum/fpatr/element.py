@@ -42,6 +42,7 @@ Source: ADR-0085 D174-D180; pto-spec ``asl/arch/profile/matrix-postprocess.asl``
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Dict, List, Optional, Tuple
@@ -154,16 +155,47 @@ def special_value_result(value_class: str, dst: TileDataType, sat: bool) -> Tupl
 # Decoders from ptonum.formats (FP32 class, exact value) and ptonum.fp19.
 
 
+_ZERO = Fraction(0)
+_ONE = Fraction(1)
+#: FP32 value-class labels by (sign, class of the exponent/fraction fields).
+_FP32_FINITE_CLASS = (("PositiveZero", "PositiveSubnormal", "PositiveNormal"),
+                      ("NegativeZero", "NegativeSubnormal", "NegativeNormal"))
+
+
 def _fp32_class(bits: int) -> str:
-    """ASL ``TileNumericValueClass`` of one FP32 encoding, as its CamelCase label."""
-    return ValueClass(int(value_class(T.FP32, bits, engine="reference"))).label
+    """``ClassifyFP32`` of one FP32 encoding (``TileNumericValueClass``), as its CamelCase
+    label: exponent field all ones is an infinity (fraction 0) or a NaN (quiet when the
+    fraction's top bit is set); exponent field 0 is a zero or a subnormal; else normal."""
+    negative = bits >> 31
+    exponent = (bits >> 23) & 0xFF
+    fraction = bits & 0x7FFFFF
+    if exponent == 0xFF:
+        if fraction == 0:
+            return _NINF if negative else _PINF
+        return _QNAN if fraction >> 22 else _SNAN
+    kind = 2 if exponent else (1 if fraction else 0)
+    return _FP32_FINITE_CLASS[negative][kind]
 
 
 def _fp32_exact(bits: int) -> Fraction:
-    """``ReferenceFP32FiniteValue`` of one finite FP32 encoding."""
-    v = exact_value(T.FP32, bits)
-    assert v is not None
-    return v
+    """``ReferenceFP32FiniteValue`` of one finite FP32 encoding (``FP32FiniteDecomposition``:
+    significand ``fraction`` with exponent -149 for subnormals, ``2^23 + fraction`` with
+    exponent ``field - 150`` for normals), as an exact Fraction."""
+    exponent = (bits >> 23) & 0xFF
+    fraction = bits & 0x7FFFFF
+    if exponent == 0:
+        significand, power = fraction, -149
+    else:
+        significand, power = fraction | 0x800000, exponent - 150
+    magnitude = Fraction(significand << power) if power >= 0 else Fraction(significand, 1 << -power)
+    return -magnitude if bits >> 31 else magnitude
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _fp19_value(bits19: int) -> Fraction:
+    """``FP19FiniteValue`` of one FP19 word, decoded once per distinct word (a tile's scale
+    and alpha words repeat along every row; the decoder validates its argument as an array)."""
+    return fp19_finite_value(bits19)
 
 
 def _reject_nonfinite_fp19(bits19: np.ndarray, name: str, field: str) -> None:
@@ -528,22 +560,28 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
     """One element, step by step (``MatrixPostQuantBaseWithFlags``)."""
     from ..encode import encode_reference, round_and_saturate_signed_reference
 
+    # The explanation texts are built only when tracing: the numbers they show are
+    # formatted (Fractions as text) at a cost far above the element's own arithmetic.
+    tracing = trace is not None
+
     def note(name: str, asl: str, text: str, flags: int = 0) -> None:
-        if trace is not None:
-            trace.append(TraceStep(name, asl, text, flags))
+        assert trace is not None
+        trace.append(TraceStep(name, asl, text, flags))
 
     info = cfg.info
     dst = cfg.dst
     mask = _WIDTH_MASK[dst]
-    note("control", "MatrixFPATREffectiveControl",
-         f"PreQuantMode {int(cfg.mode)} ({cfg.mode.name}), ReluMode {cfg.relu.name}, "
-         f"{cfg.acc_type.name} accumulator -> {dst.name}; rounding {cfg.rmode.name}"
-         + (" (fixed by the mode)" if info.fixed_rounding is not None else "")
-         + f", Sat={int(cfg.sat)}")
+    if tracing:
+        note("control", "MatrixFPATREffectiveControl",
+             f"PreQuantMode {int(cfg.mode)} ({cfg.mode.name}), ReluMode {cfg.relu.name}, "
+             f"{cfg.acc_type.name} accumulator -> {dst.name}; rounding {cfg.rmode.name}"
+             + (" (fixed by the mode)" if info.fixed_rounding is not None else "")
+             + f", Sat={int(cfg.sat)}")
 
     if int(cfg.mode) == 0 and cfg.relu == ReluMode.NONE:
-        note("pass-through", "MatrixPostQuantBaseWithFlags",
-             f"no PreQuant and no activation: the raw accumulator bits 0x{acc:08x} are the result")
+        if tracing:
+            note("pass-through", "MatrixPostQuantBaseWithFlags",
+                 f"no PreQuant and no activation: the raw accumulator bits 0x{acc:08x} are the result")
         return acc, 0
 
     if info.is_shift:
@@ -552,13 +590,15 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
         shifted = sv >> (code + 1)
         if shifted > 32767 or shifted < -32768:
             res = 0x7FFF if shifted > 0 else 0x8000
-            note("shift", "MatrixShiftS32ToS16",
-                 f"S32 {sv} >> {code + 1} (code {code}) = {shifted}, outside S16: saturates to "
-                 f"{_hexw(res, dst)}", OF | NX)
+            if tracing:
+                note("shift", "MatrixShiftS32ToS16",
+                     f"S32 {sv} >> {code + 1} (code {code}) = {shifted}, outside S16: saturates to "
+                     f"{_hexw(res, dst)}", OF | NX)
             return res, OF | NX
-        note("shift", "MatrixShiftS32ToS16",
-             f"S32 {sv} >> {code + 1} (code {code}, arithmetic) = {shifted} -> S16 "
-             f"{_hexw(shifted & 0xFFFF, dst)}")
+        if tracing:
+            note("shift", "MatrixShiftS32ToS16",
+                 f"S32 {sv} >> {code + 1} (code {code}, arithmetic) = {shifted} -> S16 "
+                 f"{_hexw(shifted & 0xFFFF, dst)}")
         return shifted & 0xFFFF, 0
 
     # Source type, class and negativity.
@@ -566,47 +606,53 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
     if src is T.FP32:
         cls = _fp32_class(acc)
         negative = cls in ("NegativeNormal", "NegativeSubnormal", "NegativeInfinity", "NegativeZero")
-        note("source", "MatrixValueClassNegative",
-             f"FP32 0x{acc:08x} is {cls}; negative = {negative}"
-             + (" (NaN is never negative)" if "NaN" in cls else ""))
+        if tracing:
+            note("source", "MatrixValueClassNegative",
+                 f"FP32 0x{acc:08x} is {cls}; negative = {negative}"
+                 + (" (NaN is never negative)" if "NaN" in cls else ""))
     elif src is T.S32:
         cls = "PositiveNormal"
         sv = acc - (1 << 32) if acc >> 31 else acc
         negative = sv < 0
-        note("source", "MatrixPostQuantBaseWithFlags", f"S32 0x{acc:08x} = {sv}; negative = {negative}")
+        if tracing:
+            note("source", "MatrixPostQuantBaseWithFlags", f"S32 0x{acc:08x} = {sv}; negative = {negative}")
     else:
         cls = "PositiveNormal"
         negative = False
-        note("source", "MatrixPostQuantBaseWithFlags", f"U32 0x{acc:08x} = {acc}; never negative")
+        if tracing:
+            note("source", "MatrixPostQuantBaseWithFlags", f"U32 0x{acc:08x} = {acc}; never negative")
 
-    if info.has_parameter:
-        s19 = (qp >> 13) & 0x7FFFF
-        scale = fp19_finite_value(s19)
-        scale_text = f"FP19 {s19:#07x} = {_frac_text(scale)}"
-    else:
-        scale = Fraction(1)
-        scale_text = "1 (the mode has no scale)"
+    s19 = (qp >> 13) & 0x7FFFF
+    scale = _fp19_value(s19) if info.has_parameter else _ONE
+    a19 = rp & 0x7FFFF
     if not negative or cfg.relu == ReluMode.NONE:
         mult = scale
-        why = f"scale {scale_text}"
     elif cfg.relu == ReluMode.RELU:
-        mult = Fraction(0)
-        why = "0 (ReLU on a negative source)"
+        mult = _ZERO
     else:
-        a19 = rp & 0x7FFFF
-        mult = fp19_finite_value(a19)
-        why = (f"alpha FP19 {a19:#07x} = {_frac_text(mult)} "
-               f"({cfg.relu.name} on a negative source; replaces the scale {scale_text})")
-    note("multiplier", "MatrixSelectedMultiplier", f"multiplier = {why}")
+        mult = _fp19_value(a19)
+    if tracing:
+        scale_text = (f"FP19 {s19:#07x} = {_frac_text(scale)}" if info.has_parameter
+                      else "1 (the mode has no scale)")
+        if not negative or cfg.relu == ReluMode.NONE:
+            why = f"scale {scale_text}"
+        elif cfg.relu == ReluMode.RELU:
+            why = "0 (ReLU on a negative source)"
+        else:
+            why = (f"alpha FP19 {a19:#07x} = {_frac_text(mult)} "
+                   f"({cfg.relu.name} on a negative source; replaces the scale {scale_text})")
+        note("multiplier", "MatrixSelectedMultiplier", f"multiplier = {why}")
 
     if src is T.FP32 and cls in (_QNAN, _SNAN, _PINF, _NINF):
         if cls == _NINF and mult == 0:
-            note("special", "MatrixPostQuantBaseWithFlags",
-                 "-Inf with a zero multiplier is taken as the source value 0")
+            if tracing:
+                note("special", "MatrixPostQuantBaseWithFlags",
+                     "-Inf with a zero multiplier is taken as the source value 0")
         else:
             b, f = special_value_result(cls, dst, cfg.sat)
-            note("special", "MatrixPostQuantSpecialValue",
-                 f"{cls} -> fixed {dst.name} result {_hexw(b, dst)} (Sat={int(cfg.sat)})", f)
+            if tracing:
+                note("special", "MatrixPostQuantSpecialValue",
+                     f"{cls} -> fixed {dst.name} result {_hexw(b, dst)} (Sat={int(cfg.sat)})", f)
             return b, f
 
     if src is T.S32:
@@ -614,12 +660,13 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
     elif src is T.U32:
         source_value = Fraction(acc)
     elif cls == _NINF:
-        source_value = Fraction(0)
+        source_value = _ZERO
     else:
         source_value = _fp32_exact(acc)
     activated = source_value * mult
-    note("product", "MatrixActivationWithFlags",
-         f"{_frac_text(source_value)} x {_frac_text(mult)} = {_frac_text(activated)} (exact)")
+    if tracing:
+        note("product", "MatrixActivationWithFlags",
+             f"{_frac_text(source_value)} x {_frac_text(mult)} = {_frac_text(activated)} (exact)")
 
     width = info.offset_width
     offset = 0
@@ -628,35 +675,39 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
         offset = raw - (1 << width) if raw >> (width - 1) else raw
     if cls == "NegativeZero" and mult != 0 and offset == 0 and dst.is_floating:
         b = _NEG_ZERO[dst]
-        note("signed zero", "MatrixFloatingSignedZero",
-             f"-0 source with a nonzero multiplier: {dst.name} -0 encoding {_hexw(b, dst)}"
-             + (" (HiF8 has no -0)" if dst is T.HiF8 else ""))
+        if tracing:
+            note("signed zero", "MatrixFloatingSignedZero",
+                 f"-0 source with a nonzero multiplier: {dst.name} -0 encoding {_hexw(b, dst)}"
+                 + (" (HiF8 has no -0)" if dst is T.HiF8 else ""))
         return b, 0
 
     if width:
         inter, f1 = round_and_saturate_signed_reference(activated, width, cfg.rmode)
-        lo_c = activated.numerator // activated.denominator
-        hi_c = lo_c if activated.denominator == 1 else lo_c + 1
-        rng = (-(1 << (width - 1)), (1 << (width - 1)) - 1)
-        sat_text = (f"; outside S{width} {rng[0]}..{rng[1]}, saturated to {inter}" if f1 & OF
-                    else "")
-        note("intermediate", "MatrixRoundAndSaturateSigned",
-             f"round {_frac_text(activated)} with {cfg.rmode.name}: candidates {lo_c} / {hi_c}"
-             f"{sat_text}; S{width} intermediate = {inter}", f1)
+        if tracing:
+            lo_c = activated.numerator // activated.denominator
+            hi_c = lo_c if activated.denominator == 1 else lo_c + 1
+            rng = (-(1 << (width - 1)), (1 << (width - 1)) - 1)
+            sat_text = (f"; outside S{width} {rng[0]}..{rng[1]}, saturated to {inter}" if f1 & OF
+                        else "")
+            note("intermediate", "MatrixRoundAndSaturateSigned",
+                 f"round {_frac_text(activated)} with {cfg.rmode.name}: candidates {lo_c} / {hi_c}"
+                 f"{sat_text}; S{width} intermediate = {inter}", f1)
         final = inter + offset
-        note("offset", "MatrixQuantizedAffine", f"{inter} + offset {offset} = {final}")
+        if tracing:
+            note("offset", "MatrixQuantizedAffine", f"{inter} + offset {offset} = {final}")
         bits, f2 = encode_reference(final, dst, cfg.rmode, cfg.sat)
         bits &= mask
-        note("encode", "ReferenceMatrixIntegerEncoding",
-             f"{final} -> {dst.name} {_hexw(bits, dst)}"
-             + (f" (out of range; {'clamped' if cfg.sat else 'wrapped modulo 2^N'})" if f2 & OF else ""),
-             f2)
+        if tracing:
+            note("encode", "ReferenceMatrixIntegerEncoding",
+                 f"{final} -> {dst.name} {_hexw(bits, dst)}"
+                 + (f" (out of range; {'clamped' if cfg.sat else 'wrapped modulo 2^N'})" if f2 & OF else ""),
+                 f2)
         return bits, f1 | f2
 
     value = activated + offset
     bits, f2 = encode_reference(value, dst, cfg.rmode, cfg.sat)
     bits &= mask
-    if trace is not None:
+    if tracing:
         if dst in _INT_MIN_MAX:
             lo_c = value.numerator // value.denominator
             hi_c = lo_c if value.denominator == 1 else lo_c + 1
