@@ -35,6 +35,16 @@ def test_all_outputs_published_together(tmp_path: Path) -> None:
     assert publish.published(mark) == pub.paths and publish.published_count() == mark + 3
 
 
+def test_directories_made_for_outputs_are_removed_when_nothing_is_published(tmp_path: Path) -> None:
+    (tmp_path / "keep").mkdir()
+    with pytest.raises(RuntimeError):
+        with Publication() as pub:
+            pub.write_bytes(tmp_path / "a" / "b" / "x.npy", b"1")
+            pub.write_bytes(tmp_path / "keep" / "y.npy", b"2")
+            raise RuntimeError("failed")
+    assert listing(tmp_path) == ["keep"]
+
+
 def test_file_mode_follows_umask(tmp_path: Path) -> None:
     old = os.umask(0o027)
     try:

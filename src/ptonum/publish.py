@@ -192,25 +192,35 @@ def _hold_signals() -> Iterator[None]:
         yield
         return
     pending: List[int] = []
-    saved: Dict[int, Any] = {}
+    saved: List[Tuple[int, Any]] = []
 
     def _note(signum: int, frame: Optional[FrameType]) -> None:
         pending.append(signum)
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        old = signal.getsignal(sig)
-        if callable(old):
-            saved[sig] = old
-            signal.signal(sig, _note)
     try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            old = signal.getsignal(sig)
+            if callable(old):
+                saved.append((sig, old))  # remembered before it is swapped: always restored
+                signal.signal(sig, _note)
         yield
     finally:
-        for signum, handler in saved.items():
-            signal.signal(signum, handler)
+        _restore_handlers(saved)
         for signum in pending:
-            handler = saved.get(signum)
+            handler = dict(saved).get(signum)
             if handler is not None:
                 handler(signum, None)  # raises KeyboardInterrupt / Terminated now, after the block
+
+
+def _restore_handlers(saved: List[Tuple[int, Any]]) -> None:
+    """Put the saved handlers back, each in a ``finally`` of the one before, so a signal that the
+    first restored handler raises for cannot leave the next one swapped."""
+    if not saved:
+        return
+    try:
+        signal.signal(saved[0][0], saved[0][1])
+    finally:
+        _restore_handlers(saved[1:])
 
 
 # ---------------------------------------------------------------------------
@@ -274,7 +284,7 @@ class Publication:
     Files get the permissions of a normally created file (``0o666`` less the umask), directories
     ``0o777`` less the umask.  An existing destination file is replaced; an existing destination
     directory only when staged with ``replace=True``.  Parent directories are created when missing
-    (``make_parents=True``, the default).
+    (``make_parents=True``, the default) and removed again (when still empty) if nothing is published.
 
     After :meth:`commit`, :attr:`paths` lists the destinations in the order they were staged.  A
     Publication is for one thread.
@@ -287,6 +297,7 @@ class Publication:
     def __init__(self, *, make_parents: bool = True) -> None:
         self._items: List[_Item] = []
         self._make_parents = make_parents
+        self._made_dirs: List[Path] = []  # created for the outputs; removed again when nothing is published
         self._state = "open"  # open -> committed | discarded
         self.paths: List[Path] = []
 
@@ -312,33 +323,42 @@ class Publication:
             parent = p.parent
             if parent.exists() and not parent.is_dir():
                 raise PublishError(f"cannot write {p}: {parent} is not a directory")
-            try:
-                parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise PublishError(f"cannot write {p}: cannot create {parent}: {_os_text(exc)}") from None
+            missing = []
+            d = parent
+            while not os.path.lexists(d) and d != d.parent:
+                missing.append(d)
+                d = d.parent
+            for d in reversed(missing):  # outermost first; each remembered before it exists
+                self._made_dirs.append(d)
+                try:
+                    os.mkdir(d, 0o777)
+                except FileExistsError:
+                    self._made_dirs.pop()
+                except OSError as exc:
+                    self._made_dirs.pop()
+                    raise PublishError(f"cannot write {p}: cannot create {d}: {_os_text(exc)}") from None
         check_destination(p, directory=directory, replace=replace)
         mask = _umask()
         for _ in range(100):
-            temp = p.parent / f".{p.name}.{secrets.token_hex(4)}.tmp"
-            _track(temp)  # tracked before it exists: no instant where it exists untracked
+            item = _Item(p, p.parent / f".{p.name}.{secrets.token_hex(4)}.tmp", directory, replace)
+            # listed (here and process-wide) before it exists: no instant where it exists unlisted
+            self._items.append(item)
+            _track(item.temp)
             try:
                 if directory:
-                    os.mkdir(temp, 0o777 & ~mask)
+                    os.mkdir(item.temp, 0o777 & ~mask)
                 else:
-                    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~mask)
-                    os.close(fd)
-            except FileExistsError:
-                _untrack(temp)
+                    os.close(os.open(item.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~mask))
+            except FileExistsError:  # another's name: not ours to remove
+                self._items.pop()
+                _untrack(item.temp)
                 continue
             except OSError as exc:
-                _untrack(temp)
+                self._items.pop()
+                _untrack(item.temp)
                 raise PublishError(f"cannot write {p}: {_os_text(exc)}") from None
-            break
-        else:  # pragma: no cover - 100 collisions of 32 random bits
-            raise PublishError(f"cannot write {p}: no free temporary name")
-        item = _Item(p, temp, directory, replace)
-        self._items.append(item)
-        return item
+            return item
+        raise PublishError(f"cannot write {p}: no free temporary name")  # pragma: no cover
 
     @contextlib.contextmanager
     def open(self, dest: PathLike, mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
@@ -386,6 +406,12 @@ class Publication:
             for it in items:
                 _remove(it.temp)
                 _untrack(it.temp)
+            made, self._made_dirs = self._made_dirs, []
+            for d in reversed(made):  # the directories this publication created, if still empty
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
 
     def commit(self) -> List[Path]:
         """Put every staged output in place, all of them or (on any error) none; returns the destinations.
