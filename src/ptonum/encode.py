@@ -102,6 +102,17 @@ _NX = 0x10
 
 ExactReal = Union[Fraction, int]
 
+# Rounding-mode members as module constants: an Enum class-attribute lookup costs more than
+# the integer work of a reference step (Python 3.11), and the reference engine makes several per element.
+_RNE = RoundingMode.RNE
+_RTZ = RoundingMode.RTZ
+_RTM = RoundingMode.RTM
+_RTP = RoundingMode.RTP
+_RNA = RoundingMode.RNA
+_RTO = RoundingMode.RTO
+_RHB = RoundingMode.RHB
+_T_FP32, _T_BF16, _T_E4M3 = T.FP32, T.BF16, T.E4M3
+
 
 def _check_destination(dst_type: object, name: str = "dst_type") -> TileDataType:
     dt = parse_data_type(dst_type, name)  # type: ignore[arg-type]
@@ -201,7 +212,7 @@ def _binary16_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat:
     negative = v < 0
     magnitude = -v if negative else v
     normalized, exponent = _normalize(magnitude)
-    bf16 = dst is T.BF16
+    bf16 = dst is _T_BF16
     fraction_scale = 128 if bf16 else 1024
     bias = 127 if bf16 else 15
     max_exponent = 127 if bf16 else 15
@@ -314,11 +325,11 @@ def _fp8_nearest_better(target: Fraction, cand: Fraction, cand_code: int,
     bd = abs(best - target)
     if cd != bd:
         return cd < bd
-    if mode is RoundingMode.RNE:
+    if mode is _RNE:
         return cand_code % 2 == 0 and best_code % 2 != 0
-    if mode is RoundingMode.RNA:
+    if mode is _RNA:
         return abs(cand) > abs(best)
-    if mode is RoundingMode.RTO:  # pragma: no cover - RTO uses the directed search
+    if mode is _RTO:  # pragma: no cover - RTO uses the directed search
         return cand_code % 2 != 0 and best_code % 2 == 0
     return cand > best
 
@@ -328,7 +339,7 @@ def _fp8_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool
         return 0, 0
     negative = v < 0
     magnitude = -v if negative else v
-    e4m3 = dst is T.E4M3
+    e4m3 = dst is _T_E4M3
     if magnitude > (448 if e4m3 else 32768):
         if sat:
             code = (0xFE if negative else 0x7E) if e4m3 else (0xEE if negative else 0x6E)
@@ -338,11 +349,11 @@ def _fp8_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool
     best_set = False
     best_code = 0
     best_value = Fraction(0)
-    toward_zero = mode in (RoundingMode.RTZ, RoundingMode.RTO)
+    toward_zero = mode in (_RTZ, _RTO)
     for code, cand in _fp8_search_codes(dst, v):
-        if mode is RoundingMode.RTP:
+        if mode is _RTP:
             eligible = cand >= v
-        elif mode is RoundingMode.RTM:
+        elif mode is _RTM:
             eligible = cand <= v
         elif toward_zero:
             eligible = (v <= cand <= 0) if negative else (0 <= cand <= v)
@@ -352,9 +363,9 @@ def _fp8_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool
             continue
         if not best_set:
             better = True
-        elif mode is RoundingMode.RTP:
+        elif mode is _RTP:
             better = cand < best_value
-        elif mode is RoundingMode.RTM:
+        elif mode is _RTM:
             better = cand > best_value
         elif toward_zero:
             better = cand < best_value if negative else cand > best_value
@@ -363,7 +374,7 @@ def _fp8_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool
         if better:
             best_set, best_code, best_value = True, code, cand
     assert best_set
-    if mode is RoundingMode.RTO and best_value != v and best_code % 2 == 0:
+    if mode is _RTO and best_value != v and best_code % 2 == 0:
         odd_set = False
         odd_code, odd_value = best_code, best_value
         for code, cand in _FP8_CANDIDATES[dst]:
@@ -416,15 +427,16 @@ def encode_reference(value: Union[ExactReal, float], dst_type: object, rmode: ob
     dst = _check_destination(dst_type)
     mode = check_resolved_mode(rmode)
     s = check_bool("sat", sat)
-    v = as_exact(value)
+    # a Python int is already exact (and every step below accepts it): no Fraction needed
+    v = value if type(value) is int else as_exact(value)
     if dst in _INT_RANGE:
         return _integer_reference(v, dst, mode, s)
-    if dst is T.FP32:
+    if dst is _T_FP32:
         bits, flags = _fp32_reference(v, mode)
         if s and flags & 0x04:
             bits = (bits & 0x80000000) | 0x7F7FFFFF
         return bits, flags
-    if dst in (T.FP16, T.BF16):
+    if dst in (T.FP16, _T_BF16):
         return _binary16_reference(v, dst, mode, s)
     return _fp8_reference(v, dst, mode, s)
 
@@ -456,7 +468,7 @@ def round_and_saturate_signed_reference(value: Union[ExactReal, float], width: i
     """
     w = _check_width(width)
     mode = check_resolved_mode(rmode)
-    v = as_exact(value)
+    v = value if type(value) is int else as_exact(value)
     lo, hi = _SIGNED_RANGE[w]
     rounded = round_to_integer(v, mode)
     overflow = rounded < lo or rounded > hi

@@ -55,6 +55,16 @@ class RoundingMode(enum.IntEnum):
 
 _ALIASES = {"RDN": RoundingMode.RTM, "RUP": RoundingMode.RTP, "RNONE": RoundingMode.NONE}
 
+# Rounding-mode members as module constants: an Enum class-attribute lookup costs more than
+# the integer work of a reference step (Python 3.11), and the reference engine makes several per element.
+_RNE = RoundingMode.RNE
+_RTZ = RoundingMode.RTZ
+_RTM = RoundingMode.RTM
+_RTP = RoundingMode.RTP
+_RNA = RoundingMode.RNA
+_RTO = RoundingMode.RTO
+_RHB = RoundingMode.RHB
+
 RoundingModeLike = Union[RoundingMode, int, str]
 
 
@@ -163,6 +173,8 @@ def round_to_integer(value: ExactReal, mode: RoundingMode) -> int:
     ``FloatingRoundNearest`` override of ``asl/arch/profile/reference-profile.asl``.
     """
     m = check_resolved_mode(mode)
+    if type(value) is int:
+        return value  # an integer rounds to itself in every mode
     v = as_exact(value)
     # Exact integer arithmetic on v = n / d (d > 0): the floor and the remainder of the
     # division decide everything; the fraction part is rem / d, compared with 1/2 as 2*rem
@@ -171,13 +183,13 @@ def round_to_integer(value: ExactReal, mode: RoundingMode) -> int:
     lower, rem = divmod(n, d)  # floor(v), and v - floor(v) = rem / d with 0 <= rem < d
     if rem == 0:
         return lower  # an integer: every mode returns it
-    if m is RoundingMode.RTM:
+    if m is _RTM:
         return lower
-    if m is RoundingMode.RTP:
+    if m is _RTP:
         return lower + 1
-    if m is RoundingMode.RTZ:
+    if m is _RTZ:
         return lower if n > 0 else lower + 1
-    if m is RoundingMode.RTO:
+    if m is _RTO:
         return lower if lower % 2 != 0 else lower + 1
     twice = 2 * rem  # the fraction part compared with one half: 2*rem against d
     if twice < d:
@@ -185,9 +197,9 @@ def round_to_integer(value: ExactReal, mode: RoundingMode) -> int:
     if twice > d:
         return lower + 1
     # an exact tie
-    if m is RoundingMode.RNE:
+    if m is _RNE:
         return lower if lower % 2 == 0 else lower + 1
-    if m is RoundingMode.RNA:
+    if m is _RNA:
         return lower if n < 0 else lower + 1
     return lower + 1  # RHB: the numerically greater candidate
 
@@ -202,10 +214,10 @@ def magnitude_rounding_mode(mode: RoundingMode, negative: bool) -> RoundingMode:
     """
     m = check_resolved_mode(mode)
     if negative:
-        if m is RoundingMode.RTP:
-            return RoundingMode.RTM
-        if m is RoundingMode.RTM:
-            return RoundingMode.RTP
+        if m is _RTP:
+            return _RTM
+        if m is _RTM:
+            return _RTP
     return m
 
 
@@ -223,7 +235,7 @@ def round_magnitude(value: ExactReal, mode: RoundingMode, negative: bool) -> int
     """
     m = check_resolved_mode(mode)
     v = as_exact(value)
-    if negative and m is RoundingMode.RHB:
+    if negative and m is _RHB:
         lower, rem = divmod(v.numerator, v.denominator)
         return lower if 2 * rem <= v.denominator else lower + 1
     return round_to_integer(v, magnitude_rounding_mode(m, bool(negative)))

@@ -99,6 +99,16 @@ _LAYOUTS: Dict[TileDataType, _Layout] = {
 
 _NEAREST = (RoundingMode.RNE, RoundingMode.RNA, RoundingMode.RHB)
 
+# Rounding-mode members as module constants: an Enum class-attribute lookup costs more than
+# the integer work of a reference step (Python 3.11), and the reference engine makes several per element.
+_RNE = RoundingMode.RNE
+_RTZ = RoundingMode.RTZ
+_RTM = RoundingMode.RTM
+_RTP = RoundingMode.RTP
+_RNA = RoundingMode.RNA
+_RTO = RoundingMode.RTO
+_RHB = RoundingMode.RHB
+
 
 # --------------------------------------------------------------------------- arguments
 
@@ -139,6 +149,12 @@ class TraceStep:
         return flag_names(self.flags)
 
 
+_NAN_OR_ZERO = frozenset(("QuietNaN", "SignalingNaN", "PositiveZero", "NegativeZero"))
+#: Finite value-class labels by (sign, 0 zero / 1 subnormal / 2 normal).
+_FINITE_CLASS = (("PositiveZero", "PositiveSubnormal", "PositiveNormal"),
+                 ("NegativeZero", "NegativeSubnormal", "NegativeNormal"))
+
+
 def _highest_set_bit(sig: int) -> int:
     """``ReferenceE8M0HighestSetBit``: index of the most significant one (sig > 0)."""
     assert sig > 0
@@ -148,74 +164,82 @@ def _highest_set_bit(sig: int) -> int:
 def _round_exponent(sig: int, exponent: int, mode: RoundingMode,
                     trace: Optional[List[TraceStep]]) -> Tuple[int, bool]:
     """``ReferenceE8M0RoundExponent``: (rounded exponent, exact) of ``sig * 2^exponent``."""
-    asl = "ReferenceE8M0RoundExponent"
     h = _highest_set_bit(sig)
     floor_e = exponent + h
-    exact_power = sig == 1 << h
-    if exact_power:
+    if sig == 1 << h:  # an exact power of two
         if trace is not None:
-            trace.append(TraceStep("rounding", asl, f"exact power of two: result exponent {floor_e}"))
+            trace.append(TraceStep("rounding", "ReferenceE8M0RoundExponent",
+                                   f"exact power of two: result exponent {floor_e}"))
         return floor_e, True
     ceil_e = floor_e + 1
-    cand = f"candidates F={floor_e} (2^{floor_e}) and F+1={ceil_e} (2^{ceil_e})"
-
-    def done(result: int, why: str) -> Tuple[int, bool]:
+    why = ""
+    if mode is _RTM:
+        result = floor_e
         if trace is not None:
-            trace.append(TraceStep("rounding", asl, f"{mode.name}: {cand}; {why} -> exponent {result}", NX))
-        return result, False
-
-    if mode is RoundingMode.RTM:
-        return done(floor_e, "toward minus infinity takes F")
-    if mode is RoundingMode.RTP:
-        return done(ceil_e, "toward plus infinity takes F+1")
-    if mode is RoundingMode.RTZ:
-        if floor_e < 0:
-            return done(ceil_e, "toward exponent 0: F < 0 so F+1")
-        return done(floor_e, "toward exponent 0: F >= 0 so F")
-    if mode is RoundingMode.RTO:
-        if floor_e % 2 != 0:
-            return done(floor_e, "to odd: F is odd")
-        return done(ceil_e, "to odd: F is even so F+1")
-    square = sig * sig
-    shift = 2 * h + 1
-    boundary = 1 << shift
-    cmp = f"sig^2 = {square} vs 2^{shift} = {boundary} (midpoint 2^(F+1/2))"
-    if square < boundary:
-        return done(floor_e, f"{cmp}: below, so F")
-    if square > boundary:
-        return done(ceil_e, f"{cmp}: above, so F+1")
-    if mode is RoundingMode.RNE:  # unreachable for integer sig; kept as the ASL states it
-        return done(floor_e if floor_e % 2 == 0 else ceil_e, f"{cmp}: tie, even exponent")
-    if mode is RoundingMode.RNA:
-        return done(floor_e if floor_e < 0 else ceil_e, f"{cmp}: tie, away from exponent 0")
-    assert mode is RoundingMode.RHB
-    return done(ceil_e, f"{cmp}: tie, greater")
+            why = "toward minus infinity takes F"
+    elif mode is _RTP:
+        result = ceil_e
+        if trace is not None:
+            why = "toward plus infinity takes F+1"
+    elif mode is _RTZ:
+        result = ceil_e if floor_e < 0 else floor_e
+        if trace is not None:
+            why = "toward exponent 0: F < 0 so F+1" if floor_e < 0 else "toward exponent 0: F >= 0 so F"
+    elif mode is _RTO:
+        result = floor_e if floor_e % 2 != 0 else ceil_e
+        if trace is not None:
+            why = "to odd: F is odd" if floor_e % 2 != 0 else "to odd: F is even so F+1"
+    else:
+        # nearest modes: compare the value with the midpoint 2^(F+1/2) on integers,
+        # sig^2 against 2^(2h+1)
+        square = sig * sig
+        shift = 2 * h + 1
+        boundary = 1 << shift
+        if square < boundary:
+            result, side = floor_e, "below, so F"
+        elif square > boundary:
+            result, side = ceil_e, "above, so F+1"
+        elif mode is _RNE:  # unreachable for integer sig; kept as the ASL states it
+            result, side = (floor_e if floor_e % 2 == 0 else ceil_e), "tie, even exponent"
+        elif mode is _RNA:
+            result, side = (floor_e if floor_e < 0 else ceil_e), "tie, away from exponent 0"
+        else:
+            assert mode is _RHB
+            result, side = ceil_e, "tie, greater"
+        if trace is not None:
+            why = f"sig^2 = {square} vs 2^{shift} = {boundary} (midpoint 2^(F+1/2)): {side}"
+    if trace is not None:
+        cand = f"candidates F={floor_e} (2^{floor_e}) and F+1={ceil_e} (2^{ceil_e})"
+        trace.append(TraceStep("rounding", "ReferenceE8M0RoundExponent",
+                               f"{mode.name}: {cand}; {why} -> exponent {result}", NX))
+    return result, False
 
 
 def _reference_one(bits: int, lay: _Layout, mode: RoundingMode, sat: bool,
                    trace: Optional[List[TraceStep]] = None) -> Tuple[int, int]:
     """``ReferenceFloatToE8M0`` for one raw source encoding, optionally traced."""
     t = trace
+    fb = lay.fraction_bits
+    emax = (1 << lay.exponent_bits) - 1
     sign = (bits >> (lay.width - 1)) & 1
-    efield = (bits >> lay.fraction_bits) & lay.exponent_max
-    frac = bits & ((1 << lay.fraction_bits) - 1)
-    cls_fn = f"Classify{lay.name}"
-    if efield == lay.exponent_max:
+    efield = (bits >> fb) & emax
+    frac = bits & ((1 << fb) - 1)
+    # Classify<fmt>
+    if efield == emax:
         if frac == 0:
             cls = "NegativeInfinity" if sign else "PositiveInfinity"
-        elif (frac >> (lay.fraction_bits - 1)) & 1:
+        elif (frac >> (fb - 1)) & 1:
             cls = "QuietNaN"
         else:
             cls = "SignalingNaN"
-    elif efield == 0:
-        cls = ("Negative" if sign else "Positive") + ("Zero" if frac == 0 else "Subnormal")
     else:
-        cls = ("Negative" if sign else "Positive") + "Normal"
+        cls = _FINITE_CLASS[sign][2 if efield else (1 if frac else 0)]
     if t is not None:
+        cls_fn = f"Classify{lay.name}"
         t.append(TraceStep("value class", cls_fn,
                            f"{lay.name} 0x{bits:0{lay.width // 4}x}: sign={sign} exponent field={efield} "
                            f"fraction=0x{frac:x} -> {cls}"))
-    if cls.endswith("NaN") or cls.endswith("Zero") or sign:
+    if sign or cls in _NAN_OR_ZERO:
         if t is not None:
             t.append(TraceStep("invalid", "ReferenceFloatToE8M0",
                                f"{cls}: zero, negative and NaN sources give the E8M0 NaN 0xff", NV))
@@ -228,9 +252,9 @@ def _reference_one(bits: int, lay: _Layout, mode: RoundingMode, sat: bool,
         return code, OF | NX
     # Positive finite: exact decomposition (<fmt>FiniteDecomposition).
     if efield == 0:
-        sig, exp = frac, lay.subnormal_exponent
+        sig, exp = frac, 1 - lay.bias - fb  # the subnormal exponent
     else:
-        sig, exp = (1 << lay.fraction_bits) | frac, efield - lay.bias - lay.fraction_bits
+        sig, exp = (1 << fb) | frac, efield - lay.bias - fb
     if t is not None:
         t.append(TraceStep("decomposition", f"{lay.name}FiniteDecomposition",
                            f"value = {sig} * 2^{exp} (significand 0x{sig:x})"))
@@ -269,12 +293,10 @@ def _reference_one(bits: int, lay: _Layout, mode: RoundingMode, sat: bool,
 
 
 def _reference(bits: np.ndarray, lay: _Layout, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
-    flat = bits.reshape(-1)
-    codes = np.empty(flat.shape, np.uint8)
-    flags = np.empty(flat.shape, np.uint8)
-    for i, b in enumerate(flat.tolist()):
-        codes[i], flags[i] = _reference_one(int(b), lay, mode, sat)
-    return codes.reshape(bits.shape), flags.reshape(bits.shape)
+    results = [_reference_one(b, lay, mode, sat) for b in bits.reshape(-1).tolist()]
+    pairs = np.array(results, dtype=np.uint8).reshape(-1, 2)
+    return (np.ascontiguousarray(pairs[:, 0]).reshape(bits.shape),
+            np.ascontiguousarray(pairs[:, 1]).reshape(bits.shape))
 
 
 # --------------------------------------------------------------------------- fast (vectorized rule)

@@ -110,6 +110,11 @@ NV, OF, UF, NX = 0x01, 0x04, 0x08, 0x10
 # FP32 value classes used here
 _QNAN, _SNAN, _PINF, _NINF = "QuietNaN", "SignalingNaN", "PositiveInfinity", "NegativeInfinity"
 
+# Enum members used per element by the reference engine, as module constants (an Enum
+# class-attribute lookup costs more than most reference steps on Python 3.11).
+_T_FP32, _T_S32, _T_U32, _T_HiF8 = T.FP32, T.S32, T.U32, T.HiF8
+_RELU_NONE, _RELU_RELU = ReluMode.NONE, ReluMode.RELU
+
 
 def destination_dtype(dst_type: Any) -> Any:
     """numpy dtype of destination bits: uint8 (S8, S4X2 nibble, E4M3, HiF8),
@@ -578,7 +583,7 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
              + (" (fixed by the mode)" if info.fixed_rounding is not None else "")
              + f", Sat={int(cfg.sat)}")
 
-    if int(cfg.mode) == 0 and cfg.relu == ReluMode.NONE:
+    if int(cfg.mode) == 0 and cfg.relu == _RELU_NONE:
         if tracing:
             note("pass-through", "MatrixPostQuantBaseWithFlags",
                  f"no PreQuant and no activation: the raw accumulator bits 0x{acc:08x} are the result")
@@ -603,14 +608,14 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
 
     # Source type, class and negativity.
     src = cfg.source
-    if src is T.FP32:
+    if src is _T_FP32:
         cls = _fp32_class(acc)
         negative = cls in ("NegativeNormal", "NegativeSubnormal", "NegativeInfinity", "NegativeZero")
         if tracing:
             note("source", "MatrixValueClassNegative",
                  f"FP32 0x{acc:08x} is {cls}; negative = {negative}"
                  + (" (NaN is never negative)" if "NaN" in cls else ""))
-    elif src is T.S32:
+    elif src is _T_S32:
         cls = "PositiveNormal"
         sv = acc - (1 << 32) if acc >> 31 else acc
         negative = sv < 0
@@ -625,25 +630,25 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
     s19 = (qp >> 13) & 0x7FFFF
     scale = _fp19_value(s19) if info.has_parameter else _ONE
     a19 = rp & 0x7FFFF
-    if not negative or cfg.relu == ReluMode.NONE:
+    if not negative or cfg.relu == _RELU_NONE:
         mult = scale
-    elif cfg.relu == ReluMode.RELU:
+    elif cfg.relu == _RELU_RELU:
         mult = _ZERO
     else:
         mult = _fp19_value(a19)
     if tracing:
         scale_text = (f"FP19 {s19:#07x} = {_frac_text(scale)}" if info.has_parameter
                       else "1 (the mode has no scale)")
-        if not negative or cfg.relu == ReluMode.NONE:
+        if not negative or cfg.relu == _RELU_NONE:
             why = f"scale {scale_text}"
-        elif cfg.relu == ReluMode.RELU:
+        elif cfg.relu == _RELU_RELU:
             why = "0 (ReLU on a negative source)"
         else:
             why = (f"alpha FP19 {a19:#07x} = {_frac_text(mult)} "
                    f"({cfg.relu.name} on a negative source; replaces the scale {scale_text})")
         note("multiplier", "MatrixSelectedMultiplier", f"multiplier = {why}")
 
-    if src is T.FP32 and cls in (_QNAN, _SNAN, _PINF, _NINF):
+    if src is _T_FP32 and cls in (_QNAN, _SNAN, _PINF, _NINF):
         if cls == _NINF and mult == 0:
             if tracing:
                 note("special", "MatrixPostQuantBaseWithFlags",
@@ -655,10 +660,10 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
                      f"{cls} -> fixed {dst.name} result {_hexw(b, dst)} (Sat={int(cfg.sat)})", f)
             return b, f
 
-    if src is T.S32:
-        source_value = Fraction(acc - (1 << 32) if acc >> 31 else acc)
-    elif src is T.U32:
-        source_value = Fraction(acc)
+    if src is _T_S32:
+        source_value: Any = acc - (1 << 32) if acc >> 31 else acc  # integers stay Python ints (exact)
+    elif src is _T_U32:
+        source_value = acc
     elif cls == _NINF:
         source_value = _ZERO
     else:
@@ -678,7 +683,7 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
         if tracing:
             note("signed zero", "MatrixFloatingSignedZero",
                  f"-0 source with a nonzero multiplier: {dst.name} -0 encoding {_hexw(b, dst)}"
-                 + (" (HiF8 has no -0)" if dst is T.HiF8 else ""))
+                 + (" (HiF8 has no -0)" if dst is _T_HiF8 else ""))
         return b, 0
 
     if width:
