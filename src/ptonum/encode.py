@@ -139,7 +139,7 @@ def destination_width(dst_type: object) -> int:
 # Reference engine (exact, per element, mirrors the ASL)
 # ---------------------------------------------------------------------------
 
-def _normalize(magnitude: Fraction) -> Tuple[Fraction, int]:
+def _normalize(magnitude: ExactReal) -> Tuple[Fraction, int]:
     """Scale a positive magnitude into [1, 2) by halving/doubling, as the ASL loops do.
 
     The exponent is bounded to -149..128 like the ASL loop counters: beyond
@@ -160,7 +160,7 @@ def _pow2(e: int) -> Fraction:
     return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)
 
 
-def _integer_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
+def _integer_reference(v: ExactReal, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
     lo, hi, width = _INT_RANGE[dst]
     rounded = round_to_integer(v, mode)
     overflow = rounded < lo or rounded > hi
@@ -176,7 +176,7 @@ def _integer_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: 
     return selected & ((1 << width) - 1), flags
 
 
-def _fp32_reference(v: Fraction, mode: RoundingMode) -> Tuple[int, int]:
+def _fp32_reference(v: ExactReal, mode: RoundingMode) -> Tuple[int, int]:
     if v == 0:
         return 0, 0
     negative = v < 0
@@ -206,7 +206,7 @@ def _fp32_reference(v: Fraction, mode: RoundingMode) -> Tuple[int, int]:
             0 if rounded == scaled else _NX)
 
 
-def _binary16_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
+def _binary16_reference(v: ExactReal, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
     if v == 0:
         return 0, 0
     negative = v < 0
@@ -302,7 +302,7 @@ for _d, _cands in _FP8_CANDIDATES.items():
     _FP8_BY_VALUE[_d] = (_vals, [_groups[_v] for _v in _vals])
 
 
-def _fp8_search_codes(dst: TileDataType, v: Fraction) -> List[Tuple[int, Fraction]]:
+def _fp8_search_codes(dst: TileDataType, v: ExactReal) -> List[Tuple[int, Fraction]]:
     """The candidates the ASL search can select for ``v``, in code order.
 
     ``ReferenceFP8Encoding`` scans every finite code.  Whatever the mode, the code it keeps
@@ -319,7 +319,7 @@ def _fp8_search_codes(dst: TileDataType, v: Fraction) -> List[Tuple[int, Fractio
     return sorted(picked)
 
 
-def _fp8_nearest_better(target: Fraction, cand: Fraction, cand_code: int,
+def _fp8_nearest_better(target: ExactReal, cand: Fraction, cand_code: int,
                         best: Fraction, best_code: int, mode: RoundingMode) -> bool:
     cd = abs(cand - target)
     bd = abs(best - target)
@@ -334,7 +334,7 @@ def _fp8_nearest_better(target: Fraction, cand: Fraction, cand_code: int,
     return cand > best
 
 
-def _fp8_reference(v: Fraction, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
+def _fp8_reference(v: ExactReal, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
     if v == 0:
         return 0, 0
     negative = v < 0
