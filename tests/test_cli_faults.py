@@ -197,6 +197,33 @@ def test_compare_plot_signals_and_full_disk(compare_plot: Tuple[List[Any], Path]
     assert _listing(out) == []
 
 
+def test_sweep_interrupted_keeps_whole_records_only(tmp_path: Path) -> None:
+    """A sweep's state is a journal: every partition record (and sweep.json) is whole, none is cut
+    or left as a temporary, and --resume finishes the sweep."""
+    pytest.importorskip("dask")
+    import json
+
+    import ptonum.dask.sweep
+
+    args = ["sweep", "tcvt", "--src-type", "FP16", "--range", "0x7b00:0x7c00", "--partition-size", "64", "--json"]
+    files = [ptonum.dask.sweep.__file__, publish.__file__]
+    clean, total = _with_signal_at(args + ["--state", tmp_path / "clean"], files, 0, signal.SIGINT)
+    assert clean.exit_code == 0, clean.output
+    for i, k in enumerate((total // 7, total // 2, total - total // 5)):
+        state = tmp_path / f"s{i}"
+        sig = (signal.SIGINT, signal.SIGTERM)[i % 2]
+        r, _ = _with_signal_at(args + ["--state", state], files, k, sig)
+        assert r.exit_code == (130, 143)[i % 2], (k, r.output)
+        names = _listing(state) if state.exists() else []
+        assert not any(n.startswith(".") for n in names), names
+        for n in names:
+            json.loads((state / n).read_text())  # whole
+        assert ("nothing was written" in r.stderr) == (names == []), (names, r.stderr)
+        if names:
+            again = _run(args + ["--state", state, "--resume"])
+            assert again.exit_code == 0 and json.loads(again.stdout)["inputs"] == json.loads(clean.stdout)["inputs"]
+
+
 _DRIVER = """
 import os, signal, sys
 import ptonum.publish as p

@@ -145,8 +145,12 @@ def interrupted(command: str, exc: BaseException, published_before: int) -> NoRe
     remove_temporaries()
     term = isinstance(exc, Terminated)
     wrote = published(published_before)
-    what = ("its outputs were already written in full: " + ", ".join(str(p) for p in wrote)) if wrote \
-        else "nothing was written"
+    if not wrote:
+        what = "nothing was written"
+    elif len(wrote) <= 4:
+        what = "its outputs were already written in full: " + ", ".join(str(p) for p in wrote)
+    else:  # e.g. a sweep's partition records: each one whole
+        what = f"{len(wrote)} outputs were already written in full ({wrote[0]} ... {wrote[-1]})"
     name = f"ptonum {command}" if command else "ptonum"
     sys.stderr.write(f"{name}: {'terminated by SIGTERM' if term else 'interrupted by SIGINT'}; {what}\n")
     sys.stderr.flush()

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -32,6 +31,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..errors import UsageError
+from ..publish import Publication, PublishError
 
 __all__ = ["Sweep", "SweepReport", "TCVT_RMODES", "tcvt_sweep", "postprocess_sweep", "run_partition", "run_sweep",
            "parse_range", "report_json"]
@@ -231,10 +231,10 @@ def _part_name(lo: int, hi: int) -> str:
 
 
 def _record(state: Path, part: Dict[str, Any]) -> None:
-    """Write one partition record atomically (temporary file, then rename)."""
-    tmp = state / f".{_part_name(part['lo'], part['hi'])}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(part))
-    os.replace(tmp, state / _part_name(part["lo"], part["hi"]))
+    """Write one partition record whole or not at all (:class:`ptonum.publish.Publication`: no
+    temporary left by a failure or a signal; errors name the record)."""
+    with Publication() as pub:
+        pub.write_text(state / _part_name(part["lo"], part["hi"]), json.dumps(part))
 
 
 def _open_state(sweep: Sweep, state_dir: Any, resume: bool) -> Tuple[Path, Dict[Tuple[int, int], Dict[str, Any]]]:
@@ -266,10 +266,10 @@ def _open_state(sweep: Sweep, state_dir: Any, resume: bool) -> Tuple[Path, Dict[
                 done[key] = rec
     else:
         try:
-            state.mkdir(parents=True, exist_ok=True)
-            meta.write_text(json.dumps(sweep.identity(), sort_keys=True))
-        except OSError as exc:
-            raise UsageError(f"--state = {state}: cannot create ({exc.strerror or exc})") from None
+            with Publication() as pub:  # whole or not at all: a cut sweep.json would refuse every --resume
+                pub.write_text(meta, json.dumps(sweep.identity(), sort_keys=True))
+        except PublishError as exc:
+            raise UsageError(f"--state = {state}: cannot create ({exc})") from None
     return state, done
 
 
