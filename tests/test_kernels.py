@@ -120,13 +120,16 @@ def test_fork_pool_after_kernel_call(compiled: str, tmp_path: Path) -> None:
 
 THREADS_SCRIPT = """
 import threading, numpy as np, numba
-from ptonum import fpatr
+from ptonum import fpatr, tcvt
 
 def run(seed):
     acc = np.random.default_rng(seed).integers(-2**31, 2**31, (256, 256), dtype=np.int64).astype(np.int32)
     r = fpatr.postprocess(acc, attributes={"pre_quant_mode": "REQ8", "relu_mode": "RELU", "row_max_en": True},
                           quant_param=fpatr.quant_param(0.03125, 3, mode="REQ8"))
-    return r.d_bits.tobytes() + r.row_max_bits.tobytes() + bytes([r.flags])
+    # TCVT from FP16 in a different RMode per thread: each first call also checks its new
+    # kernel tables on all 65536 codes (one more kernel launch)
+    c, f = tcvt.to_e8m0(np.arange(1 << 16, dtype=np.uint16), src_type="FP16", rmode=1 + seed % 7)
+    return r.d_bits.tobytes() + r.row_max_bits.tobytes() + bytes([r.flags]) + c.tobytes() + f.tobytes()
 
 got = [None] * 8
 def worker(k):

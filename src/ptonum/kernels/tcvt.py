@@ -126,7 +126,7 @@ def _tables_cached(layout: Any, mode: Any, sat: bool, rule: Rule) -> Tables:
     if fb <= 16:  # exhaustive check of the whole table for 16-bit sources
         allbits = np.arange(1 << layout.width, dtype=np.int64)
         c, fl = np.empty(allbits.size, np.uint8), np.empty(allbits.size, np.uint8)
-        _kernel(allbits.astype(np.uint16), fb, main, thr_main, sub, thr_sub, c, fl)
+        launch(_kernel, allbits.astype(np.uint16), fb, main, thr_main, sub, thr_sub, c, fl)
         got = c.astype(np.int64) | (fl.astype(np.int64) << 8)
         if not np.array_equal(got, _packed(rule, allbits, layout, mode, sat)):  # pragma: no cover
             raise AssertionError("TCVT E8M0 kernel disagrees with the rule on a 16-bit source")
