@@ -250,7 +250,8 @@ class DaskPostprocessResult:
         """
         g = self._g()
         flat = g.keys("d")
-        results = run_tasks(g.dsk, flat + g.keys("join"), client=client, progress=progress)
+        results = run_tasks(_fused(g.dsk, flat + g.keys("join")), flat + g.keys("join"), client=client,
+                            progress=progress)
         ds, joins = results[:len(flat)], results[len(flat):]
         J = len(g.col_chunks)
         d = np.block([[ds[i * J + j] for j in range(J)] for i in range(len(g.row_chunks))])
@@ -300,12 +301,23 @@ class DaskPostprocessResult:
                     _create(group, "group_max", (m, ng), (rc, ng), np.uint32)
                 g = _build(self.plan, acc, str(tmp))
                 flat = g.keys("chunk")  # the chunk tasks write their D to Zarr
-                results = run_tasks(g.dsk, flat + g.keys("join"), client=client, progress=progress)
+                keys = flat + g.keys("join")
+                results = run_tasks(_fused(g.dsk, keys), keys, client=client, progress=progress)
                 flags = _or_flags(*(j.flags for j in results[len(flat):]))
                 group.attrs.update(_zarr_attributes(self.plan, flags, attrs))
         if self.status is not None:
             self.status.record(flags)
         return flags
+
+
+def _fused(dsk: Dict[Any, Any], keys: List[Any]) -> Dict[Any, Any]:
+    """The graph with each input chunk's read (a Zarr/.npy getter) inlined into its chunk task
+    (``dask.array.optimization.optimize``): a chunk is read by the worker that computes it, never
+    moved between workers.  The requested ``keys`` stay in the graph."""
+    from dask.array.optimization import optimize
+
+    out = dict(optimize(dsk, keys))
+    return out if all(k in out for k in keys) else dsk
 
 
 def _create(group: Any, name: str, shape: Tuple[int, int], chunks: Tuple[int, int], dtype: Any) -> None:
