@@ -325,3 +325,17 @@ def test_open_tile_npy_and_zarr(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--chunks"):
         pdask.parse_chunks("12")
     assert pdask.parse_chunks("12x5") == (12, 5)
+
+
+def test_to_zarr_interrupted_leaves_nothing(client, tmp_path: Path) -> None:
+    acc, kw = _fp8_call()
+    status = ptonum.StatusRegister()
+    lazy = pdask.postprocess(da.from_array(acc, chunks=(4, 16)), status=status, **kw)
+
+    def ctrl_c(done: int, total: int) -> None:
+        if done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        lazy.to_zarr(tmp_path / "out.zarr", client=client, progress=ctrl_c)
+    assert os.listdir(tmp_path) == [] and int(status) == 0

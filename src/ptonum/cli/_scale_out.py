@@ -296,7 +296,7 @@ def _run_plain(files: List[str], options: Dict[str, Any], client: Any, fail_fast
                     if cb is not None:
                         cb(k, len(files))
             except BaseException:
-                client.cancel(list(futures))
+                client.cancel([fut for fut in futures if not fut.done()])
                 raise
             if fail_fast and len(rows) < len(files):
                 client.cancel([fut for fut, f in futures.items() if f not in rows])

@@ -68,7 +68,7 @@ def check_parsed_blocks(parsed: ParsedFile, engine: str = "fast", *, client: Any
                     progress(int(done[fut.key].checked))
             reports = [done[f.key] for f in futures]
         except BaseException:
-            client.cancel(futures)
+            client.cancel([f for f in futures if not f.done()])
             raise
     failures = sorted((f for r in reports for f in r.failures), key=lambda f: f.line)[:max_report]
     return FileReport(path=parsed.path, op=parsed.schema.op, engine=engine, rows=parsed.total,

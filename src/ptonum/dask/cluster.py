@@ -108,7 +108,7 @@ def open_client(scheduler: Optional[str] = None, workers: Optional[int] = None, 
                           "distributed.worker.daemon": False}):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                memory_limit=memory_limit, dashboard_address=":0",
-                               silence_logs=logging.ERROR if quiet else logging.WARNING, env=env)
+                               silence_logs=logging.CRITICAL if quiet else logging.WARNING, env=env)
         client = Client(cluster)
     try:
         yield client

@@ -75,7 +75,8 @@ def run_tasks(dsk: Mapping[Any, Any], keys: Sequence[Any], *, client: Any = None
                 progress(k, total)
         return list(client.gather(futures))
     except BaseException:  # a failed task, Ctrl-C, SIGTERM: stop the rest of the work
-        client.cancel(futures)
+        for fut in futures:  # released, not cancelled: the scheduler forgets every task nobody wants
+            fut.release()      # (cancel() would also walk dependents that were never requested)
         _drain(client, {_name(k) for k in keys})
         raise
 

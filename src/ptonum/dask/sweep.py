@@ -313,7 +313,7 @@ def run_sweep(sweep: Sweep, *, state_dir: Any, resume: bool = False, client: Any
             for fut in as_completed(futures):
                 finished(fut.result())
         except BaseException:
-            client.cancel(futures)
+            client.cancel([f for f in futures if not f.done()])
             raise
     for key in sorted(results):
         r = results[key]
