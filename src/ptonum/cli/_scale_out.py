@@ -42,9 +42,27 @@ def placement_options(fn: F) -> F:
     fn = click.option("--scheduler", metavar="ADDRESS", default=None,
                       help="Run on an existing dask.distributed scheduler (e.g. tcp://host:8786); its workers "
                            "must see the same files.")(fn)
-    fn = click.option("--workers", type=click.IntRange(min=1), default=None,
-                      help="Run on a local cluster of N worker processes (neither option: this process).")(fn)
+    fn = click.option("--workers", metavar="N|auto", default=None, callback=_workers_value,
+                      help="Run on a local cluster of N worker processes (auto: one per core; neither option: "
+                           "this process).")(fn)
     return fn
+
+
+def _workers_value(ctx: Any, param: Any, value: Optional[str]) -> Optional[int]:
+    """``--workers``: a positive count, or ``auto`` for one worker per core."""
+    if value is None:
+        return None
+    if value.strip().lower() == "auto":
+        from ..dask.cluster import default_workers
+
+        return default_workers()
+    try:
+        n = int(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a number of workers (a positive integer or auto)") from None
+    if n < 1:
+        raise click.BadParameter(f"{value!r}: the number of workers must be at least 1")
+    return n
 
 
 def postprocess_options(fn: F) -> F:
