@@ -167,6 +167,9 @@ def _cases(draw: Any) -> Dict[str, Any]:
     return {"acc": acc, "kw": kw, "chunks": (rows, cols)}
 
 
+# distributed's client threads use the random module while hypothesis draws (its deprecation check
+# sees the global random state move); the strategy itself draws only through hypothesis and numpy.
+@pytest.mark.filterwarnings("ignore:Do not use the `random` module inside strategies")
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(case=_cases())
