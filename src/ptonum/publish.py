@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import itertools
 import os
 import secrets
 import shutil
@@ -117,26 +118,26 @@ def install_sigterm_handler() -> bool:
 # ---------------------------------------------------------------------------
 # Process-wide bookkeeping: live temporaries and what was published
 
-_LOCK = threading.Lock()
+# No lock here: a KeyboardInterrupt can land between a lock's acquire and the ``with`` block that
+# would release it (the lock then stays held and the next cleanup deadlocks).  Every update is one
+# set/deque operation or one ``next`` of a counter, each atomic under the GIL.
 _TEMPORARIES: Set[Path] = set()
 #: how many recent destinations :func:`published` remembers
 PUBLISHED_KEPT = 10_000
-_PUBLISHED: "collections.deque[Path]" = collections.deque(maxlen=PUBLISHED_KEPT)
-_PUBLISHED_COUNT = 0
+_PUBLISHED: "collections.deque[Tuple[int, Path]]" = collections.deque(maxlen=PUBLISHED_KEPT)
+_SEQUENCE = itertools.count(1)
 
 
 def published_count() -> int:
     """How many destinations this process has published so far (complete sets only)."""
-    with _LOCK:
-        return _PUBLISHED_COUNT
+    entries = list(_PUBLISHED)
+    return max(entries)[0] if entries else 0
 
 
 def published(since: int = 0) -> List[Path]:
     """The destinations this process published after the first ``since`` (a :func:`published_count`
     taken earlier), in order; only the latest :data:`PUBLISHED_KEPT` are remembered."""
-    with _LOCK:
-        keep = max(0, min(_PUBLISHED_COUNT - since, len(_PUBLISHED)))
-        return list(_PUBLISHED)[len(_PUBLISHED) - keep:]
+    return [path for seq, path in sorted(list(_PUBLISHED)) if seq > since]
 
 
 def remove_temporaries() -> List[Path]:
@@ -146,11 +147,10 @@ def remove_temporaries() -> List[Path]:
     between two statements of the cleanup itself.  Signals are held back while it runs.
     """
     with _hold_signals():
-        with _LOCK:
-            paths = sorted(_TEMPORARIES)
-            _TEMPORARIES.clear()
+        paths = sorted(list(_TEMPORARIES))
         for p in paths:
             _remove(p)
+            _TEMPORARIES.discard(p)
     return paths
 
 
@@ -166,13 +166,11 @@ def _remove(path: Path) -> None:
 
 
 def _track(path: Path) -> None:
-    with _LOCK:
-        _TEMPORARIES.add(path)
+    _TEMPORARIES.add(path)
 
 
 def _untrack(path: Path) -> None:
-    with _LOCK:
-        _TEMPORARIES.discard(path)
+    _TEMPORARIES.discard(path)
 
 
 # ---------------------------------------------------------------------------
@@ -433,10 +431,7 @@ class Publication:
                 done = self._rename_all()
                 self._state = "committed"
                 self.paths = done
-                global _PUBLISHED_COUNT
-                with _LOCK:
-                    _PUBLISHED.extend(done)
-                    _PUBLISHED_COUNT += len(done)
+                _PUBLISHED.extend([(next(_SEQUENCE), d) for d in done])
         except BaseException:
             # a failure, or a signal before the renames (held-back ones arrive after a complete commit)
             if self._state != "committed":
