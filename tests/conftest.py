@@ -15,11 +15,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def vectors_dir() -> Path:
-    """``../shared/vectors`` beside the checkout, or ``$PTONUM_VECTORS``."""
+    """The ASL vectors shipped in the package (``src/ptonum/data/vectors``), or ``$PTONUM_VECTORS``."""
     env = os.environ.get("PTONUM_VECTORS")
     if env:
         return Path(env)
-    return ROOT.parent / "shared" / "vectors"
+    from ptonum.conformance.schema import builtin_vectors_dir
+
+    return builtin_vectors_dir()
 
 
 def _vector_path(name: str) -> Path:

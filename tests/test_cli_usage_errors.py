@@ -17,7 +17,7 @@ CASES = [
     (["postprocess", "--bogus"], "postprocess", "No such option '--bogus'"),
     (["gen", "foo", "--count", "3"], "gen", "Invalid value for 'OP': 'foo' is not one of"),
     (["gen", "postprocess_element", "--count", "0"], "gen", "0 is not in the range x>=1"),
-    (["check"], "check", "Missing argument"),
+    (["check"], "check", "give vector FILES, or --builtin"),
     (["tcvt", "--rmode"], "tcvt", "Option '--rmode' requires an argument"),
     (["explain", "reduction", "--bogus"], "explain reduction", "No such option '--bogus'"),
     (["explain", "nope"], "explain", "No such command 'nope'"),

@@ -93,6 +93,25 @@ def test_check_cli_pass_and_both_engines() -> None:
     assert "PASS" in r.output and "reference" in r.output
 
 
+def test_builtin_vectors_are_shipped_with_their_provenance() -> None:
+    from ptonum.conformance.schema import builtin_vector_files, builtin_vectors_dir
+
+    names = {p.name for p in builtin_vector_files()}
+    assert names == {f"{op}.csv.gz" for op in FILES} | {"tiles.json.gz"}
+    readme = (builtin_vectors_dir() / "README.md").read_text()
+    assert "e599a3d3" in readme and ".aslref-version" in readme
+    for name in names:  # the README describes every file
+        assert f"`{name}`" in readme, name
+
+
+def test_check_builtin_needs_no_path() -> None:
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", "--builtin", "--limit", "40"])
+    assert r.exit_code == 0, r.output
+    for op in FILES:
+        assert f"{op}.csv.gz" in r.output
+    assert "tiles.json.gz" in r.output and "PASS" in r.output
+
+
 def test_unknown_header_is_one_line_error(tmp_path: Path) -> None:
     p = tmp_path / "x.csv"
     p.write_text("a,b\n1,2\n")

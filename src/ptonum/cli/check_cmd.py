@@ -22,7 +22,10 @@ PROGRESS_ROWS = 50_000
 
 
 @click.command("check")
-@click.argument("files", nargs=-1, required=True)
+@click.argument("files", nargs=-1, required=False)
+@click.option("--builtin", is_flag=True,
+              help="Check every ASL conformance vector file shipped with ptonum (its CSV files and tiles.json.gz), "
+                   "besides any FILES given.")
 @click.option("--engine", type=click.Choice(["fast", "reference", "both"]), default="fast", show_default=True,
               help="Model engine to check (both = each file in both engines).")
 @click.option("--max-report", type=click.IntRange(min=0), default=5, show_default=True,
@@ -32,7 +35,7 @@ PROGRESS_ROWS = 50_000
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --sample.")
 @click.option("--no-explain", is_flag=True, help="Do not print the explain trace of the first mismatch.")
 @placement_options
-def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optional[int], sample: Optional[int],
+def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int, limit: Optional[int], sample: Optional[int],
             seed: int, no_explain: bool, workers: Optional[int], scheduler: Optional[str]) -> None:
     """Check vector files (gzip or plain CSV, schema from the header; or a JSON list of
     whole tiles such as tiles.json.gz) against the model.
@@ -48,9 +51,19 @@ def command(files: Tuple[str, ...], engine: str, max_report: int, limit: Optiona
     no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`).
     Errors are one line each on stderr.
 
+    `--builtin` adds the ASL conformance vectors shipped inside the package (pto-spec e599a3d3,
+    computed by ASLRef; their README lies beside them in `ptonum/data/vectors`), so no path is needed.
+
     `--workers N` (a local cluster) or `--scheduler ADDRESS` (an existing Dask scheduler) split each
     vector file into row blocks checked in parallel; the report is the same as a serial run's.
     """
+    if builtin:
+        from ..conformance.schema import builtin_vector_files
+
+        with errors_to_exit("check"):
+            files = tuple(files) + tuple(str(p) for p in builtin_vector_files())
+    if not files:
+        raise click.UsageError("give vector FILES, or --builtin for the shipped ASL vectors")
     console = out_console()
     with errors_to_exit("check"), client_for("check", scheduler, workers) as client:
         _check_files(console, files, engine, max_report, limit, sample, seed, no_explain, client)

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from .check import FileReport, Failure, check_file, check_parsed
-from .schema import SCHEMAS, Schema, detect_schema, parse_file, schema_for
+from .schema import SCHEMAS, Schema, builtin_vector_files, builtin_vectors_dir, detect_schema, parse_file, schema_for
 
 __all__ = [
     "SCHEMAS",
@@ -21,6 +21,8 @@ __all__ = [
     "schema_for",
     "detect_schema",
     "parse_file",
+    "builtin_vectors_dir",
+    "builtin_vector_files",
     "check_file",
     "check_parsed",
     "FileReport",

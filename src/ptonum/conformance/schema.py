@@ -34,6 +34,8 @@ from ..publish import Publication
 from ..rounding import RoundingMode
 
 __all__ = [
+    "builtin_vectors_dir",
+    "builtin_vector_files",
     "Column",
     "Schema",
     "SCHEMAS",
@@ -61,6 +63,28 @@ Batch = Dict[str, np.ndarray]
 #: code).
 KINDS = ("hex", "dec", "bool", "rmode", "dtype")
 
+
+
+def builtin_vectors_dir() -> Path:
+    """The folder of the ASL conformance vectors shipped inside the package (``ptonum/data/vectors``).
+
+    The files are the ones of pto-spec commit e599a3d3 computed by ASLRef (provenance and schema in
+    the folder's ``README.md``); they are installed with the package, so a clone or a
+    ``pip install`` is enough to run ``ptonum check --builtin`` and the tests.
+    """
+    return Path(__file__).resolve().parents[1] / "data" / "vectors"
+
+
+def builtin_vector_files() -> List[Path]:
+    """Every shipped vector file (the ``*.csv.gz`` files, then ``tiles.json.gz``), sorted by name.
+
+    Raises :class:`UsageError` when the folder holds none (a broken installation).
+    """
+    folder = builtin_vectors_dir()
+    files = sorted(folder.glob("*.csv.gz")) + sorted(folder.glob("*.json.gz"))
+    if not files:
+        raise UsageError(f"no built-in vector files in {folder} (broken installation?)")
+    return files
 
 @dataclass(frozen=True)
 class Column:
