@@ -18,7 +18,7 @@ import platform
 import sys
 import time
 import tracemalloc
-from typing import Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -186,6 +186,95 @@ def decompose_profile(n: int, repeat: int, rng: np.random.Generator) -> List[str
     return lines
 
 
+def tile_profile(side: int, repeat: int) -> List[Tuple[str, float, float]]:
+    """Per tile operation: one-thread process time per element of the public call on an
+    L2-resident 64 x ``side`` tile (the loop's compute cost, no memory traffic) and the
+    one-thread memory floor per element (copyto of the full ``side`` x ``side`` input scaled to
+    the operation's bytes).  Process time counts only this process's CPU, so other load on
+    the machine barely moves it."""
+    from ptonum import fpatr
+    from ptonum.kernels import numba_enabled
+
+    if not numba_enabled():
+        return []
+    import numba
+
+    rng = np.random.default_rng(5)
+    rows_small = 256  # 4 MiB of input: L3-resident, and the fixed cost of a call amortized
+    acc = rng.integers(-(1 << 20), 1 << 20, size=(rows_small, side), dtype=np.int32)
+    x = (rng.standard_normal(rows_small * side) * 50).astype(np.float32).view(np.uint32).reshape(rows_small, side)
+    A = fpatr.FPATRAttributes.from_fields
+    words = np.array([fpatr.quant_param(float(s), int(o), mode="VREQ8", rounding="rne")
+                      for s, o in zip(rng.uniform(0.5, 2.0, size=side) * 2.0 ** -12,
+                                      rng.integers(-20, 20, size=side))], dtype=np.uint64)
+    rq = int(fpatr.quant_param(2.0 ** -12, 3, mode="REQ8"))
+    e4 = int(fpatr.quant_param(1.0, mode="QF322FP8_PRE"))
+    h8 = int(fpatr.quant_param(1.0, mode="QF322HIF8_PRE"))
+    cases: List[Tuple[str, Callable[[], object], int]] = [
+        ("VREQ8 + ReLU + RowMax", lambda: fpatr.postprocess(
+            acc, acc_type="S32", attributes=A(pre_quant_mode="VREQ8", relu_mode="RELU", row_max_en=True),
+            quant_tile=words, sat=True), 1),
+        ("REQ8", lambda: fpatr.postprocess(acc, acc_type="S32", attributes=A(pre_quant_mode="REQ8"),
+                                           quant_param=rq), 1),
+        ("QF322FP8_PRE", lambda: fpatr.postprocess(x, acc_type="FP32", attributes=A(pre_quant_mode="QF322FP8_PRE"),
+                                                   quant_param=e4), 1),
+        ("QF322HIF8_PRE", lambda: fpatr.postprocess(x, acc_type="FP32",
+                                                    attributes=A(pre_quant_mode="QF322HIF8_PRE"), quant_param=h8), 1),
+        ("F322BF16", lambda: fpatr.postprocess(x, acc_type="FP32", attributes=A(pre_quant_mode="F322BF16")), 2),
+        ("F322F16", lambda: fpatr.postprocess(x, acc_type="FP32", attributes=A(pre_quant_mode="F322F16")), 2),
+    ]
+    big = rng.integers(0, 1 << 32, size=(side, side), dtype=np.uint64).astype(np.uint32)
+    big_dst = np.ones_like(big)
+
+    def cpu(fn: Callable[[], object]) -> float:
+        fn()
+        best = float("inf")
+        for _ in range(repeat):
+            c0 = time.process_time()
+            fn()
+            best = min(best, time.process_time() - c0)
+        return best
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        t_copy = cpu(lambda: np.copyto(big_dst, big)) / big.size  # 8 bytes an element
+        out = []
+        for name, fn, ob in cases:
+            out.append((name, 1e9 * cpu(fn) / acc.size, 1e9 * t_copy * (4 + ob) / 8))
+    finally:
+        numba.set_num_threads(threads)
+    return out
+
+
+def reference_rates(rev: str, n: int, repeat: int) -> List[Tuple[str, float, float]]:
+    """Reference-engine microseconds per element of this tree and of ``rev`` (exported with
+    ``git archive`` into a temporary directory), each measured by benchmarks/ref_rate.py in a
+    fresh process, alternating the two ``repeat`` times and keeping each case's best."""
+    import json
+    import subprocess
+    import tempfile
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    script = os.path.join(here, "ref_rate.py")
+    root = os.path.dirname(here)
+    best: dict = {"ours": {}, "base": {}}
+    with tempfile.TemporaryDirectory(prefix="ptonum-baseline-") as tmp:
+        arch = subprocess.run(["git", "-C", root, "archive", rev, "src"], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=arch, check=True)
+        for _ in range(max(1, repeat)):
+            for side_name, extra in (("ours", []), ("base", ["--src", os.path.join(tmp, "src")])):
+                res = subprocess.run([sys.executable, script, "--n", str(n), "--repeat", "2", *extra],
+                                     capture_output=True, text=True, check=True)
+                data = json.loads(res.stdout.strip().splitlines()[-1])
+                for k, v in data["us_per_element"].items():
+                    best[side_name][k] = min(best[side_name].get(k, float("inf")), v)
+    rows = [(k, best["ours"][k], best["base"][k]) for k in best["ours"] if k in best["base"]]
+    for k, o, b in rows:
+        print(f"  {k}: {o:.2f} us/elem, {rev}: {b:.2f} us/elem, {b / o:.1f}x", flush=True)
+    return rows
+
+
 def fp19_word(scale: float) -> int:
     from ptonum import fp19
 
@@ -198,6 +287,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--quick", action="store_true", help="1M elements instead of 16M")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated case names to run")
+    ap.add_argument("--baseline-rev", default="d850bfd",
+                    help="git revision whose reference engine is measured side by side (default: 0.1.0)")
+    ap.add_argument("--ref-n", type=int, default=2048, help="elements per reference-engine case")
     args = ap.parse_args(argv)
 
     import ml_dtypes
@@ -208,7 +300,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     side = 1024 if args.quick else 4096
     n = side * side
     rng = np.random.default_rng(2026)
-    rows: List[Tuple[str, str, float, float, str, str, str]] = []
+    rows: List[Tuple[str, str, float, float, str, str, str, str]] = []
+    floor_rows: List[Tuple[str, float, float, float, float]] = []  # name, op ms, floor ms, ratio, bytes/elem
+    red_rows: List[Tuple[str, float, float]] = []  # name, plain ms, with RowMax+GroupMax ms
     load_start = machine_lines()
     only = {s.strip() for s in args.only.split(",") if s.strip()}
 
@@ -216,8 +310,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return not only or name in only
 
     def record(name: str, anchor: str, t_ours: float, t_anchor: float, target: str,
-               peak_ours: str = "-", peak_anchor: str = "-") -> None:
-        rows.append((name, anchor, n / t_ours / 1e6, n / t_anchor / 1e6, target, peak_ours, peak_anchor))
+               peak_ours: str = "-", peak_anchor: str = "-", floor: str = "-") -> None:
+        rows.append((name, anchor, n / t_ours / 1e6, n / t_anchor / 1e6, target, peak_ours, peak_anchor, floor))
         print(f"  {name}: ptonum {n / t_ours / 1e6:8.1f} Melem/s, anchor {n / t_anchor / 1e6:8.1f} Melem/s, "
               f"ratio {t_anchor / t_ours:5.2f}x (target {target})", flush=True)
 
@@ -227,6 +321,30 @@ def main(argv: Optional[List[str]] = None) -> int:
         t_ours, t_anchor = best_pair(ours_fn, anchor_fn, max(args.repeat, 5))
         record(name, anchor, t_ours, t_anchor, target,
                f"{peak_mib(ours_fn):.0f}", f"{peak_mib(anchor_fn):.0f}")
+
+    def tile_row(name: str, anchor: str, ours_fn: Callable[[], object], anchor_fn: Callable[[], object],
+                 target: str, src: np.ndarray, out_bytes: float,
+                 reductions: Optional[Callable[[], object]] = None) -> None:
+        """A tile-operation row: ours vs anchor, and ours vs the memory floor -- numpy copyto of the
+        input (already faulted-in destination), timed interleaved with ours and scaled from the
+        8 bytes an element copyto moves to the bytes the operation moves (4 read + out_bytes
+        written).  With ``reductions`` (the same call with RowMax and GroupMax on) their cost too."""
+        t_anchor = best_time(anchor_fn, args.repeat)
+        dst = np.empty_like(src)
+        np.copyto(dst, src)
+        t_ours, t_copy = best_pair(ours_fn, lambda: np.copyto(dst, src), max(args.repeat, 5))
+        moved = src.itemsize + out_bytes
+        t_floor = t_copy * moved / (2 * src.itemsize)
+        floor_rows.append((name, 1e3 * t_ours, 1e3 * t_floor, t_floor / t_ours, moved))
+        record(name, anchor, t_ours, t_anchor, target, floor=f"{t_floor / t_ours:.2f}")
+        print(f"    floor: op {1e3 * t_ours:.1f} ms, floor {1e3 * t_floor:.1f} ms ({moved:g} B/elem) "
+              f"-> {t_floor / t_ours:.2f} of the floor (target >= 0.7)", flush=True)
+        if reductions is not None:
+            t_plain, t_red = best_pair(ours_fn, reductions, max(args.repeat, 5))
+            red_rows.append((name, 1e3 * t_plain, 1e3 * t_red))
+            print(f"    RowMax+GroupMax: {1e3 * t_plain:.1f} -> {1e3 * t_red:.1f} ms "
+                  f"({100 * (t_red / t_plain - 1):+.0f}%, target <= +15%)", flush=True)
+        del dst
 
     # --- VREQ8 S32 -> S8, per-column scale and offset, ReLU, RowMax -------------------
     if want("vreq8"):
@@ -248,12 +366,39 @@ def main(argv: Optional[List[str]] = None) -> int:
             return np.clip(np.rint(acc * sc64) + off64, -128, 127).astype(np.int8)
 
         print("vreq8 ...", flush=True)
-        record("VREQ8 S32->S8 + ReLU + RowMax (tile op)", "numpy clip(rint(acc*scale)+off)",
-               best_time(ours, args.repeat), best_time(anchor, args.repeat), ">= 1.0x")
+        plain_attrs = fpatr.FPATRAttributes.from_fields(pre_quant_mode="VREQ8", relu_mode="RELU")
+        red_attrs = fpatr.FPATRAttributes.from_fields(pre_quant_mode="VREQ8", relu_mode="RELU", row_max_en=True,
+                                                      group_max_en=True, group_n=128)
+        tile_row("VREQ8 S32->S8 + ReLU + RowMax (tile op)", "numpy clip(rint(acc*scale)+off)",
+                 ours, anchor, ">= 1.0x", acc, 1 + 4 / side)
+        tile_row("VREQ8 S32->S8 + ReLU (tile op)", "numpy clip(rint(acc*scale)+off)",
+                 lambda: fpatr.postprocess(acc, acc_type="S32", attributes=plain_attrs, quant_tile=words, sat=True),
+                 anchor, ">= 1.0x", acc, 1,
+                 reductions=lambda: fpatr.postprocess(acc, acc_type="S32", attributes=red_attrs, quant_tile=words,
+                                                      sat=True))
+        rq = fpatr.quant_param(2.0 ** -12, 3, mode="REQ8")
+        rq = getattr(rq, "word", rq)
+        rq_attrs = fpatr.FPATRAttributes.from_fields(pre_quant_mode="REQ8")
+        rq_red = fpatr.FPATRAttributes.from_fields(pre_quant_mode="REQ8", row_max_en=True, group_max_en=True,
+                                                   group_n=128)
+        tile_row("REQ8 S32->S8 (tile op)", "numpy clip(rint(acc*scale)+off)",
+                 lambda: fpatr.postprocess(acc, acc_type="S32", attributes=rq_attrs, quant_param=rq),
+                 lambda: np.clip(np.rint(acc * (2.0 ** -12)) + 3.0, -128, 127).astype(np.int8), ">= 1.0x", acc, 1,
+                 reductions=lambda: fpatr.postprocess(acc, acc_type="S32", attributes=rq_red, quant_param=rq))
         del acc
 
-    x = (rng.standard_normal(n) * 4).astype(np.float32)
+    x = (rng.standard_normal(n) * 50).astype(np.float32)  # typical data (issue 13): N(0, 1) x 50
     xbits = x.view(np.uint32).reshape(side, side)
+
+    def fp32_row(name: str, anchor: str, mode: str, anchor_fn: Callable[[], object], target: str,
+                 out_bytes: int, qp: Optional[int] = None) -> None:
+        kw: Dict[str, Any] = {} if qp is None else {"quant_param": qp}
+        a_plain = fpatr.FPATRAttributes.from_fields(pre_quant_mode=mode)
+        a_red = fpatr.FPATRAttributes.from_fields(pre_quant_mode=mode, row_max_en=True, group_max_en=True,
+                                                  group_n=128)
+        tile_row(name, anchor, lambda: fpatr.postprocess(xbits, acc_type="FP32", attributes=a_plain, **kw),
+                 anchor_fn, target, xbits, out_bytes,
+                 reductions=lambda: fpatr.postprocess(xbits, acc_type="FP32", attributes=a_red, **kw))
 
     # --- QF322FP8_PRE FP32 -> E4M3 ----------------------------------------------------
     if want("e4m3"):
@@ -261,9 +406,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         qp = fpatr.quant_param(1.0, mode="QF322FP8_PRE")
         qp = getattr(qp, "word", qp)
         print("e4m3 ...", flush=True)
-        record("QF322FP8_PRE FP32->E4M3 (tile op)", "ml_dtypes astype(float8_e4m3fn)",
-               best_time(lambda: fpatr.postprocess(xbits, acc_type="FP32", attributes=attrs, quant_param=qp), args.repeat),
-               best_time(lambda: x.astype(ml_dtypes.float8_e4m3fn), args.repeat), ">= 1.0x")
+        fp32_row("QF322FP8_PRE FP32->E4M3 (tile op)", "ml_dtypes astype(float8_e4m3fn)", "QF322FP8_PRE",
+                 lambda: x.astype(ml_dtypes.float8_e4m3fn), ">= 1.0x", 1, qp)
 
     # --- QF322HIF8_PRE FP32 -> HiF8 ---------------------------------------------------
     if want("hif8"):
@@ -274,9 +418,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             qp = fpatr.quant_param(1.0, mode="QF322HIF8_PRE")
             qp = getattr(qp, "word", qp)
             print("hif8 ...", flush=True)
-            record("QF322HIF8_PRE FP32->HiF8 (tile op)", "en_dtypes astype(hifloat8)",
-                   best_time(lambda: fpatr.postprocess(xbits, acc_type="FP32", attributes=attrs, quant_param=qp), args.repeat),
-                   best_time(lambda: x.astype(en_dtypes.hifloat8), args.repeat), ">= 1.0x")
+            fp32_row("QF322HIF8_PRE FP32->HiF8 (tile op)", "en_dtypes astype(hifloat8)", "QF322HIF8_PRE",
+                     lambda: x.astype(en_dtypes.hifloat8), ">= 1.0x", 1, qp)
         except ImportError:
             print("  en_dtypes not installed: HiF8 anchor skipped")
 
@@ -286,6 +429,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         wbits = wide.view(np.uint32).reshape(side, side)
         attrs = fpatr.FPATRAttributes.from_fields(pre_quant_mode="F322F16")
         print("f16 ...", flush=True)
+        fp32_row("F322F16 FP32->FP16 typical data (tile op)", "numpy astype(float16)", "F322F16",
+                 lambda: x.astype(np.float16), ">= 1.0x", 2)
         with np.errstate(over="ignore"):
             record("F322F16 FP32->FP16 wide range (tile op)", "numpy astype(float16)",
                    best_time(lambda: fpatr.postprocess(wbits, acc_type="FP32", attributes=attrs), args.repeat),
@@ -296,9 +441,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if want("bf16"):
         attrs = fpatr.FPATRAttributes.from_fields(pre_quant_mode="F322BF16")
         print("bf16 ...", flush=True)
-        record("F322BF16 FP32->BF16 (tile op)", "ml_dtypes astype(bfloat16)",
-               best_time(lambda: fpatr.postprocess(xbits, acc_type="FP32", attributes=attrs), args.repeat),
-               best_time(lambda: x.astype(ml_dtypes.bfloat16), args.repeat), ">= 0.5x")
+        fp32_row("F322BF16 FP32->BF16 (tile op)", "ml_dtypes astype(bfloat16)", "F322BF16",
+                 lambda: x.astype(ml_dtypes.bfloat16), ">= 0.5x", 2)
 
     # --- TCVT FP32 -> E8M0: three realistic inputs -------------------------------------
     if want("e8m0"):
@@ -372,18 +516,68 @@ def main(argv: Optional[List[str]] = None) -> int:
                     f"new allocations peak {peak / 2**20:.0f} MiB = {ratio:.2f}x (input + outputs = {base / 2**20:.0f} MiB); target <= 2x")
         print("  " + mem_line, flush=True)
 
+    # --- where the tile operation's time goes: 1-thread compute vs memory floor -------
+    profile_rows: List[Tuple[str, float, float]] = []
+    if want("tile-profile"):
+        print("tile profile ...", flush=True)
+        profile_rows = tile_profile(side, max(args.repeat, 5))
+        for name, c_ns, f_ns in profile_rows:
+            print(f"  {name}: compute {c_ns:.2f} ns/elem, floor {f_ns:.2f} ns/elem (1 thread)", flush=True)
+
+    # --- reference engine per element, this tree vs a baseline revision -----------------
+    ref_rows: List[Tuple[str, float, float]] = []
+    ref_base = args.baseline_rev
+    ref_n = args.ref_n
+    if want("reference"):
+        print(f"reference engine vs {ref_base} ...", flush=True)
+        ref_rows = reference_rates(args.baseline_rev, args.ref_n, args.repeat)
+
     print()
     for line in load_start:
         print(line)
     print(f"n = {n} elements per case; best of max(--repeat, 5) interleaved runs for the rows with a peak column "
           f"(--repeat {args.repeat} otherwise); load average {os.getloadavg()[0]:.2f} at the end")
     print()
-    print("| operation | anchor | ptonum Melem/s | anchor Melem/s | ratio | target | met | ptonum peak MiB | anchor peak MiB |")
-    print("| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: |")
-    for name, anchor, ours_t, anchor_t, target, p_ours, p_anchor in rows:
+    print("| operation | anchor | ptonum Melem/s | anchor Melem/s | ratio | target | met | of floor (>= 0.7) "
+          "| ptonum peak MiB | anchor peak MiB |")
+    print("| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |")
+    for name, anchor_name, ours_t, anchor_t, target, p_ours, p_anchor, floor in rows:
         ratio = ours_t / anchor_t
-        print(f"| {name} | {anchor} | {ours_t:.1f} | {anchor_t:.1f} | {ratio:.2f}x | {target} | "
-              f"{target_met(ratio, target)} | {p_ours} | {p_anchor} |")
+        print(f"| {name} | {anchor_name} | {ours_t:.1f} | {anchor_t:.1f} | {ratio:.2f}x | {target} | "
+              f"{target_met(ratio, target)} | {floor} | {p_ours} | {p_anchor} |")
+    if floor_rows:
+        print()
+        print("memory floor (numpy copyto of the input, interleaved, scaled to the bytes moved):")
+        print("| operation | B/elem | op ms | floor ms | of floor | met (>= 0.7) |")
+        print("| --- | ---: | ---: | ---: | ---: | --- |")
+        for name, t_op, t_floor, fr, moved in floor_rows:
+            print(f"| {name} | {moved:.3g} | {t_op:.1f} | {t_floor:.1f} | {fr:.2f} | {'yes' if fr >= 0.7 else 'NO'} |")
+    if red_rows:
+        print()
+        print("RowMax + GroupMax (GroupN 128) on vs off, same call otherwise:")
+        print("| operation | without ms | with ms | cost | met (<= +15%) |")
+        print("| --- | ---: | ---: | ---: | --- |")
+        for name, t_plain, t_red in red_rows:
+            cost = t_red / t_plain - 1
+            print(f"| {name} | {t_plain:.1f} | {t_red:.1f} | {100 * cost:+.0f}% | {'yes' if cost <= 0.15 else 'NO'} |")
+    if profile_rows:
+        print()
+        print("where the time goes: one-thread CPU time per element (process time, insensitive to other load), "
+              "compute on an L3-resident 256x4096 tile vs the memory floor per element on the full tile:")
+        print("| operation | compute ns/elem (1 thread) | floor ns/elem (1 thread) | compute / floor | bound by |")
+        print("| --- | ---: | ---: | ---: | --- |")
+        for name, c_ns, f_ns in profile_rows:
+            print(f"| {name} | {c_ns:.2f} | {f_ns:.2f} | {c_ns / f_ns:.2f} | "
+                  f"{'compute (the loop, not memory, sets the time)' if c_ns > f_ns else 'memory'} |")
+    if ref_rows:
+        print()
+        print(f"reference engine, microseconds per element (process time, best of {args.repeat} alternated runs, "
+              f"{ref_n} elements of typical data; ptonum {ref_base} exported with git archive):")
+        print(f"| operation | this tree us/elem | {ref_base} us/elem | speed-up | met (>= 5x) |")
+        print("| --- | ---: | ---: | ---: | --- |")
+        for name, ours_us, base_us in ref_rows:
+            sp = base_us / ours_us
+            print(f"| {name} | {ours_us:.2f} | {base_us:.2f} | {sp:.1f}x | {'yes' if sp >= 5 else 'NO'} |")
     if profile_lines:
         print()
         print("decompose profile (ms per call: best wall time, and best process CPU time summed over threads):")

@@ -434,6 +434,13 @@ def _step(cur: int, cand: int, t: int, max_abs: bool) -> Tuple[int, int]:
     return (cur if _key32(cur) >= _key32(cand) else cand), flags
 
 
+@njit(inline="always")
+def _sel(c: Any, a: Any, b: Any) -> Any:
+    """Branch-free select on uint32 values: ``a`` where ``c`` (0/1) else ``b``."""
+    m = np.uint32(np.uint32(0) - c)  # all ones when c == 1 (numba widens; truncate back)
+    return np.uint32((a & m) | (b & ~m))
+
+
 @njit
 def _fold_group(acc: Any, start: int, stop: int, t: int, max_abs: bool) -> Tuple[int, int]:
     """MatrixGroupMaxResult of acc[start:stop] (order-free formulation, see reduction.py)."""
@@ -441,23 +448,21 @@ def _fold_group(acc: Any, start: int, stop: int, t: int, max_abs: bool) -> Tuple
     stepped = (stop - start) >= 2 or max_abs
     flags = 0
     if t == SRC_FP32:
+        # Select-only (the loop vectorizes): a NaN gets key 0, which no number has (the
+        # smallest number, -Inf, keys to 0x007FFFFF), so "some number" is kmax > 0.
         kmax = np.uint32(0)
-        n_num = 0
-        n_snan = 0
+        snan = np.uint32(0)
         absm = np.uint32(0x7FFFFFFF) if max_abs else np.uint32(0xFFFFFFFF)
         for c in range(seg.size):
             v = np.uint32(seg[c] & absm)
-            av = v & np.uint32(0x7FFFFFFF)
-            nan = av > np.uint32(0x7F800000)
-            if nan:
-                n_snan += 1 if (v & np.uint32(0x400000)) == np.uint32(0) else 0
-            else:
-                n_num += 1
-                k = np.uint32(~v) if v >= np.uint32(0x80000000) else np.uint32(v ^ np.uint32(0x80000000))
-                kmax = max(kmax, k)
-        if n_snan > 0 and stepped:
+            nan = np.uint32((v & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000))
+            snan |= nan & np.uint32((v & np.uint32(0x400000)) == np.uint32(0))
+            k = _sel(np.uint32(v >> np.uint32(31)), np.uint32(~v), np.uint32(v ^ np.uint32(0x80000000)))
+            k = _sel(nan, np.uint32(0), k)
+            kmax = max(kmax, k)
+        if snan != np.uint32(0) and stepped:
             flags = _NV
-        if n_num > 0:
+        if kmax > np.uint32(0):
             return _unkey32(np.int64(kmax)), flags
         if stepped:
             return 0x7FC00000, flags
@@ -521,13 +526,6 @@ def _row_general(acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: b
             f_[j] = f
         f_or |= f
     return f_or
-
-
-@njit(inline="always")
-def _sel(c: Any, a: Any, b: Any) -> Any:
-    """Branch-free select on uint32 values: ``a`` where ``c`` (0/1) else ``b``."""
-    m = np.uint32(np.uint32(0) - c)  # all ones when c == 1 (numba widens; truncate back)
-    return np.uint32((a & m) | (b & ~m))
 
 
 @njit
