@@ -119,13 +119,22 @@ def test_batch_summary_failures_and_fail_fast(tmp_path: Path) -> None:
     assert not out2.exists() or not list(out2.iterdir())
 
 
-def test_batch_on_local_workers(tmp_path: Path) -> None:
+def test_workers_option_starts_a_local_cluster(tmp_path: Path) -> None:
+    acc = _acc(6, 20, 9)
+    np.save(tmp_path / "w.npy", acc)
+    r = _run(["postprocess", str(tmp_path / "w.npy"), *MODE, "--out-dir", str(tmp_path / "out"), "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    assert "wrote" in r.output  # the single-file summary, printed from the worker's run
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "w.d.npy"), fpatr.postprocess(acc, **CALL).d_bits)
+
+
+def test_batch_on_workers(scheduler: str, tmp_path: Path) -> None:
     accs = [_acc(6, 20 + k, 10 + k) for k in range(3)]
     for k, arr in enumerate(accs):
         np.save(tmp_path / f"t{k}.npy", arr)
     _zarr(tmp_path / "z.zarr", accs[0], (4, 8))
     r = _run(["postprocess", str(tmp_path / "t0.npy"), str(tmp_path / "t1.npy"), str(tmp_path / "t2.npy"),
-              str(tmp_path / "z.zarr"), *MODE, "--out-dir", str(tmp_path / "out"), "--workers", "2"])
+              str(tmp_path / "z.zarr"), *MODE, "--out-dir", str(tmp_path / "out"), "--scheduler", scheduler])
     assert r.exit_code == 0, r.output
     assert "4 done, 0 failed" in r.output
     for k, arr in enumerate(accs):

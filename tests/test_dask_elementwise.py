@@ -29,6 +29,7 @@ def test_to_e8m0_asl_vectors_chunked(monkeypatch) -> None:
             for sat in (b"0", b"1"):
                 sel = (_col(tok, header, "src_type") == src) & (_col(tok, header, "rmode") == rmode) & (
                     _col(tok, header, "sat") == sat)
+                sel = np.flatnonzero(sel)[:3000]  # a bounded sample of the rows (the whole file runs elsewhere)
                 bits = hex_column(_col(tok, header, "src_bits")[sel])
                 assert bits.size > 10
                 x = da.from_array(bits.astype(np.uint32), chunks=max(1, bits.size // 3))
