@@ -122,6 +122,7 @@ def install_sigterm_handler() -> bool:
 # would release it (the lock then stays held and the next cleanup deadlocks).  Every update is one
 # set/deque operation or one ``next`` of a counter, each atomic under the GIL.
 _TEMPORARIES: Set[Path] = set()
+_MADE_DIRS: Set[Path] = set()  # directories made for outputs not yet published (removed when empty)
 #: how many recent destinations :func:`published` remembers
 PUBLISHED_KEPT = 10_000
 _PUBLISHED: "collections.deque[Tuple[int, Path]]" = collections.deque(maxlen=PUBLISHED_KEPT)
@@ -151,6 +152,12 @@ def remove_temporaries() -> List[Path]:
         for p in paths:
             _remove(p)
             _TEMPORARIES.discard(p)
+        for d in sorted(list(_MADE_DIRS), key=lambda d: len(d.parts), reverse=True):
+            try:
+                os.rmdir(d)  # only when empty: never anything but what a publication made
+            except OSError:
+                pass
+            _MADE_DIRS.discard(d)
     return paths
 
 
@@ -305,10 +312,15 @@ class Publication:
 
     def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
                  tb: Optional[TracebackType]) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.discard()
+        try:
+            if exc_type is None:
+                self.commit()
+                return
+        except BaseException:
+            if self._state != "committed":
+                self.discard()
+            raise
+        self.discard()
 
     # -- staging
     def _stage(self, dest: PathLike, directory: bool, replace: bool) -> _Item:
@@ -328,12 +340,15 @@ class Publication:
                 d = d.parent
             for d in reversed(missing):  # outermost first; each remembered before it exists
                 self._made_dirs.append(d)
+                _MADE_DIRS.add(d)
                 try:
                     os.mkdir(d, 0o777)
                 except FileExistsError:
                     self._made_dirs.pop()
+                    _MADE_DIRS.discard(d)
                 except OSError as exc:
                     self._made_dirs.pop()
+                    _MADE_DIRS.discard(d)
                     raise PublishError(f"cannot write {p}: cannot create {d}: {_os_text(exc)}") from None
         check_destination(p, directory=directory, replace=replace)
         mask = _umask()
@@ -410,6 +425,7 @@ class Publication:
                     os.rmdir(d)
                 except OSError:
                     pass
+                _MADE_DIRS.discard(d)
 
     def commit(self) -> List[Path]:
         """Put every staged output in place, all of them or (on any error) none; returns the destinations.
@@ -432,6 +448,9 @@ class Publication:
                 self._state = "committed"
                 self.paths = done
                 _PUBLISHED.extend([(next(_SEQUENCE), d) for d in done])
+                for d in self._made_dirs:  # they hold outputs now
+                    _MADE_DIRS.discard(d)
+                self._made_dirs = []
         except BaseException:
             # a failure, or a signal before the renames (held-back ones arrive after a complete commit)
             if self._state != "committed":
