@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import UsageError
 
-__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool"]
+__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int"]
 
 Engine = Literal["reference", "fast"]
 ENGINES: Tuple[str, ...] = ("reference", "fast")
@@ -24,9 +24,37 @@ def check_engine(engine: object) -> Engine:
 
     Source: ADR-0085 D174 (two engines, one result); no ASL counterpart (argument check).
     """
-    if engine not in ENGINES:
+    if not isinstance(engine, str) or engine not in ENGINES:
         raise UsageError(f"engine = {engine!r}: expected one of {', '.join(ENGINES)}")
     return engine  # type: ignore[return-value]
+
+
+def native(arr: np.ndarray) -> np.ndarray:
+    """``arr`` in the machine's byte order (a converted copy only when it is byte-swapped, e.g. ``'>f4'``).
+
+    Every public function reads arrays through this, so a big-endian input
+    gives the result of the same values in native order.
+
+    Source: no ASL counterpart (argument normalisation).
+    """
+    if arr.dtype.isnative:
+        return arr
+    return arr.astype(arr.dtype.newbyteorder("="))
+
+
+def scalar_int(value: Any) -> Any:
+    """``value`` as a Python ``int`` when it is one integer (int, numpy integer, 0-d integer array),
+    else ``None``; booleans are not integers here.
+
+    Source: no ASL counterpart (argument normalisation for codes and enumerations).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu":
+        return int(value)
+    return None
 
 
 def check_bool(name: str, value: Any) -> bool:

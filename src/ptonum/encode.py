@@ -43,6 +43,7 @@ import numpy as np
 
 from ._util import Engine, check_bool, check_engine
 from .errors import UsageError
+from . import engines, tables
 from .formats import TileDataType, parse_data_type
 from .rounding import (
     RoundingMode,
@@ -68,37 +69,32 @@ __all__ = [
 
 T = TileDataType
 
-#: Integer destinations: (minimum, maximum, width in bits).
+_FACTS = tables.DESTINATIONS
+
+#: Integer destinations: (minimum, maximum, width in bits) -- from ptonum.tables.
 _INT_RANGE: Dict[TileDataType, Tuple[int, int, int]] = {
-    T.S4X2: (-8, 7, 4),
-    T.S8: (-128, 127, 8),
-    T.S16: (-(1 << 15), (1 << 15) - 1, 16),
-    T.S32: (-(1 << 31), (1 << 31) - 1, 32),
-    T.U32: (0, (1 << 32) - 1, 32),
+    t: (_FACTS[t].minimum, _FACTS[t].maximum, _FACTS[t].width) for t in tables.INTEGER_DESTINATIONS
 }
 
 #: IEEE-like binary destinations: (precision p incl. hidden bit, minimum normal exponent,
-#: maximum exponent, bit width, maximum-finite code, infinity code).
+#: maximum exponent, bit width, maximum-finite code, infinity code) -- from ptonum.tables.
 _BINARY: Dict[TileDataType, Tuple[int, int, int, int, int, int]] = {
-    T.FP32: (24, -126, 127, 32, 0x7F7FFFFF, 0x7F800000),
-    T.FP16: (11, -14, 15, 16, 0x7BFF, 0x7C00),
-    T.BF16: (8, -126, 127, 16, 0x7F7F, 0x7F80),
+    t: (_FACTS[t].precision, _FACTS[t].emin, _FACTS[t].emax, _FACTS[t].width, _FACTS[t].largest[0],
+        _FACTS[t].overflow_code(False, False))
+    for t in (T.FP32, T.FP16, T.BF16)
 }
 
-INTEGER_DESTINATIONS: Tuple[TileDataType, ...] = tuple(_INT_RANGE)
-FLOATING_DESTINATIONS: Tuple[TileDataType, ...] = (T.FP32, T.FP16, T.BF16, T.E4M3, T.HiF8)
+INTEGER_DESTINATIONS: Tuple[TileDataType, ...] = tables.INTEGER_DESTINATIONS
+FLOATING_DESTINATIONS: Tuple[TileDataType, ...] = tables.FLOATING_DESTINATIONS
 #: Every B.FPATR destination type the encoders accept.
 DESTINATIONS: Tuple[TileDataType, ...] = INTEGER_DESTINATIONS + FLOATING_DESTINATIONS
 
-_WIDTH: Dict[TileDataType, int] = {
-    T.S4X2: 4, T.S8: 8, T.S16: 16, T.S32: 32, T.U32: 32,
-    T.FP32: 32, T.FP16: 16, T.BF16: 16, T.E4M3: 8, T.HiF8: 8,
-}
-_BITS_DTYPE: Dict[int, Any] = {4: np.uint8, 8: np.uint8, 16: np.uint16, 32: np.uint32}
+_WIDTH: Dict[TileDataType, int] = {t: d.width for t, d in _FACTS.items()}
+_BITS_DTYPE: Dict[int, Any] = {d.width: d.carrier.type for d in _FACTS.values()}
 
-_OF_NX = 0x14
-_UF_NX = 0x18
-_NX = 0x10
+_OF_NX = tables.OF | tables.NX
+_UF_NX = tables.UF | tables.NX
+_NX = tables.NX
 
 ExactReal = Union[Fraction, int]
 
@@ -588,7 +584,7 @@ def _round_up(mode: RoundingMode, rem: np.ndarray, half: Any, neg: np.ndarray,
 def _binary_fast(v: np.ndarray, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
     """FP32/FP16/BF16 and E4M3 (p=4) rounding on the binary64 bit pattern."""
     if dst is T.E4M3:
-        p, emin, width = 4, -6, 8
+        p, emin, width = _FACTS[dst].precision, _FACTS[dst].emin, _FACTS[dst].width
     else:
         p, emin, _emax, width, _maxc, _infc = _BINARY[dst]
     b = v.view(_U64)
@@ -634,8 +630,9 @@ def _binary_fast(v: np.ndarray, dst: TileDataType, mode: RoundingMode, sat: bool
     return bits, flags
 
 
-_NATIVE = {T.FP16: (np.float16, np.uint16, 0x7FFF, 0x7C00, 0x7BFF, 0x3F10000000000000),
-           T.FP32: (np.float32, np.uint32, 0x7FFFFFFF, 0x7F800000, 0x7F7FFFFF, 0x3810000000000000)}
+_NATIVE = {t: (ftype, _FACTS[t].carrier.type, _FACTS[t].mask >> 1, _FACTS[t].overflow_code(False, False),
+               _FACTS[t].largest[0], (_FACTS[t].emin + 1023) << 52)  # binary64 bits of 2^emin
+           for t, ftype in ((T.FP16, np.float16), (T.FP32, np.float32))}
 
 
 def _native_rne_fast(v: np.ndarray, dst: TileDataType, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
@@ -664,37 +661,10 @@ def _native_rne_fast(v: np.ndarray, dst: TileDataType, sat: bool) -> Tuple[np.nd
     return bits, flags
 
 
-# HiF8 per-binade tables, indexed by (exponent + 23) for exponents -23..17
-# (-23 stands for every value below 2^-22; 16 and 17 only occur for overflowing
-# inputs, whose codes are replaced).
-_HIF8_E = np.arange(-23, 18)
-_HIF8_MBITS = np.array([0 if e < -15 else (3 if abs(e) <= 3 else 2 if abs(e) <= 7 else 1)
-                        for e in _HIF8_E], dtype=np.uint64)
-
-
-def _hif8_body(e: int) -> int:
-    """HiF8 code (bits 6:0) of 2^e (mantissa zero)."""
-    if -22 <= e <= -16:
-        return 23 + e
-    a = abs(e)
-    neg = e < 0
-    if a == 0:
-        return 8
-    if a == 1:
-        return 16 + (8 if neg else 0)
-    if a <= 3:
-        return 32 + ((2 if neg else 0) + (a - 2)) * 8
-    if a <= 7:
-        return 64 + ((4 if neg else 0) + (a - 4)) * 4
-    if a <= 15:
-        return 96 + ((8 if neg else 0) + (a - 8)) * 2
-    return 0x6F  # 2^16: never reached (overflow is judged first)
-
-
-_HIF8_BASE = np.array([0 if e < -22 else _hif8_body(int(e)) for e in _HIF8_E], dtype=np.uint8)
-# parity flip so that (k ^ flip) & 1 is the parity of the lower candidate's code
-_HIF8_PARFLIP = np.array([(((23 + e) & 1) ^ 1) if -22 <= e <= -16 else 0 for e in _HIF8_E],
-                         dtype=np.uint64)
+# HiF8 per-binade tables (ptonum.tables), indexed by (exponent + 23) for exponents -23..17.
+_HIF8_MBITS = tables.HIF8_MBITS
+_HIF8_BASE = tables.HIF8_BASE
+_HIF8_PARFLIP = tables.HIF8_PARFLIP
 
 
 def _hif8_fast(v: np.ndarray, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
@@ -775,12 +745,9 @@ def encode_fast(values: Any, dst_type: object, rmode: object, sat: object) -> Tu
     mode = check_resolved_mode(rmode)
     s = check_bool("sat", sat)
     v = _as_float64(values)
-    from .kernels import numba_enabled
 
-    if v.size and numba_enabled(v.size):  # compiled kernel (ptonum.kernels.postprocess); numpy below is the fallback
-        from .kernels.postprocess import encode_values
-
-        kb, kf, bad = encode_values(v, dst.name, int(mode), s)
+    if engines.select("fast", v.size) == "numba":  # compiled kernel; numpy below is the fallback
+        kb, kf, bad = engines.encode_values(v, dst, int(mode), s)
         if bad >= 0:
             _raise_nonfinite(v)
         return kb.reshape(v.shape), kf.reshape(v.shape)

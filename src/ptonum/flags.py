@@ -14,24 +14,27 @@ from typing import Iterable, Union
 
 import numpy as np
 
-__all__ = ["NumericFlags", "StatusRegister", "flag_names"]
+__all__ = ["NumericFlags", "StatusRegister", "flag_names", "NV", "DZ", "OF", "UF", "NX"]
+
+#: The flag bits as plain ints (numba folds module-level ints; every module and kernel reads these).
+NV, DZ, OF, UF, NX = 0x01, 0x02, 0x04, 0x08, 0x10
 
 
 class NumericFlags(enum.IntFlag):
     """The five numeric exception flags, in ``CORE_STATE[36:32]`` bit order."""
 
     NONE = 0
-    NV = 0x01  #: invalid operation
-    DZ = 0x02  #: divide by zero (never raised by ADR-0085 operations)
-    OF = 0x04  #: overflow
-    UF = 0x08  #: underflow
-    NX = 0x10  #: inexact
+    NV = NV  #: invalid operation
+    DZ = DZ  #: divide by zero (never raised by ADR-0085 operations)
+    OF = OF  #: overflow
+    UF = UF  #: underflow
+    NX = NX  #: inexact
 
     def __str__(self) -> str:
         return flag_names(int(self))
 
 
-_ORDER = (("NV", 0x01), ("DZ", 0x02), ("OF", 0x04), ("UF", 0x08), ("NX", 0x10))
+_ORDER = (("NV", NV), ("DZ", DZ), ("OF", OF), ("UF", UF), ("NX", NX))
 
 
 def flag_names(flags: int) -> str:

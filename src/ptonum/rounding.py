@@ -16,6 +16,7 @@ from typing import Union
 
 import numpy as np
 
+from ._util import scalar_int
 from .errors import UsageError
 
 __all__ = [
@@ -78,10 +79,8 @@ def parse_rounding_mode(value: RoundingModeLike, name: str = "rmode") -> Roundin
     """
     if isinstance(value, RoundingMode):
         return value
-    if isinstance(value, bool):
-        raise UsageError(f"{name} = {value!r}: expected a rounding mode name or B.DATR RMode code 0-7")
-    if isinstance(value, int) or (hasattr(value, "dtype") and getattr(value, "dtype").kind in "iu"):
-        iv = int(value)  # type: ignore[arg-type,unused-ignore]
+    iv = scalar_int(value)
+    if iv is not None:
         if 0 <= iv <= 7:
             return RoundingMode(iv)
         raise UsageError(f"{name} = {iv}: B.DATR RMode codes are 0-7")

@@ -46,9 +46,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ._util import as_bits, check_bool, check_engine
+from . import engines
+from ._util import as_bits, check_bool, check_engine, native
 from .errors import UnsupportedConversionError, UsageError
-from .flags import flag_names
+from .flags import NV, NX, OF, UF, flag_names
 from .formats import TileDataType, parse_data_type
 from .rounding import RoundingMode, parse_rounding_mode
 
@@ -62,10 +63,6 @@ __all__ = [
     "flag_summary",
 ]
 
-NV = 0x01
-OF = 0x04
-UF = 0x08
-NX = 0x10
 
 #: TCVT source types accepted for an E8M0 destination (``HardwareTCVTE8M0SourceTypeSupported``).
 SUPPORTED_SOURCES: Tuple[TileDataType, ...] = (TileDataType.FP16, TileDataType.BF16, TileDataType.FP32)
@@ -460,13 +457,9 @@ _FP32_TABLE_MIN = 1 << 15
 
 
 def _fast(bits: np.ndarray, src: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
-    from .kernels import numba_enabled  # deferred: importing numba costs ~0.2 s
-
     # numba kernel (``ptonum.kernels.tcvt``) from ``PTONUM_KERNEL_MIN_ELEMENTS`` elements on
-    if bits.size and numba_enabled(bits.size):
-        from .kernels.tcvt import to_e8m0_kernel
-
-        return to_e8m0_kernel(bits, _LAYOUTS[src], mode, sat, _fast_rule)
+    if engines.select("fast", bits.size) == "numba":
+        return engines.to_e8m0_kernel(bits, _LAYOUTS[src], mode, sat, _fast_rule)
     if src is TileDataType.FP32:
         if bits.size < _FP32_TABLE_MIN:
             return _fast_rule(bits, _LAYOUTS[src], mode, sat)
@@ -481,6 +474,8 @@ def _fast(bits: np.ndarray, src: TileDataType, mode: RoundingMode, sat: bool) ->
 
 def _source_bits(src_bits: Any, width: int) -> np.ndarray:
     """Validate raw encodings; native unsigned arrays that cannot be too wide skip the copy."""
+    if isinstance(src_bits, np.ndarray):
+        src_bits = native(src_bits)
     if isinstance(src_bits, np.ndarray) and src_bits.dtype.kind in "iu" and src_bits.dtype.itemsize * 8 < width:
         raise UsageError(
             f"src_bits: a {src_bits.dtype} array cannot hold {width}-bit source encodings; "
@@ -616,7 +611,7 @@ def to_e8m0_values(values: Any, *, rmode: Any = "NONE", sat: Any = False, out: s
 
     if out not in ("uint8", "e8m0"):
         raise UsageError(f"out = {out!r}: expected 'uint8' or 'e8m0'")
-    arr = np.asarray(values)
+    arr = native(np.asarray(values))
     src = _dtype_source(arr.dtype)
     if src is None:
         raise UsageError(

@@ -107,9 +107,9 @@ def command() -> None:
         why = "numba is not installed" if not NUMBA_AVAILABLE else "PTONUM_DISABLE_NUMBA is set"
         click.echo(f"nothing to compile: {why}; the fast engine uses numpy only")
         return
-    from ..kernels.postprocess import compile_all
+    from ..engines import compile_postprocess
 
-    steps = (("postprocess", compile_all), ("tcvt", _compile_tcvt), ("decompose", _compile_decompose))
+    steps = (("postprocess", compile_postprocess), ("tcvt", _compile_tcvt), ("decompose", _compile_decompose))
     total = 0.0
     with errors_to_exit("compile"), _all_sizes():
         writable = writable_cache_dir()

@@ -19,7 +19,7 @@ from .._util import check_engine
 from ..errors import UsageError
 from .schema import Batch, ParsedFile, Schema, parse_file
 
-__all__ = ["Failure", "FileReport", "check_parsed", "check_file", "select_rows", "CHUNK"]
+__all__ = ["Failure", "FileReport", "check_parsed", "check_file", "select_rows", "mismatch_text", "CHUNK"]
 
 #: rows per model call, by engine
 CHUNK = {"fast": 1 << 18, "reference": 1 << 11}
@@ -122,7 +122,7 @@ def check_parsed(
             if i in res.errors:
                 pending.append(Failure(parsed.path, int(parsed.lines[idx[i]]), "error", res.errors[i], row, None))
             else:
-                pending.append(Failure(parsed.path, int(parsed.lines[idx[i]]), "mismatch", _mismatch_text(schema, row, got), row, got))
+                pending.append(Failure(parsed.path, int(parsed.lines[idx[i]]), "mismatch", mismatch_text(schema, row, got), row, got))
         if progress is not None:
             progress(int(idx.size))
     pending.sort(key=lambda f: f.line)
@@ -144,7 +144,11 @@ def check_parsed(
     )
 
 
-def _mismatch_text(schema: Schema, row: Dict[str, int], got: Dict[str, int]) -> str:
+def mismatch_text(schema: Schema, row: Dict[str, int], got: Dict[str, int]) -> str:
+    """One line per output column: expected and got values, ``<-- differs`` where they differ.
+
+    Source: no spec counterpart (report text).
+    """
     parts = []
     for c in schema.outputs:
         exp = schema.describe_value(c, row[c.name], row)

@@ -262,7 +262,7 @@ def explain_row(spec: str) -> RowExplanation:
     The text ends with ``MATCH: ...`` or ``MISMATCH: ...``.  Raises :class:`UsageError` for
     a bad spec, an unreadable file, a malformed row or a line that holds no data row.
     """
-    from .check import _mismatch_text
+    from .check import mismatch_text
 
     path, sep, line_s = spec.rpartition(":")
     if not sep or not line_s.isdigit():
@@ -288,7 +288,7 @@ def explain_row(spec: str) -> RowExplanation:
     bad = schema.mismatch(batch, res.got)
     if bool(np.any(bad)):
         got = {c.name: int(res.got[c.name][0]) for c in schema.outputs}
-        detail = _mismatch_text(schema, row, got)
+        detail = mismatch_text(schema, row, got)
         return RowExplanation(text + f"\nMISMATCH: the model (reference engine) contradicts the row: {detail}",
                               "mismatch", detail)
     return RowExplanation(text + "\nMATCH: the model (reference engine) gives the row's expected values", "match")

@@ -38,6 +38,7 @@ from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
+from .._util import scalar_int
 from ..errors import IllegalEncodingError, TileLegalityError, UsageError
 from ..formats import TileDataType, parse_data_type
 from ..rounding import RoundingMode, parse_rounding_mode
@@ -180,9 +181,7 @@ ReluModeLike = Union[ReluMode, int, str]
 
 
 def _is_int(value: Any) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return False
-    return isinstance(value, (int, np.integer))
+    return scalar_int(value) is not None
 
 
 def parse_pre_quant_mode(value: PreQuantModeLike, name: str = "pre_quant_mode") -> PreQuantMode:

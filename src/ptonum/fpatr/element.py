@@ -49,6 +49,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .. import engines
 from .._util import as_bits, check_bool, check_engine
 from ..errors import TileLegalityError, UsageError
 from ..flags import flag_names
@@ -56,6 +57,17 @@ from ..formats import TileDataType, ValueClass, exact_value, parse_data_type, va
 from ..fp19 import finite_value as fp19_finite_value
 from ..fp19 import to_float64 as fp19_to_float64
 from ..rounding import RoundingMode
+from ..tables import (
+    DESTINATIONS,
+    KERNEL_ACC,
+    KERNEL_DST,
+    KIND_GENERAL,
+    KIND_PASS,
+    KIND_SHIFT,
+    NX,
+    OF,
+    TileKernelConfig,
+)
 from .attributes import (
     MODE_TABLE,
     ModeInfo,
@@ -73,39 +85,23 @@ __all__ = [
     "TraceStep",
     "destination_dtype",
     "special_value_result",
+    "ElementConfig",
+    "element_config",
+    "compute_elements",
 ]
 
 T = TileDataType
 
 # ---------------------------------------------------------------------------
-# Destination constants (MatrixFloatingSignedZero / Infinity / LargestFinite,
-# the canonical NaNs of the format units, TileIntegerMinimum/Maximum), at the
+# Destination facts (MatrixFloatingSignedZero / Infinity / LargestFinite, the
+# canonical NaNs, TileIntegerMinimum/Maximum): read from ptonum.tables, at the
 # destination element's own width.
 
-_DTYPE: Dict[TileDataType, Any] = {
-    T.S8: np.uint8, T.S4X2: np.uint8, T.E4M3: np.uint8, T.HiF8: np.uint8,
-    T.FP16: np.uint16, T.BF16: np.uint16, T.S16: np.uint16,
-    T.FP32: np.uint32, T.S32: np.uint32, T.U32: np.uint32,
-}
-_NEG_ZERO = {T.FP32: 0x80000000, T.FP16: 0x8000, T.BF16: 0x8000, T.E4M3: 0x80, T.HiF8: 0x00}
-_CANONICAL_NAN = {T.FP32: 0x7FC00000, T.FP16: 0x7E00, T.BF16: 0x7FC0, T.E4M3: 0x7F, T.HiF8: 0x80}
-_INFINITY = {  # (positive, negative); E4M3 has none and gives its canonical NaN
-    T.FP32: (0x7F800000, 0xFF800000), T.FP16: (0x7C00, 0xFC00), T.BF16: (0x7F80, 0xFF80),
-    T.HiF8: (0x6F, 0xEF), T.E4M3: (0x7F, 0x7F),
-}
-_LARGEST = {
-    T.FP32: (0x7F7FFFFF, 0xFF7FFFFF), T.FP16: (0x7BFF, 0xFBFF), T.BF16: (0x7F7F, 0xFF7F),
-    T.E4M3: (0x7E, 0xFE), T.HiF8: (0x6E, 0xEE),
-}
-_INT_MIN_MAX = {  # (minimum, maximum) encodings at the destination width
-    T.S4X2: (0x8, 0x7), T.S8: (0x80, 0x7F), T.S16: (0x8000, 0x7FFF),
-    T.S32: (0x80000000, 0x7FFFFFFF), T.U32: (0x0, 0xFFFFFFFF),
-}
-_WIDTH_MASK = {T.S4X2: 0xF, T.S8: 0xFF, T.E4M3: 0xFF, T.HiF8: 0xFF, T.FP16: 0xFFFF,
-               T.BF16: 0xFFFF, T.S16: 0xFFFF, T.FP32: 0xFFFFFFFF, T.S32: 0xFFFFFFFF,
-               T.U32: 0xFFFFFFFF}
-
-NV, OF, UF, NX = 0x01, 0x04, 0x08, 0x10
+_DTYPE: Dict[TileDataType, Any] = {t: d.carrier.type for t, d in DESTINATIONS.items()}
+_NEG_ZERO: Dict[TileDataType, int] = {t: d.negative_zero_result for t, d in DESTINATIONS.items()
+                                      if d.negative_zero_result is not None}
+_INT_MIN_MAX = {t: (d.minimum_code, d.maximum_code) for t, d in DESTINATIONS.items() if d.integer}
+_WIDTH_MASK = {t: d.mask for t, d in DESTINATIONS.items()}
 
 # FP32 value classes used here
 _QNAN, _SNAN, _PINF, _NINF = "QuietNaN", "SignalingNaN", "PositiveInfinity", "NegativeInfinity"
@@ -139,21 +135,7 @@ def special_value_result(value_class: str, dst: TileDataType, sat: bool) -> Tupl
 
     Source: ADR-0085 D180; ``MatrixPostQuantSpecialValue``.
     """
-    nan = value_class in (_QNAN, _SNAN)
-    negative = value_class == _NINF
-    if dst in _INT_MIN_MAX:
-        lo, hi = _INT_MIN_MAX[dst]
-        if nan:
-            return (0 if sat else lo), NV
-        if not sat:
-            return lo, NV
-        return (lo if negative else hi), OF | NX
-    if nan:
-        flags = NV if value_class == _SNAN else 0
-        return (0 if sat else _CANONICAL_NAN[dst]), flags
-    if sat:
-        return _LARGEST[dst][int(negative)], OF | NX
-    return _INFINITY[dst][int(negative)], (OF | NX if dst is T.E4M3 else 0)
+    return DESTINATIONS[dst].special_value_result(value_class, sat)
 
 
 # ---------------------------------------------------------------------------
@@ -223,7 +205,17 @@ def _reject_nonfinite_fp19(bits19: np.ndarray, name: str, field: str) -> None:
 
 
 @dataclass(frozen=True)
-class _Config:
+class ElementConfig:
+    """A resolved, checked element configuration (typed; the functions below take it as is).
+
+    ``mode``/``info``: the PreQuantMode and its mode-table row; ``relu``: the
+    ReluMode; ``acc_type``: FP32/S32/U32; ``dst``: the destination type;
+    ``source``: the element source type (mode 0: the accumulator type; S32
+    modes: S32; else FP32); ``rmode``/``sat``: the effective control (never NONE).
+
+    Source: ADR-0085 D176-D180; ``MatrixFPATREffectiveControl``, ``BundleFPATROutputType``.
+    """
+
     mode: PreQuantMode
     info: ModeInfo
     relu: ReluMode
@@ -233,8 +225,35 @@ class _Config:
     rmode: RoundingMode
     sat: bool
 
+    @property
+    def kernel(self) -> TileKernelConfig:
+        """The same configuration as plain data for the compiled kernel (:class:`ptonum.tables.TileKernelConfig`)."""
+        if int(self.mode) == 0 and self.relu == ReluMode.NONE:
+            kind = KIND_PASS
+        elif self.info.is_shift:
+            kind = KIND_SHIFT
+        else:
+            kind = KIND_GENERAL
+        special: Tuple[int, ...] = (0,) * 8
+        if kind == KIND_GENERAL and self.source is T.FP32:
+            special = tuple(x for cls in _SPECIAL_CLASSES
+                            for x in DESTINATIONS[self.dst].special_value_result(cls, self.sat))
+        nz = DESTINATIONS[self.dst].negative_zero_result
+        return TileKernelConfig(
+            kind=kind, dst=self.dst, dst_code=KERNEL_DST[self.dst], src_code=KERNEL_ACC[self.source],
+            relu=int(self.relu), rmode=int(self.rmode), sat=bool(self.sat),
+            offset_width=int(self.info.offset_width), has_parameter=bool(self.info.has_parameter),
+            special=special, negative_zero=-1 if nz is None else nz,
+        )
 
-def _config(pre_quant_mode: Any, relu_mode: Any, acc_type: Any, rmode: Any, sat: Any) -> _Config:
+
+def element_config(pre_quant_mode: Any, relu_mode: Any, acc_type: Any, rmode: Any, sat: Any) -> ElementConfig:
+    """Parse and check an element configuration once (the typed value every inner function takes).
+
+    Raises :class:`IllegalEncodingError` (reserved PreQuantMode/ReluMode),
+    :class:`TileLegalityError` (accumulator class) or :class:`UsageError`.
+    Source: ADR-0085 D176-D180; ``MatrixFPATREffectiveControl``, ``BundleFPATRAccumulatorTypeLegal``.
+    """
     mode = parse_pre_quant_mode(pre_quant_mode)
     info = MODE_TABLE[int(mode)]
     relu = parse_relu_mode(relu_mode)
@@ -253,7 +272,12 @@ def _config(pre_quant_mode: Any, relu_mode: Any, acc_type: Any, rmode: Any, sat:
         assert info.destination is not None
         dst = info.destination
         source = T.S32 if info.uses_s32_accumulator else T.FP32
-    return _Config(mode, info, relu, acc, dst, source, r, s)
+    return ElementConfig(mode, info, relu, acc, dst, source, r, s)
+
+
+_Config = ElementConfig
+_config = element_config
+_SPECIAL_CLASSES = ("QuietNaN", "SignalingNaN", "PositiveInfinity", "NegativeInfinity")
 
 
 def _bits_u32(name: str, value: Any) -> np.ndarray:
@@ -349,11 +373,29 @@ def postprocess_element(
     eng = check_engine(engine)
     cfg, acc, qp, rp, shape = _prepare(acc_bits, pre_quant_mode, relu_mode, acc_type,
                                        quant_param, relu_param, rmode, sat)
-    if eng == "fast":
-        from ..kernels import numba_enabled
+    return _compute(acc, qp, rp, shape, cfg, engines.select(eng, int(np.prod(shape, dtype=np.int64))))
 
-        if numba_enabled(int(np.prod(shape, dtype=np.int64))):
-            return _fast_kernel(acc, qp, rp, shape, cfg)
+
+def compute_elements(acc_bits: np.ndarray, quant_words: np.ndarray, relu_words: np.ndarray,
+                     cfg: ElementConfig, path: engines.Path) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`postprocess_element` on already-checked typed values (no parsing, no checks).
+
+    ``acc_bits``: ``uint32`` encodings; ``quant_words``/``relu_words``: ``uint64``
+    words broadcast against them; ``cfg`` from :func:`element_config`;
+    ``path`` from :func:`ptonum.engines.select`.  Returns ``(dst_bits, flags)``
+    of the broadcast shape, as :func:`postprocess_element`.
+
+    Source: ADR-0085 D176-D180; ``TileProfileMatrixPostProcessWithFlags``.
+    """
+    shape = np.broadcast_shapes(acc_bits.shape, quant_words.shape, relu_words.shape)
+    return _compute(acc_bits, quant_words, relu_words, shape, cfg, path)
+
+
+def _compute(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...], cfg: ElementConfig,
+             path: engines.Path) -> Tuple[np.ndarray, np.ndarray]:
+    if path == "numba":
+        return _fast_kernel(acc, qp, rp, shape, cfg)
+    if path == "numpy":
         return _fast(acc, qp, rp, shape, cfg)
     return _reference(acc, qp, rp, shape, cfg)
 
@@ -368,8 +410,6 @@ _KERNEL_ROW = 4096
 def _fast_kernel(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...],
                  cfg: _Config) -> Tuple[np.ndarray, np.ndarray]:
     """The fused numba kernel on the broadcast, flattened inputs (same bits and flags as _fast)."""
-    from ..kernels.postprocess import run_tile
-
     a = np.ascontiguousarray(np.broadcast_to(acc, shape), dtype=np.uint32).reshape(-1)
     total = a.size
     per_element = False
@@ -381,8 +421,8 @@ def _fast_kernel(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[i
     flags = np.empty(total, dtype=np.uint8)
     if total:
         row = min(_KERNEL_ROW, total)
-        run_tile(a, m=-(-total // row), n=row, cfg=cfg, qp=qp, rp=rp, out=bits, flags_out=flags,
-                 per_element=per_element)
+        engines.run_tile(a, m=-(-total // row), n=row, cfg=cfg.kernel, qp=qp, rp=rp, out=bits, flags_out=flags,
+                         per_element=per_element)
     return bits.reshape(shape), flags.reshape(shape)
 
 

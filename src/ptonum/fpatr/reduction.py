@@ -49,9 +49,10 @@ from typing import Any, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from .._util import as_bits, check_bool, check_engine
+from .._util import as_bits, check_bool, check_engine, scalar_int
 from ..errors import UsageError
 from ..formats import TileDataType, parse_data_type
+from ..tables import NV, OF
 
 __all__ = [
     "REDUCTION_TYPES",
@@ -72,8 +73,8 @@ REDUCTION_TYPES = (TileDataType.FP32, TileDataType.S32, TileDataType.U32)
 #: FP32 canonical quiet NaN (``HardwareNumericCanonicalNaNResult`` for FP32).
 CANONICAL_NAN_FP32 = 0x7FC00000
 
-_NV = 0x01
-_OF = 0x04
+_NV = NV
+_OF = OF
 _INT_MIN = 0x80000000
 _MASK32 = 0xFFFFFFFF
 
@@ -565,7 +566,8 @@ def group_max(
     eng = check_engine(engine)
     t = check_reduction_type(acc_type)
     mabs = check_bool("max_abs", max_abs)
-    if isinstance(group_n, bool) or not isinstance(group_n, (int, np.integer)) or int(group_n) < 1:
+    g = scalar_int(group_n)
+    if g is None or g < 1:
         raise UsageError(f"group_n = {group_n!r}: expected a positive number of columns (GroupN)")
     x = _as_matrix("acc_bits", acc_bits)
-    return fold_groups(x, int(group_n), t, mabs, eng)
+    return fold_groups(x, min(g, x.shape[1]), t, mabs, eng)  # a group wider than the tile is the whole row

@@ -30,7 +30,8 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Tuple
 
 import numpy as np
 
-from .._util import Engine, check_bool, check_engine
+from .. import engines
+from .._util import Engine, check_bool, check_engine, native
 from ..errors import TileLegalityError, UsageError
 from ..flags import StatusRegister, flag_names
 from ..formats import TileDataType, parse_data_type
@@ -43,7 +44,7 @@ from .attributes import (
     effective_control,
     output_type,
 )
-from .element import _config, destination_dtype, postprocess_element
+from .element import compute_elements, destination_dtype, element_config
 from .params import check_quant_param, check_relu_param
 from .reduction import combine_partials, fold_groups
 
@@ -205,12 +206,23 @@ def _asarray(name: str, value: Any) -> np.ndarray:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{name}: cannot be read as an array ({exc})") from None
-    return arr
+    return native(arr)
 
 
-def _int_bits(name: str, arr: np.ndarray, width: int) -> np.ndarray:
-    """Raw encodings in an integer (or object-int) array -> uint32/uint64, checked, minimal copies."""
+def _int_bits(name: str, arr: np.ndarray, width: int, signed: bool = False) -> np.ndarray:
+    """Raw encodings in an integer (or object-int) array -> uint32/uint64, checked, minimal copies.
+
+    With ``signed`` (an S32 accumulator or RowMaxIn), negative values from -2^(width-1) on are
+    signed values and become their two's-complement encodings.
+    """
     out_dtype = np.uint32 if width == 32 else np.uint64
+    if signed and arr.dtype.kind == "i" and arr.size and int(arr.min()) < 0:
+        low = -(1 << (width - 1))
+        if int(arr.min()) >= low:
+            return _int_bits(name, (arr.astype(np.int64) & ((1 << width) - 1)), width)
+        pos: Tuple[int, ...] = tuple(int(i) for i in np.argwhere(arr < low)[0])
+        where = f"[{', '.join(map(str, pos))}]" if arr.ndim else ""
+        raise UsageError(f"{name}{where} = {int(arr[pos])}: below the S{width} minimum {low}")
     if arr.dtype == object:
         flat = arr.ravel()
         vals = []
@@ -233,11 +245,13 @@ def _int_bits(name: str, arr: np.ndarray, width: int) -> np.ndarray:
                 bad = (arr < 0) | ((arr.astype(np.int64) >> min(width, 63)) != 0) if width < 64 else arr < 0
             else:
                 bad = (arr.astype(np.uint64) >> np.uint64(width)) != 0
-            pos: Tuple[int, ...] = tuple(int(i) for i in np.argwhere(bad)[0])
-            where = f"[{', '.join(map(str, pos))}]" if arr.ndim else ""
-            v = int(arr[pos])
-            what = f"{v}" if v < 0 else f"{v:#x}"
-            raise UsageError(f"{name}{where} = {what}: does not fit in {width} bits")
+            at: Tuple[int, ...] = tuple(int(i) for i in np.argwhere(bad)[0])
+            where = f"[{', '.join(map(str, at))}]" if arr.ndim else ""
+            v = int(arr[at])
+            if v < 0:
+                raise UsageError(f"{name}{where} = {v}: a raw {width}-bit encoding is never negative "
+                                 "(signed values are accepted for an S32 accumulator only)")
+            raise UsageError(f"{name}{where} = {v:#x}: does not fit in {width} bits")
     if arr.dtype == out_dtype:
         return arr
     return arr.astype(out_dtype)
@@ -277,7 +291,7 @@ def _acc_bits(arr: np.ndarray, t: TileDataType) -> np.ndarray:
     """Accumulator data already typed by :func:`_accumulator_type` -> uint32 bits (no copy when possible)."""
     if arr.dtype == np.float32 or arr.dtype == np.int32:
         return arr.view(np.uint32)
-    return _int_bits("acc", arr, 32)
+    return _int_bits("acc", arr, 32, signed=t is TileDataType.S32)
 
 
 def accumulator_bits(acc: Any, acc_type: Any = None) -> Tuple[np.ndarray, TileDataType]:
@@ -312,7 +326,7 @@ def _row_max_in(value: Any, t: TileDataType, m: int) -> np.ndarray:
             )
         bits = arr.view(np.uint32)
     else:
-        bits = _int_bits("row_max_in", arr, 32)
+        bits = _int_bits("row_max_in", arr, 32, signed=t is TileDataType.S32)
     if bits.shape not in ((m, 1), (m,)):
         raise TileLegalityError(
             f"row_max_in: shape {bits.shape}, RowMaxIn must be {m} x 1 (one element per accumulator row) "
@@ -502,8 +516,9 @@ def preflight_shape(
     """
     try:
         dt = np.dtype(dtype)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise UsageError(f"dtype = {dtype!r}: not a numpy dtype ({exc})") from None
+    dt = dt.newbyteorder("=") if not dt.isnative else dt
     try:
         shp = tuple(int(d) for d in shape)
     except (TypeError, ValueError):
@@ -694,17 +709,13 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
     group_out = np.empty((m, n_groups), np.uint32) if attrs.group_max_en else None
     flags = 0
     block = m if eng == "reference" else max(1, BLOCK_ELEMENTS // n)  # with progress: paced, up to this
-    use_kernel = False
-    if eng == "fast":  # the reference engine never imports numba (seconds, before its first row)
-        from ..kernels import numba_enabled
-
-        use_kernel = numba_enabled(m * n)
-    qp: Any = plan.quant_words if plan.quant_words.ndim else np.uint64(plan.quant_words)
-    rp: Any = plan.relu_words if plan.relu_words.ndim else np.uint64(plan.relu_words)
+    path = engines.select(eng, m * n)  # the reference engine never imports numba
+    use_kernel = path == "numba"
+    qp = plan.quant_words
+    rp = plan.relu_words
+    cfg = element_config(mode, attrs.relu_mode, t, plan.rmode, plan.sat)
     if use_kernel:  # one fused compiled pass per row block (ptonum.kernels.postprocess)
-        from ..kernels.postprocess import run_tile
-
-        kcfg = _config(mode, attrs.relu_mode, t, plan.rmode, plan.sat)
+        kcfg = cfg.kernel
         if progress is None and isinstance(bits, np.ndarray) and bits.flags.c_contiguous:
             block = m  # the kernel needs no temporaries: one call, one parallel region
         # any other layout (Fortran order, strided views): row blocks of BLOCK_ELEMENTS, each copied
@@ -712,7 +723,7 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
     for r0, r1 in _row_blocks(m, block, paced=progress is not None):
         if use_kernel:
             kernel_groups = group_out is not None and aligned
-            flags |= run_tile(
+            flags |= engines.run_tile(
                 np.ascontiguousarray(bits[r0:r1]).reshape(-1), m=r1 - r0, n=n, cfg=kcfg, qp=qp, rp=rp,
                 out=d_bits[r0:r1].reshape(-1), red_type=t, max_abs=attrs.max_abs_en,
                 row_out=None if row_out is None else row_out[r0:r1].reshape(-1),
@@ -728,10 +739,7 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
                 progress(r1, m)
             continue
         blk = bits[r0:r1]
-        db, df = postprocess_element(
-            blk, pre_quant_mode=mode, relu_mode=attrs.relu_mode, acc_type=t,
-            quant_param=qp, relu_param=rp, rmode=plan.rmode, sat=plan.sat, engine=eng,
-        )
+        db, df = compute_elements(blk, qp, rp, cfg, path)
         d_bits[r0:r1] = np.asarray(db).astype(d_bits.dtype, copy=False)
         flags |= _or_all(df)
         del db, df

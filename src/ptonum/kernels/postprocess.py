@@ -40,7 +40,8 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from ..encode import _BITS_DTYPE, _HIF8_BASE, _HIF8_MBITS, _HIF8_PARFLIP, destination_width
+from .. import tables
+from ..tables import KIND_GENERAL, KIND_PASS, KIND_SHIFT
 from . import NUMBA_AVAILABLE, launch, njit, numba_enabled, prange
 
 __all__ = [
@@ -53,36 +54,33 @@ __all__ = [
 ]
 
 # ---------------------------------------------------------------------------
-# Integer codes (kernel arguments)
+# Integer codes (kernel arguments), from ptonum.tables
 
-D_S4X2, D_S8, D_S16, D_S32, D_U32, D_FP32, D_FP16, D_BF16, D_E4M3, D_HIF8 = range(10)
-SRC_FP32, SRC_S32, SRC_U32 = 0, 1, 2
-#: Accumulator (source / reduction) TileDataType name -> kernel code.
-_SRC_CODE: Dict[str, int] = {"FP32": SRC_FP32, "S32": SRC_S32, "U32": SRC_U32}
-KIND_PASS, KIND_SHIFT, KIND_GENERAL = 0, 1, 2
+T_ = tables.TileDataType
+D_S4X2, D_S8, D_S16, D_S32, D_U32, D_FP32, D_FP16, D_BF16, D_E4M3, D_HIF8 = (
+    tables.KERNEL_DST[t] for t in (T_.S4X2, T_.S8, T_.S16, T_.S32, T_.U32, T_.FP32, T_.FP16, T_.BF16, T_.E4M3,
+                                   T_.HiF8))
+SRC_FP32, SRC_S32, SRC_U32 = (tables.KERNEL_ACC[t] for t in (T_.FP32, T_.S32, T_.U32))
 R_RNE, R_RTZ, R_RTM, R_RTP, R_RNA, R_RTO, R_RHB = 1, 2, 3, 4, 5, 6, 7
 
 #: TileDataType name -> kernel destination code.
-DST_CODE: Dict[str, int] = {
-    "S4X2": D_S4X2, "S8": D_S8, "S16": D_S16, "S32": D_S32, "U32": D_U32,
-    "FP32": D_FP32, "FP16": D_FP16, "BF16": D_BF16, "E4M3": D_E4M3, "HiF8": D_HIF8,
-}
+DST_CODE: Dict[str, int] = {t.name: code for t, code in tables.KERNEL_DST.items()}
 
-_NX = 0x10
-_UF_NX = 0x18
-_OF_NX = 0x14
-_NV = 0x01
-_OF = 0x04
+_NX = tables.NX
+_UF_NX = tables.UF | tables.NX
+_OF_NX = tables.OF | tables.NX
+_NV = tables.NV
+_OF = tables.OF
 
 _MANT = (1 << 52) - 1
 _HIDDEN = 1 << 52
 _ABS = (1 << 63) - 1
 
-# HiF8 per-binade tables (exponents -23..17, indexed by exponent + 23): ptonum.encode's,
+# HiF8 per-binade tables (exponents -23..17, indexed by exponent + 23): ptonum.tables',
 # as int64 so that every kernel quantity stays in signed 64-bit arithmetic.
-HIF8_MBITS = _HIF8_MBITS.astype(np.int64)
-HIF8_BASE = _HIF8_BASE.astype(np.int64)
-HIF8_PARFLIP = _HIF8_PARFLIP.astype(np.int64)
+HIF8_MBITS = tables.HIF8_MBITS.astype(np.int64)
+HIF8_BASE = tables.HIF8_BASE.astype(np.int64)
+HIF8_PARFLIP = tables.HIF8_PARFLIP.astype(np.int64)
 
 
 # ---------------------------------------------------------------------------
@@ -948,16 +946,19 @@ def _step_kernel(cur: Any, cand: Any, t: int, max_abs: bool, out: Any, fl: Any) 
 # Python drivers
 
 
-_SPEC_CLASSES = ("QuietNaN", "SignalingNaN", "PositiveInfinity", "NegativeInfinity")
 _EMPTY_F64 = np.zeros(1, np.float64)
 _EMPTY_I64 = np.zeros(1, np.int64)
 
 
 def _fp19_f64(words: np.ndarray, shift: int) -> np.ndarray:
-    from ..fp19 import to_float64
+    """The FP19 field ``[shift+18:shift]`` of each word as float64 (exact).
 
-    return np.asarray(to_float64(((words >> np.uint64(shift)) & np.uint64(0x7FFFF)).astype(np.uint32)),
-                      dtype=np.float64).reshape(-1)
+    FP19 is the top 19 bits of FP32 (same sign, 8-bit exponent with bias 127,
+    10 fraction bits; ADR-0085 D180), so widening by 13 zero bits gives the
+    FP32 encoding of the same value (``ptonum.fp19.to_fp32_bits``).
+    """
+    f32 = (((words >> np.uint64(shift)) & np.uint64(0x7FFFF)) << np.uint64(13)).astype(np.uint32)
+    return f32.view(np.float32).astype(np.float64).reshape(-1)
 
 
 def _param_layout(words: np.ndarray, m: int, n: int, per_element: bool) -> Tuple[np.ndarray, int, int]:
@@ -970,7 +971,7 @@ def _param_layout(words: np.ndarray, m: int, n: int, per_element: bool) -> Tuple
     return flat, 0, 1
 
 
-def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out: np.ndarray,
+def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, qp: Any, rp: Any, out: np.ndarray,
              flags_out: Optional[np.ndarray] = None, per_element: bool = False,
              red_type: Optional[Any] = None, max_abs: bool = False,
              row_out: Optional[np.ndarray] = None, init: Optional[np.ndarray] = None,
@@ -978,7 +979,7 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
     """Run the fused element pipeline (and folds) over ``acc``; returns the OR of all flags.
 
     ``acc``: flat C-contiguous uint32 accumulator bits, ``m`` rows of ``n``
-    (the last row may be partial).  ``cfg``: ``ptonum.fpatr.element._Config``.
+    (the last row may be partial).  ``cfg``: a :class:`ptonum.tables.TileKernelConfig`.
     ``qp``/``rp``: uint64 parameter words, one word (scalar), ``n`` words (one per
     column) or, with ``per_element``, one per element.  ``out``: flat output bits
     (uint8/uint16/uint32), ``flags_out``: flat uint8 per-element flags or None.
@@ -989,15 +990,11 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
     Source: ADR-0085 D175-D181; ``TileProfileMatrixPostProcessWithFlags``, ``MatrixRowMaxResult``,
     ``MatrixGroupMaxResult``.
     """
-    from ..fpatr.attributes import ReluMode
-    from ..fpatr.element import _NEG_ZERO, special_value_result
-
-    info = cfg.info
-    dst = DST_CODE[cfg.dst.name]
-    src = _SRC_CODE[cfg.source.name]
-    relu = int(cfg.relu)
-    mode = int(cfg.rmode)
-    sat = bool(cfg.sat)
+    dst = cfg.dst_code
+    src = cfg.src_code
+    relu = cfg.relu
+    mode = cfg.rmode
+    sat = cfg.sat
     q = np.asarray(qp, dtype=np.uint64)
     r = np.asarray(rp, dtype=np.uint64)
     scale: Any
@@ -1006,16 +1003,13 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
     shifts: Any
     scale, alpha, offs, shifts = _EMPTY_F64, _EMPTY_F64, _EMPTY_I64, _EMPTY_I64
     qrow = qcol = rrow = rcol = 0
-    offw = int(info.offset_width)
-    if int(cfg.mode) == 0 and cfg.relu == ReluMode.NONE:
-        kind = KIND_PASS
-    elif info.is_shift:
-        kind = KIND_SHIFT
+    offw = cfg.offset_width
+    kind = cfg.kind
+    if kind == KIND_SHIFT:
         qf, qrow, qcol = _param_layout(q, m, n, per_element)
         shifts = ((qf >> np.uint64(32)) & np.uint64(0xF)).astype(np.int64) + 1
-    else:
-        kind = KIND_GENERAL
-        if info.has_parameter:
+    elif kind == KIND_GENERAL:
+        if cfg.has_parameter:
             qf, qrow, qcol = _param_layout(q, m, n, per_element)
             scale = _fp19_f64(qf, 13)
             if offw:
@@ -1029,11 +1023,8 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
         if relu >= 2:
             rf, rrow, rcol = _param_layout(r, m, n, per_element)
             alpha = _fp19_f64(rf, 0)
-    spec = np.zeros(8, np.int64)
-    if kind == KIND_GENERAL and src == SRC_FP32:
-        for k, cls in enumerate(_SPEC_CLASSES):
-            spec[2 * k], spec[2 * k + 1] = special_value_result(cls, cfg.dst, sat)
-    negzero = _NEG_ZERO.get(cfg.dst, -1)
+    spec = np.array(cfg.special, np.int64)
+    negzero = cfg.negative_zero
     fast = 0
     if kind == KIND_GENERAL and src == SRC_FP32 and offw == 0 and flags_out is None \
             and dst in (D_FP32, D_FP16, D_BF16, D_E4M3, D_HIF8):
@@ -1053,7 +1044,7 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
         fast = 7 if (mode == R_RNE and flags_out is None) else 3
     want_flags = flags_out is not None
     fl = flags_out if flags_out is not None else np.zeros(1, np.uint8)
-    red_t = _SRC_CODE[red_type.name] if red_type is not None else 0
+    red_t = tables.KERNEL_ACC[red_type] if red_type is not None else 0
     ro = row_out if row_out is not None else np.zeros(1, np.uint32)
     ini = init if init is not None else np.zeros(1, np.uint32)
     go = group_out if group_out is not None else np.zeros(1, np.uint32)
@@ -1065,29 +1056,30 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: Any, qp: Any, rp: Any, out
     return int(np.bitwise_or.reduce(rowflags)) & 0x1F
 
 
-def encode_values(v: np.ndarray, dst_name: str, mode: int, sat: bool) -> Tuple[np.ndarray, np.ndarray, int]:
+def encode_values(v: np.ndarray, dst: Any, mode: int, sat: bool) -> Tuple[np.ndarray, np.ndarray, int]:
     """Kernel form of ``ptonum.encode.encode_fast`` on a float64 array.
 
-    Returns ``(bits, flags, bad)`` flat arrays (bits uint8/uint16/uint32, flags
-    uint8) and the flat index of the first non-finite element (-1 if none).
+    ``dst``: the destination TileDataType.  Returns ``(bits, flags, bad)`` flat
+    arrays (bits uint8/uint16/uint32, flags uint8) and the flat index of the
+    first non-finite element (-1 if none).
 
     Source: ADR-0085 D177/D178; ``MatrixEncodeReal``.
     """
-    dst = DST_CODE[dst_name]
     flat = np.ascontiguousarray(v, dtype=np.float64).reshape(-1)
-    out = np.empty(flat.size, _BITS_DTYPE[destination_width(dst_name)])
+    out = np.empty(flat.size, tables.DESTINATIONS[dst].carrier)
     fl = np.empty(flat.size, np.uint8)
-    bad = int(launch(_encode_kernel, flat, dst, int(mode), bool(sat), out, fl, 1 << 14))
+    bad = int(launch(_encode_kernel, flat, tables.KERNEL_DST[dst], int(mode), bool(sat), out, fl, 1 << 14))
     return out, fl, bad
 
 
-def reduction_step_values(cur: np.ndarray, cand: np.ndarray, acc_type_name: str, max_abs: bool
+def reduction_step_values(cur: np.ndarray, cand: np.ndarray, acc_type: Any, max_abs: bool
                           ) -> Tuple[np.ndarray, np.ndarray]:
-    """Kernel form of one reduction step over flat uint32 arrays (same length).
+    """Kernel form of one reduction step over flat uint32 arrays (same length); ``acc_type`` a TileDataType
+    (or its name).
 
     Source: ADR-0085 D175; ``TileProfileMatrixReductionStepWithFlags``.
     """
-    t = _SRC_CODE[acc_type_name]
+    t = tables.KERNEL_ACC[tables.TileDataType[acc_type] if isinstance(acc_type, str) else acc_type]
     c = np.ascontiguousarray(cur, dtype=np.uint32).reshape(-1)
     d = np.ascontiguousarray(cand, dtype=np.uint32).reshape(-1)
     out = np.empty(c.size, np.uint32)
@@ -1103,18 +1095,19 @@ def compile_all() -> float:
     """
     import time
 
-    from ..formats import TileDataType as T
-    from ..fpatr.element import _config
-
+    T = tables.TileDataType
     t0 = time.perf_counter()
     acc = np.zeros(4, np.uint32)
-    for mode, dt in ((3, np.uint8), (1, np.uint16), (27, np.uint32)):
-        cfg = _config(mode, 0, "S32" if mode == 3 else "FP32", "NONE", False)
+    for dst, src, dt in ((T.S8, T.S32, np.uint8), (T.FP16, T.FP32, np.uint16), (T.FP32, T.FP32, np.uint32)):
+        cfg = tables.TileKernelConfig(
+            kind=KIND_GENERAL, dst=dst, dst_code=tables.KERNEL_DST[dst], src_code=tables.KERNEL_ACC[src],
+            relu=0, rmode=R_RNE, sat=False, offset_width=0, has_parameter=True, special=(0,) * 8,
+            negative_zero=-1)
         run_tile(acc, m=1, n=4, cfg=cfg, qp=np.uint64(0x3F800000), rp=np.uint64(0),
                  out=np.empty(4, dt), flags_out=np.empty(4, np.uint8), red_type=T.FP32,
                  row_out=np.empty(1, np.uint32))
-    encode_values(np.zeros(2), "S8", 1, False)
-    encode_values(np.zeros(2), "FP16", 1, False)
-    encode_values(np.zeros(2), "FP32", 1, False)
-    reduction_step_values(acc, acc, "FP32", False)
+    encode_values(np.zeros(2), T.S8, 1, False)
+    encode_values(np.zeros(2), T.FP16, 1, False)
+    encode_values(np.zeros(2), T.FP32, 1, False)
+    reduction_step_values(acc, acc, T.FP32, False)
     return time.perf_counter() - t0

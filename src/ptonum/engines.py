@@ -1,0 +1,133 @@
+"""The one engine-dispatch point: which implementation runs a call, and the only importer of the kernels.
+
+Every numeric operation has a ``reference`` implementation (Python ints and
+Fractions, the ASL step by step) and a ``fast`` one; the fast engine runs
+either numpy code in the owning module or a compiled numba kernel
+(``ptonum.kernels.*``).  :func:`select` makes that choice, the same way for
+every operation; the wrappers below are the only way into the kernel modules
+(each imports its kernel module on first use, so ``import ptonum`` does not
+import numba).  The kernels themselves import only :mod:`ptonum.kernels`
+(configuration) and :mod:`ptonum.tables`; whatever else they need (mode facts,
+decoded parameters, the owning module's rule) arrives as arguments.
+
+``ptonum.kernels`` (package) reads the environment: ``PTONUM_DISABLE_NUMBA``,
+``PTONUM_KERNEL_MIN_ELEMENTS`` (the smallest call that uses a kernel) and the
+cache location; this module only asks it.
+
+Source: ADR-0085 D174 (two engines, one result); no ASL counterpart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Literal, Optional, Tuple
+
+import numpy as np
+
+from ._util import Engine
+
+__all__ = [
+    "Path",
+    "PATHS",
+    "select",
+    "kernels_available",
+    "run_tile",
+    "encode_values",
+    "reduction_step_values",
+    "to_e8m0_kernel",
+    "decompose_codes",
+    "compile_postprocess",
+]
+
+Path = Literal["reference", "numpy", "numba"]
+#: The three implementations a call can run on.
+PATHS: Tuple[str, ...] = ("reference", "numpy", "numba")
+
+
+def select(engine: Engine, size: int) -> Path:
+    """The implementation a call of ``size`` elements runs on under ``engine`` (already checked).
+
+    ``"reference"`` for the reference engine; for the fast engine ``"numba"``
+    when the kernels are enabled for that many elements
+    (:func:`ptonum.kernels.numba_enabled`), else ``"numpy"``.
+
+    Source: ADR-0085 D174; no ASL counterpart.
+    """
+    if engine == "reference":
+        return "reference"
+    from . import kernels  # deferred: importing numba costs ~0.2 s
+
+    return "numba" if size and kernels.numba_enabled(size) else "numpy"
+
+
+def kernels_available() -> bool:
+    """True when numba imports and ``PTONUM_DISABLE_NUMBA`` is unset (any size).
+
+    Source: no spec counterpart (engine configuration).
+    """
+    from . import kernels
+
+    return bool(kernels.numba_enabled(None))
+
+
+def run_tile(acc: np.ndarray, **kw: Any) -> int:
+    """The fused B.FPATR element pipeline and folds (``ptonum.kernels.postprocess.run_tile``).
+
+    Arguments are those of the kernel (flat buffers and a
+    :class:`ptonum.tables.TileKernelConfig`); returns the OR of all flags.
+    Source: ADR-0085 D175-D181; ``TileProfileMatrixPostProcessWithFlags``.
+    """
+    from .kernels import postprocess
+
+    return int(postprocess.run_tile(acc, **kw))
+
+
+def encode_values(v: np.ndarray, dst_code: int, mode: int, sat: bool) -> Tuple[np.ndarray, np.ndarray, int]:
+    """Kernel form of ``ptonum.encode.encode_fast`` (``ptonum.kernels.postprocess.encode_values``).
+
+    Source: ADR-0085 D177/D178; ``MatrixEncodeReal``.
+    """
+    from .kernels import postprocess
+
+    return postprocess.encode_values(v, dst_code, mode, sat)
+
+
+def reduction_step_values(cur: np.ndarray, cand: np.ndarray, acc_code: int, max_abs: bool
+                          ) -> Tuple[np.ndarray, np.ndarray]:
+    """Kernel form of one reduction step over flat ``uint32`` arrays.
+
+    Source: ADR-0085 D175; ``TileProfileMatrixReductionStepWithFlags``.
+    """
+    from .kernels import postprocess
+
+    return postprocess.reduction_step_values(cur, cand, acc_code, max_abs)
+
+
+def to_e8m0_kernel(bits: np.ndarray, layout: Any, mode: Any, sat: bool, rule: Callable[..., Any]
+                   ) -> Tuple[np.ndarray, np.ndarray]:
+    """TCVT to E8M0 through ``ptonum.kernels.tcvt`` (tables filled from the owning module's ``rule``).
+
+    Source: ADR-0085 D183; ``TCVTToE8M0``.
+    """
+    from .kernels import tcvt
+
+    return tcvt.to_e8m0_kernel(bits, layout, mode, sat, rule)
+
+
+def decompose_codes(codes: np.ndarray, key: Any, desc: Any, *columns: np.ndarray) -> Tuple[np.ndarray, ...]:
+    """Finite decomposition of 8/16-bit codes through ``ptonum.kernels.decompose``.
+
+    Source: ADR-0085 D182; ``TileNumericFiniteDecomposition``.
+    """
+    from .kernels import decompose
+
+    return tuple(decompose.decompose_codes(codes, key, desc, *columns))
+
+
+def compile_postprocess() -> Optional[float]:
+    """Compile (or load) every post-process kernel specialization; seconds taken.
+
+    Source: no spec counterpart (compilation helper).
+    """
+    from .kernels import postprocess
+
+    return postprocess.compile_all()

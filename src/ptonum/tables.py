@@ -1,0 +1,328 @@
+"""Tables both engines read: B.FPATR destination facts, HiF8 binades, kernel codes.
+
+Everything here is data, derived once from the format descriptors of
+:mod:`ptonum.datatypes` (plus the few reference-profile constants the
+descriptors do not carry, each cited below); the reference encoders, the
+numpy engine and the compiled kernels all read these tables instead of
+writing a fact out again.  This module imports only :mod:`ptonum.datatypes`,
+:mod:`ptonum.flags` and :mod:`ptonum.errors`, so every layer (the kernels
+included) may import it.
+
+* :data:`DESTINATIONS` -- one frozen :class:`Destination` per B.FPATR
+  destination type: element width, carrier dtype, integer range, or precision,
+  emin/emax, the codes of the largest finite value, infinity, -0 and the
+  canonical NaN;
+* :data:`HIF8_MBITS`, :data:`HIF8_BASE`, :data:`HIF8_PARFLIP` -- the HiF8
+  per-binade encoding tables;
+* kernel configuration codes (:data:`KERNEL_DST`, :data:`KERNEL_ACC`,
+  ``KIND_*``): the small integers the compiled kernels take for types and
+  pipeline kinds.
+
+Source: ADR-0085 D179/D180/D181 (destinations, special results, carriers);
+pto-spec ``asl/arch/data-types/formats/*.asl`` (``<Format>NumericFormatDescriptor``),
+``MatrixFloatingLargestFinite``, ``MatrixFloatingInfinity``,
+``MatrixFloatingSignedZero`` (``asl/arch/profile/matrix-postprocess.asl``),
+``TileIntegerMinimum``/``TileIntegerMaximum``, ``TileNumericCanonicalNaN``,
+``HiF8FiniteDecomposition`` (``formats/hif8.asl``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple
+
+import numpy as np
+
+from .datatypes import CANONICAL_NANS, DESCRIPTORS, INTEGER_LAYOUTS, FormatKind, TileDataType
+from .flags import DZ, NV, NX, OF, UF
+
+__all__ = [
+    "NV", "DZ", "OF", "UF", "NX",
+    "Destination",
+    "DESTINATIONS",
+    "INTEGER_DESTINATIONS",
+    "FLOATING_DESTINATIONS",
+    "ACCUMULATOR_TYPES",
+    "HIF8_MBITS",
+    "HIF8_BASE",
+    "HIF8_PARFLIP",
+    "HIF8_LARGEST",
+    "HIF8_INFINITY",
+    "HIF8_ZERO",
+    "KERNEL_DST",
+    "KERNEL_ACC",
+    "KIND_PASS",
+    "KIND_SHIFT",
+    "KIND_GENERAL",
+    "TileKernelConfig",
+    "TileDataType",
+]
+
+T = TileDataType
+
+
+@dataclasses.dataclass(frozen=True)
+class Destination:
+    """The facts of one B.FPATR destination type, derived from its descriptor.
+
+    Attributes:
+        data_type: the Tile DataType.
+        width: bits of one destination element (S4X2: 4).
+        carrier: numpy dtype that holds one element's bits (``uint8`` for
+            S4X2/S8/E4M3/HiF8, ``uint16`` for FP16/BF16/S16, ``uint32`` else).
+        integer: True for S4X2/S8/S16/S32/U32.
+        signed: integer types only: two's complement.
+        minimum, maximum: integer types only: the value range.
+        precision: floating only: significand bits including the hidden bit
+            (HiF8: the largest, 4, at exponent 0).
+        emin, emax: floating only: exponent of the smallest normal and of the
+            largest finite binade (HiF8: -15 and 15).
+        largest: floating only: codes of (+largest finite, -largest finite).
+        infinity: floating only: codes of (+inf, -inf), or ``None`` (E4M3).
+        negative_zero: code of -0, or ``None`` when the format has no signed
+            zero (HiF8, integers).
+        canonical_nan: the canonical quiet NaN code, or ``None`` (integers).
+
+    Source: ADR-0085 D179/D180; ``<Format>NumericFormatDescriptor``,
+    ``MatrixFloatingLargestFinite``/``Infinity``/``SignedZero``, ``TileNumericCanonicalNaN``,
+    ``TileIntegerMinimum``/``Maximum``.
+    """
+
+    data_type: TileDataType
+    width: int
+    carrier: Any
+    integer: bool
+    signed: bool = False
+    minimum: int = 0
+    maximum: int = 0
+    precision: int = 0
+    emin: int = 0
+    emax: int = 0
+    largest: Tuple[int, int] = (0, 0)
+    infinity: Optional[Tuple[int, int]] = None
+    negative_zero: Optional[int] = None
+    canonical_nan: Optional[int] = None
+
+    @property
+    def negative_zero_result(self) -> Optional[int]:
+        """Floating only: the code ``MatrixFloatingSignedZero`` gives for a negative zero result
+        (:attr:`negative_zero`; HiF8, with one zero, gives 0x00); ``None`` for integers."""
+        if self.integer:
+            return None
+        return self.negative_zero if self.negative_zero is not None else HIF8_ZERO
+
+    @property
+    def mask(self) -> int:
+        """All ``width`` bits set."""
+        return (1 << self.width) - 1
+
+    @property
+    def minimum_code(self) -> int:
+        """Integer types: the encoding of :attr:`minimum` at the element width."""
+        return self.minimum & self.mask
+
+    @property
+    def maximum_code(self) -> int:
+        """Integer types: the encoding of :attr:`maximum` at the element width."""
+        return self.maximum & self.mask
+
+    def overflow_code(self, sat: bool, negative: bool) -> int:
+        """The code an overflowing finite value of this sign gets.
+
+        Floating: the signed largest finite value with Sat, else the signed
+        infinity (E4M3, without infinity: its canonical NaN).  Integer: the
+        signed end of the range with Sat (without Sat integers wrap, so there
+        is no single overflow code: raises ``ValueError``).
+
+        Source: ADR-0085 D178; ``MatrixFloatingLargestFinite``, ``MatrixFloatingInfinity``.
+        """
+        if self.integer:
+            if not sat:
+                raise ValueError(f"{self.data_type.name}: integers wrap without Sat")
+            return self.minimum_code if negative else self.maximum_code
+        if sat:
+            return self.largest[int(negative)]
+        if self.infinity is None:
+            assert self.canonical_nan is not None
+            return self.canonical_nan
+        return self.infinity[int(negative)]
+
+    def special_value_result(self, value_class: str, sat: bool) -> Tuple[int, int]:
+        """Fixed result and flags of an FP32 NaN/Inf source (``MatrixPostQuantSpecialValue``).
+
+        ``value_class`` is ``"QuietNaN"``, ``"SignalingNaN"``, ``"PositiveInfinity"``
+        or ``"NegativeInfinity"``.  Integer destinations: NaN -> 0 with Sat, else
+        the minimum, NV; Inf -> minimum with NV when Sat=0, else the signed
+        endpoint with OF|NX.  Floating destinations: NaN -> +0 with Sat, else
+        the canonical quiet NaN, NV only for a signaling NaN; Inf -> the signed
+        largest finite with OF|NX under Sat, else the signed infinity (E4M3: the
+        canonical NaN with OF|NX) and no flag.
+
+        Source: ADR-0085 D180; ``MatrixPostQuantSpecialValue``.
+        """
+        nan = value_class in ("QuietNaN", "SignalingNaN")
+        negative = value_class == "NegativeInfinity"
+        if self.integer:
+            if nan:
+                return (0 if sat else self.minimum_code), NV
+            if not sat:
+                return self.minimum_code, NV
+            return self.overflow_code(True, negative), OF | NX
+        if nan:
+            assert self.canonical_nan is not None
+            return (0 if sat else self.canonical_nan), (NV if value_class == "SignalingNaN" else 0)
+        if sat:
+            return self.largest[int(negative)], OF | NX
+        return self.overflow_code(False, negative), (OF | NX if self.infinity is None else 0)
+
+
+def _carrier(width: int) -> Any:
+    return np.dtype(np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint32)
+
+
+def _integer(t: TileDataType) -> Destination:
+    _, lane_bits, _, signed = INTEGER_LAYOUTS[t]
+    lo, hi = (-(1 << (lane_bits - 1)), (1 << (lane_bits - 1)) - 1) if signed else (0, (1 << lane_bits) - 1)
+    return Destination(t, lane_bits, _carrier(lane_bits), True, signed, lo, hi)
+
+
+def _binary(t: TileDataType) -> Destination:
+    """An IEEE-style sign/exponent/fraction destination, from its descriptor alone."""
+    d = DESCRIPTORS[t]
+    e, f, bias = d.exponent_bits_max, d.fraction_bits_max, d.exponent_bias
+    sign = 1 << d.sign_bit
+    top = (1 << e) - 1  # the all-ones exponent field
+    if d.has_infinity:  # the all-ones exponent holds infinities and NaNs
+        emax_field, largest_fraction = top - 1, (1 << f) - 1
+        inf: Optional[Tuple[int, int]] = (top << f, sign | (top << f))
+    elif d.has_quiet_nan:  # only the all-ones code is NaN (E4M3): one fraction value fewer
+        emax_field, largest_fraction, inf = top, (1 << f) - 2, None
+    else:
+        emax_field, largest_fraction, inf = top, (1 << f) - 1, None
+    largest = (emax_field << f) | largest_fraction
+    return Destination(
+        t, d.lane_bits, _carrier(d.lane_bits), False, precision=f + 1, emin=1 - bias, emax=emax_field - bias,
+        largest=(largest, sign | largest), infinity=inf,
+        negative_zero=sign if d.has_signed_zero else None, canonical_nan=CANONICAL_NANS.get(t),
+    )
+
+
+# HiF8 has no bias or fixed fields (tapered dot-field layout): its extreme codes are
+# reference-profile constants, checked against the decoder in tests/test_tables.py.
+#: HiF8 codes of (+largest finite = 2^15, -largest finite).
+HIF8_LARGEST = (0x6E, 0xEE)
+#: HiF8 codes of (+inf, -inf).
+HIF8_INFINITY = (0x6F, 0xEF)
+#: HiF8 has one zero, 0x00; a -0 result is written as this code.
+HIF8_ZERO = 0x00
+
+
+def _hif8() -> Destination:
+    d = DESCRIPTORS[T.HiF8]
+    assert d.kind is FormatKind.HIF8 and not d.has_signed_zero
+    return Destination(T.HiF8, d.lane_bits, _carrier(d.lane_bits), False, precision=d.fraction_bits_max + 1,
+                       emin=-15, emax=15, largest=HIF8_LARGEST, infinity=HIF8_INFINITY,
+                       negative_zero=None, canonical_nan=CANONICAL_NANS[T.HiF8])
+
+
+INTEGER_DESTINATIONS: Tuple[TileDataType, ...] = (T.S4X2, T.S8, T.S16, T.S32, T.U32)
+FLOATING_DESTINATIONS: Tuple[TileDataType, ...] = (T.FP32, T.FP16, T.BF16, T.E4M3, T.HiF8)
+#: Accumulator (and RowMax/GroupMax) types of B.FPATR (``BundleFPATRAccumulatorTypeLegal``).
+ACCUMULATOR_TYPES: Tuple[TileDataType, ...] = (T.FP32, T.S32, T.U32)
+
+_DEST: Dict[TileDataType, Destination] = {t: _integer(t) for t in INTEGER_DESTINATIONS}
+_DEST.update({t: _binary(t) for t in (T.FP32, T.FP16, T.BF16, T.E4M3)})
+_DEST[T.HiF8] = _hif8()
+#: Every B.FPATR destination type -> its :class:`Destination` (read-only).
+DESTINATIONS: Mapping[TileDataType, Destination] = types.MappingProxyType(_DEST)
+
+
+# ---------------------------------------------------------------------------
+# HiF8 per-binade tables, indexed by (exponent + 23) for exponents -23..17
+# (-23 stands for every value below 2^-22; 16 and 17 only occur for overflowing
+# inputs, whose codes are replaced).  Source: ``HiF8FiniteDecomposition``.
+
+_HIF8_E = np.arange(-23, 18)
+#: mantissa bits of the binade (0 in the denormal range below 2^-15).
+HIF8_MBITS = np.array([0 if e < -15 else (3 if abs(e) <= 3 else 2 if abs(e) <= 7 else 1)
+                       for e in _HIF8_E], dtype=np.uint64)
+
+
+def _hif8_body(e: int) -> int:
+    """HiF8 code (bits 6:0) of 2^e (mantissa zero)."""
+    if -22 <= e <= -16:
+        return 23 + e
+    a = abs(e)
+    neg = e < 0
+    if a == 0:
+        return 8
+    if a == 1:
+        return 16 + (8 if neg else 0)
+    if a <= 3:
+        return 32 + ((2 if neg else 0) + (a - 2)) * 8
+    if a <= 7:
+        return 64 + ((4 if neg else 0) + (a - 4)) * 4
+    if a <= 15:
+        return 96 + ((8 if neg else 0) + (a - 8)) * 2
+    return 0x6F  # 2^16: never reached (overflow is judged first)
+
+
+#: code (bits 6:0) of 2^e with a zero mantissa.
+HIF8_BASE = np.array([0 if e < -22 else _hif8_body(int(e)) for e in _HIF8_E], dtype=np.uint8)
+#: parity flip so that (k ^ flip) & 1 is the parity of the lower candidate's code.
+HIF8_PARFLIP = np.array([(((23 + e) & 1) ^ 1) if -22 <= e <= -16 else 0 for e in _HIF8_E],
+                        dtype=np.uint64)
+for _a in (HIF8_MBITS, HIF8_BASE, HIF8_PARFLIP):
+    _a.flags.writeable = False
+
+
+# ---------------------------------------------------------------------------
+# Kernel configuration codes (small ints the compiled kernels take as arguments)
+
+#: destination type -> kernel destination code.
+KERNEL_DST: Mapping[TileDataType, int] = types.MappingProxyType({
+    T.S4X2: 0, T.S8: 1, T.S16: 2, T.S32: 3, T.U32: 4,
+    T.FP32: 5, T.FP16: 6, T.BF16: 7, T.E4M3: 8, T.HiF8: 9,
+})
+#: accumulator (source / reduction) type -> kernel code.
+KERNEL_ACC: Mapping[TileDataType, int] = types.MappingProxyType({T.FP32: 0, T.S32: 1, T.U32: 2})
+#: element pipeline kinds: raw pass-through (mode 0, no activation), shift (modes 12/13), general.
+KIND_PASS, KIND_SHIFT, KIND_GENERAL = 0, 1, 2
+
+
+class TileKernelConfig(NamedTuple):
+    """Everything the fused post-process kernel needs to know about a configuration, as plain data.
+
+    Built by the model (:func:`ptonum.fpatr.element.element_config` ->
+    ``ElementConfig.kernel``) from the mode table and :data:`DESTINATIONS`;
+    the kernel reads nothing else.
+
+    Attributes:
+        kind: :data:`KIND_PASS`, :data:`KIND_SHIFT` or :data:`KIND_GENERAL`.
+        dst: the destination Tile DataType; ``dst_code`` its :data:`KERNEL_DST` code.
+        src_code: :data:`KERNEL_ACC` code of the element source (mode 0: the
+            accumulator type; S32 modes: S32; else FP32).
+        relu: ReluMode code 0-3.
+        rmode: the resolved rounding mode code 1-7 (never NONE).
+        sat: the Sat the conversion uses.
+        offset_width: 0, 5, 9 or 17 (S5/S9/S17 offset modes).
+        has_parameter: the mode reads a quantization word.
+        special: the 8 ints (code, flags) of the FP32 QuietNaN, SignalingNaN,
+            +Inf and -Inf results (``MatrixPostQuantSpecialValue``), zeros when unused.
+        negative_zero: the code of a -0 result, -1 for integer destinations.
+
+    Source: ADR-0085 D176-D180; ``TileProfileMatrixPostProcessWithFlags``.
+    """
+
+    kind: int
+    dst: TileDataType
+    dst_code: int
+    src_code: int
+    relu: int
+    rmode: int
+    sat: bool
+    offset_width: int
+    has_parameter: bool
+    special: Tuple[int, ...]
+    negative_zero: int

@@ -1,0 +1,160 @@
+"""The layers of docs/design.md hold in the code (an AST walk of src/ptonum).
+
+Every ``import`` / ``from ... import`` statement counts, including the ones
+deferred into function bodies (a deferred import is still a dependency; it
+only hides a cycle from the interpreter).  Checked:
+
+* no import cycle between ptonum modules;
+* no ``from M import _name`` where ``M`` is another ptonum module;
+* every module is in :data:`LAYERS` and imports only from its own layer or
+  the layers below (the table is the one in docs/design.md);
+* the kernel modules import only ``ptonum.kernels`` and ``ptonum.tables``;
+  only ``ptonum.engines`` imports a kernel module, and only ``ptonum.engines``
+  and the command line import the kernel configuration package.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import re
+from typing import Dict, List, Set, Tuple
+
+import ptonum
+
+SRC = pathlib.Path(ptonum.__file__).parent
+
+#: Bottom to top; a module imports only from its own layer or lower ones.  Keep in step with
+#: the layer table of docs/design.md.  A pattern ending in ".*" covers a package's submodules.
+LAYERS: List[Tuple[str, ...]] = [
+    ("ptonum.errors", "ptonum._util", "ptonum.publish"),
+    ("ptonum.flags", "ptonum.rounding", "ptonum.datatypes"),
+    ("ptonum.tables",),
+    ("ptonum.kernels", "ptonum.kernels.*"),
+    ("ptonum.engines",),
+    ("ptonum.formats", "ptonum.fp19"),
+    ("ptonum.encode", "ptonum.tcvt"),
+    ("ptonum",),
+    ("ptonum.fpatr.attributes",),
+    ("ptonum.fpatr.params", "ptonum.fpatr.reduction"),
+    ("ptonum.fpatr.element",),
+    ("ptonum.fpatr.tile",),
+    ("ptonum.fpatr",),
+    ("ptonum.dask", "ptonum.dask.*"),
+    ("ptonum.conformance", "ptonum.conformance.*"),
+    ("ptonum.example",),
+    ("ptonum.cli", "ptonum.cli.*"),
+]
+
+KERNEL_MODULE = re.compile(r"^ptonum\.kernels\.[a-z_0-9]+$")
+
+
+def _modules() -> Dict[str, Tuple[pathlib.Path, bool]]:
+    mods: Dict[str, Tuple[pathlib.Path, bool]] = {}
+    for path in SRC.rglob("*.py"):
+        parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        if is_pkg:
+            parts = parts[:-1]
+        mods[".".join(parts)] = (path, is_pkg)
+    return mods
+
+
+MODULES = _modules()
+
+
+def _imports() -> Tuple[Dict[str, Set[str]], List[str]]:
+    """Module -> the ptonum modules it imports; and every private cross-module import."""
+    edges: Dict[str, Set[str]] = {m: set() for m in MODULES}
+    private: List[str] = []
+    for name, (path, is_pkg) in MODULES.items():
+        package = name if is_pkg else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    if node.level > 1:
+                        base = base[: len(base) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                if target != "ptonum" and not target.startswith("ptonum."):
+                    continue
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    dep = sub if sub in MODULES else target
+                    if dep != name:
+                        edges[name].add(dep)
+                    if alias.name.startswith("_") and not alias.name.startswith("__") and dep != name:
+                        private.append(f"{name}: from {target} import {alias.name}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name == "ptonum" or alias.name.startswith("ptonum."):
+                        if alias.name != name:
+                            edges[name].add(alias.name)
+    return edges, private
+
+
+EDGES, PRIVATE = _imports()
+
+
+def _layer(module: str) -> int:
+    for i, patterns in enumerate(LAYERS):
+        for p in patterns:
+            if module == p or (p.endswith(".*") and module.startswith(p[:-1])):
+                return i
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS here and to the table in docs/design.md")
+
+
+def test_every_module_has_a_layer():
+    for m in MODULES:
+        _layer(m)
+
+
+def test_no_import_cycle():
+    state: Dict[str, int] = {}
+    stack: List[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(EDGES.get(m, ())):
+            if state.get(d) == 1:
+                cycle = stack[stack.index(d):] + [d]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if state.get(d) is None:
+                visit(d)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(MODULES):
+        if m not in state:
+            visit(m)
+
+
+def test_no_private_name_from_another_module():
+    assert PRIVATE == []
+
+
+def test_imports_go_down_the_layers():
+    upward = [f"{m} (layer {_layer(m)}) imports {d} (layer {_layer(d)})"
+              for m in sorted(EDGES) for d in sorted(EDGES[m]) if _layer(d) > _layer(m)]
+    assert upward == []
+
+
+def test_kernels_read_only_tables_and_only_engines_reads_kernels():
+    for m, deps in sorted(EDGES.items()):
+        if m.startswith("ptonum.kernels"):
+            assert deps <= {"ptonum.kernels", "ptonum.tables"} | {d for d in deps if KERNEL_MODULE.match(d)}, (m, deps)
+            continue
+        kernel_modules = {d for d in deps if KERNEL_MODULE.match(d)}
+        if m != "ptonum.engines":
+            assert not kernel_modules, f"{m} imports {kernel_modules}: go through ptonum.engines"
+        if "ptonum.kernels" in deps:
+            assert m == "ptonum.engines" or m.startswith("ptonum.cli."), f"{m} imports ptonum.kernels"
+
+
+def test_the_walk_sees_deferred_imports():
+    """The checks above would be empty if the walk missed imports inside functions."""
+    assert "ptonum.kernels.postprocess" in EDGES["ptonum.engines"]  # imported inside functions only
+    assert "ptonum.tables" in EDGES["ptonum.kernels.postprocess"]
