@@ -506,13 +506,13 @@ def test_progress_moves_at_least_every_second(monkeypatch, engine, seconds_per_e
     row, or a tiny one): progress must come at most 1 s apart, and the bits must not change."""
     clock = [0.0]
     monkeypatch.setattr(time, "monotonic", lambda: clock[0])
-    real = tile_mod.postprocess_element
+    real = tile_mod.compute_elements
 
-    def charged(acc_bits, **kw):
+    def charged(acc_bits, *args):
         clock[0] += np.asarray(acc_bits).size * seconds_per_element
-        return real(acc_bits, **kw)
+        return real(acc_bits, *args)
 
-    monkeypatch.setattr(tile_mod, "postprocess_element", charged)
+    monkeypatch.setattr(tile_mod, "compute_elements", charged)
     acc = np.arange(-96, 96, dtype=np.int32).reshape(12, 16) * 999
     kw = dict(acc_type="S32", attributes=dict(pre_quant_mode="REQ8", row_max_en=1),
               quant_param=SCALE_ONE, engine=engine)
