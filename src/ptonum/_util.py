@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import UsageError
 
-__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int"]
+__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array"]
 
 Engine = Literal["reference", "fast"]
 ENGINES: Tuple[str, ...] = ("reference", "fast")
@@ -27,6 +27,19 @@ def check_engine(engine: object) -> Engine:
     if not isinstance(engine, str) or engine not in ENGINES:
         raise UsageError(f"engine = {engine!r}: expected one of {', '.join(ENGINES)}")
     return engine  # type: ignore[return-value]
+
+
+def as_array(name: str, value: Any) -> np.ndarray:
+    """``np.asarray(value)`` in native byte order; a :class:`UsageError` naming ``name`` when numpy
+    cannot read it (ragged nested lists, ...).
+
+    Source: no ASL counterpart (argument normalisation).
+    """
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{name}: cannot be read as an array ({exc})") from None
+    return native(arr)
 
 
 def native(arr: np.ndarray) -> np.ndarray:

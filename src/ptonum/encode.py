@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, List, Tuple, Union
 
 import numpy as np
 
-from ._util import Engine, check_bool, check_engine
+from ._util import Engine, as_array, check_bool, check_engine
 from .errors import UsageError
 from . import engines, tables
 from .formats import TileDataType, parse_data_type
@@ -485,7 +485,7 @@ _HIDDEN = _U64(1 << 52)
 
 def _as_float64(values: Any, name: str = "values") -> np.ndarray:
     """Validate the fast-engine input: a real array exactly representable in float64."""
-    arr = np.asarray(values)
+    arr = as_array(name, values)
     if arr.dtype == np.float64:
         return np.ascontiguousarray(arr)
     if arr.dtype.kind == "f":

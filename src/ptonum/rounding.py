@@ -255,7 +255,10 @@ def round_to_integer_array(values: "np.ndarray", mode: RoundingMode) -> "np.ndar
     Source: ``FloatingToInteger`` (see :func:`round_to_integer`).
     """
     m = check_resolved_mode(mode)
-    v = np.asarray(values, dtype=np.float64)
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"values: expected real float64 values ({exc})") from None
     if m is RoundingMode.RNE:
         return np.rint(v)
     if m is RoundingMode.RTM:

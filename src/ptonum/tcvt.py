@@ -47,7 +47,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import engines
-from ._util import as_bits, check_bool, check_engine, native
+from ._util import as_array, as_bits, check_bool, check_engine, native
 from .errors import UnsupportedConversionError, UsageError
 from .flags import NV, NX, OF, UF, flag_names
 from .formats import TileDataType, parse_data_type
@@ -611,7 +611,7 @@ def to_e8m0_values(values: Any, *, rmode: Any = "NONE", sat: Any = False, out: s
 
     if out not in ("uint8", "e8m0"):
         raise UsageError(f"out = {out!r}: expected 'uint8' or 'e8m0'")
-    arr = native(np.asarray(values))
+    arr = as_array("values", values)
     src = _dtype_source(arr.dtype)
     if src is None:
         raise UsageError(

@@ -69,6 +69,8 @@ __all__ = [
     "check_accumulator_type",
     "output_type",
     "effective_control",
+    "resolved_control",
+    "check_datr_resolved",
 ]
 
 
@@ -777,13 +779,18 @@ def check_datr(mode: Any, rmode: Any, sat: Any) -> None:
 
     Source: ADR-0085 D178; ``BundleFPATRDATRFieldsLegal``.
     """
-    code = _mode_code_or_reserved(mode)
-    r = _rmode_code(rmode)
-    s = _as_bool("sat", sat)
-    why = _datr_violation(code, r, s)
+    check_datr_resolved(_mode_code_or_reserved(mode), parse_rounding_mode(rmode, "rmode"), _as_bool("sat", sat))
+
+
+def check_datr_resolved(mode: int, rmode: RoundingMode, sat: bool) -> None:
+    """:func:`check_datr` on typed values (a mode code, a :class:`RoundingMode`, a ``bool``); no parsing.
+
+    Source: ADR-0085 D178; ``BundleFPATRDATRFieldsLegal``.
+    """
+    why = _datr_violation(int(mode), int(rmode), sat)
     if why is not None:
         raise TileLegalityError(
-            f"B.DATR RMode={RoundingMode(r).name}, Sat={int(s)}: {why} "
+            f"B.DATR RMode={rmode.name}, Sat={int(sat)}: {why} "
             "(ADR-0085 D178, BundleFPATRDATRFieldsLegal)"
         )
 
@@ -867,10 +874,15 @@ def effective_control(mode: Any, rmode: Any = "NONE", sat: Any = False) -> Tuple
     Source: ``MatrixFPATREffectiveControl`` (matrix-postprocess.asl) and the
     matrix NONE->RNE resolution (``ResolveTileNumericExecutionControl``).
     """
-    info = mode_info(mode)
-    r = parse_rounding_mode(rmode, "rmode").resolved(RoundingMode.RNE)
-    s = _as_bool("sat", sat)
+    return resolved_control(mode_info(mode), parse_rounding_mode(rmode, "rmode"), _as_bool("sat", sat))
+
+
+def resolved_control(info: ModeInfo, rmode: RoundingMode, sat: bool) -> Tuple[RoundingMode, bool]:
+    """:func:`effective_control` on typed values (a mode-table row, a :class:`RoundingMode`, a ``bool``).
+
+    Source: ``MatrixFPATREffectiveControl`` and the matrix NONE->RNE resolution.
+    """
     if info.fixed_rounding is not None:
-        r = info.fixed_rounding
-    return r, s
+        return info.fixed_rounding, sat
+    return rmode.resolved(RoundingMode.RNE), sat
 

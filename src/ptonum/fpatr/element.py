@@ -56,7 +56,7 @@ from ..flags import flag_names
 from ..formats import TileDataType, ValueClass, exact_value, parse_data_type, value_class
 from ..fp19 import finite_value as fp19_finite_value
 from ..fp19 import to_float64 as fp19_to_float64
-from ..rounding import RoundingMode
+from ..rounding import RoundingMode, parse_rounding_mode
 from ..tables import (
     DESTINATIONS,
     KERNEL_ACC,
@@ -74,7 +74,7 @@ from .attributes import (
     PreQuantMode,
     ReluMode,
     check_accumulator_type,
-    effective_control,
+    resolved_control,
     parse_pre_quant_mode,
     parse_relu_mode,
 )
@@ -87,6 +87,7 @@ __all__ = [
     "special_value_result",
     "ElementConfig",
     "element_config",
+    "resolve_element_config",
     "compute_elements",
 ]
 
@@ -119,7 +120,11 @@ def destination_dtype(dst_type: Any) -> Any:
     Source: ADR-0085 D179/D181; ``BundleFPATROutputType`` and ``TileElementBits`` (the carrier
     that holds one destination element).
     """
-    return _DTYPE[parse_data_type(dst_type, "dst_type")]
+    dt = parse_data_type(dst_type, "dst_type")
+    if dt not in _DTYPE:
+        raise UsageError(f"dst_type = {dt.name}: not a B.FPATR destination type; destinations are "
+                         f"{', '.join(t.name for t in _DTYPE)} (ADR-0085 D179, BundleFPATROutputType)")
+    return _DTYPE[dt]
 
 
 def special_value_result(value_class: str, dst: TileDataType, sat: bool) -> Tuple[int, int]:
@@ -255,14 +260,23 @@ def element_config(pre_quant_mode: Any, relu_mode: Any, acc_type: Any, rmode: An
     Source: ADR-0085 D176-D180; ``MatrixFPATREffectiveControl``, ``BundleFPATRAccumulatorTypeLegal``.
     """
     mode = parse_pre_quant_mode(pre_quant_mode)
-    info = MODE_TABLE[int(mode)]
     relu = parse_relu_mode(relu_mode)
     acc = parse_data_type(acc_type, "acc_type")
     if acc not in (T.FP32, T.S32, T.U32):
         raise UsageError(f"acc_type = {acc.name}: matrix accumulators are FP32, S32 or U32")
     check_accumulator_type(mode, acc)
     s = check_bool("sat", sat)
-    r, s = effective_control(mode, rmode, s)
+    return resolve_element_config(mode, relu, acc, parse_rounding_mode(rmode, "rmode"), s)
+
+
+def resolve_element_config(mode: PreQuantMode, relu: ReluMode, acc: TileDataType, rmode: RoundingMode,
+                           sat: bool) -> ElementConfig:
+    """:func:`element_config` on typed, already-checked values (B.DATR ``rmode`` may be NONE); no parsing.
+
+    Source: ADR-0085 D176-D180; ``MatrixFPATREffectiveControl``, ``BundleFPATROutputType``.
+    """
+    info = MODE_TABLE[int(mode)]
+    r, s = resolved_control(info, rmode, sat)
     dst: TileDataType
     source: TileDataType
     if int(mode) == 0:

@@ -168,7 +168,10 @@ def quant_param_legal(pre_quant_mode: Any, word: Any) -> np.ndarray:
     """
     modes = _mode_codes(pre_quant_mode)
     w = as_bits("word", word, 64)
-    modes, w = np.broadcast_arrays(modes, w)
+    try:
+        modes, w = np.broadcast_arrays(modes, w)
+    except ValueError:
+        raise UsageError(f"pre_quant_mode shape {np.shape(modes)} and word shape {w.shape} do not broadcast") from None
     kind = _KIND[modes]
     mask = _MASK[modes]
     clear = (w & mask) == 0

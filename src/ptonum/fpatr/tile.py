@@ -39,12 +39,10 @@ from ..rounding import RoundingMode, parse_rounding_mode
 from .attributes import (
     FPATRAttributes,
     check_accumulator_type,
-    check_datr,
+    check_datr_resolved,
     check_fields,
-    effective_control,
-    output_type,
 )
-from .element import compute_elements, destination_dtype, element_config
+from .element import ElementConfig, compute_elements, destination_dtype, resolve_element_config
 from .params import check_quant_param, check_relu_param
 from .reduction import combine_partials, fold_groups
 
@@ -397,6 +395,8 @@ class TilePlan:
         dst_type: the destination Tile DataType of D.
         engine: ``"fast"`` or ``"reference"``.
         m, n: rows and columns of this block.
+        element: the resolved element configuration (:class:`~ptonum.fpatr.element.ElementConfig`;
+            its ``rmode``/``sat`` are :attr:`rmode`/:attr:`sat`).
         origin: ``(row, column)`` of this block's first element in the whole tile.
         tile_shape: ``(M, N)`` of the whole tile.
 
@@ -415,6 +415,7 @@ class TilePlan:
     engine: Engine
     m: int
     n: int
+    element: ElementConfig
     origin: Tuple[int, int] = (0, 0)
     tile_shape: Tuple[int, int] = (0, 0)
 
@@ -570,7 +571,7 @@ def _preflight(arr: Optional[np.ndarray], shape: Tuple[int, ...], dtype: np.dtyp
     info = attrs.mode_info
     rm = parse_rounding_mode(rmode, "rmode")
     st = check_bool("sat", sat)
-    check_datr(mode, rm, st)
+    check_datr_resolved(int(mode), rm, st)
     t = _accumulator_type(dtype, acc_type)
     bits = None if arr is None else _acc_bits(arr, t)
     m, n = _check_acc_shape(shape)
@@ -617,10 +618,10 @@ def _preflight(arr: Optional[np.ndarray], shape: Tuple[int, ...], dtype: np.dtyp
         rp = np.asarray(0, np.uint64)
     init = _row_max_in(row_max_in, t, m) if row_max_in is not None else None
 
-    eff_rmode, eff_sat = effective_control(mode, rm, st)
+    cfg = resolve_element_config(mode, attrs.relu_mode, t, rm, st)
     return TilePlan(
-        acc_bits=bits, acc_type=t, attributes=attrs, rmode=eff_rmode, sat=eff_sat,
-        quant_words=qp, relu_words=rp, row_max_in=init, dst_type=output_type(mode, t), engine=eng,
+        acc_bits=bits, acc_type=t, attributes=attrs, rmode=cfg.rmode, sat=cfg.sat, element=cfg,
+        quant_words=qp, relu_words=rp, row_max_in=init, dst_type=cfg.dst, engine=eng,
         m=m, n=n, origin=(0, 0), tile_shape=(m, n),
     )
 
@@ -698,7 +699,6 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
     attrs = plan.attributes
     t = plan.acc_type
     eng = plan.engine
-    mode = attrs.pre_quant_mode
     group = attrs.group_n
     first_group = group - plan.origin[1] % group if group else 0  # columns of the first (maybe partial) group
     aligned = first_group == group
@@ -713,7 +713,7 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
     use_kernel = path == "numba"
     qp = plan.quant_words
     rp = plan.relu_words
-    cfg = element_config(mode, attrs.relu_mode, t, plan.rmode, plan.sat)
+    cfg = plan.element
     if use_kernel:  # one fused compiled pass per row block (ptonum.kernels.postprocess)
         kcfg = cfg.kernel
         if progress is None and isinstance(bits, np.ndarray) and bits.flags.c_contiguous:
