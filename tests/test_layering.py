@@ -40,8 +40,8 @@ LAYERS: List[Tuple[str, ...]] = [
     ("ptonum.fpatr.element",),
     ("ptonum.fpatr.tile",),
     ("ptonum.fpatr",),
-    ("ptonum.dask", "ptonum.dask.*"),
     ("ptonum.conformance", "ptonum.conformance.*"),
+    ("ptonum.dask", "ptonum.dask.*"),
     ("ptonum.example",),
     ("ptonum.cli", "ptonum.cli.*"),
 ]

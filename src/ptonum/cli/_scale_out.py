@@ -156,7 +156,8 @@ def _stem(acc: str, key: Optional[str]) -> str:
 
 
 def run_chunked_file(console: Console, acc: str, options: Dict[str, Any], client: Any, chunks: Optional[str],
-                     show_progress: Optional[bool], quiet: bool = False) -> Dict[str, Any]:
+                     show_progress: Optional[bool], quiet: bool = False,
+                     fields_text: Callable[[Any], str] = str) -> Dict[str, Any]:
     """Post-process one Zarr/.npy ACC chunk by chunk into ``OUT_DIR/STEM.zarr``; return a summary row.
 
     Everything is checked (options, files, preflight) before the first task; the Zarr group is
@@ -189,8 +190,6 @@ def run_chunked_file(console: Console, acc: str, options: Dict[str, Any], client
            "flags": int(flags), "outputs": [str(dest)], "chunks": (x.chunksize[0], x.chunksize[1]),
            "tasks": x.numblocks[0] * x.numblocks[1] + x.numblocks[0]}
     if not quiet:
-        from .postprocess_cmd import fields_text
-
         a = call.attributes
         console.print(f"[bold]{fields_text(a)}[/bold] (B.FPATR word {a.word:#010x}), RMode={call.rmode.name}, "
                       f"Sat={int(bool(call.sat))}, engine {options.get('engine', 'fast')}", soft_wrap=True)
@@ -203,11 +202,9 @@ def run_chunked_file(console: Console, acc: str, options: Dict[str, Any], client
     return row
 
 
-def batch_one(acc: str, options: Dict[str, Any]) -> Dict[str, Any]:
-    """One in-memory file of a batch (runs on a worker or here): the single-file path of
-    ``ptonum postprocess`` with its console captured; a summary row, or the error as text."""
-    from .postprocess_cmd import run_file
-
+def batch_one(run_file: Callable[..., Dict[str, Any]], acc: str, options: Dict[str, Any]) -> Dict[str, Any]:
+    """One in-memory file of a batch (runs on a worker or here): ``run_file`` (the single-file path of
+    ``ptonum postprocess``) with its console captured; a summary row, or the error as text."""
     console = Console(file=io.StringIO(), width=200)
     try:
         info = run_file(console, acc=acc, **options)
@@ -235,7 +232,8 @@ def _report_error(row: Dict[str, Any]) -> None:
 
 
 def run_postprocess(console: Console, accs: Sequence[str], options: Dict[str, Any], *, chunks: Optional[str],
-                    workers: Optional[int], scheduler: Optional[str], fail_fast: bool) -> int:
+                    workers: Optional[int], scheduler: Optional[str], fail_fast: bool,
+                    run_file: Callable[..., Dict[str, Any]], fields_text: Callable[[Any], str]) -> int:
     """The scale-out ``ptonum postprocess``: returns the exit status (0 all done, 2 a file failed).
 
     One input: its summary (a chunked run for Zarr/.npy with ``--chunks``, otherwise the in-memory
@@ -255,17 +253,16 @@ def run_postprocess(console: Console, accs: Sequence[str], options: Dict[str, An
         chunked = [f for f in files if _is_chunked_input(f, chunks)]
         plain = [f for f in files if f not in chunked]
         if single and chunked:
-            run_chunked_file(console, files[0], options, client, chunks, progress)
+            run_chunked_file(console, files[0], options, client, chunks, progress, fields_text=fields_text)
             return 0
         if single and client is None:
-            from .postprocess_cmd import run_file
-
             run_file(console, acc=files[0], **options)
             return 0
         failed = False
         for f in chunked:
             try:
-                rows.append(run_chunked_file(console, f, options, client, chunks, progress, quiet=True))
+                rows.append(run_chunked_file(console, f, options, client, chunks, progress, quiet=True,
+                                             fields_text=fields_text))
             except PtonumError as exc:
                 rows.append({"file": f, "ok": False, "error": cli_message(exc)})
                 _report_error(rows[-1])
@@ -274,7 +271,7 @@ def run_postprocess(console: Console, accs: Sequence[str], options: Dict[str, An
                     break
         if plain and not (failed and fail_fast):
             rows.extend(_run_plain(plain, options if client is None else _absolute(options), client, fail_fast,
-                                   progress))
+                                   progress, run_file))
     if single and rows and rows[0]["ok"] and "text" in rows[0]:
         console.print(rows[0]["text"], end="", soft_wrap=True, highlight=False, markup=False)
         return 0
@@ -283,13 +280,13 @@ def run_postprocess(console: Console, accs: Sequence[str], options: Dict[str, An
 
 
 def _run_plain(files: List[str], options: Dict[str, Any], client: Any, fail_fast: bool,
-               progress: Optional[bool]) -> List[Dict[str, Any]]:
+               progress: Optional[bool], run_file: Callable[..., Dict[str, Any]]) -> List[Dict[str, Any]]:
     rows: Dict[str, Dict[str, Any]] = {}
     enabled = progress if progress is not None else len(files) > 1
     with task_progress("files", bool(enabled)) as cb:
         if client is None:
             for k, f in enumerate(files, 1):
-                row = batch_one(f, options)
+                row = batch_one(run_file, f, options)
                 rows[f] = row
                 if not row["ok"]:
                     _report_error(row)
@@ -300,7 +297,7 @@ def _run_plain(files: List[str], options: Dict[str, Any], client: Any, fail_fast
         else:
             from distributed import as_completed
 
-            futures = {client.submit(batch_one, os.path.abspath(f), options, pure=False, key=f"ptonum-file-{k}-{os.getpid()}-{id(files)}"): f
+            futures = {client.submit(batch_one, run_file, os.path.abspath(f), options, pure=False, key=f"ptonum-file-{k}-{os.getpid()}-{id(files)}"): f
                        for k, f in enumerate(files)}
             try:
                 for k, fut in enumerate(as_completed(list(futures)), 1):

@@ -295,7 +295,7 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
         scale_options = {"chunks": chunks, "workers": workers, "scheduler": scheduler}
         if wants_scale_out(accs, scale_options):
             code = run_postprocess(console, accs, options, chunks=chunks, workers=workers, scheduler=scheduler,
-                                   fail_fast=fail_fast)
+                                   fail_fast=fail_fast, run_file=run_file, fields_text=fields_text)
             if code:
                 sys.exit(code)
             return
