@@ -390,3 +390,24 @@ def test_example_report_fits_the_terminal(width):
         assert word in text, word
     for run in RUNS:
         assert any(ln.strip().endswith(f"{run.mode}: {run.note}") for ln in lines), run.note
+
+
+def test_small_tile_imports_no_heavy_library(tmp_path: Path) -> None:
+    """Start-up (issue 11 item 11): `ptonum postprocess` on an 8x16 tile imports neither numba (the
+    kernels serve large calls only) nor matplotlib, dask, distributed or zarr; structural, not timed."""
+    import os
+    import subprocess
+    import sys
+
+    acc = tmp_path / "acc.npy"
+    np.save(acc, (np.arange(128, dtype=np.int32).reshape(8, 16) - 64) * 1000)
+    env = {k: v for k, v in os.environ.items() if k not in ("PTONUM_KERNEL_MIN_ELEMENTS", "PTONUM_DISABLE_NUMBA")}
+    r = subprocess.run([sys.executable, "-X", "importtime", "-c", "from ptonum.cli import main; main()",
+                        "postprocess", str(acc), "--mode", "REQ8", "--scale", "0.0078125", "--out-dir", str(tmp_path)],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "acc.d.npy").exists()
+    imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert "ptonum.cli" in imported and "numpy" in imported  # the trace is real
+    for heavy in ("numba", "matplotlib", "dask", "distributed", "zarr"):
+        assert not any(m == heavy or m.startswith(heavy + ".") for m in imported), heavy

@@ -23,6 +23,7 @@ from typing import Any, Callable, Literal, Optional, Tuple
 
 import numpy as np
 
+from . import tables
 from ._util import Engine
 
 __all__ = [
@@ -54,7 +55,9 @@ def select(engine: Engine, size: int) -> Path:
     """
     if engine == "reference":
         return "reference"
-    from . import kernels  # deferred: importing numba costs ~0.2 s
+    if not tables.kernel_size(size):  # a small call never imports numba (start-up time)
+        return "numpy"
+    from . import kernels  # deferred: importing numba costs ~0.2 s (seconds on a loaded machine)
 
     return "numba" if size and kernels.numba_enabled(size) else "numpy"
 

@@ -29,6 +29,7 @@ pto-spec ``asl/arch/data-types/formats/*.asl`` (``<Format>NumericFormatDescripto
 from __future__ import annotations
 
 import dataclasses
+import os
 import types
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple
 
@@ -326,3 +327,35 @@ class TileKernelConfig(NamedTuple):
     has_parameter: bool
     special: Tuple[int, ...]
     negative_zero: int
+
+
+# ---------------------------------------------------------------------------
+# engine selection: from how many elements the fast engine uses the compiled kernels
+
+#: calls with fewer elements use numpy: the first kernel call of a process with a cold
+#: numba cache compiles for tens of seconds, which a small call should never pay
+DEFAULT_KERNEL_MIN_ELEMENTS = 1 << 16
+
+
+def kernel_min_elements() -> int:
+    """The element count from which the fast engine uses the kernels (``PTONUM_KERNEL_MIN_ELEMENTS``).
+
+    Source: ADR-0085 D174 (engines agree bit for bit); no ASL counterpart (engine selection).
+    """
+    text = os.environ.get("PTONUM_KERNEL_MIN_ELEMENTS", "")
+    try:
+        return max(0, int(text)) if text.strip() else DEFAULT_KERNEL_MIN_ELEMENTS
+    except ValueError:
+        return DEFAULT_KERNEL_MIN_ELEMENTS
+
+
+def kernel_size(size: int) -> bool:
+    """True when a fast-engine call of ``size`` elements may use the compiled kernels: at least
+    :func:`kernel_min_elements` elements and ``PTONUM_DISABLE_NUMBA`` unset.  Asked before
+    :mod:`ptonum.kernels` is imported, so a smaller call never imports numba (start-up time); the
+    final answer is ``ptonum.kernels.numba_enabled(size)``.
+
+    Source: ADR-0085 D174 (engines agree bit for bit); no ASL counterpart (engine selection).
+    """
+    return (size > 0 and size >= kernel_min_elements()
+            and os.environ.get("PTONUM_DISABLE_NUMBA", "0") in ("", "0"))

@@ -25,7 +25,12 @@ COLD_NOTE = ("compiling the fast kernels once (tens of seconds; cached for later
 
 def warn_if_cold(module_name: str, size: int, engine: str = "fast") -> None:
     """One line on stderr when a ``size``-element ``engine`` call will compile ``module_name``'s kernels
-    (the no-writable-cache note instead when the compilation cannot be kept)."""
+    (the no-writable-cache note instead when the compilation cannot be kept).  A small call never
+    imports numba (start-up time)."""
+    from ..tables import kernel_size
+
+    if engine != "fast" or not kernel_size(size):
+        return
     from ..kernels import NO_CACHE_NOTE, kernel_cache_dirs, kernel_cache_warm, note, numba_enabled, \
         writable_cache_dir
 

@@ -43,13 +43,12 @@ from typing import Any, Callable, Dict, List, Optional, Set, TypeVar
 
 import numpy as np
 
+from ..tables import DEFAULT_KERNEL_MIN_ELEMENTS, kernel_min_elements
+
 __all__ = ["NUMBA_AVAILABLE", "DEFAULT_KERNEL_MIN_ELEMENTS", "kernel_min_elements", "numba_enabled", "njit",
            "prange", "launch", "kernel_cache_warm", "kernel_cache_dir", "kernel_cache_dirs",
            "writable_cache_dir", "note", "entry_kernels", "publish_kernels"]
 
-#: calls with fewer elements use numpy: the first kernel call of a process with a cold
-#: numba cache compiles for tens of seconds, which a small call should never pay
-DEFAULT_KERNEL_MIN_ELEMENTS = 1 << 16
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -117,18 +116,6 @@ if _numba is not None and hasattr(os, "register_at_fork"):
 FORK_NOTE = ("this process was forked after its parent ran numba's OpenMP threading layer, which is not "
              "fork-safe; the fast engine runs on numpy here (same bits and flags, slower); use the 'spawn' "
              "or 'forkserver' start method, or NUMBA_THREADING_LAYER=workqueue, to keep the compiled kernels")
-
-
-def kernel_min_elements() -> int:
-    """The element count from which the fast engine uses the kernels (``PTONUM_KERNEL_MIN_ELEMENTS``).
-
-    Source: ADR-0085 D174 (engines agree bit for bit); no ASL counterpart (engine selection).
-    """
-    text = os.environ.get("PTONUM_KERNEL_MIN_ELEMENTS", "")
-    try:
-        return max(0, int(text)) if text.strip() else DEFAULT_KERNEL_MIN_ELEMENTS
-    except ValueError:
-        return DEFAULT_KERNEL_MIN_ELEMENTS
 
 
 def numba_enabled(size: Optional[int] = None) -> bool:
