@@ -411,3 +411,9 @@ def test_small_tile_imports_no_heavy_library(tmp_path: Path) -> None:
     assert "ptonum.cli" in imported and "numpy" in imported  # the trace is real
     for heavy in ("numba", "matplotlib", "dask", "distributed", "zarr"):
         assert not any(m == heavy or m.startswith(heavy + ".") for m in imported), heavy
+
+
+@pytest.mark.parametrize("cmd", ["postprocess", "compare"])
+def test_engine_help_names_the_compiled_kernels(cmd: str) -> None:
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, [cmd, "--help"])
+    assert r.exit_code == 0 and "compiled numba kernels" in " ".join(r.output.split())

@@ -27,7 +27,8 @@ PROGRESS_ROWS = 50_000
               help="Check every ASL conformance vector file shipped with ptonum (its CSV files and tiles.json.gz), "
                    "besides any FILES given.")
 @click.option("--engine", type=click.Choice(["fast", "reference", "both"]), default="fast", show_default=True,
-              help="Model engine to check (both = each file in both engines).")
+              help="Model engine to check: fast (numpy, compiled numba kernels for large files), reference "
+                   "(per-element model), both = each file in both engines.")
 @click.option("--max-report", type=click.IntRange(min=0), default=5, show_default=True,
               help="Failures listed per file and engine.")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Check only the first N rows of each file.")

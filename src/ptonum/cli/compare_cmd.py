@@ -93,7 +93,9 @@ def _value_text(x: float) -> str:
 @click.command("compare")
 @click.argument("acc", metavar="ACC")
 @tile_options
-@click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True)
+@click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True,
+              help="fast = vectorized numpy, compiled numba kernels for large tiles (same bits and flags); "
+                   "reference = exact per-element model (slow).")
 @click.option("--device-d", required=True,
               help="Device D dump: raw encodings (uint8/uint16/uint32) or typed values, .npy/.npz with exactly "
                    "the model's M x N shape, or a raw little-endian .bin (read in the model's shape).")

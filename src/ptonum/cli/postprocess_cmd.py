@@ -191,7 +191,8 @@ def _run_example(console: Console, engine: str, plot: Optional[str] = None) -> N
                 help="Accumulator tile M x N: .npy, .npz (--key) or raw .bin (--dtype, --shape). Omit to run the bundled example.")
 @tile_options
 @click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True,
-              help="fast = vectorized numpy; reference = exact per-element model (slow).")
+              help="fast = vectorized numpy, compiled numba kernels for large tiles (same bits and flags); "
+                   "reference = exact per-element model (slow).")
 @click.option("--out-dir", default=".", show_default=True,
               help="Directory for the output files (created when missing).")
 @click.option("--bin", "write_bin", is_flag=True, help="Also write raw little-endian .bin files.")
