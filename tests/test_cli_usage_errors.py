@@ -84,3 +84,23 @@ def test_shape_help_uses_m_x_n_form(cmd):
     shape_line = next(ln for ln in r.stdout.splitlines() if ln.lstrip("│ ").startswith("--shape "))
     assert "M x N, e.g." in shape_line or "M x N of" in shape_line
     assert "64,128." not in shape_line
+
+
+@pytest.mark.parametrize("opts,start", [
+    (["--group-max"], "--group-max needs --group-n"),
+    (["--row-max-init"], "--row-max-init needs --row-max"),
+    (["--max-abs"], "--max-abs needs --row-max or --group-max"),
+    (["--group-n", "16"], "--group-n needs --group-max"),
+])
+def test_field_combination_error_names_the_options(tmp_path, opts, start):
+    import numpy as np
+
+    acc = tmp_path / "acc.npy"
+    np.save(acc, np.zeros((8, 16), np.int32))
+    r = CliRunner().invoke(main, ["postprocess", str(acc), "--mode", "REQ8", "--scale", "0.5", *opts,
+                                  "--out-dir", str(tmp_path)])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.output
+    line = r.stderr.strip()
+    assert line.startswith(f"ptonum postprocess: error: {start}"), line
+    assert "GroupMaxEn=" in line and "B.FPATR REQ8," not in line  # fields by name, never a bare tuple
+    assert not (tmp_path / "acc.d.npy").exists()

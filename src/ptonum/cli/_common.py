@@ -53,6 +53,14 @@ _OPTION_NAMES = (
     (re.compile(r"\brow_max_in\b"), "--row-max-in"),
     (re.compile(r"\bacc_type\b"), "--acc-type"),
     (re.compile(r"\bsrc_type\b"), "--src-type"),
+    # B.FPATR field combinations (BundleFPATRFieldsLegal): the options that set the fields
+    (re.compile(r"^RowMaxInit requires RowMaxEn"), "--row-max-init needs --row-max (RowMaxInit requires RowMaxEn)"),
+    (re.compile(r"^GroupMaxEn requires a nonzero GroupNCode"),
+     "--group-max needs --group-n (GroupMaxEn requires a nonzero GroupNCode)"),
+    (re.compile(r"^GroupNCode = (\d+) \(nonzero\) requires GroupMaxEn"),
+     r"--group-n needs --group-max (GroupNCode = \1, nonzero, requires GroupMaxEn)"),
+    (re.compile(r"^MaxAbsEn requires RowMaxEn or GroupMaxEn"),
+     "--max-abs needs --row-max or --group-max (MaxAbsEn requires RowMaxEn or GroupMaxEn)"),
 )
 
 

@@ -720,9 +720,13 @@ def check_fields(attrs: FPATRAttributes) -> None:
         attrs.group_max_en, attrs.row_max_init, attrs.max_abs_en,
     )
     if why is not None:
+        mode = "NONE" if attrs.pre_quant_mode == 0 else attrs.pre_quant_mode.name
+        relu = "NONE" if attrs.relu_mode == 0 else attrs.relu_mode.name
+        fields = (f"PreQuantMode={mode} ReluMode={relu} GroupNCode={attrs.group_n_code} "
+                  f"RowMaxEn={int(attrs.row_max_en)} GroupMaxEn={int(attrs.group_max_en)} "
+                  f"RowMaxInit={int(attrs.row_max_init)} MaxAbsEn={int(attrs.max_abs_en)}")
         raise TileLegalityError(
-            f"B.FPATR {attrs.word:#010x} ({attrs.assembly()}): {why} "
-            "(ADR-0085 D175, BundleFPATRFieldsLegal)"
+            f"{why}: B.FPATR {attrs.word:#010x} has {fields} (ADR-0085 D175, BundleFPATRFieldsLegal)"
         )
 
 
