@@ -26,7 +26,8 @@ Two engines give identical bits and flags:
 
 * ``reference`` -- one Python-int evaluation per element that follows the ASL
   step by step (the same code produces :func:`to_e8m0_trace`).
-* ``fast`` -- numpy.  FP16/BF16 sources use a 65536-entry table per
+* ``fast`` -- numpy, or the compiled numba kernel (``ptonum.kernels.tcvt``) for calls of
+  ``PTONUM_KERNEL_MIN_ELEMENTS`` elements or more (same bits and flags).  FP16/BF16 sources use a 65536-entry table per
   (source, RMode, Sat) built by a vectorized evaluation of the rule; FP32
   sources use a 65536-entry table indexed by the high 16 bits, and the few
   elements whose high half does not decide the result (exactness or the sqrt(2)
@@ -502,7 +503,8 @@ def to_e8m0(src_bits: Any, *, src_type: Any, rmode: Any = "NONE", sat: Any = Fal
         rmode: B.DATR RMode (name or code 0-7); ``NONE`` resolves to RNE.
         sat: Sat control; selects the clamped endpoints (0x00 / 0xFE) on underflow
             and overflow instead of 0xFF.
-        engine: ``"fast"`` (numpy) or ``"reference"`` (ASL step by step, Python ints).
+        engine: ``"fast"`` (numpy; compiled numba kernels from ``PTONUM_KERNEL_MIN_ELEMENTS``
+            elements on, same bits and flags) or ``"reference"`` (ASL step by step, Python ints).
 
     Returns:
         ``(codes, flags)``: two ``uint8`` arrays of ``src_bits``' shape (0-d for a

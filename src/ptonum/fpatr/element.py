@@ -28,7 +28,8 @@ Two engines give identical bits and flags: ``reference`` (Python ``int`` /
 ``Fraction``, one element at a time, following the ASL step by step; it also
 drives :func:`postprocess_element_trace`) and ``fast`` (numpy on float64:
 FP32 x FP19 and S32 x FP19 products are exact in binary64, so one multiply
-followed by the exact encoders reproduces the single rounding).
+followed by the exact encoders reproduces the single rounding; calls of
+``PTONUM_KERNEL_MIN_ELEMENTS`` elements or more run the same computation as compiled numba kernels).
 
 Source: ADR-0085 D174-D180; pto-spec ``asl/arch/profile/matrix-postprocess.asl``
 (``TileProfileMatrixPostProcessWithFlags``, ``MatrixPostQuantBaseWithFlags``,
@@ -359,7 +360,8 @@ def postprocess_element(
             (legality belongs to :func:`~ptonum.fpatr.attributes.check_datr`);
             fixed-rounding modes override it.
         sat: B.DATR Sat (clamp) versus wrap/infinity.
-        engine: ``"fast"`` (numpy, vectorized) or ``"reference"`` (exact,
+        engine: ``"fast"`` (numpy, vectorized; compiled numba kernels from
+            ``PTONUM_KERNEL_MIN_ELEMENTS`` elements on, same bits and flags) or ``"reference"`` (exact,
             per element).
 
     Returns:

@@ -899,7 +899,8 @@ def postprocess(
         status: a :class:`StatusRegister`; the result flags are OR-ed into it
             after everything is computed.
         engine: ``"fast"`` (numpy, row blocks of about :data:`BLOCK_ELEMENTS`
-            elements) or ``"reference"`` (element by element).
+            elements; one fused compiled numba kernel pass from ``PTONUM_KERNEL_MIN_ELEMENTS``
+            elements on, same bits and flags) or ``"reference"`` (element by element).
         progress: optional ``callable(rows_done, rows_total)`` called after each block.
 
     Returns a :class:`PostprocessResult` (D at the destination width, RowMaxOut
