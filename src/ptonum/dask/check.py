@@ -58,7 +58,11 @@ def check_parsed_blocks(parsed: ParsedFile, engine: str = "fast", *, client: Any
     else:
         from distributed import as_completed
 
-        data = client.scatter(blocks)  # straight to the workers, not through the task graph
+        # Straight to the workers, not through the task graph.  hash=False: each call gets keys of
+        # its own; with content-hashed keys a second call (the other engine of --engine both)
+        # scattered the same keys while the first call's references were being released, and
+        # the scheduler could forget the data its tasks needed ('computation on lost data').
+        data = client.scatter(blocks, hash=False)
         futures = [client.submit(check_parsed, d, engine, max_report=max_report, pure=False) for d in data]
         try:
             done = {}
