@@ -342,3 +342,29 @@ def test_to_zarr_interrupted_leaves_nothing(client, tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         lazy.to_zarr(tmp_path / "out.zarr", client=client, progress=ctrl_c)
     assert os.listdir(tmp_path) == [] and int(status) == 0
+
+
+def test_to_zarr_leaves_nothing_when_a_killed_worker_cannot_be_retried(tmp_path: Path) -> None:
+    """A task that kills its worker process, with no retry allowed (allowed-failures 0): the
+    run fails, nothing exists at the destination (no temporary either), status unchanged."""
+    import dask
+
+    acc = np.arange(8 * 32, dtype=np.int32).reshape(8, 32)
+
+    def die_in_last_block(block: np.ndarray, block_info: Any = None) -> np.ndarray:
+        if block_info is not None and block_info[0]["chunk-location"] == (1, 3):
+            os._exit(1)  # the worker process dies in the middle of the run
+        return block
+
+    lazy_acc = da.from_array(acc, chunks=(4, 8)).map_blocks(die_in_last_block, dtype=np.int32)
+    status = ptonum.StatusRegister()
+    kw = dict(acc_type="S32", attributes={"pre_quant_mode": "REQ8", "row_max_en": True},
+              quant_param=int(fpatr.quant_param(0.5, 3, mode="REQ8")))
+    lazy = pdask.postprocess(lazy_acc, status=status, **kw)  # type: ignore[arg-type]
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with pdask.open_client(workers=1) as c:
+            from distributed import KilledWorker
+
+            with pytest.raises(KilledWorker):
+                lazy.to_zarr(tmp_path / "out.zarr", client=c)
+    assert os.listdir(tmp_path) == [] and int(status) == 0
