@@ -87,3 +87,35 @@ def test_tcvt_values_round_once() -> None:
     r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["tcvt", "--to", "E8M0", "--values", "16777217.000000001",
                                                         "--src-type", "FP32"])
     assert "0x4b800001" in r.output, r.output
+
+
+@pytest.mark.parametrize("text", ["1e400", "9.99e399", "1e401", "-3e450", "0.00001e405", "1e-400", "1e-401",
+                                  "-7e-420", "123456e-406", "2.5e-324", "1e308", "1.8e308"])
+def test_far_decimals_round_as_their_exact_value(text: str) -> None:
+    """Text beyond 10**+-400 is not expanded (a stand-in of the same side is used); every format
+    rounds it exactly as the decimal's own exact value (Fraction(text), an independent parse)."""
+    for fmt in BINARY_FORMATS.values():
+        assert decimal_to_bits(text, fmt, "x") == round_to_format(Fraction(text), fmt), (text, fmt.name)
+
+
+@pytest.mark.parametrize("text", ["1e99999999", "-1e99999999", "1e-99999999", "-0.5e-999999999"])
+def test_huge_exponents_answer_at_once(text: str) -> None:
+    # Fraction(text) itself would build a number of ~10**8 digits: the expected values are the IEEE
+    # rules (beyond every finite value -> signed infinity, inexact; below every subnormal -> signed zero)
+    neg = text.startswith("-")
+    big = "e-" not in text
+    for fmt in BINARY_FORMATS.values():
+        sign = 1 << (fmt.exponent_bits + fmt.fraction_bits)
+        inf = ((1 << fmt.exponent_bits) - 1) << fmt.fraction_bits
+        assert decimal_to_bits(text, fmt, "x") == ((sign if neg else 0) | (inf if big else 0), False)
+
+
+def test_quant_param_text_beyond_binary64_is_a_usage_error() -> None:
+    from ptonum.fpatr import quant_param
+
+    from ptonum.errors import PtonumError
+
+    for text in ("1e999", "1e99999999"):
+        for rounding in ("exact", "rne"):  # refused as inexact, or (rne) as an infinite FP19 scale
+            with pytest.raises(PtonumError, match="inf"):
+                quant_param(text, 0, mode="REQ8", rounding=rounding)

@@ -70,10 +70,43 @@ def parse_real(text: str, name: str) -> Union[Fraction, float]:
         return float("-inf") if sp.group(1) == "-" else float("inf")
     if not _NUMBER.fullmatch(t):
         raise UsageError(f"{name} = {text!r}: not a decimal number (e.g. 1.5, -2e-3, inf, nan)")
-    v = Fraction(t.replace("_", ""))
+    digits = t.replace("_", "")
+    far = _far_magnitude(digits)
+    if far is not None:
+        return far
+    v = Fraction(digits)
     if v == 0 and t.startswith("-"):
         return -0.0
     return v
+
+
+#: decimal orders of magnitude beyond which every supported format (FP64 included) rounds to
+#: infinity (above) or to zero (below), whatever the digits
+_FAR_ABOVE, _FAR_BELOW = 400, -400
+
+
+def _far_magnitude(t: str) -> Optional[Fraction]:
+    """For a decimal whose magnitude is below 10**-400 or at least 10**400, a stand-in of the same
+    sign and side (``±10**±400``) that every format in :data:`BINARY_FORMATS` rounds exactly as the
+    decimal itself (to zero or infinity, inexact), so that text such as ``1e99999999`` is never
+    expanded into a huge integer; ``None`` for anything else (including zero)."""
+    negative = t.startswith("-")
+    body = t.lstrip("+-")
+    mantissa, _, exp_text = body.lower().partition("e")
+    exp10 = int(exp_text) if exp_text else 0
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    if not digits:
+        return None
+    # the value is 0.DIGITS x 10**order, DIGITS starting with a nonzero digit
+    order = exp10 + len(whole.lstrip("0")) if whole.lstrip("0") else exp10 - (len(frac) - len(frac.lstrip("0")))
+    if order > _FAR_ABOVE:
+        value = Fraction(10) ** _FAR_ABOVE
+    elif order < _FAR_BELOW:
+        value = Fraction(1, 10 ** -_FAR_BELOW)
+    else:
+        return None
+    return -value if negative else value
 
 
 def round_to_format(value: Union[Fraction, float], fmt: BinaryFormat) -> Tuple[int, bool]:

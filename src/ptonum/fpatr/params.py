@@ -538,7 +538,11 @@ class _DecimalText(float):
     exact_value: Fraction
 
     def __new__(cls, text: str, exact: Fraction) -> "_DecimalText":
-        obj = super().__new__(cls, float(exact))
+        try:
+            nearest = float(exact)
+        except OverflowError:  # beyond binary64: the nearest float is the signed infinity
+            nearest = math.inf if exact > 0 else -math.inf
+        obj = super().__new__(cls, nearest)
         obj.text = text
         obj.exact_value = exact
         return obj
