@@ -128,6 +128,17 @@ def test_workers_option_starts_a_local_cluster(tmp_path: Path) -> None:
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "w.d.npy"), fpatr.postprocess(acc, **CALL).d_bits)
 
 
+def test_batch_inputs_with_the_same_output_name_are_refused(tmp_path: Path) -> None:
+    for d in ("x", "y"):
+        (tmp_path / d).mkdir()
+        np.save(tmp_path / d / "acc.npy", _acc(4, 8, 1))
+    out = tmp_path / "out"
+    r = _run(["postprocess", str(tmp_path / "x" / "acc.npy"), str(tmp_path / "y" / "acc.npy"), *MODE,
+              "--out-dir", str(out)])
+    assert r.exit_code == 2 and "would both write acc.*" in r.output
+    assert not out.exists()  # refused before any work: nothing written, not even the folder
+
+
 def test_batch_on_workers(scheduler: str, tmp_path: Path) -> None:
     accs = [_acc(6, 20 + k, 10 + k) for k in range(3)]
     for k, arr in enumerate(accs):

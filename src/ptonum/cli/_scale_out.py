@@ -242,6 +242,14 @@ def run_postprocess(console: Console, accs: Sequence[str], options: Dict[str, An
     table.  A failing file is reported on stderr while the others complete (``fail_fast``: stop).
     """
     files = expand_inputs(accs)
+    if options.get("out_dir") is not None:  # two inputs must never write the same outputs
+        seen: Dict[str, str] = {}
+        for f in files:
+            stem = _stem(f, options.get("key"))
+            if stem in seen:
+                raise UsageError(f"ACC: {seen[stem]} and {f} would both write {stem}.* in --out-dir "
+                                 f"{options['out_dir']}; give inputs with distinct names, or run them separately")
+            seen[stem] = f
     if chunks is not None:
         from ..dask import parse_chunks
 
