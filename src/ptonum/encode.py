@@ -98,15 +98,8 @@ _NX = tables.NX
 
 ExactReal = Union[Fraction, int]
 
-# Rounding-mode members as module constants: an Enum class-attribute lookup costs more than
-# the integer work of a reference step (Python 3.11), and the reference engine makes several per element.
-_RNE = RoundingMode.RNE
-_RTZ = RoundingMode.RTZ
-_RTM = RoundingMode.RTM
-_RTP = RoundingMode.RTP
-_RNA = RoundingMode.RNA
-_RTO = RoundingMode.RTO
-_RHB = RoundingMode.RHB
+# Rounding-mode members as module constants (see ptonum.rounding): the reference steps run per element.
+from .rounding import RNA as _RNA, RNE as _RNE, RTM as _RTM, RTO as _RTO, RTP as _RTP, RTZ as _RTZ  # noqa: E402
 _T_FP32, _T_BF16, _T_E4M3 = T.FP32, T.BF16, T.E4M3
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "round_magnitude",
     "magnitude_rounding_mode",
     "round_to_integer_array",
+    "RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB",
 ]
 
 
@@ -56,15 +57,16 @@ class RoundingMode(enum.IntEnum):
 
 _ALIASES = {"RDN": RoundingMode.RTM, "RUP": RoundingMode.RTP, "RNONE": RoundingMode.NONE}
 
-# Rounding-mode members as module constants: an Enum class-attribute lookup costs more than
-# the integer work of a reference step (Python 3.11), and the reference engine makes several per element.
-_RNE = RoundingMode.RNE
-_RTZ = RoundingMode.RTZ
-_RTM = RoundingMode.RTM
-_RTP = RoundingMode.RTP
-_RNA = RoundingMode.RNA
-_RTO = RoundingMode.RTO
-_RHB = RoundingMode.RHB
+# Rounding-mode members as module constants, for the per-element steps of the reference engines
+# (here, in encode and in tcvt): an Enum class-attribute lookup costs more than the integer work of
+# a reference step (Python 3.11).  Module globals look up as fast as locals' neighbours.
+RNE = RoundingMode.RNE
+RTZ = RoundingMode.RTZ
+RTM = RoundingMode.RTM
+RTP = RoundingMode.RTP
+RNA = RoundingMode.RNA
+RTO = RoundingMode.RTO
+RHB = RoundingMode.RHB
 
 RoundingModeLike = Union[RoundingMode, int, str]
 
@@ -182,13 +184,13 @@ def round_to_integer(value: ExactReal, mode: RoundingMode) -> int:
     lower, rem = divmod(n, d)  # floor(v), and v - floor(v) = rem / d with 0 <= rem < d
     if rem == 0:
         return lower  # an integer: every mode returns it
-    if m is _RTM:
+    if m is RTM:
         return lower
-    if m is _RTP:
+    if m is RTP:
         return lower + 1
-    if m is _RTZ:
+    if m is RTZ:
         return lower if n > 0 else lower + 1
-    if m is _RTO:
+    if m is RTO:
         return lower if lower % 2 != 0 else lower + 1
     twice = 2 * rem  # the fraction part compared with one half: 2*rem against d
     if twice < d:
@@ -196,9 +198,9 @@ def round_to_integer(value: ExactReal, mode: RoundingMode) -> int:
     if twice > d:
         return lower + 1
     # an exact tie
-    if m is _RNE:
+    if m is RNE:
         return lower if lower % 2 == 0 else lower + 1
-    if m is _RNA:
+    if m is RNA:
         return lower if n < 0 else lower + 1
     return lower + 1  # RHB: the numerically greater candidate
 
@@ -213,10 +215,10 @@ def magnitude_rounding_mode(mode: RoundingMode, negative: bool) -> RoundingMode:
     """
     m = check_resolved_mode(mode)
     if negative:
-        if m is _RTP:
-            return _RTM
-        if m is _RTM:
-            return _RTP
+        if m is RTP:
+            return RTM
+        if m is RTM:
+            return RTP
     return m
 
 
@@ -234,7 +236,7 @@ def round_magnitude(value: ExactReal, mode: RoundingMode, negative: bool) -> int
     """
     m = check_resolved_mode(mode)
     v = as_exact(value)
-    if negative and m is _RHB:
+    if negative and m is RHB:
         lower, rem = divmod(v.numerator, v.denominator)
         return lower if 2 * rem <= v.denominator else lower + 1
     return round_to_integer(v, magnitude_rounding_mode(m, bool(negative)))

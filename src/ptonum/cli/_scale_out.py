@@ -147,7 +147,9 @@ def wants_scale_out(accs: Sequence[str], options: Dict[str, Any]) -> bool:
 # One file
 
 
-def _stem(acc: str, key: Optional[str]) -> str:
+def output_stem(acc: str, key: Optional[str]) -> str:
+    """The name every output of input ``acc`` starts with: its file stem, plus ``.KEY`` for an
+    ``.npz`` member (``--key`` or ``FILE.npz:KEY``)."""
     from ._tile_args import split_key
 
     path_text, inline_key = split_key(acc)
@@ -175,7 +177,7 @@ def run_chunked_file(console: Console, acc: str, options: Dict[str, Any], client
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out-dir = {options['out_dir']}: is not a directory")
     x = open_tile(acc, parse_chunks(chunks) if chunks is not None else None, key=options.get("key"))
-    dest = out_dir / f"{_stem(acc, options.get('key'))}.zarr"
+    dest = out_dir / f"{output_stem(acc, options.get('key'))}.zarr"
     if dest.resolve() == Path(acc).resolve():
         raise UsageError(f"--out-dir: the output {dest} would replace the input ACC; choose another --out-dir")
     call_options = {k: v for k, v in options.items() if k not in ("engine", "out_dir", "write_bin", "progress")}
@@ -245,7 +247,7 @@ def run_postprocess(console: Console, accs: Sequence[str], options: Dict[str, An
     if options.get("out_dir") is not None:  # two inputs must never write the same outputs
         seen: Dict[str, str] = {}
         for f in files:
-            stem = _stem(f, options.get("key"))
+            stem = output_stem(f, options.get("key"))
             if stem in seen:
                 raise UsageError(f"ACC: {seen[stem]} and {f} would both write {stem}.* in --out-dir "
                                  f"{options['out_dir']}; give inputs with distinct names, or run them separately")

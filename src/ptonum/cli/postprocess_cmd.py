@@ -27,14 +27,14 @@ from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication
 from ._common import errors_to_exit, out_console, output_dir, shape_text
-from ._scale_out import POSTPROCESS_SCALE_OPTIONS, postprocess_options, run_postprocess, wants_scale_out
+from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
+                         wants_scale_out)
 from .compile_cmd import warn_if_cold
 from ._tile_args import (
     INPUT_OPTIONS,
     OPERATION_OPTIONS,
     PARAMETER_OPTIONS,
     build_tile_call,
-    split_key,
     tile_options,
 )
 
@@ -394,9 +394,7 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
         res = call.run(engine=engine)
 
     # ---- outputs, only after success
-    path_text, inline_key = split_key(acc)
-    the_key = key or inline_key
-    stem = Path(path_text).stem + (f".{the_key}" if the_key else "")
+    stem = output_stem(acc, key)
     files: Dict[str, np.ndarray] = {f"{stem}.d": np.asarray(res.d_bits)}
     if res.row_max_bits is not None:
         files[f"{stem}.row_max"] = np.asarray(res.row_max_bits)

@@ -54,7 +54,7 @@ from .. import engines
 from .._util import as_bits, check_bool, check_engine
 from ..errors import TileLegalityError, UsageError
 from ..flags import flag_names
-from ..formats import TileDataType, ValueClass, exact_value, parse_data_type, value_class
+from ..formats import TileDataType, parse_data_type
 from ..fp19 import finite_value as fp19_finite_value
 from ..fp19 import to_float64 as fp19_to_float64
 from ..rounding import RoundingMode, parse_rounding_mode
@@ -129,15 +129,8 @@ def destination_dtype(dst_type: Any) -> Any:
 
 
 def special_value_result(value_class: str, dst: TileDataType, sat: bool) -> Tuple[int, int]:
-    """Fixed result and flags of an FP32 NaN/Inf source (``MatrixPostQuantSpecialValue``).
-
-    ``value_class`` is ``"QuietNaN"``, ``"SignalingNaN"``, ``"PositiveInfinity"``
-    or ``"NegativeInfinity"``.  Integer destinations: NaN -> 0 with Sat, else
-    the minimum, NV; Inf -> minimum with NV when Sat=0, else the signed
-    endpoint with OF|NX.  Floating destinations: NaN -> +0 with Sat, else
-    the canonical quiet NaN, NV only for a signaling NaN; Inf -> the signed
-    largest finite with OF|NX under Sat, else the signed infinity (E4M3: the
-    canonical NaN with OF|NX) and no flag.
+    """Fixed ``(bits, flags)`` of an FP32 NaN/Inf source for destination ``dst``: the rule is
+    written once, in :meth:`ptonum.tables.Destination.special_value_result`.
 
     Source: ADR-0085 D180; ``MatrixPostQuantSpecialValue``.
     """
