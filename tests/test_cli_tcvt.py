@@ -21,7 +21,8 @@ def run(*args: str) -> "object":
 
 def test_command_object_is_registered() -> None:
     assert command.name == "tcvt"
-    assert "tcvt" in main.commands
+    assert "tcvt" in main.list_commands(None)
+    assert main.load_all().commands["tcvt"] is command
 
 
 def test_values_table_asl_rounding_003() -> None:

@@ -43,6 +43,19 @@ def test_unknown_command_names_the_top_level():
     assert r.stderr == "ptonum: error: No such command 'nosuchcmd'. (see 'ptonum --help')\n"
 
 
+def test_misspelt_command_suggests_the_command_in_a_fresh_process():
+    """Commands are imported only when run or listed (start-up time); a misspelt one is still matched
+    against every command, loaded or not (a fresh process: nothing loaded yet)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", "from ptonum.cli import main; main()", "postproces", "x.npy"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == ("ptonum: error: No such command 'postproces'. Did you mean 'postprocess'? "
+                        "(see 'ptonum --help')\n")
+
+
 def test_negative_decode_code_is_a_bad_code_not_an_option():
     r = CliRunner().invoke(main, ["decode", "E8M0", "-1"])
     assert r.exit_code == 2 and r.stderr.count("\n") == 1

@@ -49,7 +49,6 @@ import collections
 import contextlib
 import itertools
 import os
-import secrets
 import shutil
 import signal
 import threading
@@ -353,7 +352,7 @@ class Publication:
         check_destination(p, directory=directory, replace=replace)
         mask = _umask()
         for _ in range(100):
-            item = _Item(p, p.parent / f".{p.name}.{secrets.token_hex(4)}.tmp", directory, replace)
+            item = _Item(p, p.parent / f".{p.name}.{os.urandom(4).hex()}.tmp", directory, replace)
             # listed (here and process-wide) before it exists: no instant where it exists unlisted
             self._items.append(item)
             _track(item.temp)
@@ -511,7 +510,7 @@ class Publication:
 def _free_name(dest: Path) -> Path:
     """A temporary name next to ``dest`` that does not exist yet."""
     while True:
-        p = dest.parent / f".{dest.name}.{secrets.token_hex(4)}.tmp"
+        p = dest.parent / f".{dest.name}.{os.urandom(4).hex()}.tmp"
         if not os.path.lexists(p):
             return p
 

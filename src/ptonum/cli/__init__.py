@@ -1,7 +1,9 @@
 """The ``ptonum`` command.
 
-Each subcommand lives in its own module of this package and is registered
-below; the group itself only sets up help and the version option.
+Each subcommand lives in its own module of this package (``<name>_cmd``, listed in
+:data:`_COMMANDS`) and is imported only when it is run or help lists it, so that a small
+``ptonum postprocess`` starts quickly (see :class:`_Group`); the group itself only sets up help and
+the version option.
 """
 
 from __future__ import annotations
@@ -46,12 +48,21 @@ def _command_from_args(group: click.Group, args: Sequence[str]) -> str:
     for arg in args:
         if arg.startswith("-"):
             continue
-        if isinstance(cmd, click.Group) and arg in cmd.commands:
-            names.append(arg)
-            cmd = cmd.commands[arg]
-        else:
+        sub = _subcommand(cmd, arg)
+        if sub is None:
             break
+        names.append(arg)
+        cmd = sub
     return " ".join(names)
+
+
+def _subcommand(cmd: Any, name: str) -> Any:
+    """The subcommand ``name`` of group ``cmd`` (imported if it is one of ours), or None."""
+    if isinstance(cmd, _Group):
+        return cmd.command_named(name)
+    if isinstance(cmd, _click.Group):
+        return cmd.commands.get(name)
+    return None
 
 
 def usage_error_line(exc: _click.ClickException, fallback: str = "") -> str:
@@ -69,9 +80,45 @@ class _Group(click.RichGroup):
     """The top-level group: any :class:`PtonumError` or :class:`OSError` a subcommand lets escape
     becomes one line on stderr (``ptonum <command>: error: ...``) and exit status 2; so does every
     click option-parsing error (bad or unknown option, missing argument, unknown command), instead
-    of click's usage box."""
+    of click's usage box.
+
+    Subcommands are loaded lazily: a command's module is imported when the command is run (only
+    that one), and all of them when help lists them (``ptonum``, ``ptonum --help``) or
+    :meth:`load_all` is called.  ``self.commands`` holds the ones loaded so far.
+    """
 
     _argv: List[str] = []
+
+    def command_named(self, name: str) -> Optional[_click.Command]:
+        """The subcommand ``name``, its module imported on first use (None if there is no such command)."""
+        if name not in self.commands and name in _COMMANDS:
+            mod = importlib.import_module(f"{__name__}.{name}_cmd")
+            self.add_command(mod.command)
+        return self.commands.get(name)
+
+    def load_all(self) -> "_Group":
+        """Import every subcommand (for help and shell completion listings); returns the group."""
+        for name in _COMMANDS:
+            self.command_named(name)
+        return self
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[_click.Command]:
+        self.command_named(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> List[str]:
+        return sorted(set(_COMMANDS) | set(self.commands))
+
+    def resolve_command(self, ctx: click.Context, args: List[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except _click.exceptions.NoSuchCommand as exc:  # "Did you mean ...?" from every command, loaded or not
+            raise _click.exceptions.NoSuchCommand(exc.command_name, possibilities=self.list_commands(ctx),
+                                                  ctx=ctx) from None
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.load_all()  # rich-click's command panels read self.commands
+        super().format_help(ctx, formatter)
 
     def main(self, args: Optional[Sequence[str]] = None, prog_name: Optional[str] = None,
              complete_var: Optional[str] = None, standalone_mode: bool = True, **extra: Any) -> Any:
@@ -175,26 +222,18 @@ def main(ctx: click.Context) -> None:
         click.echo(ctx.get_help())
 
 
-# Subcommand modules: each defines a click command named ``command``.
+# The subcommands: each is ``<name>_cmd``, a module of this package defining a click command
+# ``command`` named ``<name>``; imported by :meth:`_Group.command_named` when needed.
 _COMMANDS = (
-    "formats_cmd",
-    "modes_cmd",
-    "decode_cmd",
-    "postprocess_cmd",
-    "tcvt_cmd",
-    "check_cmd",
-    "gen_cmd",
-    "explain_cmd",
-    "compare_cmd",
-    "compile_cmd",
-    "sweep_cmd",
+    "formats",
+    "modes",
+    "decode",
+    "postprocess",
+    "tcvt",
+    "check",
+    "gen",
+    "explain",
+    "compare",
+    "compile",
+    "sweep",
 )
-
-for _name in _COMMANDS:
-    try:
-        _mod = importlib.import_module(f"{__name__}.{_name}")
-    except ModuleNotFoundError as _exc:  # a command not written yet
-        if _exc.name != f"{__name__}.{_name}":
-            raise
-        continue
-    main.add_command(_mod.command)

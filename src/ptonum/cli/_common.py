@@ -15,12 +15,15 @@ import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, NoReturn, Optional, Tuple
+from typing import IO, TYPE_CHECKING, Any, Iterator, NoReturn, Optional, Tuple
 
-from rich.console import Console
+import click
 
 from ..errors import PtonumError, UsageError
 from ..rounding import RoundingMode, parse_rounding_mode
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: exit status of a mismatch (check, compare, explain --row)
 EXIT_MISMATCH = 1
@@ -34,12 +37,34 @@ RMODE_HELP = ("B.DATR RMode by name or code: NONE (0), RNE (1), RTZ (2), RTM (3)
               "RHB (7); RDN is an alias of RTM and RUP of RTP.")
 
 
-def out_console(*, stderr: bool = False) -> Console:
-    """A console for tables and reports: the terminal's width on a TTY, :data:`PIPE_WIDTH` otherwise."""
+def out_console(*, stderr: bool = False) -> "Console":
+    """A rich console for tables and reports: the terminal's width on a TTY, :data:`PIPE_WIDTH` otherwise.
+
+    rich is imported here, not at module level: a command that prints no table (a small
+    ``ptonum postprocess``) writes its lines with :class:`TextOut` and never loads rich (start-up time).
+    """
+    from rich.console import Console
+
     probe = Console(stderr=stderr)
     if probe.is_terminal:
         return Console(stderr=stderr, highlight=False)
     return Console(stderr=stderr, highlight=False, width=PIPE_WIDTH)
+
+
+class TextOut:
+    """Plain text lines for a command's summary, without rich (which costs ~70 modules to import).
+
+    ``print(text, head=...)`` writes ``head`` in bold, then ``text`` and a newline, to ``file``
+    (stdout when None) as they are: no markup is interpreted, so file names with brackets print
+    unchanged.  Bold applies on a terminal only (click strips the escape codes for pipes, files and
+    captured output).
+    """
+
+    def __init__(self, file: Optional[IO[str]] = None) -> None:
+        self.file = file
+
+    def print(self, text: str = "", *, head: str = "") -> None:
+        click.echo((click.style(head, bold=True) if head else "") + text, file=self.file)
 
 
 # Python parameter names in model messages -> the command-line options that set them.

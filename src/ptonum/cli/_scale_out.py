@@ -18,13 +18,10 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, TypeVar
 
 import rich_click as click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
-from ._common import cli_message, error_line, os_error_text
+from ._common import TextOut, cli_message, error_line, os_error_text, out_console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -98,6 +95,9 @@ def task_progress(label: str, enabled: bool) -> Any:
 
     @contextmanager
     def bar() -> Iterator[Callable[[int, int], None]]:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=Console(stderr=True), transient=True) as prog:
             task = prog.add_task(label, total=None)
@@ -157,7 +157,7 @@ def output_stem(acc: str, key: Optional[str]) -> str:
     return Path(path_text.rstrip("/")).stem + (f".{the_key}" if the_key else "")
 
 
-def run_chunked_file(console: Console, acc: str, options: Dict[str, Any], client: Any, chunks: Optional[str],
+def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client: Any, chunks: Optional[str],
                      show_progress: Optional[bool], quiet: bool = False,
                      fields_text: Callable[[Any], str] = str) -> Dict[str, Any]:
     """Post-process one Zarr/.npy ACC chunk by chunk into ``OUT_DIR/STEM.zarr``; return a summary row.
@@ -193,28 +193,28 @@ def run_chunked_file(console: Console, acc: str, options: Dict[str, Any], client
            "tasks": x.numblocks[0] * x.numblocks[1] + x.numblocks[0]}
     if not quiet:
         a = call.attributes
-        console.print(f"[bold]{fields_text(a)}[/bold] (B.FPATR word {a.word:#010x}), RMode={call.rmode.name}, "
-                      f"Sat={int(bool(call.sat))}, engine {options.get('engine', 'fast')}", soft_wrap=True)
+        console.print(f" (B.FPATR word {a.word:#010x}), RMode={call.rmode.name}, "
+                      f"Sat={int(bool(call.sat))}, engine {options.get('engine', 'fast')}", head=fields_text(a))
         console.print(f"ACC  {m} x {n} {lazy.acc_type.name}, chunks {x.chunksize[0]} x {x.chunksize[1]} "
-                      f"({x.numblocks[0] * x.numblocks[1]} chunks)", soft_wrap=True)
-        console.print(f"D    {m} x {n} {lazy.dst_type.name}", soft_wrap=True)
-        console.print(f"flags {flags:#04x} {flag_names(flags)}", soft_wrap=True)
-        console.print(f"wrote {dest} (arrays {', '.join(k for k in ('d', 'row_max', 'group_max') if k == 'd' or (k == 'row_max' and a.row_max_en) or (k == 'group_max' and a.group_max_en))})",
-                      soft_wrap=True)
+                      f"({x.numblocks[0] * x.numblocks[1]} chunks)")
+        console.print(f"D    {m} x {n} {lazy.dst_type.name}")
+        console.print(f"flags {flags:#04x} {flag_names(flags)}")
+        console.print(f"wrote {dest} (arrays {', '.join(k for k in ('d', 'row_max', 'group_max') if k == 'd' or (k == 'row_max' and a.row_max_en) or (k == 'group_max' and a.group_max_en))})")
     return row
 
 
 def batch_one(run_file: Callable[..., Dict[str, Any]], acc: str, options: Dict[str, Any]) -> Dict[str, Any]:
     """One in-memory file of a batch (runs on a worker or here): ``run_file`` (the single-file path of
     ``ptonum postprocess``) with its console captured; a summary row, or the error as text."""
-    console = Console(file=io.StringIO(), width=200)
+    captured = io.StringIO()
+    console = TextOut(captured)
     try:
         info = run_file(console, acc=acc, **options)
     except PtonumError as exc:
         return {"file": acc, "ok": False, "error": cli_message(exc)}
     except OSError as exc:
         return {"file": acc, "ok": False, "error": os_error_text(exc)}
-    row: Dict[str, Any] = {"file": acc, "ok": True, "text": console.file.getvalue()}  # type: ignore[attr-defined]
+    row: Dict[str, Any] = {"file": acc, "ok": True, "text": captured.getvalue()}
     row.update(info)
     return row
 
@@ -233,7 +233,7 @@ def _report_error(row: Dict[str, Any]) -> None:
     sys.stderr.flush()
 
 
-def run_postprocess(console: Console, accs: Sequence[str], options: Dict[str, Any], *, chunks: Optional[str],
+def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, Any], *, chunks: Optional[str],
                     workers: Optional[int], scheduler: Optional[str], fail_fast: bool,
                     run_file: Callable[..., Dict[str, Any]], fields_text: Callable[[Any], str]) -> int:
     """The scale-out ``ptonum postprocess``: returns the exit status (0 all done, 2 a file failed).
@@ -283,9 +283,9 @@ def run_postprocess(console: Console, accs: Sequence[str], options: Dict[str, An
             rows.extend(_run_plain(plain, options if client is None else _absolute(options), client, fail_fast,
                                    progress, run_file))
     if single and rows and rows[0]["ok"] and "text" in rows[0]:
-        console.print(rows[0]["text"], end="", soft_wrap=True, highlight=False, markup=False)
+        click.echo(rows[0]["text"], nl=False, file=console.file)
         return 0
-    _print_table(console, rows, len(files))
+    _print_table(rows, len(files))
     return 0 if rows and all(r["ok"] for r in rows) and len(rows) == len(files) else 2
 
 
@@ -328,7 +328,10 @@ def _run_plain(files: List[str], options: Dict[str, Any], client: Any, fail_fast
     return [rows[f] for f in files if f in rows]
 
 
-def _print_table(console: Console, rows: List[Dict[str, Any]], total: int) -> None:
+def _print_table(rows: List[Dict[str, Any]], total: int) -> None:
+    from rich.table import Table
+
+    console = out_console()
     table = Table(title=f"ptonum postprocess: {len(rows)} of {total} file(s)")
     for col in ("file", "status", "ACC", "D", "flags", "outputs / error"):
         table.add_column(col, overflow="fold", no_wrap=col in ("status", "ACC", "D", "flags"))

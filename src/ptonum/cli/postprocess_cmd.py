@@ -15,18 +15,15 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import rich_click as click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication
-from ._common import errors_to_exit, out_console, output_dir, shape_text
+from ._common import TextOut, errors_to_exit, out_console, output_dir, shape_text
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
                          wants_scale_out)
 from .compile_cmd import warn_if_cold
@@ -37,6 +34,9 @@ from ._tile_args import (
     build_tile_call,
     tile_options,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: inputs with more elements than this show a progress bar
 PROGRESS_ELEMENTS = 1 << 20
@@ -109,9 +109,10 @@ def _stat_cell(shape: Optional[Tuple[int, ...]], rng: Any) -> str:
     return "-" if rng is None else f"{_shape(shape)}\n{_num(rng[0])} .. {_num(rng[1])}"
 
 
-def _run_example(console: Console, engine: str, plot: Optional[str] = None) -> None:
+def _run_example(console: "Console", engine: str, plot: Optional[str] = None) -> None:
     """The example report; both tables fit 80 columns (long notes go to a numbered list below)."""
     from rich import box
+    from rich.table import Table
 
     from ..example import RUNS, load_example, run_one
 
@@ -273,7 +274,6 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
     names), the B.FPATR word and fields, RMode, Sat, the types and the shapes. Nothing is written
     when the operation is rejected.
     """
-    console = out_console()
     with errors_to_exit("postprocess"):
         if not accs:
             scale = [f for f, v in (("--chunks", chunks), ("--workers", workers), ("--scheduler", scheduler),
@@ -288,19 +288,19 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
                 from ._plot import check_plot_path
 
                 check_plot_path(plot)  # before any work
-            _run_example(console, options["engine"], plot)
+            _run_example(out_console(), options["engine"], plot)
             return
         if options.pop("plot") is not None:
             raise UsageError("--plot draws the bundled example (run without ACC); for a tile against a device "
                              "dump, ptonum compare --plot draws the mismatches")
         scale_options = {"chunks": chunks, "workers": workers, "scheduler": scheduler}
         if wants_scale_out(accs, scale_options):
-            code = run_postprocess(console, accs, options, chunks=chunks, workers=workers, scheduler=scheduler,
+            code = run_postprocess(TextOut(), accs, options, chunks=chunks, workers=workers, scheduler=scheduler,
                                    fail_fast=fail_fast, run_file=run_file, fields_text=fields_text)
             if code:
                 sys.exit(code)
             return
-        _run_file(console, acc=accs[0], **options)
+        _run_file(TextOut(), acc=accs[0], **options)
 
 
 #: Options that only make sense with an ACC file: (flag, parameter name), in the order they are reported.
@@ -353,15 +353,15 @@ def _summary_json(res: Any, call: Any, acc_shape: Tuple[int, int], written: List
     return json.dumps(doc, indent=2) + "\n"
 
 
-def run_file(console: Console, **options: Any) -> Dict[str, Any]:
-    """The single-file path (read ACC whole, post-process, write STEM.* outputs, print the summary on
-    ``console``); also what each in-memory file of a batch runs.  Returns a summary row: ``shape``,
+def run_file(console: TextOut, **options: Any) -> Dict[str, Any]:
+    """The single-file path (read ACC whole, post-process, write STEM.* outputs, print the summary
+    lines on ``console``); also what each in-memory file of a batch runs.  Returns a summary row: ``shape``,
     ``acc_type``, ``dst_type``, ``flags`` and the ``outputs`` written.  Raises the model's typed
     errors and :class:`UsageError`; nothing is written then."""
     return _run_file(console, **options)
 
 
-def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
+def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
               acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str], relu: Optional[str],
               group_n: Optional[int], row_max: bool, group_max: bool, row_max_init: bool, max_abs: bool,
               rmode: str, sat: bool, scale: Optional[str], offset: int, scale_rounding: str,
@@ -385,6 +385,9 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
     # ---- run (progress bar on large inputs)
     show = progress if progress is not None else (m * n > PROGRESS_ELEMENTS)
     if show:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         with Progress(TextColumn("post-processing rows"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=Console(stderr=True), transient=True) as prog:
             task = prog.add_task("rows", total=m)
@@ -413,20 +416,20 @@ def _run_file(console: Console, *, acc: str, key: Optional[str], bin_dtype: Opti
     rng = _range_text(d, d_int) or "no finite values"
     specials = 0 if d_int else int(d.size - np.count_nonzero(np.isfinite(d)))
     acc_int = res.acc_type.is_integer
-    console.print(f"[bold]{fields_text(attrs)}[/bold] (B.FPATR word {attrs.word:#010x}), "
-                  f"RMode={call.rmode.name}, Sat={int(bool(sat))}, engine {engine}", soft_wrap=True)
-    console.print(f"ACC  {m} x {n} {res.acc_type.name}", soft_wrap=True)
+    console.print(f" (B.FPATR word {attrs.word:#010x}), RMode={call.rmode.name}, Sat={int(bool(sat))}, "
+                  f"engine {engine}", head=fields_text(attrs))
+    console.print(f"ACC  {m} x {n} {res.acc_type.name}")
     console.print(f"D    {m} x {n} {res.dst_type.name} ({res.d_bits.dtype} encodings), values {rng}"
-                  + (f", {specials} Inf/NaN" if specials else ""), soft_wrap=True)
+                  + (f", {specials} Inf/NaN" if specials else ""))
     if res.row_max_bits is not None:
         r = _range_text(np.asarray(res.row_max), acc_int)
         console.print(f"RowMaxOut   {res.row_max_bits.shape[0]} x 1 {res.acc_type.name}"
-                      + (f", values {r}" if r else ""), soft_wrap=True)
+                      + (f", values {r}" if r else ""))
     if res.group_max_bits is not None:
         g = _range_text(np.asarray(res.group_max), acc_int)
         console.print(f"GroupMaxOut {shape_text(res.group_max_bits.shape)} {res.acc_type.name} "
-                      f"(GroupN {attrs.group_n})" + (f", values {g}" if g else ""), soft_wrap=True)
-    console.print(f"flags {res.flags:#04x} {flag_names(res.flags)}", soft_wrap=True)
-    console.print("wrote " + ", ".join(str(p) for p in written), soft_wrap=True)
+                      f"(GroupN {attrs.group_n})" + (f", values {g}" if g else ""))
+    console.print(f"flags {res.flags:#04x} {flag_names(res.flags)}")
+    console.print("wrote " + ", ".join(str(p) for p in written))
     return {"shape": (m, n), "acc_type": res.acc_type.name, "dst_type": res.dst_type.name, "flags": int(res.flags),
             "outputs": [str(p) for p in written]}

@@ -20,11 +20,34 @@ Layer: above :mod:`ptonum.conformance` and :mod:`ptonum.fpatr`, below
 
 from __future__ import annotations
 
-from .cluster import WORKER_START_METHOD, default_workers, open_client, require_dask
-from .elementwise import decompose, encode, to_e8m0
-from .io import open_tile, parse_chunks
-from .run import run_tasks
-from .tile import ZARR_ARRAYS, DaskPostprocessResult, postprocess
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .cluster import WORKER_START_METHOD, default_workers, open_client, require_dask
+    from .elementwise import decompose, encode, to_e8m0
+    from .io import open_tile, parse_chunks
+    from .run import run_tasks
+    from .tile import ZARR_ARRAYS, DaskPostprocessResult, postprocess
+
+#: where each public name lives; a submodule is imported on first use of one of its names, so that
+#: ``ptonum.dask.io.is_zarr`` (asked by every ``ptonum postprocess``) loads no model module
+_HOMES = {
+    "WORKER_START_METHOD": "cluster", "default_workers": "cluster", "open_client": "cluster",
+    "require_dask": "cluster", "decompose": "elementwise", "encode": "elementwise", "to_e8m0": "elementwise",
+    "open_tile": "io", "parse_chunks": "io", "run_tasks": "run", "ZARR_ARRAYS": "tile",
+    "DaskPostprocessResult": "tile", "postprocess": "tile",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "postprocess",

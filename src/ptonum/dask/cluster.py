@@ -23,7 +23,6 @@ No spec counterpart (execution placement only).
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 from typing import Any, Iterator, Optional
 
@@ -84,6 +83,8 @@ def open_client(scheduler: Optional[str] = None, workers: Optional[int] = None, 
         yield None
         return
     require_dask()
+    import logging
+
     import dask
     from distributed import Client, LocalCluster
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -85,12 +85,13 @@ _RULE_SOURCES = {
 
 
 def _typed_view(bits: np.ndarray, t: TileDataType) -> np.ndarray:
-    import ml_dtypes
-
     T = TileDataType
-    views = {T.FP32: np.float32, T.FP16: np.float16, T.BF16: ml_dtypes.bfloat16,
-             T.E4M3: ml_dtypes.float8_e4m3fn, T.S8: np.int8, T.S16: np.int16, T.S32: np.int32,
-             T.U32: np.uint32}
+    views: Dict[TileDataType, Any] = {T.FP32: np.float32, T.FP16: np.float16, T.S8: np.int8, T.S16: np.int16,
+                                      T.S32: np.int32, T.U32: np.uint32}
+    if t in (T.BF16, T.E4M3):  # ml_dtypes only for its types (start-up of a small `ptonum postprocess`)
+        import ml_dtypes
+
+        views = {T.BF16: ml_dtypes.bfloat16, T.E4M3: ml_dtypes.float8_e4m3fn}
     if t in views:
         return bits.view(views[t])
     if t is TileDataType.S4X2:
