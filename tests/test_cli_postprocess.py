@@ -428,6 +428,49 @@ def test_small_tile_imports_no_heavy_library(tmp_path: Path) -> None:
     assert len(loaded - set(json.loads(base.stdout))) <= 160, sorted(loaded - set(json.loads(base.stdout)))
 
 
+def test_rerun_removes_the_earlier_outputs_of_the_stem(tmp_path: Path) -> None:
+    """OUT_DIR never mixes two runs of one STEM: a run without --row-max/--bin takes away the
+    STEM.row_max.npy and .bin files of an earlier run (in the same commit as its own outputs) and
+    says so; files of other stems and the input stay."""
+    import json
+
+    acc = tmp_path / "acc.npy"
+    np.save(acc, (np.arange(128, dtype=np.int32).reshape(8, 16) - 64) * 1000)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "other.row_max.npy").write_bytes(b"not ours")
+    (out / "acc.notes.txt").write_text("the user's")
+    base = ["postprocess", str(acc), "--mode", "REQ8", "--scale", "0.0078125", "--out-dir", str(out)]
+    r = CliRunner().invoke(main, base + ["--row-max", "--bin"])
+    assert r.exit_code == 0, r.output
+    assert {"acc.row_max.npy", "acc.row_max.bin", "acc.d.bin"} <= {p.name for p in out.iterdir()}
+    r = CliRunner().invoke(main, base)
+    assert r.exit_code == 0, r.output
+    ours = sorted(p.name for p in out.iterdir() if p.name.startswith("acc."))
+    assert ours == ["acc.d.npy", "acc.flags.json", "acc.notes.txt"]
+    assert json.loads((out / "acc.flags.json").read_text())["files"] == ["acc.d.npy", "acc.flags.json"]
+    assert (f"removed an earlier run's outputs of acc: {out / 'acc.d.bin'}, {out / 'acc.row_max.npy'}, "
+            f"{out / 'acc.row_max.bin'}") in r.output
+    assert (out / "other.row_max.npy").read_bytes() == b"not ours"
+    # a rejected run removes nothing
+    CliRunner().invoke(main, base + ["--row-max"])
+    r = CliRunner().invoke(main, base + ["--shift", "3"])
+    assert r.exit_code == 2
+    assert (out / "acc.row_max.npy").exists()
+
+
+def test_an_input_among_the_stems_outputs_is_refused_before_any_work(tmp_path: Path) -> None:
+    acc = tmp_path / "acc.npy"
+    np.save(acc, np.arange(8, dtype=np.int32).reshape(2, 4))
+    words = tmp_path / "acc.row_max.npy"  # named like an output of stem acc in the same folder
+    np.save(words, np.full((1, 4), quant_param(1.0, 0, mode="VREQ8"), dtype=np.uint64))
+    r = CliRunner().invoke(main, ["postprocess", str(acc), "--mode", "VREQ8", "--quant-tile", str(words),
+                                  "--out-dir", str(tmp_path)])
+    assert r.exit_code == 2
+    assert r.stderr.startswith(f"ptonum postprocess: error: --out-dir: {words} is an input of this run")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.npy", "acc.row_max.npy"]
+
+
 def test_summary_prints_paths_as_they_are(tmp_path: Path) -> None:
     """The summary is plain text: an --out-dir with brackets is printed whole (rich markup read
     `o[b]x` as a bold tag and printed `ox/acc.d.npy`)."""

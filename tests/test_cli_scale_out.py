@@ -86,6 +86,24 @@ def test_npy_memory_mapped_chunks_in_this_process(tmp_path: Path) -> None:
     _check_group(tmp_path / "t.zarr", acc)
 
 
+def test_chunked_and_in_memory_runs_of_a_stem_replace_each_other(tmp_path: Path) -> None:
+    """A chunked run (STEM.zarr) takes away an in-memory run's STEM.*.npy/.bin/flags.json and the
+    other way round: the stem's outputs in OUT_DIR are always one run's."""
+    acc = _acc(6, 40, seed=3)
+    np.save(tmp_path / "t.npy", acc)
+    out = tmp_path / "out"
+    r = _run(["postprocess", str(tmp_path / "t.npy"), *MODE, "--bin", "--out-dir", str(out)])
+    assert r.exit_code == 0, r.output
+    r = _run(["postprocess", str(tmp_path / "t.npy"), *MODE, "--chunks", "3x20", "--out-dir", str(out)])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in out.iterdir()) == ["t.zarr"]
+    assert "removed an earlier run's outputs of t: " in r.output
+    _check_group(out / "t.zarr", acc)
+    r = _run(["postprocess", str(tmp_path / "t.npy"), *MODE, "--out-dir", str(out)])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in out.iterdir()) == ["t.d.npy", "t.flags.json", "t.group_max.npy", "t.row_max.npy"]
+
+
 def test_failed_chunk_leaves_nothing(tmp_path: Path) -> None:
     acc = np.arange(20 * 30, dtype=np.uint64).reshape(20, 30)
     acc[19, 29] = 1 << 40  # not a 32-bit encoding: found when the last chunk runs

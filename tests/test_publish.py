@@ -115,6 +115,56 @@ def test_failed_rename_rolls_back_the_earlier_ones(tmp_path: Path, monkeypatch: 
     assert (tmp_path / "d" / "f").read_bytes() == b"old d"
 
 
+def test_removal_happens_with_the_commit_and_only_then(tmp_path: Path) -> None:
+    """Publication.remove: an earlier output (file or directory) goes away exactly when the new
+    outputs appear; after an exception it stays."""
+    (tmp_path / "old.npy").write_bytes(b"old")
+    (tmp_path / "old.zarr").mkdir()
+    (tmp_path / "old.zarr" / "zarr.json").write_bytes(b"{}")
+    with pytest.raises(RuntimeError):
+        with Publication() as pub:
+            pub.write_bytes(tmp_path / "new.npy", b"new")
+            pub.remove(tmp_path / "old.npy")
+            pub.remove(tmp_path / "old.zarr")
+            assert (tmp_path / "old.npy").exists()  # nothing happens before the commit
+            raise RuntimeError("boom")
+    assert listing(tmp_path) == ["old.npy", "old.zarr", "old.zarr/zarr.json"]
+    with Publication() as pub:
+        pub.write_bytes(tmp_path / "new.npy", b"new")
+        pub.remove(tmp_path / "old.npy")
+        pub.remove(tmp_path / "old.zarr")
+        pub.remove(tmp_path / "never-existed.bin")  # skipped
+    assert listing(tmp_path) == ["new.npy"]
+    assert pub.paths == [tmp_path / "new.npy"]
+    assert pub.removed == [tmp_path / "old.npy", tmp_path / "old.zarr"]
+    with pytest.raises(PublishError, match="also an output"):
+        with Publication() as pub:
+            pub.write_bytes(tmp_path / "x", b"x")
+            pub.remove(tmp_path / "x")
+
+
+def test_failed_rename_restores_what_was_removed(tmp_path: Path, monkeypatch: Any) -> None:
+    (tmp_path / "stale.npy").write_bytes(b"stale")
+    (tmp_path / "stale.zarr").mkdir()
+    real = os.replace
+
+    def failing(src: Any, dst: Any) -> None:
+        if Path(dst).name == "c":
+            raise OSError(errno.EIO, "Input/output error")
+        real(src, dst)
+
+    monkeypatch.setattr(publish.os, "replace", failing)
+    with pytest.raises(PublishError, match=r"cannot write .*/c: Input/output error"):
+        with Publication() as pub:
+            pub.write_bytes(tmp_path / "a", b"new a")
+            pub.remove(tmp_path / "stale.npy")
+            pub.remove(tmp_path / "stale.zarr")
+            pub.write_bytes(tmp_path / "c", b"new c")
+    monkeypatch.setattr(publish.os, "replace", real)
+    assert listing(tmp_path) == ["stale.npy", "stale.zarr"]
+    assert (tmp_path / "stale.npy").read_bytes() == b"stale"
+
+
 def test_existing_directory_needs_replace(tmp_path: Path) -> None:
     (tmp_path / "s.zarr").mkdir()
     with pytest.raises(PublishError, match="the directory exists"):

@@ -274,6 +274,7 @@ class _Item:
     temp: Path
     directory: bool
     replace: bool
+    remove: bool = False  # a stale output to take away (:meth:`Publication.remove`); ``temp`` unused
 
 
 class Publication:
@@ -283,15 +284,17 @@ class Publication:
 
     * :meth:`open` -- a binary (or text) file object on a staged temporary file;
     * :meth:`write_bytes`, :meth:`write_text` -- a whole file at once;
-    * :meth:`directory` -- a staged temporary directory to fill (a Zarr store, a folder of files).
+    * :meth:`directory` -- a staged temporary directory to fill (a Zarr store, a folder of files);
+    * :meth:`remove` -- an earlier output to take away in the same commit (it vanishes exactly when
+      the new outputs appear, and stays if they are not published).
 
     Files get the permissions of a normally created file (``0o666`` less the umask), directories
     ``0o777`` less the umask.  An existing destination file is replaced; an existing destination
     directory only when staged with ``replace=True``.  Parent directories are created when missing
     (``make_parents=True``, the default) and removed again (when still empty) if nothing is published.
 
-    After :meth:`commit`, :attr:`paths` lists the destinations in the order they were staged.  A
-    Publication is for one thread.
+    After :meth:`commit`, :attr:`paths` lists the destinations in the order they were staged and
+    :attr:`removed` the earlier outputs taken away.  A Publication is for one thread.
 
     Raises:
         PublishError: a destination cannot be written or put in place (naming the destination);
@@ -304,6 +307,7 @@ class Publication:
         self._made_dirs: List[Path] = []  # created for the outputs; removed again when nothing is published
         self._state = "open"  # open -> committed | discarded
         self.paths: List[Path] = []
+        self.removed: List[Path] = []
 
     # -- context manager
     def __enter__(self) -> "Publication":
@@ -408,6 +412,22 @@ class Publication:
         except OSError as exc:
             raise PublishError(f"cannot write {item.dest}: {_os_text(exc)}") from None
 
+    def remove(self, dest: PathLike) -> None:
+        """Take the existing file or directory ``dest`` away when the publication commits, together
+        with the new outputs (e.g. an output of an earlier run that this run does not write, so that
+        a directory never mixes two runs' outputs); on rollback or :meth:`discard` it stays.  A
+        ``dest`` that no longer exists at the commit is skipped.
+
+        Raises:
+            PublishError: ``dest`` is also written by this publication, or the publication has ended.
+        """
+        if self._state != "open":
+            raise PublishError(f"cannot remove {dest}: the publication is already {self._state}")
+        p = Path(dest)
+        if any(it.dest == p for it in self._items):
+            raise PublishError(f"cannot remove {p}: it is also an output of this publication")
+        self._items.append(_Item(p, p, os.path.isdir(p) and not os.path.islink(p), True, remove=True))
+
     # -- ending
     def discard(self) -> None:
         """Remove every staged temporary; nothing is published (idempotent)."""
@@ -416,6 +436,8 @@ class Publication:
             if self._state == "open":
                 self._state = "discarded"
             for it in items:
+                if it.remove:  # not ours: the earlier output stays
+                    continue
                 _remove(it.temp)
                 _untrack(it.temp)
             made, self._made_dirs = self._made_dirs, []
@@ -440,12 +462,16 @@ class Publication:
         try:
             with _hold_signals():
                 for it in self._items:
+                    if it.remove:
+                        continue
                     check_destination(it.dest, directory=it.directory, replace=it.replace)
                     if not os.path.lexists(it.temp):
                         raise PublishError(f"cannot write {it.dest}: its temporary {it.temp.name} vanished")
                 done = self._rename_all()
                 self._state = "committed"
-                self.paths = done
+                self.paths = [it.dest for it in self._items if not it.remove]
+                self.removed = [d for d in done if d not in self.paths]
+                done = self.paths
                 _PUBLISHED.extend([(next(_SEQUENCE), d) for d in done])
                 for d in self._made_dirs:  # they hold outputs now
                     _MADE_DIRS.discard(d)
@@ -460,8 +486,22 @@ class Publication:
     def _rename_all(self) -> List[Path]:
         """Move every temporary into place; on any failure undo what was done and re-raise."""
         steps: List[Tuple[_Item, Optional[Path], bool]] = []  # (item, backup, placed)
+        gone: List[Path] = []  # removals done (stale outputs set aside)
         try:
             for it in self._items:
+                if it.remove:
+                    if not os.path.lexists(it.dest):
+                        continue
+                    aside = _free_name(it.dest)
+                    _track(aside)
+                    try:
+                        os.rename(it.dest, aside)  # out of the way; restored on rollback
+                    except OSError as exc:
+                        _untrack(aside)
+                        raise PublishError(f"cannot remove {it.dest}: {_os_text(exc)}") from None
+                    steps.append((it, aside, True))
+                    gone.append(it.dest)
+                    continue
                 steps.append((it, None, False))
                 backup = self._set_aside(it)
                 steps[-1] = (it, backup, False)
@@ -482,7 +522,7 @@ class Publication:
             if backup is not None:
                 _remove(backup)
                 _untrack(backup)
-        return [it.dest for it in self._items]
+        return [it.dest for it in self._items if not it.remove] + gone
 
     @staticmethod
     def _set_aside(it: _Item) -> Optional[Path]:
@@ -518,6 +558,11 @@ def _free_name(dest: Path) -> Path:
 def _undo(it: _Item, backup: Optional[Path], placed: bool) -> None:
     """Roll one output back (best effort; what cannot be undone stays tracked for removal)."""
     try:
+        if it.remove:  # a stale output set aside: back in place
+            if backup is not None:
+                os.rename(backup, it.dest)
+                _untrack(backup)
+            return
         if placed:
             if backup is not None and not it.directory:
                 os.replace(backup, it.dest)  # the earlier file back, atomically

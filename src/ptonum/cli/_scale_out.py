@@ -157,6 +157,32 @@ def output_stem(acc: str, key: Optional[str]) -> str:
     return Path(path_text.rstrip("/")).stem + (f".{the_key}" if the_key else "")
 
 
+#: what ``ptonum postprocess`` can write for a stem, as ``OUT_DIR/STEM.<name>``: the in-memory
+#: outputs (each ``.npy`` and, with --bin, ``.bin``), the summary, and a chunked run's Zarr group
+OUTPUT_NAMES = tuple(f"{k}.{e}" for k in ("d", "row_max", "group_max", "d_packed") for e in ("npy", "bin")) + (
+    "flags.json", "zarr")
+
+
+def refuse_inputs_among_outputs(out_dir: Path, stem: str, inputs: Sequence[Optional[str]]) -> None:
+    """Before any work: :class:`UsageError` when an input of this run (``inputs``: ACC and the file
+    options given) is one of the ``OUT_DIR/STEM.<name>`` of :data:`OUTPUT_NAMES`, which the run
+    would replace or remove."""
+    given = {os.path.realpath(p) for p in inputs if p}
+    for name in OUTPUT_NAMES:
+        p = out_dir / f"{stem}.{name}"
+        if os.path.realpath(p) in given:
+            raise UsageError(f"--out-dir: {p} is an input of this run, and this run's outputs of {stem} would "
+                             "replace or remove it; choose another --out-dir or move the file")
+
+
+def stale_outputs(out_dir: Path, stem: str, writes: Sequence[str]) -> List[Path]:
+    """The existing ``OUT_DIR/STEM.<name>`` of :data:`OUTPUT_NAMES` that this run does not write
+    (``writes``: the file names it writes): an earlier run's outputs of the same stem, taken away
+    when this run's outputs are published, so that the stem's files are all one run's."""
+    return [out_dir / f"{stem}.{name}" for name in OUTPUT_NAMES
+            if f"{stem}.{name}" not in writes and os.path.lexists(out_dir / f"{stem}.{name}")]
+
+
 def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client: Any, chunks: Optional[str],
                      show_progress: Optional[bool], quiet: bool = False,
                      fields_text: Callable[[Any], str] = str) -> Dict[str, Any]:
@@ -177,7 +203,9 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out-dir = {options['out_dir']}: is not a directory")
     x = open_tile(acc, parse_chunks(chunks) if chunks is not None else None, key=options.get("key"))
-    dest = out_dir / f"{output_stem(acc, options.get('key'))}.zarr"
+    stem = output_stem(acc, options.get("key"))
+    dest = out_dir / f"{stem}.zarr"
+    refuse_inputs_among_outputs(out_dir, stem, [acc] + [options.get(k) for k in _PATH_OPTIONS])
     if dest.resolve() == Path(acc).resolve():
         raise UsageError(f"--out-dir: the output {dest} would replace the input ACC; choose another --out-dir")
     call_options = {k: v for k, v in options.items() if k not in ("engine", "out_dir", "write_bin", "progress")}
@@ -185,11 +213,12 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
     lazy = call.run_chunked(engine=options.get("engine", "fast"))
     m, n = x.shape
     enabled = show_progress if show_progress is not None else (m * n > (1 << 20) and not quiet)
+    stale = stale_outputs(out_dir, stem, [f"{stem}.zarr"])
     with task_progress(f"{Path(acc).name}: chunks", bool(enabled)) as cb:
         flags = lazy.to_zarr(dest, client=client, progress=cb, overwrite=True,
-                             attrs={"source": os.path.abspath(acc)})
+                             attrs={"source": os.path.abspath(acc)}, remove=stale)
     row = {"file": acc, "ok": True, "shape": (m, n), "acc_type": lazy.acc_type.name, "dst_type": lazy.dst_type.name,
-           "flags": int(flags), "outputs": [str(dest)], "chunks": (x.chunksize[0], x.chunksize[1]),
+           "flags": int(flags), "outputs": [str(dest)], "removed": [str(p) for p in stale], "chunks": (x.chunksize[0], x.chunksize[1]),
            "tasks": x.numblocks[0] * x.numblocks[1] + x.numblocks[0]}
     if not quiet:
         a = call.attributes
@@ -200,6 +229,8 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
         console.print(f"D    {m} x {n} {lazy.dst_type.name}")
         console.print(f"flags {flags:#04x} {flag_names(flags)}")
         console.print(f"wrote {dest} (arrays {', '.join(k for k in ('d', 'row_max', 'group_max') if k == 'd' or (k == 'row_max' and a.row_max_en) or (k == 'group_max' and a.group_max_en))})")
+        if stale:
+            console.print("removed an earlier run's outputs of " + stem + ": " + ", ".join(str(p) for p in stale))
     return row
 
 
@@ -252,6 +283,9 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
                 raise UsageError(f"ACC: {seen[stem]} and {f} would both write {stem}.* in --out-dir "
                                  f"{options['out_dir']}; give inputs with distinct names, or run them separately")
             seen[stem] = f
+        inputs = files + [options.get(k) for k in _PATH_OPTIONS]
+        for stem in seen:  # no input of the batch is another file's output
+            refuse_inputs_among_outputs(Path(options["out_dir"]), stem, inputs)
     if chunks is not None:
         from ..dask import parse_chunks
 

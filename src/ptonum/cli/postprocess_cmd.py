@@ -15,7 +15,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import rich_click as click
@@ -25,7 +25,7 @@ from ..flags import flag_names
 from ..publish import Publication
 from ._common import TextOut, errors_to_exit, out_console, output_dir, shape_text
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
-                         wants_scale_out)
+                         refuse_inputs_among_outputs, stale_outputs, wants_scale_out)
 from .compile_cmd import warn_if_cold
 from ._tile_args import (
     INPUT_OPTIONS,
@@ -47,10 +47,12 @@ PROGRESS_ELEMENTS = 1 << 20
 
 
 def _write_outputs(out_dir: Path, files: Dict[str, np.ndarray], write_bin: bool,
-                   texts: Optional[Dict[str, str]] = None) -> List[Path]:
+                   texts: Optional[Dict[str, str]] = None, remove: Sequence[Path] = ()) -> Tuple[List[Path], List[Path]]:
     """Publish every output in ``out_dir`` together (:class:`ptonum.publish.Publication`): each
     ``STEM.npy`` (and ``STEM.bin`` with ``write_bin``) of ``files`` and each text file of ``texts``
-    (name -> content); all of them or, on any error or signal, none, and no temporary left.
+    (name -> content), and take away the files of ``remove`` (an earlier run's outputs) in the same
+    commit; all of it or, on any error or signal, none, and no temporary left.  Returns the paths
+    written and the paths removed.
 
     Raises:
         PublishError: naming the output that could not be written or put in place.
@@ -65,7 +67,9 @@ def _write_outputs(out_dir: Path, files: Dict[str, np.ndarray], write_bin: bool,
                     fh.write(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
         for fname, text in (texts or {}).items():
             pub.write_text(out_dir / fname, text)
-    return pub.paths
+        for stale in remove:
+            pub.remove(stale)
+    return pub.paths, pub.removed
 
 
 # ---------------------------------------------------------------------------
@@ -272,7 +276,10 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
     `STEM.d_packed.npy` (M x ceil(N/2) bytes, even column in the low nibble). `--bin` writes each
     also as a raw little-endian `.bin`. `STEM.flags.json` records the sticky flags (integer and
     names), the B.FPATR word and fields, RMode, Sat, the types and the shapes. Nothing is written
-    when the operation is rejected.
+    when the operation is rejected. The outputs of a STEM are always one run's: an earlier run's
+    `STEM.*` outputs that this run does not write (e.g. `STEM.row_max.npy` of a run with `--row-max`,
+    `.bin` files, a chunked run's `STEM.zarr`) are removed in the same all-or-nothing step that
+    publishes the new ones, and the summary says so.
     """
     with errors_to_exit("postprocess"):
         if not accs:
@@ -370,6 +377,9 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
               out_dir: str, write_bin: bool, progress: Optional[bool], scale_tile: Optional[str] = None,
               offset_tile: Optional[str] = None, alpha_tile: Optional[str] = None) -> Dict[str, Any]:
     out_path = output_dir("--out-dir", out_dir)  # refused before any work (not a directory, not writable)
+    stem = output_stem(acc, key)
+    refuse_inputs_among_outputs(out_path, stem, [acc, quant_tile, relu_tile, row_max_in, scale_tile, offset_tile,
+                                                 alpha_tile])
     call = build_tile_call(acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
                            attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n,
                            row_max=row_max, group_max=group_max, row_max_init=row_max_init, max_abs=max_abs,
@@ -397,7 +407,6 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
         res = call.run(engine=engine)
 
     # ---- outputs, only after success
-    stem = output_stem(acc, key)
     files: Dict[str, np.ndarray] = {f"{stem}.d": np.asarray(res.d_bits)}
     if res.row_max_bits is not None:
         files[f"{stem}.row_max"] = np.asarray(res.row_max_bits)
@@ -407,8 +416,10 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
         files[f"{stem}.d_packed"] = np.asarray(res.s4x2_packed())
     names = [f"{k}.npy" for k in files] + ([f"{k}.bin" for k in files] if write_bin else [])
     summary_name = f"{stem}.flags.json"
-    written = _write_outputs(out_path, files, write_bin,
-                             {summary_name: _summary_json(res, call, (m, n), names + [summary_name])})
+    # an earlier run's outputs of this stem that this run does not write go away with the commit
+    stale = stale_outputs(out_path, stem, names + [summary_name])
+    written, removed = _write_outputs(out_path, files, write_bin,
+                                      {summary_name: _summary_json(res, call, (m, n), names + [summary_name])}, stale)
 
     # ---- summary
     d = res.decode()
@@ -431,5 +442,7 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
                       f"(GroupN {attrs.group_n})" + (f", values {g}" if g else ""))
     console.print(f"flags {res.flags:#04x} {flag_names(res.flags)}")
     console.print("wrote " + ", ".join(str(p) for p in written))
+    if removed:
+        console.print(f"removed an earlier run's outputs of {stem}: " + ", ".join(str(p) for p in removed))
     return {"shape": (m, n), "acc_type": res.acc_type.name, "dst_type": res.dst_type.name, "flags": int(res.flags),
-            "outputs": [str(p) for p in written]}
+            "outputs": [str(p) for p in written], "removed": [str(p) for p in removed]}

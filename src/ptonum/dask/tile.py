@@ -262,7 +262,7 @@ class DaskPostprocessResult:
         return commit(self.plan, outputs, self.status)
 
     def to_zarr(self, path: Any, *, client: Any = None, progress: Optional[ProgressFn] = None,
-                overwrite: bool = False, attrs: Optional[Dict[str, Any]] = None) -> int:
+                overwrite: bool = False, attrs: Optional[Dict[str, Any]] = None, remove: Sequence[Any] = ()) -> int:
         """Write the result as a Zarr group at ``path``, all or nothing; return the flags.
 
         The group holds the arrays ``d`` (M x N destination encodings, chunked like the
@@ -273,8 +273,9 @@ class DaskPostprocessResult:
         ``d`` directly (nothing of D passes through this process).  The group is built in a
         temporary directory beside ``path`` and renamed into place only when every task
         succeeded; after a failed task, a lost worker or Ctrl-C nothing exists at ``path``
-        (an existing ``path`` is replaced only with ``overwrite=True``).  ``status`` gets the
-        flags after the rename.
+        (an existing ``path`` is replaced only with ``overwrite=True``).  The files or directories
+        in ``remove`` (e.g. an earlier run's outputs of the same name) are taken away in the same
+        commit (:meth:`ptonum.publish.Publication.remove`).  ``status`` gets the flags after the rename.
 
         Raises :class:`ptonum.publish.PublishError` (a :class:`UsageError`) when ``path``
         cannot be written, or whatever a task raised.
@@ -305,6 +306,8 @@ class DaskPostprocessResult:
                 results = run_tasks(_fused(g.dsk, keys), keys, client=client, progress=progress)
                 flags = _or_flags(*(j.flags for j in results[len(flat):]))
                 group.attrs.update(_zarr_attributes(self.plan, flags, attrs))
+            for stale in remove:
+                pub.remove(stale)
         if self.status is not None:
             self.status.record(flags)
         return flags
