@@ -50,8 +50,8 @@ from .rounding import (
     as_exact,
     check_resolved_mode,
     parse_rounding_mode,
-    round_magnitude,
-    round_to_integer,
+    round_magnitude_ratio,
+    round_ratio,
     round_to_integer_array,
 )
 
@@ -62,8 +62,10 @@ __all__ = [
     "destination_width",
     "encode",
     "encode_reference",
+    "encode_ratio",
     "encode_fast",
     "round_and_saturate_signed_reference",
+    "round_and_saturate_signed_ratio",
     "round_and_saturate_signed_fast",
 ]
 
@@ -100,7 +102,7 @@ ExactReal = Union[Fraction, int]
 
 # Rounding-mode members as module constants (see ptonum.rounding): the reference steps run per element.
 from .rounding import RNA as _RNA, RNE as _RNE, RTM as _RTM, RTO as _RTO, RTP as _RTP, RTZ as _RTZ  # noqa: E402
-_T_FP32, _T_BF16, _T_E4M3 = T.FP32, T.BF16, T.E4M3
+_T_FP32, _T_E4M3 = T.FP32, T.E4M3
 
 
 def _check_destination(dst_type: object, name: str = "dst_type") -> TileDataType:
@@ -126,64 +128,78 @@ def destination_width(dst_type: object) -> int:
 
 # ---------------------------------------------------------------------------
 # Reference engine (exact, per element, mirrors the ASL)
+#
+# An exact real travels as two Python ints, ``num / den`` with ``den > 0`` (not
+# necessarily in lowest terms).  Every value B.FPATR forms -- an FP32 or S32 source
+# times an FP19 scale, plus an integer offset -- is dyadic, so ``den`` is a power of
+# two there; any rational works (``encode_reference`` takes Fractions).  Scaling by
+# 2^k is a shift of one of the two, and rounding is one ``divmod``: no Fraction is
+# built per element.
 # ---------------------------------------------------------------------------
 
-def _normalize(magnitude: ExactReal) -> Tuple[Fraction, int]:
-    """Scale a positive magnitude into [1, 2) by halving/doubling, as the ASL loops do.
+def _times_pow2(num: int, den: int, k: int) -> Tuple[int, int]:
+    """The exact real ``num / den * 2^k``, as a ``(num, den)`` pair (``ReferencePowerOfTwo``)."""
+    return (num << k, den) if k >= 0 else (num, den << -k)
 
-    The exponent is bounded to -149..128 like the ASL loop counters: beyond
-    those bounds the loops stop and the normalized value stays outside [1, 2).
+
+def _normalize(num: int, den: int) -> int:
+    """The exponent the ASL's halving/doubling loops reach for the positive real ``num / den``.
+
+    Unbounded, it is the ``e`` with ``2^e <= num/den < 2^(e+1)`` (the bit lengths give
+    it to within one, one integer comparison settles it); like the ASL loop counters it
+    is bounded to -149..128, and beyond those bounds the normalized value
+    ``num / den / 2^e`` stays outside [1, 2).
     """
-    n, d = magnitude.numerator, magnitude.denominator
-    e = n.bit_length() - d.bit_length()
-    # 2^e > n/d, compared on integers
-    if (n << -e if e < 0 else n) < (d << e if e > 0 else d):
+    e = num.bit_length() - den.bit_length()
+    # 2^e > num/den, compared on integers: then the exponent is one lower
+    if (num << -e if e < 0 else num) < (den << e if e > 0 else den):
         e -= 1
-    e = max(-149, min(128, e))
-    return magnitude / _pow2(e), e
+    return -149 if e < -149 else 128 if e > 128 else e
 
 
 @functools.lru_cache(maxsize=None)
 def _pow2(e: int) -> Fraction:
-    """2^e as a Fraction, built once per exponent."""
+    """2^e as a Fraction, built once per exponent (the FP8 candidate values)."""
     return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)
 
 
-def _integer_reference(v: ExactReal, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
+def _integer_reference(num: int, den: int, dst: TileDataType, mode: RoundingMode,
+                       sat: bool) -> Tuple[int, int]:
+    """``ReferenceMatrixIntegerEncoding`` of ``num / den``: (bits at the element width, flags)."""
     lo, hi, width = _INT_RANGE[dst]
-    rounded = round_to_integer(v, mode)
+    rounded = round_ratio(num, den, mode)
     overflow = rounded < lo or rounded > hi
     selected = rounded
     if sat and overflow:
         selected = lo if selected < lo else hi
     if overflow:
         flags = _OF_NX
-    elif rounded != v:
+    elif rounded * den != num:  # Real(rounded) != value
         flags = _NX
     else:
         flags = 0
     return selected & ((1 << width) - 1), flags
 
 
-def _fp32_reference(v: ExactReal, mode: RoundingMode) -> Tuple[int, int]:
-    if v == 0:
+def _fp32_reference(num: int, den: int, mode: RoundingMode) -> Tuple[int, int]:
+    """``ReferenceFP32FiniteEncoding`` of ``num / den`` (no Sat: that is the caller's step)."""
+    if num == 0:
         return 0, 0
-    negative = v < 0
-    normalized, exponent = _normalize(-v if negative else v)
+    negative = num < 0
+    exponent = _normalize(-num if negative else num, den)
     sign = 0x80000000 if negative else 0
     if exponent > 127:
         return sign + 0x7F800000, _OF_NX
     if exponent < -126:
-        scaled = v / _pow2(-149)
-        rounded = round_to_integer(scaled, mode)
+        s_num, s_den = _times_pow2(num, den, 149)  # value / 2^-149
+        rounded = round_ratio(s_num, s_den, mode)
         magnitude = abs(rounded)
         if magnitude == 0:
             return sign, _UF_NX
-        return sign + magnitude, (0 if rounded == scaled else _UF_NX)
-    scaled = normalized * 0x800000
-    if negative:
-        scaled = -scaled
-    rounded = round_to_integer(scaled, mode)
+        return sign + magnitude, (0 if rounded * s_den == s_num else _UF_NX)
+    # the signed normalized value times 2^23
+    s_num, s_den = _times_pow2(num, den, 23 - exponent)
+    rounded = round_ratio(s_num, s_den, mode)
     magnitude = abs(rounded)
     encoded_exponent = exponent + 127
     if magnitude == 0x1000000:
@@ -192,43 +208,53 @@ def _fp32_reference(v: ExactReal, mode: RoundingMode) -> Tuple[int, int]:
     if encoded_exponent >= 255:
         return sign + 0x7F800000, _OF_NX
     return (sign + encoded_exponent * 0x800000 + magnitude - 0x800000,
-            0 if rounded == scaled else _NX)
+            0 if rounded * s_den == s_num else _NX)
 
 
-def _binary16_reference(v: ExactReal, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
-    if v == 0:
+#: FP16/BF16 constants of ``ReferenceBinary16Encoding``, from ptonum.tables: (fraction
+#: scale, bias, maximum exponent, minimum exponent, minimum subnormal exponent).
+_BINARY16: Dict[TileDataType, Tuple[int, int, int, int, int]] = {
+    t: (1 << (_FACTS[t].precision - 1), 1 - _FACTS[t].emin, _FACTS[t].emax, _FACTS[t].emin,
+        _FACTS[t].emin - (_FACTS[t].precision - 1))
+    for t in (T.FP16, T.BF16)
+}
+#: the Sat (largest finite) and no-Sat (infinity) overflow codes of FP16/BF16
+_BINARY16_OVERFLOW: Dict[Tuple[TileDataType, bool], int] = {
+    (t, s): _FACTS[t].overflow_code(s, False) for t in (T.FP16, T.BF16) for s in (False, True)
+}
+
+
+def _binary16_reference(num: int, den: int, dst: TileDataType, mode: RoundingMode,
+                        sat: bool) -> Tuple[int, int]:
+    """``ReferenceBinary16Encoding`` of ``num / den`` for FP16 or BF16."""
+    if num == 0:
         return 0, 0
-    negative = v < 0
-    magnitude = -v if negative else v
-    normalized, exponent = _normalize(magnitude)
-    bf16 = dst is _T_BF16
-    fraction_scale = 128 if bf16 else 1024
-    bias = 127 if bf16 else 15
-    max_exponent = 127 if bf16 else 15
-    min_exponent = -126 if bf16 else -14
-    min_subnormal_exponent = -133 if bf16 else -24
+    negative = num < 0
+    magnitude = -num if negative else num
+    exponent = _normalize(magnitude, den)
+    fraction_scale, bias, max_exponent, min_exponent, min_subnormal_exponent = _BINARY16[dst]
     sign = 0x8000 if negative else 0
-    overflow_code = (0x7F7F if bf16 else 0x7BFF) if sat else (0x7F80 if bf16 else 0x7C00)
     if exponent > max_exponent:
-        return sign + overflow_code, _OF_NX
+        return sign + _BINARY16_OVERFLOW[dst, sat], _OF_NX
     if exponent < min_exponent:
-        scaled = magnitude / _pow2(min_subnormal_exponent)
-        rounded = round_magnitude(scaled, mode, negative)
-        flags = 0 if rounded == scaled else _UF_NX
+        s_num, s_den = _times_pow2(magnitude, den, -min_subnormal_exponent)  # |value| / 2^min_sub
+        rounded = round_magnitude_ratio(s_num, s_den, mode, negative)
+        flags = 0 if rounded * s_den == s_num else _UF_NX
         if rounded >= fraction_scale:
             return sign + fraction_scale, flags
         return sign + max(rounded, 0), flags
-    scaled = normalized * fraction_scale
-    rounded = round_magnitude(scaled, mode, negative)
+    # the normalized magnitude times the fraction scale: |value| / 2^exponent * 2^fraction_bits
+    s_num, s_den = _times_pow2(magnitude, den, fraction_scale.bit_length() - 1 - exponent)
+    rounded = round_magnitude_ratio(s_num, s_den, mode, negative)
     encoded_exponent = exponent + bias
     if rounded == 2 * fraction_scale:
         rounded = fraction_scale
         encoded_exponent += 1
     if encoded_exponent >= 2 * bias + 1:
-        return sign + overflow_code, _OF_NX
+        return sign + _BINARY16_OVERFLOW[dst, sat], _OF_NX
     # (after a carry ``rounded`` no longer equals ``scaled``: a carry is always inexact)
     return (sign + encoded_exponent * fraction_scale + rounded - fraction_scale,
-            0 if rounded == scaled else _NX)
+            0 if rounded * s_den == s_num else _NX)
 
 
 def _fp8_finite_value(dst: TileDataType, code: int) -> Fraction:
@@ -416,18 +442,33 @@ def encode_reference(value: Union[ExactReal, float], dst_type: object, rmode: ob
     dst = _check_destination(dst_type)
     mode = check_resolved_mode(rmode)
     s = check_bool("sat", sat)
-    # a Python int is already exact (and every step below accepts it): no Fraction needed
-    v = value if type(value) is int else as_exact(value)
+    if type(value) is int:  # a Python int is already exact
+        return encode_ratio(value, 1, dst, mode, s)
+    v = as_exact(value)
+    return encode_ratio(v.numerator, v.denominator, dst, mode, s)
+
+
+def encode_ratio(num: int, den: int, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
+    """:func:`encode_reference` of the exact real ``num / den``, on checked arguments.
+
+    The per-element entry of the reference engines: ``num``/``den`` are Python ints
+    (``den > 0``, not necessarily in lowest terms), ``dst`` a B.FPATR destination
+    :class:`TileDataType`, ``mode`` a resolved :class:`RoundingMode` (not NONE) and
+    ``sat`` a bool -- nothing is parsed or checked here (the caller did it once).
+    Returns ``(bits, flags)`` as :func:`encode_reference`.
+
+    Source: ADR-0085 D177/D178; ``MatrixEncodeReal`` and ``ReferenceMatrixFloatingEncoding``.
+    """
     if dst in _INT_RANGE:
-        return _integer_reference(v, dst, mode, s)
+        return _integer_reference(num, den, dst, mode, sat)
     if dst is _T_FP32:
-        bits, flags = _fp32_reference(v, mode)
-        if s and flags & 0x04:
+        bits, flags = _fp32_reference(num, den, mode)
+        if sat and flags & 0x04:
             bits = (bits & 0x80000000) | 0x7F7FFFFF
         return bits, flags
-    if dst in (T.FP16, _T_BF16):
-        return _binary16_reference(v, dst, mode, s)
-    return _fp8_reference(v, dst, mode, s)
+    if dst in _BINARY16:
+        return _binary16_reference(num, den, dst, mode, sat)
+    return _fp8_reference(Fraction(num, den), dst, mode, sat)
 
 
 _SIGNED_RANGE = {5: (-16, 15), 9: (-256, 255), 17: (-65536, 65535)}
@@ -457,12 +498,25 @@ def round_and_saturate_signed_reference(value: Union[ExactReal, float], width: i
     """
     w = _check_width(width)
     mode = check_resolved_mode(rmode)
-    v = value if type(value) is int else as_exact(value)
-    lo, hi = _SIGNED_RANGE[w]
-    rounded = round_to_integer(v, mode)
+    if type(value) is int:
+        return round_and_saturate_signed_ratio(value, 1, w, mode)
+    v = as_exact(value)
+    return round_and_saturate_signed_ratio(v.numerator, v.denominator, w, mode)
+
+
+def round_and_saturate_signed_ratio(num: int, den: int, width: int, mode: RoundingMode) -> Tuple[int, int]:
+    """:func:`round_and_saturate_signed_reference` of ``num / den``, on checked arguments.
+
+    Per-element entry of the reference engine: Python ints (``den > 0``), ``width``
+    5, 9 or 17, ``mode`` a resolved :class:`RoundingMode`; nothing is checked here.
+
+    Source: ADR-0085 D177; ``MatrixRoundAndSaturateSigned``.
+    """
+    lo, hi = _SIGNED_RANGE[width]
+    rounded = round_ratio(num, den, mode)
     overflow = rounded < lo or rounded > hi
-    selected = min(max(rounded, lo), hi)
-    flags = _OF_NX if overflow else (_NX if rounded != v else 0)
+    selected = lo if rounded < lo else hi if rounded > hi else rounded
+    flags = _OF_NX if overflow else (_NX if rounded * den != num else 0)
     return selected, flags
 
 

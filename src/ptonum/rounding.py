@@ -25,7 +25,9 @@ __all__ = [
     "check_resolved_mode",
     "as_exact",
     "round_to_integer",
+    "round_ratio",
     "round_magnitude",
+    "round_magnitude_ratio",
     "magnitude_rounding_mode",
     "round_to_integer_array",
     "RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB",
@@ -177,31 +179,43 @@ def round_to_integer(value: ExactReal, mode: RoundingMode) -> int:
     if type(value) is int:
         return value  # an integer rounds to itself in every mode
     v = as_exact(value)
-    # Exact integer arithmetic on v = n / d (d > 0): the floor and the remainder of the
-    # division decide everything; the fraction part is rem / d, compared with 1/2 as 2*rem
-    # against d.
-    n, d = v.numerator, v.denominator
-    lower, rem = divmod(n, d)  # floor(v), and v - floor(v) = rem / d with 0 <= rem < d
+    return round_ratio(v.numerator, v.denominator, m)
+
+
+def round_ratio(num: int, den: int, mode: RoundingMode) -> int:
+    """:func:`round_to_integer` of the exact real ``num / den`` (Python ints, ``den > 0``).
+
+    The reference engines' per-element form: the real travels as two integers (not
+    necessarily in lowest terms; every value B.FPATR forms is dyadic, so ``den`` is a power
+    of two) and ``mode`` must already be a resolved :class:`RoundingMode` -- nothing is
+    checked here.  Exact integer arithmetic: the floor and the remainder of the division
+    decide everything; the fraction part ``rem / den`` is compared with one half as
+    ``2 * rem`` against ``den``.
+
+    Source: ``FloatingToInteger`` (``asl/scalar/model/fsu/arithmetic.asl``) with the
+    ``FloatingRoundNearest`` override of ``asl/arch/profile/reference-profile.asl``.
+    """
+    lower, rem = divmod(num, den)  # floor(v), and v - floor(v) = rem / den with 0 <= rem < den
     if rem == 0:
         return lower  # an integer: every mode returns it
-    if m is RTM:
+    if mode is RTM:
         return lower
-    if m is RTP:
+    if mode is RTP:
         return lower + 1
-    if m is RTZ:
-        return lower if n > 0 else lower + 1
-    if m is RTO:
+    if mode is RTZ:
+        return lower if num > 0 else lower + 1
+    if mode is RTO:
         return lower if lower % 2 != 0 else lower + 1
-    twice = 2 * rem  # the fraction part compared with one half: 2*rem against d
-    if twice < d:
+    twice = 2 * rem  # the fraction part compared with one half: 2*rem against den
+    if twice < den:
         return lower
-    if twice > d:
+    if twice > den:
         return lower + 1
     # an exact tie
-    if m is RNE:
+    if mode is RNE:
         return lower if lower % 2 == 0 else lower + 1
-    if m is RNA:
-        return lower if n < 0 else lower + 1
+    if mode is RNA:
+        return lower if num < 0 else lower + 1
     return lower + 1  # RHB: the numerically greater candidate
 
 
@@ -213,13 +227,17 @@ def magnitude_rounding_mode(mode: RoundingMode, negative: bool) -> RoundingMode:
 
     Source: ``MatrixMagnitudeRoundingMode`` (``asl/arch/profile/matrix-quantization.asl``).
     """
-    m = check_resolved_mode(mode)
+    return _magnitude_mode(check_resolved_mode(mode), bool(negative))
+
+
+def _magnitude_mode(mode: RoundingMode, negative: bool) -> RoundingMode:
+    """``MatrixMagnitudeRoundingMode`` on a resolved mode (unchecked)."""
     if negative:
-        if m is RTP:
+        if mode is RTP:
             return RTM
-        if m is RTM:
+        if mode is RTM:
             return RTP
-    return m
+    return mode
 
 
 def round_magnitude(value: ExactReal, mode: RoundingMode, negative: bool) -> int:
@@ -236,10 +254,22 @@ def round_magnitude(value: ExactReal, mode: RoundingMode, negative: bool) -> int
     """
     m = check_resolved_mode(mode)
     v = as_exact(value)
-    if negative and m is RHB:
-        lower, rem = divmod(v.numerator, v.denominator)
-        return lower if 2 * rem <= v.denominator else lower + 1
-    return round_to_integer(v, magnitude_rounding_mode(m, bool(negative)))
+    return round_magnitude_ratio(v.numerator, v.denominator, m, bool(negative))
+
+
+def round_magnitude_ratio(num: int, den: int, mode: RoundingMode, negative: bool) -> int:
+    """:func:`round_magnitude` of the exact magnitude ``num / den`` (Python ints, ``den > 0``).
+
+    Unchecked per-element form, as :func:`round_ratio`: ``mode`` is a resolved
+    :class:`RoundingMode`.
+
+    Source: ``MatrixRoundMagnitude`` and ``MatrixMagnitudeRoundingMode``
+    (``asl/arch/profile/matrix-quantization.asl``).
+    """
+    if negative and mode is RHB:  # an exact halfway magnitude goes down: the greater signed candidate
+        lower, rem = divmod(num, den)
+        return lower if 2 * rem <= den else lower + 1
+    return round_ratio(num, den, _magnitude_mode(mode, negative))
 
 
 def round_to_integer_array(values: "np.ndarray", mode: RoundingMode) -> "np.ndarray":

@@ -46,12 +46,14 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Dict, List, Optional, Tuple
+from itertools import repeat
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from .. import engines
 from .._util import as_bits, check_bool, check_engine
+from ..encode import encode_ratio, round_and_saturate_signed_ratio
 from ..errors import TileLegalityError, UsageError
 from ..flags import flag_names
 from ..formats import TileDataType, parse_data_type
@@ -141,11 +143,15 @@ def special_value_result(value_class: str, dst: TileDataType, sat: bool) -> Tupl
 # Decoders from ptonum.formats (FP32 class, exact value) and ptonum.fp19.
 
 
-_ZERO = Fraction(0)
-_ONE = Fraction(1)
+# Exact reals travel as ``(num, den)`` pairs of Python ints, value ``num / den`` with
+# ``den > 0`` (a power of two: FP32 and FP19 values are dyadic), as in ptonum.encode.
+Ratio = Tuple[int, int]
+_RATIO_ZERO: Ratio = (0, 1)
+_RATIO_ONE: Ratio = (1, 1)
 #: FP32 value-class labels by (sign, class of the exponent/fraction fields).
 _FP32_FINITE_CLASS = (("PositiveZero", "PositiveSubnormal", "PositiveNormal"),
                       ("NegativeZero", "NegativeSubnormal", "NegativeNormal"))
+_NEGATIVE_CLASSES = frozenset(("NegativeNormal", "NegativeSubnormal", "NegativeInfinity", "NegativeZero"))
 
 
 def _fp32_class(bits: int) -> str:
@@ -163,25 +169,33 @@ def _fp32_class(bits: int) -> str:
     return _FP32_FINITE_CLASS[negative][kind]
 
 
-def _fp32_exact(bits: int) -> Fraction:
+def _value_class_negative(cls: str) -> bool:
+    """``MatrixValueClassNegative``: a negative normal, subnormal, infinity or zero (never a NaN)."""
+    return cls in _NEGATIVE_CLASSES
+
+
+def _fp32_finite_value(bits: int) -> Ratio:
     """``ReferenceFP32FiniteValue`` of one finite FP32 encoding (``FP32FiniteDecomposition``:
     significand ``fraction`` with exponent -149 for subnormals, ``2^23 + fraction`` with
-    exponent ``field - 150`` for normals), as an exact Fraction."""
+    exponent ``field - 150`` for normals), as an exact ``(num, den)`` pair."""
     exponent = (bits >> 23) & 0xFF
     fraction = bits & 0x7FFFFF
     if exponent == 0:
         significand, power = fraction, -149
     else:
         significand, power = fraction | 0x800000, exponent - 150
-    magnitude = Fraction(significand << power) if power >= 0 else Fraction(significand, 1 << -power)
-    return -magnitude if bits >> 31 else magnitude
+    if bits >> 31:
+        significand = -significand
+    return (significand << power, 1) if power >= 0 else (significand, 1 << -power)
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _fp19_value(bits19: int) -> Fraction:
-    """``FP19FiniteValue`` of one FP19 word, decoded once per distinct word (a tile's scale
-    and alpha words repeat along every row; the decoder validates its argument as an array)."""
-    return fp19_finite_value(bits19)
+def _fp19_value(bits19: int) -> Ratio:
+    """``FP19FiniteValue`` of one FP19 word as a ``(num, den)`` pair, decoded once per distinct
+    word (a tile's scale and alpha words repeat along every row; the decoder validates its
+    argument as an array)."""
+    v = fp19_finite_value(bits19)
+    return v.numerator, v.denominator
 
 
 def _reject_nonfinite_fp19(bits19: np.ndarray, name: str, field: str) -> None:
@@ -594,14 +608,15 @@ class TraceStep:
         return f"{self.name} ({self.asl}): {self.text}{f}"
 
 
-def _frac_text(v: Fraction) -> str:
-    if v.denominator == 1:
-        return str(v.numerator)
-    d = v.denominator
+def _frac_text(v: Ratio) -> str:
+    num, den = v
+    if num % den == 0:
+        return str(num // den)
+    f = Fraction(num, den)
+    d = f.denominator
     k = d.bit_length() - 1
-    den = f"2^{k}" if d == 1 << k else str(d)
-    approx = float(v)
-    return f"{v.numerator}/{den} (= {approx!r})"
+    den_text = f"2^{k}" if d == 1 << k else str(d)
+    return f"{f.numerator}/{den_text} (= {float(f)!r})"
 
 
 def _hexw(bits: int, dst: TileDataType) -> str:
@@ -609,11 +624,72 @@ def _hexw(bits: int, dst: TileDataType) -> str:
     return f"0x{bits:0{digits}x}"
 
 
-def _one(acc: int, qp: int, rp: int, cfg: _Config,
-         trace: Optional[List[TraceStep]] = None) -> Tuple[int, int]:
-    """One element, step by step (``MatrixPostQuantBaseWithFlags``)."""
-    from ..encode import encode_reference, round_and_saturate_signed_reference
+class _Plan(NamedTuple):
+    """What every element of one call shares, resolved once from the :class:`ElementConfig`
+    (plain values: the per-element steps do no parsing and no descriptor lookups)."""
 
+    cfg: ElementConfig
+    pass_through: bool  # PreQuantMode 0 without activation
+    is_shift: bool  # BundleFPATRModeIsShift
+    source: TileDataType  # FP32, S32 or U32
+    has_parameter: bool  # BundleFPATRModeUses{Scalar,Vector}Parameter
+    relu: ReluMode
+    offset_width: int  # BundleFPATRModeOffsetWidth: 0, 5, 9 or 17
+    dst: TileDataType
+    floating: bool  # TileDataTypeIsFloating(dst)
+    mask: int  # all bits of one destination element
+    rmode: RoundingMode  # the effective control
+    sat: bool
+    special: Dict[str, Tuple[int, int]]  # MatrixPostQuantSpecialValue per NaN/Inf class
+    negative_zero: int  # MatrixFloatingSignedZero(dst, TRUE); -1 for integers
+
+
+def _plan(cfg: ElementConfig) -> _Plan:
+    dst = cfg.dst
+    info = cfg.info
+    nz = _NEG_ZERO.get(dst)
+    return _Plan(cfg, int(cfg.mode) == 0 and cfg.relu == _RELU_NONE, info.is_shift, cfg.source,
+                 info.has_parameter, cfg.relu, info.offset_width, dst, dst.is_floating, _WIDTH_MASK[dst],
+                 cfg.rmode, cfg.sat, {c: special_value_result(c, dst, cfg.sat) for c in _SPECIAL_CLASSES},
+                 -1 if nz is None else nz)
+
+
+def _shift_s32_to_s16(acc: int, code: int) -> Tuple[int, int, int]:
+    """``MatrixShiftS32ToS16``: the S32 ``acc`` shifted right (arithmetic) by ``code + 1``,
+    saturated to S16 with OF|NX.  Returns ``(shifted value, S16 bits, flags)``."""
+    value = acc - (1 << 32) if acc >> 31 else acc
+    shifted = value >> (code + 1)
+    if shifted > 32767:
+        return shifted, 0x7FFF, OF | NX
+    if shifted < -32768:
+        return shifted, 0x8000, OF | NX
+    return shifted, shifted & 0xFFFF, 0
+
+
+def _selected_multiplier(negative: bool, relu: ReluMode, scale: Ratio, rp: int) -> Ratio:
+    """``MatrixSelectedMultiplier``: the scale, unless the source is negative and an
+    activation is on -- then 0 (ReLU) or the FP19 alpha in ``relu_param[18:0]``
+    (LReLU/PReLU), which replaces the scale."""
+    if not negative or relu is _RELU_NONE:
+        return scale
+    if relu is _RELU_RELU:
+        return _RATIO_ZERO
+    return _fp19_value(rp & 0x7FFFF)
+
+
+def _quant_offset(qp: int, width: int) -> int:
+    """``MatrixQuantOffset``: the signed ``width``-bit offset at ``quant_param[37 + width - 1 : 37]``
+    (0 when the mode has none)."""
+    if not width:
+        return 0
+    raw = (qp >> 37) & ((1 << width) - 1)
+    return raw - (1 << width) if raw >> (width - 1) else raw
+
+
+def _one(acc: int, qp: int, rp: int, p: _Plan,
+         trace: Optional[List[TraceStep]] = None) -> Tuple[int, int]:
+    """One element, step by step (``MatrixPostQuantBaseWithFlags``; the effective control
+    ``MatrixFPATREffectiveControl`` was resolved once, in ``p``)."""
     # The explanation texts are built only when tracing: the numbers they show are
     # formatted (Fractions as text) at a cost far above the element's own arithmetic.
     tracing = trace is not None
@@ -622,173 +698,167 @@ def _one(acc: int, qp: int, rp: int, cfg: _Config,
         assert trace is not None
         trace.append(TraceStep(name, asl, text, flags))
 
-    info = cfg.info
-    dst = cfg.dst
-    mask = _WIDTH_MASK[dst]
+    dst = p.dst
     if tracing:
+        cfg = p.cfg
         note("control", "MatrixFPATREffectiveControl",
              f"PreQuantMode {int(cfg.mode)} ({cfg.mode.name}), ReluMode {cfg.relu.name}, "
              f"{cfg.acc_type.name} accumulator -> {dst.name}; rounding {cfg.rmode.name}"
-             + (" (fixed by the mode)" if info.fixed_rounding is not None else "")
+             + (" (fixed by the mode)" if cfg.info.fixed_rounding is not None else "")
              + f", Sat={int(cfg.sat)}")
 
-    if int(cfg.mode) == 0 and cfg.relu == _RELU_NONE:
+    if p.pass_through:
         if tracing:
             note("pass-through", "MatrixPostQuantBaseWithFlags",
                  f"no PreQuant and no activation: the raw accumulator bits 0x{acc:08x} are the result")
         return acc, 0
 
-    if info.is_shift:
+    if p.is_shift:
         code = (qp >> 32) & 0xF
-        sv = acc - (1 << 32) if acc >> 31 else acc
-        shifted = sv >> (code + 1)
-        if shifted > 32767 or shifted < -32768:
-            res = 0x7FFF if shifted > 0 else 0x8000
-            if tracing:
+        shifted, res, f = _shift_s32_to_s16(acc, code)
+        if tracing:
+            sv = acc - (1 << 32) if acc >> 31 else acc
+            if f:
                 note("shift", "MatrixShiftS32ToS16",
                      f"S32 {sv} >> {code + 1} (code {code}) = {shifted}, outside S16: saturates to "
-                     f"{_hexw(res, dst)}", OF | NX)
-            return res, OF | NX
-        if tracing:
-            note("shift", "MatrixShiftS32ToS16",
-                 f"S32 {sv} >> {code + 1} (code {code}, arithmetic) = {shifted} -> S16 "
-                 f"{_hexw(shifted & 0xFFFF, dst)}")
-        return shifted & 0xFFFF, 0
+                     f"{_hexw(res, dst)}", f)
+            else:
+                note("shift", "MatrixShiftS32ToS16",
+                     f"S32 {sv} >> {code + 1} (code {code}, arithmetic) = {shifted} -> S16 {_hexw(res, dst)}")
+        return res, f
 
     # Source type, class and negativity.
-    src = cfg.source
+    src = p.source
     if src is _T_FP32:
         cls = _fp32_class(acc)
-        negative = cls in ("NegativeNormal", "NegativeSubnormal", "NegativeInfinity", "NegativeZero")
+        negative = _value_class_negative(cls)
         if tracing:
             note("source", "MatrixValueClassNegative",
                  f"FP32 0x{acc:08x} is {cls}; negative = {negative}"
                  + (" (NaN is never negative)" if "NaN" in cls else ""))
     elif src is _T_S32:
         cls = "PositiveNormal"
-        sv = acc - (1 << 32) if acc >> 31 else acc
-        negative = sv < 0
+        negative = acc >> 31 == 1  # SInt(value) < 0
         if tracing:
-            note("source", "MatrixPostQuantBaseWithFlags", f"S32 0x{acc:08x} = {sv}; negative = {negative}")
+            note("source", "MatrixPostQuantBaseWithFlags",
+                 f"S32 0x{acc:08x} = {acc - (1 << 32) if negative else acc}; negative = {negative}")
     else:
         cls = "PositiveNormal"
         negative = False
         if tracing:
             note("source", "MatrixPostQuantBaseWithFlags", f"U32 0x{acc:08x} = {acc}; never negative")
 
-    s19 = (qp >> 13) & 0x7FFFF
-    scale = _fp19_value(s19) if info.has_parameter else _ONE
-    a19 = rp & 0x7FFFF
-    if not negative or cfg.relu == _RELU_NONE:
-        mult = scale
-    elif cfg.relu == _RELU_RELU:
-        mult = _ZERO
-    else:
-        mult = _fp19_value(a19)
+    # Scale (FP19 in quant_param[31:13]) and the selected multiplier.
+    scale = _fp19_value((qp >> 13) & 0x7FFFF) if p.has_parameter else _RATIO_ONE
+    relu = p.relu
+    mult = _selected_multiplier(negative, relu, scale, rp)
     if tracing:
-        scale_text = (f"FP19 {s19:#07x} = {_frac_text(scale)}" if info.has_parameter
+        scale_text = (f"FP19 {(qp >> 13) & 0x7FFFF:#07x} = {_frac_text(scale)}" if p.has_parameter
                       else "1 (the mode has no scale)")
-        if not negative or cfg.relu == _RELU_NONE:
+        if not negative or relu is _RELU_NONE:
             why = f"scale {scale_text}"
-        elif cfg.relu == _RELU_RELU:
+        elif relu is _RELU_RELU:
             why = "0 (ReLU on a negative source)"
         else:
-            why = (f"alpha FP19 {a19:#07x} = {_frac_text(mult)} "
-                   f"({cfg.relu.name} on a negative source; replaces the scale {scale_text})")
+            why = (f"alpha FP19 {rp & 0x7FFFF:#07x} = {_frac_text(mult)} "
+                   f"({relu.name} on a negative source; replaces the scale {scale_text})")
         note("multiplier", "MatrixSelectedMultiplier", f"multiplier = {why}")
 
-    if src is _T_FP32 and cls in (_QNAN, _SNAN, _PINF, _NINF):
-        if cls == _NINF and mult == 0:
+    # MatrixPostQuantSpecialValue: FP32 NaN/Inf give fixed results, except -Inf with a zero multiplier.
+    if src is _T_FP32 and cls in p.special:
+        if cls == _NINF and mult[0] == 0:
             if tracing:
                 note("special", "MatrixPostQuantBaseWithFlags",
                      "-Inf with a zero multiplier is taken as the source value 0")
         else:
-            b, f = special_value_result(cls, dst, cfg.sat)
+            b, f = p.special[cls]
             if tracing:
                 note("special", "MatrixPostQuantSpecialValue",
-                     f"{cls} -> fixed {dst.name} result {_hexw(b, dst)} (Sat={int(cfg.sat)})", f)
+                     f"{cls} -> fixed {dst.name} result {_hexw(b, dst)} (Sat={int(p.sat)})", f)
             return b, f
 
+    # The source value and MatrixActivationWithFlags: the exact product.
     if src is _T_S32:
-        source_value: Any = acc - (1 << 32) if acc >> 31 else acc  # integers stay Python ints (exact)
+        source: Ratio = (acc - (1 << 32) if negative else acc, 1)
     elif src is _T_U32:
-        source_value = acc
+        source = (acc, 1)
     elif cls == _NINF:
-        source_value = _ZERO
+        source = _RATIO_ZERO
     else:
-        source_value = _fp32_exact(acc)
-    activated = source_value * mult
+        source = _fp32_finite_value(acc)
+    num = source[0] * mult[0]
+    den = source[1] * mult[1]
     if tracing:
         note("product", "MatrixActivationWithFlags",
-             f"{_frac_text(source_value)} x {_frac_text(mult)} = {_frac_text(activated)} (exact)")
+             f"{_frac_text(source)} x {_frac_text(mult)} = {_frac_text((num, den))} (exact)")
 
-    width = info.offset_width
-    offset = 0
-    if width:
-        raw = (qp >> 37) & ((1 << width) - 1)
-        offset = raw - (1 << width) if raw >> (width - 1) else raw
-    if cls == "NegativeZero" and mult != 0 and offset == 0 and dst.is_floating:
-        b = _NEG_ZERO[dst]
+    width = p.offset_width
+    offset = _quant_offset(qp, width)
+    if cls == "NegativeZero" and mult[0] != 0 and offset == 0 and p.floating:
+        b = p.negative_zero
         if tracing:
             note("signed zero", "MatrixFloatingSignedZero",
                  f"-0 source with a nonzero multiplier: {dst.name} -0 encoding {_hexw(b, dst)}"
                  + (" (HiF8 has no -0)" if dst is _T_HiF8 else ""))
         return b, 0
 
+    rmode, sat, mask = p.rmode, p.sat, p.mask
     if width:
-        inter, f1 = round_and_saturate_signed_reference(activated, width, cfg.rmode)
+        # MatrixQuantizedAffine: round and saturate to S5/S9/S17, add the offset, encode.
+        inter, f1 = round_and_saturate_signed_ratio(num, den, width, rmode)
         if tracing:
-            lo_c = activated.numerator // activated.denominator
-            hi_c = lo_c if activated.denominator == 1 else lo_c + 1
+            lo_c = num // den
+            hi_c = lo_c if num % den == 0 else lo_c + 1
             rng = (-(1 << (width - 1)), (1 << (width - 1)) - 1)
             sat_text = (f"; outside S{width} {rng[0]}..{rng[1]}, saturated to {inter}" if f1 & OF
                         else "")
             note("intermediate", "MatrixRoundAndSaturateSigned",
-                 f"round {_frac_text(activated)} with {cfg.rmode.name}: candidates {lo_c} / {hi_c}"
+                 f"round {_frac_text((num, den))} with {rmode.name}: candidates {lo_c} / {hi_c}"
                  f"{sat_text}; S{width} intermediate = {inter}", f1)
         final = inter + offset
         if tracing:
             note("offset", "MatrixQuantizedAffine", f"{inter} + offset {offset} = {final}")
-        bits, f2 = encode_reference(final, dst, cfg.rmode, cfg.sat)
+        bits, f2 = encode_ratio(final, 1, dst, rmode, sat)
         bits &= mask
         if tracing:
             note("encode", "ReferenceMatrixIntegerEncoding",
                  f"{final} -> {dst.name} {_hexw(bits, dst)}"
-                 + (f" (out of range; {'clamped' if cfg.sat else 'wrapped modulo 2^N'})" if f2 & OF else ""),
+                 + (f" (out of range; {'clamped' if sat else 'wrapped modulo 2^N'})" if f2 & OF else ""),
                  f2)
         return bits, f1 | f2
 
-    value = activated + offset
-    bits, f2 = encode_reference(value, dst, cfg.rmode, cfg.sat)
+    # MatrixEncodeReal of the product plus the offset (0 here: the offset modes took the branch above).
+    bits, f2 = encode_ratio(num, den, dst, rmode, sat)
     bits &= mask
     if tracing:
         if dst in _INT_MIN_MAX:
-            lo_c = value.numerator // value.denominator
-            hi_c = lo_c if value.denominator == 1 else lo_c + 1
+            lo_c = num // den
+            hi_c = lo_c if num % den == 0 else lo_c + 1
             cand = f"candidates {lo_c} / {hi_c}"
         else:
-            down, _ = encode_reference(value, dst, RoundingMode.RTM, True)
-            up, _ = encode_reference(value, dst, RoundingMode.RTP, True)
+            down, _ = encode_ratio(num, den, dst, RoundingMode.RTM, True)
+            up, _ = encode_ratio(num, den, dst, RoundingMode.RTP, True)
             cand = f"candidates {_hexw(down & mask, dst)} (down) / {_hexw(up & mask, dst)} (up)"
         note("encode", "MatrixEncodeReal",
-             f"{_frac_text(value)} -> {dst.name} with {cfg.rmode.name}, Sat={int(cfg.sat)}: "
+             f"{_frac_text((num, den))} -> {dst.name} with {rmode.name}, Sat={int(sat)}: "
              f"{cand}; result {_hexw(bits, dst)}", f2)
     return bits, f2
 
 
 def _reference(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...],
                cfg: _Config) -> Tuple[np.ndarray, np.ndarray]:
-    a = np.broadcast_to(acc, shape).ravel()
-    q = np.broadcast_to(qp, shape).ravel()
-    r = np.broadcast_to(rp, shape).ravel()
-    n = a.size
-    bits = np.empty(n, dtype=_DTYPE[cfg.dst])
-    flags = np.empty(n, dtype=np.uint8)
-    for i in range(n):
-        b, f = _one(int(a[i]), int(q[i]), int(r[i]), cfg)
-        bits[i] = b
-        flags[i] = f
-    return bits.reshape(shape), flags.reshape(shape)
+    plan = _plan(cfg)
+    n = int(np.prod(shape, dtype=np.int64))
+    a = np.broadcast_to(acc, shape).ravel().tolist()
+    # a parameter word shared by every element is passed as one int, not expanded
+    q = repeat(int(qp.reshape(-1)[0]), n) if qp.size == 1 else np.broadcast_to(qp, shape).ravel().tolist()
+    r = repeat(int(rp.reshape(-1)[0]), n) if rp.size == 1 else np.broadcast_to(rp, shape).ravel().tolist()
+    results = list(map(_one, a, q, r, repeat(plan, n)))
+    dtype = _DTYPE[cfg.dst]
+    if not results:
+        return np.empty(shape, dtype=dtype), np.empty(shape, dtype=np.uint8)
+    bits, flags = zip(*results)
+    return np.array(bits, dtype=dtype).reshape(shape), np.array(flags, dtype=np.uint8).reshape(shape)
 
 
 def postprocess_element_trace(
@@ -820,7 +890,7 @@ def postprocess_element_trace(
     cfg, a, q, r, _ = _prepare(acc_bits, pre_quant_mode, relu_mode, acc_type,
                                quant_param, relu_param, rmode, sat)
     steps: List[TraceStep] = []
-    bits, flags = _one(int(a), int(q), int(r), cfg, steps)
+    bits, flags = _one(int(a), int(q), int(r), _plan(cfg), steps)
     steps.append(TraceStep("result", "TileProfileMatrixPostProcessWithFlags",
                            f"{cfg.dst.name} {_hexw(bits, cfg.dst)}, flags {flag_names(flags)}", 0))
     return bits, flags, steps
