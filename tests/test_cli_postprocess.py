@@ -356,10 +356,11 @@ def test_flags_json_labelled_summary_integer_ranges_and_npz_naming(ex, tmp_path)
                            quant_tile=np.full((1, 32), int(quant_param(0.5, mode="VREQ8")), np.uint64),
                            rmode="RTM", sat=True)
         doc = json.loads((out / "z.acc.flags.json").read_text())
-        assert doc["flags"] == want.flags and "|".join(doc["flag_names"]) == want.flag_names
+        assert doc["flags"] == want.flags and doc["flag_names"] == want.flag_names  # "OF|NX", as printed
         assert doc["fpatr_word"] == f"{want_word(want):#010x}"
         assert doc["fpatr"]["PreQuantMode"] == "VREQ8" and doc["fpatr"]["RowMaxEn"] == 1 and doc["fpatr"]["GroupN"] == 16
         assert doc["rmode"] == "RTM" and doc["sat"] == 1 and doc["dst_type"] == "S8" and doc["acc_type"] == "S32"
+        assert doc["datr"] == {"RMode": "RTM", "RModeCode": 3, "Sat": 1}
         assert doc["shapes"]["d"] == [256, 32] and doc["shapes"]["group_max"] == [256, 2]
         assert "PreQuantMode=VREQ8 ReluMode=RELU GroupN=16 RowMaxEn=1 GroupMaxEn=1" in res.stdout
         rm = np.asarray(want.row_max)

@@ -104,6 +104,29 @@ def test_chunked_and_in_memory_runs_of_a_stem_replace_each_other(tmp_path: Path)
     assert sorted(p.name for p in out.iterdir()) == ["t.d.npy", "t.flags.json", "t.group_max.npy", "t.row_max.npy"]
 
 
+def test_flags_json_and_zarr_attributes_describe_a_run_alike(tmp_path: Path) -> None:
+    """The in-memory run's STEM.flags.json and a chunked run's Zarr attributes say the same things the
+    same way: the rounding mode the conversion used (REQ8 with B.DATR RMode NONE: RNE, the given
+    NONE under "datr"), the flags as "OF|NX"."""
+    import json
+
+    acc = _acc(6, 40, seed=4)
+    np.save(tmp_path / "t.npy", acc)
+    args = ["postprocess", str(tmp_path / "t.npy"), "--mode", "REQ8", "--scale", "0.5", "--row-max"]
+    assert _run(args + ["--out-dir", str(tmp_path / "a")]).exit_code == 0
+    r = _run(args + ["--chunks", "3x20", "--out-dir", str(tmp_path / "b")])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "a" / "t.flags.json").read_text())
+    attrs = dict(zarr.open_group(str(tmp_path / "b" / "t.zarr"), mode="r").attrs)
+    want = fpatr.postprocess(acc, attributes={"pre_quant_mode": "REQ8", "row_max_en": True},
+                             quant_param=int(fpatr.quant_param(0.5, mode="REQ8")))
+    assert doc["flags"] == want.flags and doc["flag_names"] == want.flag_names and "|" in doc["flag_names"]
+    assert doc["rmode"] == "RNE" and doc["rmode_code"] == 1 and doc["datr"] == {"RMode": "NONE", "RModeCode": 0,
+                                                                               "Sat": 0}
+    assert set(doc) - set(attrs) == {"shapes", "files"} and set(attrs) - set(doc) == {"source"}
+    assert {k: v for k, v in doc.items() if k in attrs} == {k: v for k, v in attrs.items() if k in doc}
+
+
 def test_failed_chunk_leaves_nothing(tmp_path: Path) -> None:
     acc = np.arange(20 * 30, dtype=np.uint64).reshape(20, 30)
     acc[19, 29] = 1 << 40  # not a 32-bit encoding: found when the last chunk runs

@@ -274,8 +274,10 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
     element is its low nibble); `STEM.row_max.npy` (M x 1) and `STEM.group_max.npy`
     (M x ceil(N/GroupN)) hold uint32 encodings of the accumulator type; S4X2 also gets
     `STEM.d_packed.npy` (M x ceil(N/2) bytes, even column in the low nibble). `--bin` writes each
-    also as a raw little-endian `.bin`. `STEM.flags.json` records the sticky flags (integer and
-    names), the B.FPATR word and fields, RMode, Sat, the types and the shapes. Nothing is written
+    also as a raw little-endian `.bin`. `STEM.flags.json` records the sticky flags (integer, and
+    names as printed: `OF|NX`), the B.FPATR word and fields, the rounding mode the conversion used
+    (`rmode`: NONE resolved to RNE, or the mode's fixed rounding), Sat, B.DATR as given (`datr`),
+    the types, the engine and the shapes: the same keys and values as a chunked run's Zarr attributes. Nothing is written
     when the operation is rejected. The outputs of a STEM are always one run's: an earlier run's
     `STEM.*` outputs that this run does not write (e.g. `STEM.row_max.npy` of a run with `--row-max`,
     `.bin` files, a chunked run's `STEM.zarr`) are removed in the same all-or-nothing step that
@@ -336,27 +338,17 @@ def _range_text(values: np.ndarray, integer: bool) -> Optional[str]:
     return f"{np.min(f[fin]):.6g} .. {np.max(f[fin]):.6g}" if fin.any() else None
 
 
-def _summary_json(res: Any, call: Any, acc_shape: Tuple[int, int], written: List[str]) -> str:
-    attrs = call.attributes
-    doc: Dict[str, Any] = {
-        "flags": int(res.flags),
-        "flag_names": [n for n in flag_names(res.flags).split("|") if n and n != "-"],
-        "fpatr_word": f"{attrs.word:#010x}",
-        "fpatr": {"PreQuantMode": attrs.pre_quant_mode.name, "PreQuantModeCode": int(attrs.pre_quant_mode),
-                  "ReluMode": attrs.relu_mode.name, "ReluModeCode": int(attrs.relu_mode),
-                  "GroupNCode": int(attrs.group_n_code), "GroupN": int(attrs.group_n),
-                  "RowMaxEn": int(attrs.row_max_en), "GroupMaxEn": int(attrs.group_max_en),
-                  "RowMaxInit": int(attrs.row_max_init), "MaxAbsEn": int(attrs.max_abs_en)},
-        "rmode": call.rmode.name,
-        "rmode_code": int(call.rmode),
-        "sat": int(bool(call.sat)),
-        "acc_type": res.acc_type.name,
-        "dst_type": res.dst_type.name,
-        "shapes": {"acc": list(acc_shape), "d": list(res.d_bits.shape),
-                   "row_max": None if res.row_max_bits is None else list(res.row_max_bits.shape),
-                   "group_max": None if res.group_max_bits is None else list(res.group_max_bits.shape)},
-        "files": written,
-    }
+def _summary_json(res: Any, call: Any, acc_shape: Tuple[int, int], written: List[str], engine: str) -> str:
+    """``STEM.flags.json``: :func:`ptonum.fpatr.tile.run_record` (the keys and values of a chunked
+    run's Zarr attributes) plus the ``shapes`` of ACC and the outputs and the ``files`` written."""
+    from ..fpatr.tile import run_record
+
+    doc = run_record(call.attributes, acc_type=res.acc_type, dst_type=res.dst_type, rmode=call.rmode, sat=call.sat,
+                     flags=res.flags, engine=engine)
+    doc["shapes"] = {"acc": list(acc_shape), "d": list(res.d_bits.shape),
+                     "row_max": None if res.row_max_bits is None else list(res.row_max_bits.shape),
+                     "group_max": None if res.group_max_bits is None else list(res.group_max_bits.shape)}
+    doc["files"] = written
     return json.dumps(doc, indent=2) + "\n"
 
 
@@ -419,7 +411,7 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
     # an earlier run's outputs of this stem that this run does not write go away with the commit
     stale = stale_outputs(out_path, stem, names + [summary_name])
     written, removed = _write_outputs(out_path, files, write_bin,
-                                      {summary_name: _summary_json(res, call, (m, n), names + [summary_name])}, stale)
+                                      {summary_name: _summary_json(res, call, (m, n), names + [summary_name], engine)}, stale)
 
     # ---- summary
     d = res.decode()

@@ -42,7 +42,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import UsageError
-from ..flags import StatusRegister, flag_names
+from ..flags import StatusRegister
 from ..formats import TileDataType
 from ..fpatr.element import destination_dtype
 from ..fpatr.tile import PostprocessResult, TileOutputs, TilePlan, commit, compute, join_columns, preflight_shape
@@ -268,8 +268,10 @@ class DaskPostprocessResult:
         The group holds the arrays ``d`` (M x N destination encodings, chunked like the
         accumulator; an irregular chunking is first made regular), ``row_max`` (M x 1) and
         ``group_max`` (M x ceil(N/GroupN)) when enabled, all ``uint32`` but ``d``; its attributes
-        hold ``flags`` (int), ``flag_names``, ``dst_type``, ``acc_type``, the B.FPATR word and
-        fields, RMode/Sat and any ``attrs`` given.  Every chunk task writes its own Zarr chunk of
+        are :func:`ptonum.fpatr.tile.run_record` (flags as an integer and as ``"OF|NX"``, the
+        B.FPATR word and fields, the rounding mode the conversion used, Sat, B.DATR as given, the
+        types, the engine: the keys and values of ``ptonum postprocess``'s ``STEM.flags.json``)
+        and any ``attrs`` given.  Every chunk task writes its own Zarr chunk of
         ``d`` directly (nothing of D passes through this process).  The group is built in a
         temporary directory beside ``path`` and renamed into place only when every task
         succeeded; after a failed task, a lost worker or Ctrl-C nothing exists at ``path``
@@ -330,21 +332,9 @@ def _create(group: Any, name: str, shape: Tuple[int, int], chunks: Tuple[int, in
 
 
 def _zarr_attributes(plan: TilePlan, flags: int, extra: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    a = plan.attributes
-    doc: Dict[str, Any] = {
-        "flags": int(flags),
-        "flag_names": flag_names(flags),
-        "dst_type": plan.dst_type.name,
-        "acc_type": plan.acc_type.name,
-        "fpatr_word": f"{a.word:#010x}",
-        "fpatr": {"PreQuantMode": a.pre_quant_mode.name, "ReluMode": a.relu_mode.name, "GroupN": int(a.group_n),
-                  "RowMaxEn": int(a.row_max_en), "GroupMaxEn": int(a.group_max_en),
-                  "RowMaxInit": int(a.row_max_init), "MaxAbsEn": int(a.max_abs_en)},
-        "rmode": plan.rmode.name,
-        "sat": int(plan.sat),
-        "engine": plan.engine,
-        "producer": "ptonum",
-    }
+    """The group's attributes: :func:`ptonum.fpatr.tile.run_record` (the same keys and values as
+    ``ptonum postprocess``'s ``STEM.flags.json``) and ``extra``."""
+    doc = plan.record(flags)
     if extra:
         doc.update(extra)
     return doc

@@ -41,6 +41,7 @@ from .attributes import (
     check_accumulator_type,
     check_datr_resolved,
     check_fields,
+    effective_control,
 )
 from .element import ElementConfig, compute_elements, destination_dtype, resolve_element_config
 from .params import check_quant_param, check_relu_param
@@ -400,6 +401,7 @@ class TilePlan:
             its ``rmode``/``sat`` are :attr:`rmode`/:attr:`sat`).
         origin: ``(row, column)`` of this block's first element in the whole tile.
         tile_shape: ``(M, N)`` of the whole tile.
+        datr_rmode: B.DATR RMode as given (NONE allowed; :attr:`rmode` is what it resolves to).
 
     Source: ADR-0085 D175-D181; the preflight ``BundleMatrixPostProcessSourcesLegal``.
     """
@@ -419,6 +421,12 @@ class TilePlan:
     element: ElementConfig
     origin: Tuple[int, int] = (0, 0)
     tile_shape: Tuple[int, int] = (0, 0)
+    datr_rmode: RoundingMode = RoundingMode.NONE
+
+    def record(self, flags: int) -> Dict[str, Any]:
+        """:func:`run_record` of this plan's run with result ``flags``."""
+        return run_record(self.attributes, acc_type=self.acc_type, dst_type=self.dst_type, rmode=self.datr_rmode,
+                          sat=self.sat, flags=flags, engine=self.engine)
 
     @property
     def group_n(self) -> int:
@@ -623,8 +631,52 @@ def _preflight(arr: Optional[np.ndarray], shape: Tuple[int, ...], dtype: np.dtyp
     return TilePlan(
         acc_bits=bits, acc_type=t, attributes=attrs, rmode=cfg.rmode, sat=cfg.sat, element=cfg,
         quant_words=qp, relu_words=rp, row_max_in=init, dst_type=cfg.dst, engine=eng,
-        m=m, n=n, origin=(0, 0), tile_shape=(m, n),
+        m=m, n=n, origin=(0, 0), tile_shape=(m, n), datr_rmode=rm,
     )
+
+
+def run_record(attributes: FPATRAttributes, *, acc_type: TileDataType, dst_type: TileDataType,
+               rmode: RoundingMode, sat: bool, flags: int, engine: str) -> Dict[str, Any]:
+    """One B.FPATR tile run as every ptonum record describes it (a JSON-ready dict): ``STEM.flags.json``
+    of ``ptonum postprocess`` and the attributes of the Zarr group written by
+    :meth:`ptonum.dask.DaskPostprocessResult.to_zarr` hold these keys with these values.
+
+    ``rmode``/``sat`` are B.DATR RMode (NONE allowed) and Sat as given.  Keys:
+
+    * ``flags``: the OR of the sticky flags (int, NV=1 DZ=2 OF=4 UF=8 NX=0x10); ``flag_names``: the
+      same as every output prints them and ``ptonum compare --device-flags`` takes them, ``"OF|NX"``
+      (``"-"`` for none);
+    * ``fpatr_word`` (``"0x0c002023"``) and ``fpatr``: the fields by name, with the codes of the
+      enumerated ones (``PreQuantMode``, ``PreQuantModeCode``, ``ReluMode``, ``ReluModeCode``,
+      ``GroupNCode``, ``GroupN``, ``RowMaxEn``, ``GroupMaxEn``, ``RowMaxInit``, ``MaxAbsEn``);
+    * ``rmode``, ``rmode_code``: the rounding mode the element conversion used (B.DATR RMode after
+      NONE -> RNE and the mode's fixed rounding; never NONE); ``sat`` (0/1);
+    * ``datr``: B.DATR as given (``{"RMode": "NONE", "RModeCode": 0, "Sat": 0}``), what a rerun passes
+      (a fixed-rounding mode requires RMode NONE);
+    * ``acc_type``, ``dst_type`` (Tile DataType names), ``engine``, ``producer`` (``"ptonum"``).
+
+    Source: ADR-0085 D178 (``MatrixFPATREffectiveControl``), D181 (``CommitMatrixResult`` flags).
+    """
+    a = attributes
+    used, used_sat = effective_control(a.pre_quant_mode, rmode, sat)
+    return {
+        "flags": int(flags),
+        "flag_names": flag_names(flags),
+        "fpatr_word": f"{a.word:#010x}",
+        "fpatr": {"PreQuantMode": a.pre_quant_mode.name, "PreQuantModeCode": int(a.pre_quant_mode),
+                  "ReluMode": a.relu_mode.name, "ReluModeCode": int(a.relu_mode),
+                  "GroupNCode": int(a.group_n_code), "GroupN": int(a.group_n),
+                  "RowMaxEn": int(a.row_max_en), "GroupMaxEn": int(a.group_max_en),
+                  "RowMaxInit": int(a.row_max_init), "MaxAbsEn": int(a.max_abs_en)},
+        "rmode": used.name,
+        "rmode_code": int(used),
+        "sat": int(bool(used_sat)),
+        "datr": {"RMode": rmode.name, "RModeCode": int(rmode), "Sat": int(bool(sat))},
+        "acc_type": acc_type.name,
+        "dst_type": dst_type.name,
+        "engine": engine,
+        "producer": "ptonum",
+    }
 
 
 # ---------------------------------------------------------------------------
