@@ -152,6 +152,28 @@ def test_plot_shows_a_bad_column(acc, tmp_path: Path) -> None:
     assert right.patches[0].get_data().values[4] == 2
 
 
+def test_plot_colour_bar_of_a_single_distance(acc) -> None:
+    """Every mismatch 1 apart: the colour bar is one colour labelled 1 (it spanned 1 .. 2); with
+    distances 1 and 64 it spans exactly 1 .. 64."""
+    from ptonum.cli._plot import compare_figure
+
+    model = postprocess(acc, attributes={"pre_quant_mode": "REQ8"}, quant_param=QP8, sat=True).d_bits
+    one = model.copy()
+    one[:, 13] = (one[:, 13].view(np.int8) ^ 1).view(np.uint8)  # each differs by exactly 1
+    want = np.abs(one.view(np.int8).astype(int) - model.view(np.int8).astype(int))
+    assert set(want[want > 0].tolist()) == {1}  # the injected distances, independent of ptonum
+    fig = compare_figure(compare_arrays("D", TileDataType.S8, model, one), "t")
+    bar = next(ax for ax in fig.axes if ax.get_ylabel().startswith("distance"))
+    assert [t.get_text() for t in bar.get_yticklabels()] == ["1"]
+    lo, hi = bar.get_ylim()
+    assert lo < 1 < hi and hi - lo <= 1.0
+    two = one.copy()
+    two[0, 0] = np.uint8((int(model[0, 0].view(np.int8)) + (64 if int(model[0, 0].view(np.int8)) < 0 else -64)) & 0xFF)
+    fig = compare_figure(compare_arrays("D", TileDataType.S8, model, two), "t")
+    im = next(ax for ax in fig.axes if ax.get_xlabel().startswith("column")).images[0]
+    assert (im.norm.vmin, im.norm.vmax) == (1.0, 64.0)
+
+
 def test_plot_refusals_write_nothing(acc, tmp_path: Path) -> None:
     d = postprocess(acc, attributes={"pre_quant_mode": "REQ8"}, quant_param=QP8, sat=True).d_bits
     np.save(tmp_path / "dev.npy", d)

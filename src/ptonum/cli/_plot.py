@@ -81,10 +81,31 @@ def mismatch_counts(report: Any) -> Tuple[np.ndarray, np.ndarray]:
             np.bincount(pos[:, 1], minlength=n).astype(np.int64))
 
 
+def _num_text(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else format(x, ".4g")
+
+
+def distance_scale(dist: np.ndarray) -> Tuple[Any, Any, Any]:
+    """Colour map, norm and (for a single value) ticks of the distance colour bar over the positive
+    entries of ``dist``: several distinct values span min .. max on a log scale; a single value
+    ``v`` (e.g. every mismatch 1 ulp) is one colour labelled ``v`` (a log scale from ``v`` to ``v``
+    is empty: it used to span 1 .. 2); none (no numeric mismatch) a one-colour bar labelled 0."""
+    plt = pyplot()
+    from matplotlib import colors
+
+    viridis = plt.get_cmap("viridis")
+    pos = dist[dist > 0]
+    lo, hi = (float(pos.min()), float(pos.max())) if pos.size else (0.0, 0.0)
+    if hi > lo:
+        return viridis, colors.LogNorm(vmin=lo, vmax=hi), None
+    one = colors.ListedColormap([viridis(0.5)])
+    return one, colors.BoundaryNorm([lo - 0.5, lo + 0.5], 1), [lo]
+
+
 def compare_figure(report: Any, title: str) -> Any:
     """The mismatch picture of one M x N output.
 
-    Top left, the M x N map of mismatch positions coloured by distance (log scale; integer
+    Top left, the M x N map of mismatch positions coloured by distance (log scale from the smallest to the largest distance, one colour when all are equal; integer
     difference or ulps; NaN/Inf class and NaN payload mismatches in magenta; for a tile larger
     than :data:`MAP_CELLS` a side each cell shows the largest distance in its block); above it the
     mismatches per column, at its right the mismatches per row (so a bad column, row or block
@@ -118,9 +139,8 @@ def compare_figure(report: Any, title: str) -> Any:
     fig.suptitle(title, fontsize=11)
 
     shown = np.ma.masked_where(dist <= 0, dist)
-    vmax = max(1.0, float(dist.max()))
-    cmap = plt.get_cmap("viridis").with_extremes(bad="white")
-    im = ax_map.imshow(shown, cmap=cmap, norm=colors.LogNorm(vmin=1, vmax=max(vmax, 2.0)),
+    cmap, norm, ticks = distance_scale(dist)
+    im = ax_map.imshow(shown, cmap=cmap.with_extremes(bad="white"), norm=norm,
                        extent=(0, n, m, 0), aspect="auto", interpolation="nearest")
     if special.any():
         sp = np.ma.masked_where(~special, special.astype(float))
@@ -134,6 +154,9 @@ def compare_figure(report: Any, title: str) -> Any:
     for spine in ax_map.spines.values():
         spine.set_color("0.5")
     cb = fig.colorbar(im, cax=ax_cbar)
+    if ticks is not None:  # one distance: one colour, one labelled tick
+        cb.set_ticks(ticks, labels=[_num_text(t) for t in ticks])
+        cb.minorticks_off()
     cb.set_label(f"distance ({unit})" + ("; magenta: NaN/Inf class" if special.any() else ""))
 
     from matplotlib.ticker import MaxNLocator
