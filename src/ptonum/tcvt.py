@@ -43,7 +43,8 @@ from __future__ import annotations
 import functools
 import sys
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from itertools import chain, repeat
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -140,10 +141,62 @@ class TraceStep:
         return flag_names(self.flags)
 
 
-_NAN_OR_ZERO = frozenset(("QuietNaN", "SignalingNaN", "PositiveZero", "NegativeZero"))
+_NO_E8M0_VALUE = frozenset(("QuietNaN", "SignalingNaN", "PositiveZero", "NegativeZero",
+                            "NegativeInfinity", "NegativeNormal", "NegativeSubnormal"))
 #: Finite value-class labels by (sign, 0 zero / 1 subnormal / 2 normal).
 _FINITE_CLASS = (("PositiveZero", "PositiveSubnormal", "PositiveNormal"),
                  ("NegativeZero", "NegativeSubnormal", "NegativeNormal"))
+
+
+class _Fields(NamedTuple):
+    """A source format's field positions as plain ints, computed once per format (the
+    reference steps read them per element; ``asl/arch/data-types/formats``)."""
+
+    name: str
+    width: int
+    sign_shift: int  # the sign bit's position
+    fraction_bits: int
+    exponent_ones: int  # the all-ones exponent field (infinities and NaNs)
+    fraction_mask: int
+    quiet_bit: int  # a NaN's quiet bit: the fraction's top bit
+    hidden_bit: int  # the implicit one of a normal significand
+    subnormal_exponent: int  # exponent of a subnormal significand's unit: 1 - bias - fraction_bits
+    normal_offset: int  # a normal's exponent is its field minus bias + fraction_bits
+
+
+_FIELDS: Dict[TileDataType, _Fields] = {
+    t: _Fields(lay.name, lay.width, lay.width - 1, lay.fraction_bits, lay.exponent_max,
+               (1 << lay.fraction_bits) - 1, 1 << (lay.fraction_bits - 1), 1 << lay.fraction_bits,
+               lay.subnormal_exponent, lay.bias + lay.fraction_bits)
+    for t, lay in _LAYOUTS.items()
+}
+
+
+def _value_class(bits: int, fmt: _Fields) -> str:
+    """``TileNumericValueClass`` (``ClassifyFP16``/``ClassifyBF16``/``ClassifyFP32``) of one
+    encoding, as its CamelCase label: an all-ones exponent field is an infinity (fraction
+    0) or a NaN (quiet when the fraction's top bit is set); a zero exponent field is a zero
+    or a subnormal; anything else is normal."""
+    sign = bits >> fmt.sign_shift
+    efield = (bits >> fmt.fraction_bits) & fmt.exponent_ones
+    frac = bits & fmt.fraction_mask
+    if efield == fmt.exponent_ones:
+        if frac == 0:
+            return "NegativeInfinity" if sign else "PositiveInfinity"
+        return "QuietNaN" if frac & fmt.quiet_bit else "SignalingNaN"
+    return _FINITE_CLASS[sign][2 if efield else (1 if frac else 0)]
+
+
+def _finite_decomposition(bits: int, fmt: _Fields) -> Tuple[int, int]:
+    """``FP16FiniteDecomposition`` / ``BF16...`` / ``FP32...`` of a finite encoding's magnitude:
+    ``(significand, exponent)`` with value ``significand * 2^exponent`` -- the fraction at
+    the subnormal exponent when the exponent field is 0, else the fraction with its hidden
+    one at ``field - bias - fraction_bits``."""
+    efield = (bits >> fmt.fraction_bits) & fmt.exponent_ones
+    frac = bits & fmt.fraction_mask
+    if efield == 0:
+        return frac, fmt.subnormal_exponent
+    return frac | fmt.hidden_bit, efield - fmt.normal_offset
 
 
 def _highest_set_bit(sig: int) -> int:
@@ -153,7 +206,7 @@ def _highest_set_bit(sig: int) -> int:
 
 
 def _round_exponent(sig: int, exponent: int, mode: RoundingMode,
-                    trace: Optional[List[TraceStep]]) -> Tuple[int, bool]:
+                    trace: Optional[List[TraceStep]] = None) -> Tuple[int, bool]:
     """``ReferenceE8M0RoundExponent``: (rounded exponent, exact) of ``sig * 2^exponent``."""
     h = _highest_set_bit(sig)
     floor_e = exponent + h
@@ -163,42 +216,38 @@ def _round_exponent(sig: int, exponent: int, mode: RoundingMode,
                                    f"exact power of two: result exponent {floor_e}"))
         return floor_e, True
     ceil_e = floor_e + 1
-    why = ""
     if mode is _RTM:
-        result = floor_e
-        if trace is not None:
-            why = "toward minus infinity takes F"
+        result, why = floor_e, "toward minus infinity takes F"
     elif mode is _RTP:
-        result = ceil_e
-        if trace is not None:
-            why = "toward plus infinity takes F+1"
+        result, why = ceil_e, "toward plus infinity takes F+1"
     elif mode is _RTZ:
-        result = ceil_e if floor_e < 0 else floor_e
-        if trace is not None:
-            why = "toward exponent 0: F < 0 so F+1" if floor_e < 0 else "toward exponent 0: F >= 0 so F"
+        if floor_e < 0:
+            result, why = ceil_e, "toward exponent 0: F < 0 so F+1"
+        else:
+            result, why = floor_e, "toward exponent 0: F >= 0 so F"
     elif mode is _RTO:
-        result = floor_e if floor_e % 2 != 0 else ceil_e
-        if trace is not None:
-            why = "to odd: F is odd" if floor_e % 2 != 0 else "to odd: F is even so F+1"
+        if floor_e % 2 != 0:
+            result, why = floor_e, "to odd: F is odd"
+        else:
+            result, why = ceil_e, "to odd: F is even so F+1"
     else:
         # nearest modes: compare the value with the midpoint 2^(F+1/2) on integers,
         # sig^2 against 2^(2h+1)
         square = sig * sig
-        shift = 2 * h + 1
-        boundary = 1 << shift
+        boundary = 1 << (2 * h + 1)
         if square < boundary:
-            result, side = floor_e, "below, so F"
+            result, why = floor_e, "below, so F"
         elif square > boundary:
-            result, side = ceil_e, "above, so F+1"
+            result, why = ceil_e, "above, so F+1"
         elif mode is _RNE:  # unreachable for integer sig; kept as the ASL states it
-            result, side = (floor_e if floor_e % 2 == 0 else ceil_e), "tie, even exponent"
+            result, why = (floor_e if floor_e % 2 == 0 else ceil_e), "tie, even exponent"
         elif mode is _RNA:
-            result, side = (floor_e if floor_e < 0 else ceil_e), "tie, away from exponent 0"
+            result, why = (floor_e if floor_e < 0 else ceil_e), "tie, away from exponent 0"
         else:
             assert mode is _RHB
-            result, side = ceil_e, "tie, greater"
+            result, why = ceil_e, "tie, greater"
         if trace is not None:
-            why = f"sig^2 = {square} vs 2^{shift} = {boundary} (midpoint 2^(F+1/2)): {side}"
+            why = f"sig^2 = {square} vs 2^{2 * h + 1} = {boundary} (midpoint 2^(F+1/2)): {why}"
     if trace is not None:
         cand = f"candidates F={floor_e} (2^{floor_e}) and F+1={ceil_e} (2^{ceil_e})"
         trace.append(TraceStep("rounding", "ReferenceE8M0RoundExponent",
@@ -206,53 +255,38 @@ def _round_exponent(sig: int, exponent: int, mode: RoundingMode,
     return result, False
 
 
-def _reference_one(bits: int, lay: _Layout, mode: RoundingMode, sat: bool,
+_INVALID_RESULT = (0xFF, NV)
+
+
+def _reference_one(bits: int, fmt: _Fields, mode: RoundingMode, sat: bool,
                    trace: Optional[List[TraceStep]] = None) -> Tuple[int, int]:
     """``ReferenceFloatToE8M0`` for one raw source encoding, optionally traced."""
     t = trace
-    fb = lay.fraction_bits
-    emax = (1 << lay.exponent_bits) - 1
-    sign = (bits >> (lay.width - 1)) & 1
-    efield = (bits >> fb) & emax
-    frac = bits & ((1 << fb) - 1)
-    # Classify<fmt>
-    if efield == emax:
-        if frac == 0:
-            cls = "NegativeInfinity" if sign else "PositiveInfinity"
-        elif (frac >> (fb - 1)) & 1:
-            cls = "QuietNaN"
-        else:
-            cls = "SignalingNaN"
-    else:
-        cls = _FINITE_CLASS[sign][2 if efield else (1 if frac else 0)]
+    cls = _value_class(bits, fmt)
     if t is not None:
-        cls_fn = f"Classify{lay.name}"
-        t.append(TraceStep("value class", cls_fn,
-                           f"{lay.name} 0x{bits:0{lay.width // 4}x}: sign={sign} exponent field={efield} "
-                           f"fraction=0x{frac:x} -> {cls}"))
-    if sign or cls in _NAN_OR_ZERO:
+        t.append(TraceStep("value class", f"Classify{fmt.name}",
+                           f"{fmt.name} 0x{bits:0{fmt.width // 4}x}: sign={bits >> fmt.sign_shift} "
+                           f"exponent field={(bits >> fmt.fraction_bits) & fmt.exponent_ones} "
+                           f"fraction=0x{bits & fmt.fraction_mask:x} -> {cls}"))
+    if cls in _NO_E8M0_VALUE:
         if t is not None:
             t.append(TraceStep("invalid", "ReferenceFloatToE8M0",
                                f"{cls}: zero, negative and NaN sources give the E8M0 NaN 0xff", NV))
-        return 0xFF, NV
+        return _INVALID_RESULT
     if cls == "PositiveInfinity":
         code = 0xFE if sat else 0xFF
         if t is not None:
             t.append(TraceStep("overflow", "ReferenceFloatToE8M0",
                                f"+Inf follows the overflow rule: Sat={int(sat)} -> 0x{code:02x}", OF | NX))
         return code, OF | NX
-    # Positive finite: exact decomposition (<fmt>FiniteDecomposition).
-    if efield == 0:
-        sig, exp = frac, 1 - lay.bias - fb  # the subnormal exponent
-    else:
-        sig, exp = (1 << fb) | frac, efield - lay.bias - fb
-    if t is not None:
-        t.append(TraceStep("decomposition", f"{lay.name}FiniteDecomposition",
-                           f"value = {sig} * 2^{exp} (significand 0x{sig:x})"))
+    # Positive finite: the exact decomposition.
+    sig, exp = _finite_decomposition(bits, fmt)
     h = _highest_set_bit(sig)
     floor_e = exp + h
     exact_power = sig == 1 << h
     if t is not None:
+        t.append(TraceStep("decomposition", f"{fmt.name}FiniteDecomposition",
+                           f"value = {sig} * 2^{exp} (significand 0x{sig:x})"))
         t.append(TraceStep("floor exponent", "ReferenceE8M0HighestSetBit",
                            f"highest set bit h={h}; F = {exp} + {h} = {floor_e}, so 2^{floor_e} <= value < 2^{floor_e + 1}"))
         t.append(TraceStep("exact power", "ReferenceFloatToE8M0",
@@ -283,9 +317,12 @@ def _reference_one(bits: int, lay: _Layout, mode: RoundingMode, sat: bool,
     return code, flags
 
 
-def _reference(bits: np.ndarray, lay: _Layout, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
-    results = [_reference_one(b, lay, mode, sat) for b in bits.reshape(-1).tolist()]
-    pairs = np.array(results, dtype=np.uint8).reshape(-1, 2)
+def _reference(bits: np.ndarray, src: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
+    flat = bits.reshape(-1).tolist()
+    n = len(flat)
+    results = list(map(_reference_one, flat, repeat(_FIELDS[src], n), repeat(mode, n), repeat(sat, n)))
+    # every code and flag value fits a byte: the (code, flags) pairs as two interleaved bytes
+    pairs = np.frombuffer(bytes(chain.from_iterable(results)), dtype=np.uint8).reshape(-1, 2)
     return (np.ascontiguousarray(pairs[:, 0]).reshape(bits.shape),
             np.ascontiguousarray(pairs[:, 1]).reshape(bits.shape))
 
@@ -518,7 +555,7 @@ def to_e8m0(src_bits: Any, *, src_type: Any, rmode: Any = "NONE", sat: Any = Fal
     lay = _LAYOUTS[src]
     bits = _source_bits(src_bits, lay.width)
     if eng == "reference":
-        return _reference(np.asarray(bits), lay, mode, satb)
+        return _reference(np.asarray(bits), src, mode, satb)
     return _fast(np.asarray(bits), src, mode, satb)
 
 
@@ -549,7 +586,7 @@ def to_e8m0_trace(src_bits: int, *, src_type: Any, rmode: Any = "NONE",
         TraceStep("control", "ReferenceFloatToE8M0",
                   f"source {lay.name}, RMode {parse_rounding_mode(rmode).name} -> {mode.name}, Sat={int(satb)}")
     ]
-    code, flags = _reference_one(int(bits), lay, mode, satb, steps)
+    code, flags = _reference_one(int(bits), _FIELDS[src], mode, satb, steps)
     return code, flags, steps
 
 
