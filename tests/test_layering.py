@@ -158,3 +158,71 @@ def test_the_walk_sees_deferred_imports():
     """The checks above would be empty if the walk missed imports inside functions."""
     assert "ptonum.kernels.postprocess" in EDGES["ptonum.engines"]  # imported inside functions only
     assert "ptonum.tables" in EDGES["ptonum.kernels.postprocess"]
+
+
+# ---------------------------------------------------------------------------
+# Destination facts are written once (ptonum.tables) and read everywhere else
+
+
+def _fact_codes() -> Dict[int, str]:
+    """Every literal a module would write if it restated a destination fact instead of reading
+    ``ptonum.tables``: the codes of +-largest finite, +-infinity and the canonical NaN of each
+    floating destination, the binary64 bits of each largest finite value, and the two-flag words
+    (OF|NX, UF|NX).  Left out, because the same numbers are ordinary masks: all-ones values
+    (E4M3's NaN 0x7F) and lone sign bits (HiF8's NaN 0x80)."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from ptonum import tables
+
+    facts: Dict[int, str] = {}
+    for t, d in tables.DESTINATIONS.items():
+        if d.integer:
+            continue
+        codes = [("largest finite", c) for c in d.largest] + [("infinity", c) for c in d.infinity or ()]
+        codes.append(("canonical NaN", d.canonical_nan or 0))
+        for what, code in codes:
+            if code & (code + 1) and code != d.sign:  # not all-ones, not the sign bit
+                facts[code] = f"{t.name} {what}"
+        assert d.largest_value > Fraction(0)
+        bits = int(np.array(float(d.largest_value), np.float64).view(np.uint64))
+        facts[bits] = f"{t.name} largest finite value {d.largest_value} as binary64 bits"
+    facts[tables.OF | tables.NX] = "flags OF|NX"
+    facts[tables.UF | tables.NX] = "flags UF|NX"
+    return facts
+
+
+FACT_CODES = _fact_codes()
+#: The modules that declare the facts, and the ones that legitimately hold the same numbers as
+#: data of their own: conformance.gen writes boundary *inputs* (65504, 0x7F7FFFFF, ...) for the
+#: vectors it generates; numtext sits below tables and names the quiet NaN of the formats text
+#: is rounded to (FP64/FP19 among them, which are not destinations).
+FACT_OWNERS = {"ptonum.tables", "ptonum.datatypes", "ptonum.flags", "ptonum.conformance.gen", "ptonum.numtext"}
+
+
+def _restated_facts(source: str, where: str) -> List[str]:
+    """Integer literals written in hex whose value is a destination fact (see :func:`_fact_codes`)."""
+    found = []
+    for node in ast.walk(ast.parse(source, where)):
+        if isinstance(node, ast.Constant) and type(node.value) is int and node.value in FACT_CODES:
+            text = ast.get_source_segment(source, node) or ""
+            if text.lower().startswith("0x"):
+                found.append(f"{where}:{node.lineno}: {text} is the {FACT_CODES[node.value]}; "
+                             "read it from ptonum.tables")
+    return found
+
+
+def test_no_module_restates_a_destination_fact():
+    scanned = [m for m in sorted(MODULES) if m not in FACT_OWNERS]
+    assert {"ptonum.encode", "ptonum.kernels.postprocess", "ptonum.fpatr.element", "ptonum.tcvt"} <= set(scanned)
+    found = [hit for m in scanned for hit in _restated_facts(MODULES[m][0].read_text(), m)]
+    assert found == []
+
+
+def test_the_fact_guard_finds_a_restated_fact():
+    """The guard above is not vacuous: the facts it looks for include FP16's largest finite code,
+    the HiF8 overflow codes and E4M3's 448, and a restated one is reported."""
+    assert {0x7BFF, 0x7C00, 0x6E, 0xEF, 0x407C000000000000, 0x14} <= set(FACT_CODES)
+    source = "def f(sat):\n    return 0x7BFF if sat else 31744\n"  # 31744 = 0x7C00 in decimal: not flagged
+    assert [h.split(": ", 1)[0] for h in _restated_facts(source, "m")] == ["m:2"]

@@ -79,3 +79,19 @@ def test_kernel_codes_cover_every_destination_once() -> None:
     assert set(tables.KERNEL_DST) == set(DESTINATIONS)
     assert sorted(tables.KERNEL_DST.values()) == list(range(len(DESTINATIONS)))
     assert set(tables.KERNEL_ACC) == set(tables.ACCUMULATOR_TYPES)
+
+
+@pytest.mark.parametrize("t", list(LIBRARY) + [T.E8M0], ids=lambda t: t.name)
+def test_largest_value_and_sign_match_the_library(t: T) -> None:
+    """``largest_value`` (the overflow threshold of E4M3/HiF8) is the library's finfo.max, and the
+    value of the ``largest`` code; ``sign`` is the bit that negates a value."""
+    d = tables.E8M0 if t is T.E8M0 else DESTINATIONS[t]
+    lib = ml_dtypes.float8_e8m0fnu if t is T.E8M0 else LIBRARY[t]
+    fi = (en_dtypes.finfo if t is T.HiF8 else ml_dtypes.finfo)(lib)
+    assert float(d.largest_value) == float(fi.max)
+    assert float(np.array(d.largest[0], UINT[d.width]).view(lib).astype(np.float64)) == float(fi.max)
+    if t is T.E8M0:  # unsigned; 2^-127 is its smallest value (no subnormals, no zero); NaN 0xFF
+        assert d.sign == 0 and 2.0 ** d.emin == float(fi.smallest_normal) and d.canonical_nan == 0xFF
+        assert d.overflow_code(True, False) == d.largest[0] and d.overflow_code(False, False) == d.canonical_nan
+    else:
+        assert d.sign == _bits(t, -1.0) ^ _bits(t, 1.0)

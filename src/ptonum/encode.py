@@ -97,12 +97,16 @@ _BITS_DTYPE: Dict[int, Any] = {d.width: d.carrier.type for d in _FACTS.values()}
 _OF_NX = tables.OF | tables.NX
 _UF_NX = tables.UF | tables.NX
 _NX = tables.NX
+_OF = tables.OF
+_UF_SHIFT, _NX_SHIFT = tables.UF.bit_length() - 1, tables.NX.bit_length() - 1  # flag bit positions
+_FP32_INF = _FACTS[T.FP32].overflow_code(False, False)
+_FP32_SIGN = _FACTS[T.FP32].sign
 
 ExactReal = Union[Fraction, int]
 
 # Rounding-mode members as module constants (see ptonum.rounding): the reference steps run per element.
 from .rounding import RNA as _RNA, RNE as _RNE, RTM as _RTM, RTO as _RTO, RTP as _RTP, RTZ as _RTZ  # noqa: E402
-_T_FP32, _T_E4M3 = T.FP32, T.E4M3
+_T_FP32 = T.FP32
 
 
 def _check_destination(dst_type: object, name: str = "dst_type") -> TileDataType:
@@ -189,7 +193,7 @@ def _fp32_reference(num: int, den: int, mode: RoundingMode) -> Tuple[int, int]:
     exponent = _normalize(-num if negative else num, den)
     sign = 0x80000000 if negative else 0
     if exponent > 127:
-        return sign + 0x7F800000, _OF_NX
+        return sign + _FP32_INF, _OF_NX
     if exponent < -126:
         s_num, s_den = _times_pow2(num, den, 149)  # value / 2^-149
         rounded = round_ratio(s_num, s_den, mode)
@@ -206,7 +210,7 @@ def _fp32_reference(num: int, den: int, mode: RoundingMode) -> Tuple[int, int]:
         magnitude = 0x800000
         encoded_exponent += 1
     if encoded_exponent >= 255:
-        return sign + 0x7F800000, _OF_NX
+        return sign + _FP32_INF, _OF_NX
     return (sign + encoded_exponent * 0x800000 + magnitude - 0x800000,
             0 if rounded * s_den == s_num else _NX)
 
@@ -295,10 +299,11 @@ def _fp8_finite_value(dst: TileDataType, code: int) -> Fraction:
 
 
 def _fp8_is_finite_code(dst: TileDataType, code: int) -> bool:
-    """Not NaN and not infinity (``ClassifyE4M3`` / ``ClassifyHiF8``); every 8-bit code is valid."""
-    if dst is T.E4M3:
-        return (code & 0x7F) != 0x7F
-    return code not in (0x80, 0x6F, 0xEF)
+    """Not NaN and not infinity (``ClassifyE4M3`` / ``ClassifyHiF8``); every 8-bit code is valid.
+    (The NaNs are the canonical NaN with either sign bit: E4M3 0x7F/0xFF, HiF8 0x80.)"""
+    facts = _FACTS[dst]
+    assert facts.canonical_nan is not None
+    return code not in (facts.canonical_nan, facts.canonical_nan | facts.sign) + (facts.infinity or ())
 
 
 _FP8_CANDIDATES: Dict[TileDataType, List[Tuple[int, Fraction]]] = {
@@ -354,13 +359,10 @@ def _fp8_reference(v: ExactReal, dst: TileDataType, mode: RoundingMode, sat: boo
         return 0, 0
     negative = v < 0
     magnitude = -v if negative else v
-    e4m3 = dst is _T_E4M3
-    if magnitude > (448 if e4m3 else 32768):
-        if sat:
-            code = (0xFE if negative else 0x7E) if e4m3 else (0xEE if negative else 0x6E)
-        else:
-            code = 0x7F if e4m3 else (0xEF if negative else 0x6F)
-        return code, _OF_NX
+    facts = _FACTS[dst]
+    if magnitude > facts.largest_value:  # 448 (E4M3), 32768 (HiF8)
+        # Sat: the signed largest finite; else the signed infinity (E4M3, without one: its NaN)
+        return facts.overflow_code(sat, negative), _OF_NX
     best_set = False
     best_code = 0
     best_value = Fraction(0)
@@ -400,7 +402,7 @@ def _fp8_reference(v: ExactReal, dst: TileDataType, mode: RoundingMode, sat: boo
                 odd_set, odd_code, odd_value = True, code, cand
         if odd_set:
             best_code, best_value = odd_code, odd_value
-    min_normal = _pow2(-6) if e4m3 else _pow2(-15)
+    min_normal = _pow2(facts.emin)
     inexact = best_value != v
     if inexact and magnitude < min_normal:
         return best_code, _UF_NX
@@ -463,8 +465,8 @@ def encode_ratio(num: int, den: int, dst: TileDataType, mode: RoundingMode, sat:
         return _integer_reference(num, den, dst, mode, sat)
     if dst is _T_FP32:
         bits, flags = _fp32_reference(num, den, mode)
-        if sat and flags & 0x04:
-            bits = (bits & 0x80000000) | 0x7F7FFFFF
+        if sat and flags & _OF:
+            bits = _FACTS[_T_FP32].overflow_code(True, bits >= _FP32_SIGN)
         return bits, flags
     if dst in _BINARY16:
         return _binary16_reference(num, den, dst, mode, sat)
@@ -525,6 +527,9 @@ def round_and_saturate_signed_ratio(num: int, den: int, width: int, mode: Roundi
 # ---------------------------------------------------------------------------
 
 _U64 = np.uint64
+#: binary64 bits of the largest finite value of E4M3 (448) and HiF8 (32768): above it they overflow
+_LARGEST_BITS: Dict[TileDataType, int] = {
+    t: int(np.array(float(_FACTS[t].largest_value), np.float64).view(np.uint64)) for t in (T.E4M3, T.HiF8)}
 _MANT_MASK = _U64((1 << 52) - 1)
 _ABS_MASK = _U64((1 << 63) - 1)
 _HIDDEN = _U64(1 << 52)
@@ -654,15 +659,13 @@ def _binary_fast(v: np.ndarray, dst: TileDataType, mode: RoundingMode, sat: bool
     inexact = rem != 0
     tiny = big_e < _U64(emin_b)
     flags = np.where(inexact, np.uint8(_NX), np.uint8(0))
-    flags |= (inexact & tiny).astype(np.uint8) << np.uint8(3)
+    flags |= (inexact & tiny).astype(np.uint8) << np.uint8(_UF_SHIFT)
     if dst is T.E4M3:
-        overflow = a > _U64(0x407C000000000000)  # |v| > 448
-        sign = (neg & (n != 0)).astype(np.uint8) << np.uint8(7)
+        overflow = a > _U64(_LARGEST_BITS[dst])  # |v| > 448
+        sign = (neg & (n != 0)).astype(np.uint8) << np.uint8(width - 1)
         bits = code.astype(np.uint8) | sign
-        if sat:
-            ovf_bits = np.where(neg, np.uint8(0xFE), np.uint8(0x7E))
-        else:
-            ovf_bits = np.uint8(0x7F)
+        ovf_bits = np.where(neg, np.uint8(_FACTS[dst].overflow_code(sat, True)),
+                            np.uint8(_FACTS[dst].overflow_code(sat, False)))
     else:
         _, _, _, _, maxc, infc = _BINARY[dst]
         overflow = code >= _U64(infc)
@@ -696,8 +699,8 @@ def _native_rne_fast(v: np.ndarray, dst: TileDataType, sat: bool) -> Tuple[np.nd
     bits = r.view(utype)
     inexact = r.astype(np.float64) != v
     tiny = (v.view(_U64) & _ABS_MASK) < _U64(min_normal_bits)
-    flags = inexact.astype(np.uint8) << np.uint8(4)
-    flags |= (inexact & tiny).astype(np.uint8) << np.uint8(3)
+    flags = inexact.astype(np.uint8) << np.uint8(_NX_SHIFT)
+    flags |= (inexact & tiny).astype(np.uint8) << np.uint8(_UF_SHIFT)
     bits = np.where(v == 0.0, utype(0), bits)  # an exact zero has no sign
     overflow = (bits & utype(absmask)) >= utype(infc)
     if np.any(overflow):
@@ -740,14 +743,12 @@ def _hif8_fast(v: np.ndarray, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray
     bits = body | ((neg & (n != 0)).astype(np.uint8) << np.uint8(7))
     inexact = rem != 0
     flags = np.where(inexact, np.uint8(_NX), np.uint8(0))
-    flags |= (inexact & (big_e < _U64(1023 - 15))).astype(np.uint8) << np.uint8(3)
-    overflow = a > _U64(0x40E0000000000000)  # |v| > 32768
+    flags |= (inexact & (big_e < _U64(1023 + _FACTS[T.HiF8].emin))).astype(np.uint8) << np.uint8(_UF_SHIFT)
+    overflow = a > _U64(_LARGEST_BITS[T.HiF8])  # |v| > 32768
     if np.any(overflow):
         _check_finite_chunk(v)
-        if sat:
-            ovf = np.where(neg, np.uint8(0xEE), np.uint8(0x6E))
-        else:
-            ovf = np.where(neg, np.uint8(0xEF), np.uint8(0x6F))
+        ovf = np.where(neg, np.uint8(_FACTS[T.HiF8].overflow_code(sat, True)),
+                       np.uint8(_FACTS[T.HiF8].overflow_code(sat, False)))
         bits = np.where(overflow, ovf, bits)
         flags = np.where(overflow, np.uint8(_OF_NX), flags)
     return bits, flags

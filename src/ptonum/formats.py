@@ -60,6 +60,7 @@ from .datatypes import (
     parse_data_type,
 )
 from .errors import UsageError
+from .tables import HIF8_INFINITY
 
 __all__ = [
     "TileDataType",
@@ -214,7 +215,7 @@ def _ref_fixed_decompose(d: FormatDescriptor, value: int) -> _Decomp:
 
 def _ref_hif8_decompose(value: int) -> _Decomp:
     """``HiF8FiniteDecomposition``: tapered dot field, sign-magnitude exponent."""
-    if value in (0x80, 0x6F, 0xEF):  # NaN, +Inf, -Inf
+    if value in (_HIF8_NAN, _HIF8_PINF, _HIF8_NINF):
         return _UNAVAILABLE
     dot, _, _ = _hif8_dot(value)
     negative = value >> 7 == 1
@@ -258,6 +259,9 @@ def _ref_decompose(dt: TileDataType, carrier: int, lane: int) -> _Decomp:
 
 
 _VC = ValueClass
+# HiF8's special codes (ClassifyHiF8): its NaN and (+Inf, -Inf), from ptonum.datatypes / ptonum.tables
+_HIF8_NAN = CANONICAL_NANS[TileDataType.HiF8]
+_HIF8_PINF, _HIF8_NINF = HIF8_INFINITY
 
 
 def _from_finite_sign(negative: bool, zero: bool, subnormal: bool) -> ValueClass:
@@ -283,11 +287,11 @@ def _ref_class(dt: TileDataType, carrier: int, lane: int) -> ValueClass:
         return _VC.INVALID_ENCODING
     d = DESCRIPTORS[dt]
     if d.kind is FormatKind.HIF8:  # ClassifyHiF8
-        if carrier == 0x80:
+        if carrier == _HIF8_NAN:
             return _VC.QUIET_NAN
-        if carrier == 0x6F:
+        if carrier == _HIF8_PINF:
             return _VC.POSITIVE_INFINITY
-        if carrier == 0xEF:
+        if carrier == _HIF8_NINF:
             return _VC.NEGATIVE_INFINITY
         if carrier == 0:
             return _VC.POSITIVE_ZERO
@@ -404,7 +408,7 @@ def _np_hif8_decompose(v: np.ndarray) -> Decomposition:
     signed = np.where(d1, np.where(b3, -1, 1), np.where(b4, -mag, mag))
     exp = np.select([den, d0, d1 | d2, d3], [m3.astype(np.int64) - 23, np.int64(-3), signed - 3, signed - 2],
                     signed - 1)
-    avail = (v != _U64(0x80)) & (v != _U64(0x6F)) & (v != _U64(0xEF))
+    avail = (v != _U64(_HIF8_NAN)) & (v != _U64(_HIF8_PINF)) & (v != _U64(_HIF8_NINF))
     keep = avail & (sig != 0)
     neg = (v >> _U64(7)).astype(bool) & avail
     return Decomposition(avail, neg, np.where(avail, sig, _U64(0)), np.where(keep, exp, np.int64(0)))
@@ -428,9 +432,9 @@ def _np_class(dt: TileDataType, v: np.ndarray, lane: int) -> np.ndarray:
         out = np.where((v & _U64(0x7F)) <= 7, np.uint8(_VC.POSITIVE_SUBNORMAL) + s,
                        np.uint8(_VC.POSITIVE_NORMAL) + s).astype(np.uint8)
         out[v == 0] = _VC.POSITIVE_ZERO
-        out[v == 0x80] = _VC.QUIET_NAN
-        out[v == 0x6F] = _VC.POSITIVE_INFINITY
-        out[v == 0xEF] = _VC.NEGATIVE_INFINITY
+        out[v == _HIF8_NAN] = _VC.QUIET_NAN
+        out[v == _HIF8_PINF] = _VC.POSITIVE_INFINITY
+        out[v == _HIF8_NINF] = _VC.NEGATIVE_INFINITY
         return out
     value = _np_lane(dt, v, lane)
     e, f, s, special = _np_fixed_parts(d, value)

@@ -29,8 +29,10 @@ pto-spec ``asl/arch/data-types/formats/*.asl`` (``<Format>NumericFormatDescripto
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import types
+from fractions import Fraction
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -42,6 +44,7 @@ __all__ = [
     "NV", "DZ", "OF", "UF", "NX",
     "Destination",
     "DESTINATIONS",
+    "E8M0",
     "INTEGER_DESTINATIONS",
     "FLOATING_DESTINATIONS",
     "ACCUMULATOR_TYPES",
@@ -58,6 +61,7 @@ __all__ = [
     "KIND_GENERAL",
     "TileKernelConfig",
     "TileDataType",
+    "kernel_facts_stamp",
 ]
 
 T = TileDataType
@@ -79,7 +83,12 @@ class Destination:
             (HiF8: the largest, 4, at exponent 0).
         emin, emax: floating only: exponent of the smallest normal and of the
             largest finite binade (HiF8: -15 and 15).
-        largest: floating only: codes of (+largest finite, -largest finite).
+        largest: floating only: codes of (+largest finite, -largest finite)
+            (E8M0, unsigned: the same code twice).
+        largest_value: floating only: the value of the largest finite code
+            (FP16 65504, E4M3 448, HiF8 32768); E4M3 and HiF8 overflow above it.
+        sign: floating only: the sign bit of a code (0x8000 for FP16); 0 for
+            integers and for E8M0, which has no sign.
         infinity: floating only: codes of (+inf, -inf), or ``None`` (E4M3).
         negative_zero: code of -0, or ``None`` when the format has no signed
             zero (HiF8, integers).
@@ -101,6 +110,8 @@ class Destination:
     emin: int = 0
     emax: int = 0
     largest: Tuple[int, int] = (0, 0)
+    largest_value: Fraction = Fraction(0)
+    sign: int = 0
     infinity: Optional[Tuple[int, int]] = None
     negative_zero: Optional[int] = None
     canonical_nan: Optional[int] = None
@@ -192,19 +203,21 @@ def _binary(t: TileDataType) -> Destination:
     """An IEEE-style sign/exponent/fraction destination, from its descriptor alone."""
     d = DESCRIPTORS[t]
     e, f, bias = d.exponent_bits_max, d.fraction_bits_max, d.exponent_bias
-    sign = 1 << d.sign_bit
+    sign = (1 << d.sign_bit) if d.sign_bits else 0
     top = (1 << e) - 1  # the all-ones exponent field
     if d.has_infinity:  # the all-ones exponent holds infinities and NaNs
-        emax_field, largest_fraction = top - 1, (1 << f) - 1
+        largest = ((top - 1) << f) | ((1 << f) - 1)
         inf: Optional[Tuple[int, int]] = (top << f, sign | (top << f))
-    elif d.has_quiet_nan:  # only the all-ones code is NaN (E4M3): one fraction value fewer
-        emax_field, largest_fraction, inf = top, (1 << f) - 2, None
+    elif d.has_quiet_nan:  # only the all-ones code is NaN (E4M3, E8M0): the code below it
+        largest, inf = ((top << f) | ((1 << f) - 1)) - 1, None
     else:
-        emax_field, largest_fraction, inf = top, (1 << f) - 1, None
-    largest = (emax_field << f) | largest_fraction
+        largest, inf = (top << f) | ((1 << f) - 1), None
+    emax_field, largest_fraction = largest >> f, largest & ((1 << f) - 1)
+    largest_value = Fraction((1 << f) | largest_fraction) * Fraction(2) ** (emax_field - bias - f)
     return Destination(
-        t, d.lane_bits, _carrier(d.lane_bits), False, precision=f + 1, emin=1 - bias, emax=emax_field - bias,
-        largest=(largest, sign | largest), infinity=inf,
+        t, d.lane_bits, _carrier(d.lane_bits), False, precision=f + 1,
+        emin=(1 if d.has_subnormal else 0) - bias, emax=emax_field - bias,
+        largest=(largest, sign | largest), largest_value=largest_value, sign=sign, infinity=inf,
         negative_zero=sign if d.has_signed_zero else None, canonical_nan=CANONICAL_NANS.get(t),
     )
 
@@ -223,7 +236,9 @@ def _hif8() -> Destination:
     d = DESCRIPTORS[T.HiF8]
     assert d.kind is FormatKind.HIF8 and not d.has_signed_zero
     return Destination(T.HiF8, d.lane_bits, _carrier(d.lane_bits), False, precision=d.fraction_bits_max + 1,
-                       emin=-15, emax=15, largest=HIF8_LARGEST, infinity=HIF8_INFINITY,
+                       emin=-15, emax=15, largest=HIF8_LARGEST, largest_value=Fraction(2) ** 15,
+                       sign=1 << d.sign_bit,
+                       infinity=HIF8_INFINITY,
                        negative_zero=None, canonical_nan=CANONICAL_NANS[T.HiF8])
 
 
@@ -237,6 +252,8 @@ _DEST.update({t: _binary(t) for t in (T.FP32, T.FP16, T.BF16, T.E4M3)})
 _DEST[T.HiF8] = _hif8()
 #: Every B.FPATR destination type -> its :class:`Destination` (read-only).
 DESTINATIONS: Mapping[TileDataType, Destination] = types.MappingProxyType(_DEST)
+#: The destination of TCVT to E8M0 (no sign, no zero, no infinity; NaN 0xFF), derived the same way.
+E8M0: Destination = _binary(T.E8M0)
 
 
 # ---------------------------------------------------------------------------
@@ -359,3 +376,31 @@ def kernel_size(size: int) -> bool:
     """
     return (size > 0 and size >= kernel_min_elements()
             and os.environ.get("PTONUM_DISABLE_NUMBA", "0") in ("", "0"))
+
+
+def kernel_facts_stamp() -> str:
+    """A digest of every fact above that a compiled kernel may freeze as a constant.
+
+    numba compiles a module-level value a kernel reads (a code, a flag bit, a HiF8 table)
+    into the machine code, and its cache judges freshness by the kernel module's source
+    only; :mod:`ptonum.kernels` adds this digest to the cache stamp, so a change to a table
+    here (or to a descriptor it is derived from) recompiles the kernels instead of loading
+    code with the old constants.
+
+    Source: no spec counterpart (compilation helper).
+    """
+    global _STAMP
+    if _STAMP is None:
+        h = hashlib.sha256()
+        for t, d in sorted({**DESTINATIONS, T.E8M0: E8M0}.items()):
+            h.update(repr((t.name, dataclasses.astuple(d)[1:], d.negative_zero_result)).encode())
+        for table in (HIF8_MBITS, HIF8_BASE, HIF8_PARFLIP):
+            h.update(table.tobytes())
+        h.update(repr((sorted((t.name, c) for t, c in KERNEL_DST.items()),
+                       sorted((t.name, c) for t, c in KERNEL_ACC.items()),
+                       KIND_PASS, KIND_SHIFT, KIND_GENERAL, NV, DZ, OF, UF, NX)).encode())
+        _STAMP = h.hexdigest()
+    return _STAMP
+
+
+_STAMP: Optional[str] = None

@@ -54,6 +54,7 @@ from .errors import UnsupportedConversionError, UsageError
 from .flags import NV, NX, OF, UF, flag_names
 from .formats import TileDataType, parse_data_type
 from .rounding import RoundingMode, parse_rounding_mode
+from . import tables
 
 __all__ = [
     "SUPPORTED_SOURCES",
@@ -97,6 +98,8 @@ _LAYOUTS: Dict[TileDataType, _Layout] = {
 }
 
 _NEAREST = (RoundingMode.RNE, RoundingMode.RNA, RoundingMode.RHB)
+
+_E8M0 = tables.E8M0  # the E8M0 destination facts (largest 0xFE, NaN 0xFF)
 
 # Rounding-mode members as module constants (see ptonum.rounding): the reference steps run per element.
 from .rounding import RHB as _RHB, RNA as _RNA, RNE as _RNE, RTM as _RTM, RTO as _RTO, RTP as _RTP, RTZ as _RTZ  # noqa: E402
@@ -274,7 +277,7 @@ def _reference_one(bits: int, fmt: _Fields, mode: RoundingMode, sat: bool,
                                f"{cls}: zero, negative and NaN sources give the E8M0 NaN 0xff", NV))
         return _INVALID_RESULT
     if cls == "PositiveInfinity":
-        code = 0xFE if sat else 0xFF
+        code = _E8M0.overflow_code(sat, False)
         if t is not None:
             t.append(TraceStep("overflow", "ReferenceFloatToE8M0",
                                f"+Inf follows the overflow rule: Sat={int(sat)} -> 0x{code:02x}", OF | NX))
@@ -299,7 +302,7 @@ def _reference_one(bits: int, fmt: _Fields, mode: RoundingMode, sat: bool,
                                f"F = {floor_e} < -127: underflow, Sat={int(sat)} -> 0x{code:02x}", UF | NX))
         return code, UF | NX
     if floor_e == 127 and not exact_power:
-        code = 0xFE if sat else 0xFF
+        code = _E8M0.overflow_code(sat, False)
         if t is not None:
             t.append(TraceStep("range", "ReferenceFloatToE8M0",
                                f"F = 127 and not exactly 2^127: overflow in every mode, Sat={int(sat)} -> 0x{code:02x}",
@@ -374,7 +377,7 @@ def _fast_rule(bits: np.ndarray, lay: _Layout, mode: RoundingMode, sat: bool) ->
     over = pos_inf | ((floor_e == 127) & ~exact)
     codes = np.where(under, 0x00 if sat else 0xFF, codes)
     flags = np.where(under, UF | NX, flags)
-    codes = np.where(over, 0xFE if sat else 0xFF, codes)
+    codes = np.where(over, _E8M0.overflow_code(sat, False), codes)
     flags = np.where(over, OF | NX, flags)
     codes = np.where(invalid, 0xFF, codes)
     flags = np.where(invalid, NV, flags)

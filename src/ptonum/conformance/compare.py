@@ -60,6 +60,7 @@ from dataclasses import dataclass, field  # noqa: E402
 from typing import Dict, List, Optional, Tuple  # noqa: E402
 
 from ..formats import TileDataType  # noqa: E402
+from ..tables import DESTINATIONS  # noqa: E402
 
 __all__ += ["as_device_bits", "unpack_s4x2", "parse_flags", "decoded_text", "is_nan", "distance", "Mismatch",
             "CompareReport", "compare_arrays", "histogram"]
@@ -191,6 +192,7 @@ def _signed(bits: np.ndarray, width: int) -> np.ndarray:
 
 
 _RANK_CACHE: Dict[TileDataType, Tuple[np.ndarray, np.ndarray]] = {}
+_FP32_INF = DESTINATIONS[TileDataType.FP32].overflow_code(False, False)  # +Inf: FP32 codes above it are NaN
 
 
 def _float_rank(dst: TileDataType, bits: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -201,7 +203,7 @@ def _float_rank(dst: TileDataType, bits: np.ndarray) -> Tuple[np.ndarray, np.nda
     if dst is TileDataType.FP32:
         b = bits.astype(np.int64)
         mag = b & 0x7FFFFFFF
-        special = mag >= 0x7F800000
+        special = mag >= _FP32_INF
         return np.where(b >> 31 == 1, -mag, mag), special
     if dst not in _RANK_CACHE:
         codes = np.arange(1 << _WIDTH[dst], dtype=np.uint64)
@@ -222,7 +224,7 @@ def is_nan(dst: TileDataType, bits: np.ndarray) -> np.ndarray:
     if dst.is_integer:
         return np.zeros(b.shape, bool)
     if dst is TileDataType.FP32:
-        return (b & np.uint64(0x7FFFFFFF)) > np.uint64(0x7F800000)
+        return (b & np.uint64(0x7FFFFFFF)) > np.uint64(_FP32_INF)
     from ..formats import to_float64
 
     return np.isnan(np.asarray(to_float64(dst, b), dtype=np.float64))

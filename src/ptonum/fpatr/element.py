@@ -106,6 +106,11 @@ _NEG_ZERO: Dict[TileDataType, int] = {t: d.negative_zero_result for t, d in DEST
                                       if d.negative_zero_result is not None}
 _INT_MIN_MAX = {t: (d.minimum_code, d.maximum_code) for t, d in DESTINATIONS.items() if d.integer}
 _WIDTH_MASK = {t: d.mask for t, d in DESTINATIONS.items()}
+_S16_RANGE = (DESTINATIONS[T.S16].minimum, DESTINATIONS[T.S16].maximum)
+# the FP32 source: (+Inf, -Inf) (+Inf is also the exponent-field mask), -0, the quiet bit of a NaN
+_FP32_INF: Tuple[int, int] = DESTINATIONS[T.FP32].infinity or (0, 0)
+_FP32_NEG_ZERO = DESTINATIONS[T.FP32].sign
+_FP32_QUIET = (DESTINATIONS[T.FP32].canonical_nan or 0) & ~_FP32_INF[0]
 
 # FP32 value classes used here
 _QNAN, _SNAN, _PINF, _NINF = "QuietNaN", "SignalingNaN", "PositiveInfinity", "NegativeInfinity"
@@ -477,8 +482,9 @@ def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...
         else:
             shifted = acc.view(np.int32) >> sh
         shifted = np.broadcast_to(shifted, shape)
-        over = (shifted > 32767) | (shifted < -32768)
-        res = np.clip(shifted, -32768, 32767).astype(np.int16).view(np.uint16)
+        lo, hi = _S16_RANGE
+        over = (shifted > hi) | (shifted < lo)
+        res = np.clip(shifted, lo, hi).astype(np.int16).view(np.uint16)
         flags = np.where(over, np.uint8(OF | NX), np.uint8(0))
         return np.ascontiguousarray(res), flags.astype(np.uint8)
 
@@ -489,7 +495,7 @@ def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...
         fsrc = acc.view(np.float32)
         finite = np.isfinite(fsrc)
         special_any = not bool(finite.all())
-        neg = (acc >= np.uint32(0x80000000)) & (acc <= np.uint32(0xFF800000))
+        neg = (acc >= np.uint32(_FP32_NEG_ZERO)) & (acc <= np.uint32(_FP32_INF[1]))
         with np.errstate(invalid="ignore"):
             value = fsrc.astype(np.float64)
         if special_any:
@@ -536,7 +542,7 @@ def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...
     if fp32:
         # Step 9: -0 source with a nonzero multiplier to a floating destination.
         if dst.is_floating:
-            negzero = acc == np.uint32(0x80000000)
+            negzero = acc == np.uint32(_FP32_NEG_ZERO)
             if negzero.any():
                 m = np.broadcast_to(mult, shape) if np.ndim(mult) else np.full(shape, float(mult))
                 hit = np.broadcast_to(negzero, shape) & (m != 0.0)
@@ -548,13 +554,13 @@ def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...
         if special_any:
             a = np.broadcast_to(acc, shape)
             m = np.broadcast_to(mult, shape) if np.ndim(mult) else np.full(shape, float(mult))
-            exp_all = (a & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+            exp_all = (a & np.uint32(_FP32_INF[0])) == np.uint32(_FP32_INF[0])
             mant = a & np.uint32(0x7FFFFF)
-            ninf = a == np.uint32(0xFF800000)
+            ninf = a == np.uint32(_FP32_INF[1])
             classes = (
-                (_QNAN, exp_all & (mant >= np.uint32(0x400000))),
-                (_SNAN, exp_all & (mant != 0) & (mant < np.uint32(0x400000))),
-                (_PINF, a == np.uint32(0x7F800000)),
+                (_QNAN, exp_all & (mant >= np.uint32(_FP32_QUIET))),
+                (_SNAN, exp_all & (mant != 0) & (mant < np.uint32(_FP32_QUIET))),
+                (_PINF, a == np.uint32(_FP32_INF[0])),
                 (_NINF, ninf & (m != 0.0)),
             )
             for cls, mask in classes:

@@ -52,7 +52,7 @@ import numpy as np
 from .._util import as_bits, check_bool, check_engine, scalar_int
 from ..errors import UsageError
 from ..formats import TileDataType, parse_data_type
-from ..tables import NV, OF
+from ..tables import DESTINATIONS, NV, OF
 
 __all__ = [
     "REDUCTION_TYPES",
@@ -70,8 +70,10 @@ __all__ = [
 #: Accumulator types a B.FPATR reduction runs on (``BundleFPATRAccumulatorTypeLegal``).
 REDUCTION_TYPES = (TileDataType.FP32, TileDataType.S32, TileDataType.U32)
 
-#: FP32 canonical quiet NaN (``HardwareNumericCanonicalNaNResult`` for FP32).
-CANONICAL_NAN_FP32 = 0x7FC00000
+_FP32 = DESTINATIONS[TileDataType.FP32]
+#: FP32 canonical quiet NaN (``HardwareNumericCanonicalNaNResult`` for FP32; ptonum.tables).
+CANONICAL_NAN_FP32: int = _FP32.canonical_nan or 0
+_FP32_INF = _FP32.overflow_code(False, False)  # +Inf: also the mask of the exponent field
 
 _NV = NV
 _OF = OF
@@ -102,7 +104,7 @@ def check_reduction_type(acc_type: Any, name: str = "acc_type") -> TileDataType:
 
 
 def _fp32_is_nan(v: int) -> bool:
-    return (v & 0x7F800000) == 0x7F800000 and (v & 0x007FFFFF) != 0
+    return (v & _FP32_INF) == _FP32_INF and (v & 0x007FFFFF) != 0
 
 
 def _fp32_is_snan(v: int) -> bool:
@@ -173,7 +175,7 @@ def _step_ref(current: int, candidate: int, t: TileDataType, max_abs: bool) -> T
 
 
 def _fp32_nan_np(v: np.ndarray) -> np.ndarray:
-    return ((v & np.uint32(0x7F800000)) == np.uint32(0x7F800000)) & ((v & np.uint32(0x007FFFFF)) != 0)
+    return ((v & np.uint32(_FP32_INF)) == np.uint32(_FP32_INF)) & ((v & np.uint32(0x007FFFFF)) != 0)
 
 
 def _fp32_snan_np(v: np.ndarray) -> np.ndarray:

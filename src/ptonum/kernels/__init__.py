@@ -9,7 +9,9 @@ flags (the test suite runs the conformance vectors through each).
 
 Robustness (every kernel call goes through :func:`launch`):
 
-* **Cache.** Compiled kernels are looked up in ``PTONUM_CACHE_DIR``, ``NUMBA_CACHE_DIR``,
+* **Cache.** A cached kernel is current when its module's source and the facts of
+  :mod:`ptonum.tables` it may have frozen as constants (:func:`ptonum.tables.kernel_facts_stamp`)
+  are unchanged.  Compiled kernels are looked up in ``PTONUM_CACHE_DIR``, ``NUMBA_CACHE_DIR``,
   ``__pycache__`` beside the kernel modules and numba's per-user cache directory, in that
   order, and new compilations are saved in the first of those that is writable
   (:func:`kernel_cache_dirs`).  With none writable (a read-only install run by a user
@@ -43,7 +45,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, TypeVar
 
 import numpy as np
 
-from ..tables import DEFAULT_KERNEL_MIN_ELEMENTS, kernel_min_elements
+from ..tables import DEFAULT_KERNEL_MIN_ELEMENTS, kernel_facts_stamp, kernel_min_elements
 
 __all__ = ["NUMBA_AVAILABLE", "DEFAULT_KERNEL_MIN_ELEMENTS", "kernel_min_elements", "numba_enabled", "njit",
            "prange", "launch", "kernel_cache_warm", "kernel_cache_dir", "kernel_cache_dirs",
@@ -392,7 +394,9 @@ if _numba is not None:
             py_file = inspect.getfile(py_func)
             locators = [_DirLocator(py_func, py_file, d) for d in _candidate_dirs(py_file)]
             self._impl = _Impl(py_func, locators[0])
-            stamp = locators[0].get_source_stamp()
+            # the tables' digest too: a kernel freezes the module-level facts it reads from
+            # ptonum.tables into its machine code, so new facts must not load old code
+            stamp = (locators[0].get_source_stamp(), kernel_facts_stamp())
             self._files = [_IndexFile(cache_path=loc.get_cache_path(), filename_base=self._impl.filename_base,
                                       source_stamp=stamp) for loc in locators]
             self._cache_file = self._files[0]

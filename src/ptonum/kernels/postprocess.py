@@ -71,6 +71,76 @@ _UF_NX = tables.UF | tables.NX
 _OF_NX = tables.OF | tables.NX
 _NV = tables.NV
 _OF = tables.OF
+_ALL_FLAGS = tables.NV | tables.DZ | tables.OF | tables.UF | tables.NX
+#: bit positions of NX and UF (the select-only row loops build flags with shifts)
+_NX_SHIFT = tables.NX.bit_length() - 1
+_UF_SHIFT = tables.UF.bit_length() - 1
+
+# ---------------------------------------------------------------------------
+# Destination facts (ptonum.tables.DESTINATIONS), module-level ints that numba freezes into
+# the kernels as constants (the kernel cache stamp includes tables.kernel_facts_stamp()).
+
+
+def _f64_bits_of(value: Any) -> int:
+    """The binary64 bit pattern of an exactly representable value, as an int."""
+    return int(np.array(float(value), np.float64).view(np.int64))
+
+
+def _facts(t: Any) -> Tuple[int, int, int, int, int]:
+    """(precision, emin, width, +largest code, +overflow code without Sat: +infinity, E4M3: NaN)."""
+    d = tables.DESTINATIONS[t]
+    return d.precision, d.emin, d.width, d.largest[0], d.overflow_code(False, False)
+
+
+BIN_FP32, BIN_FP16, BIN_BF16, BIN_E4M3 = (_facts(t) for t in (T_.FP32, T_.FP16, T_.BF16, T_.E4M3))
+_FP32 = tables.DESTINATIONS[T_.FP32]
+FP32_INF = _FP32.overflow_code(False, False)  #: also the mask of FP32's exponent field
+FP32_NEG_ZERO = _FP32.sign  #: -0, also the sign bit
+FP32_QNAN = int(_FP32.canonical_nan or 0)
+FP32_QUIET = FP32_QNAN & ~FP32_INF  #: the quiet bit of an FP32 NaN
+FP32_MANT = (1 << (_FP32.precision - 1)) - 1
+_FP16 = tables.DESTINATIONS[T_.FP16]
+_BF16 = tables.DESTINATIONS[T_.BF16]
+FP16_NEG_ZERO = int(_FP16.negative_zero or 0)
+BF16_NEG_ZERO = int(_BF16.negative_zero or 0)
+#: FP32 -> FP16 without a multiplier: the fraction bits dropped, the FP32 exponent-field
+#: difference of the two biases (127 - 15) and the FP32 bits of FP16's smallest normal 2^-14
+F16_DROP = _FP32.precision - _FP16.precision
+F16_REBIAS = (_FP16.emin - _FP32.emin) << (_FP32.precision - 1)
+F16_TINY = (_FP16.emin - _FP32.emin + 1) << (_FP32.precision - 1)
+#: a result below 2^-14 drops F16_SUB_SHIFT - (biased FP32 exponent) bits (126 - e)
+F16_SUB_SHIFT = F16_DROP + _FP16.emin - _FP32.emin + 1
+#: FP32 -> BF16: the smallest FP32 magnitude that rounds (RNE) to BF16's infinity
+BF16_BIG = (BIN_BF16[4] << (_FP32.width - _BF16.width)) - (1 << (_FP32.width - _BF16.width - 1))
+_E4M3 = tables.DESTINATIONS[T_.E4M3]
+E4M3_P, E4M3_EMIN_B = _E4M3.precision, _E4M3.emin + 1023  # binary64-biased emin
+E4M3_SIGN = _E4M3.sign
+E4M3_MASK = _E4M3.mask
+E4M3_OVF_BITS = _f64_bits_of(_E4M3.largest_value)  #: |v| above the largest finite (448) overflows
+#: overflow codes without Sat (E4M3: the NaN) and with Sat (the largest finite), + and -
+E4M3_OVF_POS, E4M3_OVF_NEG, E4M3_SAT_POS, E4M3_SAT_NEG = (
+    _E4M3.overflow_code(s, n) for s in (False, True) for n in (False, True))
+_HIF8 = tables.DESTINATIONS[T_.HiF8]
+HIF8_EMIN_B = _HIF8.emin + 1023
+HIF8_SIGN = _HIF8.sign
+HIF8_MASK = _HIF8.mask
+HIF8_OVF_BITS = _f64_bits_of(_HIF8.largest_value)  #: |v| above the largest finite (32768) overflows
+HIF8_OVF_POS, HIF8_OVF_NEG, HIF8_SAT_POS, HIF8_SAT_NEG = (
+    _HIF8.overflow_code(s, n) for s in (False, True) for n in (False, True))
+HIF8_ZERO = int(_HIF8.negative_zero_result or 0)  #: the code of a -0 result (HiF8 has one zero)
+
+
+def _range(t: Any) -> Tuple[float, float, int]:
+    d = tables.DESTINATIONS[t]
+    return float(d.minimum), float(d.maximum), d.mask
+
+
+RANGE_S4X2, RANGE_S8, RANGE_S16, RANGE_S32, RANGE_U32 = (_range(t) for t in tables.INTEGER_DESTINATIONS)
+_S16 = tables.DESTINATIONS[T_.S16]
+S16_MIN, S16_MAX, S16_MIN_CODE, S16_MAX_CODE, S16_MASK = (
+    _S16.minimum, _S16.maximum, _S16.minimum_code, _S16.maximum_code, _S16.mask)
+_S32 = tables.DESTINATIONS[T_.S32]
+S32_MIN_CODE, S32_MAX_CODE, U32_MASK = _S32.minimum_code, _S32.maximum_code, _S32.mask
 
 _MANT = (1 << 52) - 1
 _HIDDEN = 1 << 52
@@ -168,7 +238,7 @@ def _multiplier(neg: bool, sc: float, al: float, relu: int) -> float:
 @njit(inline="always")
 def _fp32_special_or_negzero(x: int) -> bool:
     """An FP32 NaN/Inf or -0 source: the row loops leave these to :func:`_element`."""
-    return (x & 0x7F800000) == 0x7F800000 or x == 0x80000000
+    return (x & FP32_INF) == FP32_INF or x == FP32_NEG_ZERO
 
 
 @njit
@@ -202,13 +272,13 @@ def _round_int(v: float, mode: int) -> float:
 def _encode_binary(v: float, dst: int, mode: int, sat: bool) -> Tuple[int, int]:
     """FP32/FP16/BF16/E4M3 encoding of an exact float64 value (ptonum.encode._binary_fast)."""
     if dst == D_FP32:
-        p, emin, width, maxc, infc = 24, -126, 32, 0x7F7FFFFF, 0x7F800000
+        p, emin, width, maxc, infc = BIN_FP32
     elif dst == D_FP16:
-        p, emin, width, maxc, infc = 11, -14, 16, 0x7BFF, 0x7C00
+        p, emin, width, maxc, infc = BIN_FP16
     elif dst == D_BF16:
-        p, emin, width, maxc, infc = 8, -126, 16, 0x7F7F, 0x7F80
-    else:  # E4M3
-        p, emin, width, maxc, infc = 4, -6, 8, 0x7E, 0x7F
+        p, emin, width, maxc, infc = BIN_BF16
+    else:  # E4M3 (its overflow is judged on the value, below)
+        p, emin, width, maxc, infc = BIN_E4M3
     b = _f64_bits(v)
     a = b & _ABS
     neg = b < 0
@@ -231,11 +301,11 @@ def _encode_binary(v: float, dst: int, mode: int, sat: bool) -> Tuple[int, int]:
     if rem != 0:
         flags = _UF_NX if big_e < emin_b else _NX
     if dst == D_E4M3:
-        if a > 0x407C000000000000:  # |v| > 448
+        if a > E4M3_OVF_BITS:  # |v| > 448
             if sat:
-                return (0xFE if neg else 0x7E), _OF_NX
-            return 0x7F, _OF_NX
-        return (code & 0xFF) | (0x80 if (neg and n != 0) else 0), flags
+                return (E4M3_SAT_NEG if neg else E4M3_SAT_POS), _OF_NX
+            return (E4M3_OVF_NEG if neg else E4M3_OVF_POS), _OF_NX
+        return (code & E4M3_MASK) | (E4M3_SIGN if (neg and n != 0) else 0), flags
     sign = (1 << (width - 1)) if (neg and a != 0) else 0
     if code >= infc:
         return sign | (maxc if sat else infc), _OF_NX
@@ -248,10 +318,10 @@ def _encode_hif8(v: float, mode: int, sat: bool) -> Tuple[int, int]:
     b = _f64_bits(v)
     a = b & _ABS
     neg = b < 0
-    if a > 0x40E0000000000000:  # |v| > 32768
+    if a > HIF8_OVF_BITS:  # |v| > 32768
         if sat:
-            return (0xEE if neg else 0x6E), _OF_NX
-        return (0xEF if neg else 0x6F), _OF_NX
+            return (HIF8_SAT_NEG if neg else HIF8_SAT_POS), _OF_NX
+        return (HIF8_OVF_NEG if neg else HIF8_OVF_POS), _OF_NX
     big_e = a >> 52
     ecl = min(max(big_e - 1023, -23), 16)
     idx = ecl + 23
@@ -266,26 +336,27 @@ def _encode_hif8(v: float, mode: int, sat: bool) -> Tuple[int, int]:
     n = k + (1 if _round_up(mode, rem, half, neg, (k ^ HIF8_PARFLIP[idx]) & 1) else 0)
     flags = 0
     if rem != 0:
-        flags = _UF_NX if big_e < 1023 - 15 else _NX
+        flags = _UF_NX if big_e < HIF8_EMIN_B else _NX
     if n == 0:
         return 0, flags
     carry = n >> (mb + 1)
     t = min(max(e0 + carry + 23, 0), 40)
-    body = (HIF8_BASE[t] + (n & ((1 << mb) - 1))) & 0xFF
-    return body | (0x80 if neg else 0), flags
+    body = (HIF8_BASE[t] + (n & ((1 << mb) - 1))) & HIF8_MASK
+    return body | (HIF8_SIGN if neg else 0), flags
 
 
 @njit
 def _int_range(dst: int) -> Tuple[float, float, int]:
+    """(minimum, maximum, mask) of an integer destination (ptonum.tables)."""
     if dst == D_S4X2:
-        return -8.0, 7.0, 0xF
+        return RANGE_S4X2
     if dst == D_S8:
-        return -128.0, 127.0, 0xFF
+        return RANGE_S8
     if dst == D_S16:
-        return -32768.0, 32767.0, 0xFFFF
+        return RANGE_S16
     if dst == D_S32:
-        return -2147483648.0, 2147483647.0, 0xFFFFFFFF
-    return 0.0, 4294967295.0, 0xFFFFFFFF  # U32
+        return RANGE_S32
+    return RANGE_U32
 
 
 @njit
@@ -327,7 +398,7 @@ def _element(a: int, sc: float, al: float, off: int, src: int, relu: int, offw: 
         if ex == 0xFF:
             mant = a & 0x7FFFFF
             if mant != 0:  # NaN: never negative
-                if mant >= 0x400000:
+                if mant >= FP32_QUIET:
                     return spec[0], spec[1]
                 return spec[2], spec[3]
             if not neg:
@@ -378,17 +449,17 @@ def _abs_red(v: int, t: int) -> Tuple[int, int]:
     if t == SRC_U32:
         return v, 0
     if t == SRC_S32:
-        if v < 0x80000000:
+        if v < S32_MIN_CODE:
             return v, 0
-        if v == 0x80000000:
-            return 0x7FFFFFFF, _OF
-        return (0x100000000 - v) & 0xFFFFFFFF, 0
+        if v == S32_MIN_CODE:
+            return S32_MAX_CODE, _OF
+        return (0x100000000 - v) & U32_MASK, 0
     return v & 0x7FFFFFFF, 0
 
 
 @njit
 def _is_nan32(v: int) -> bool:
-    return (v & 0x7F800000) == 0x7F800000 and (v & 0x7FFFFF) != 0
+    return (v & FP32_INF) == FP32_INF and (v & FP32_MANT) != 0
 
 
 @njit
@@ -417,16 +488,16 @@ def _step(cur: int, cand: int, t: int, max_abs: bool) -> Tuple[int, int]:
         return (cur if cs >= ks else cand), flags
     ln = _is_nan32(cur)
     rn = _is_nan32(cand)
-    if (ln and (cur & 0x400000) == 0) or (rn and (cand & 0x400000) == 0):
+    if (ln and (cur & FP32_QUIET) == 0) or (rn and (cand & FP32_QUIET) == 0):
         flags |= _NV
     if ln and rn:
-        return 0x7FC00000, flags
+        return FP32_QNAN, flags
     if ln:
         return cand, flags
     if rn:
         return cur, flags
     if (cur & 0x7FFFFFFF) == 0 and (cand & 0x7FFFFFFF) == 0:
-        if cur == 0x80000000 and cand == 0x80000000:
+        if cur == FP32_NEG_ZERO and cand == FP32_NEG_ZERO:
             return cur, flags
         return 0, flags
     return (cur if _key32(cur) >= _key32(cand) else cand), flags
@@ -453,8 +524,8 @@ def _fold_group(acc: Any, start: int, stop: int, t: int, max_abs: bool) -> Tuple
         absm = np.uint32(0x7FFFFFFF) if max_abs else np.uint32(0xFFFFFFFF)
         for c in range(seg.size):
             v = np.uint32(seg[c] & absm)
-            nan = np.uint32((v & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000))
-            snan |= nan & np.uint32((v & np.uint32(0x400000)) == np.uint32(0))
+            nan = np.uint32((v & np.uint32(0x7FFFFFFF)) > np.uint32(FP32_INF))
+            snan |= nan & np.uint32((v & np.uint32(FP32_QUIET)) == np.uint32(0))
             k = _sel(np.uint32(v >> np.uint32(31)), np.uint32(~v), np.uint32(v ^ np.uint32(0x80000000)))
             k = _sel(nan, np.uint32(0), k)
             kmax = max(kmax, k)
@@ -463,7 +534,7 @@ def _fold_group(acc: Any, start: int, stop: int, t: int, max_abs: bool) -> Tuple
         if kmax > np.uint32(0):
             return _unkey32(np.int64(kmax)), flags
         if stepped:
-            return 0x7FC00000, flags
+            return FP32_QNAN, flags
         return np.int64(seg[0]), flags
     if t == SRC_S32:
         best = np.int32(-2147483648)
@@ -510,12 +581,12 @@ def _row_general(acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: b
         elif kind == KIND_SHIFT:
             sv = a - 4294967296 if a >= 0x80000000 else a
             s = sv >> sh_[j]
-            if s > 32767:
-                b, f = 0x7FFF, _OF_NX
-            elif s < -32768:
-                b, f = 0x8000, _OF_NX
+            if s > S16_MAX:
+                b, f = S16_MAX_CODE, _OF_NX
+            elif s < S16_MIN:
+                b, f = S16_MIN_CODE, _OF_NX
             else:
-                b, f = s & 0xFFFF, 0
+                b, f = s & S16_MASK, 0
         else:
             b, f = _element(a, sc_[j], al_[j] if relu >= 2 else 0.0, of_[j], src, relu, offw,
                             dst, mode, sat, spec, negzero)
@@ -550,9 +621,9 @@ def _row_bf16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool, spe
         r = hi + ((lo + np.uint32(0x7FFF) + (hi & one)) >> np.uint32(16))
         nz = np.uint32(lo != np.uint32(0))
         tiny = np.uint32(ax < np.uint32(0x00800000))
-        big = np.uint32(ax >= np.uint32(0x7F7F8000))
+        big = np.uint32(ax >= np.uint32(BF16_BIG))
         keep = (relum & (x >> np.uint32(31))) | big
-        f = _sel(keep, np.uint32(0), (nz << np.uint32(4)) | ((nz & tiny) << np.uint32(3)))
+        f = _sel(keep, np.uint32(0), (nz << np.uint32(_NX_SHIFT)) | ((nz & tiny) << np.uint32(_UF_SHIFT)))
         r = _sel(relum & (x >> np.uint32(31)), np.uint32(0), r)
         rare |= big
         o_[j] = np.uint16(r)
@@ -561,8 +632,8 @@ def _row_bf16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool, spe
     if rare:
         for j in range(cnt):
             a = np.int64(a_[j])
-            if (a & 0x7FFFFFFF) >= 0x7F7F8000:
-                b, f2 = _element(a, 1.0, 0.0, 0, SRC_FP32, relu, 0, D_BF16, R_RNE, sat, spec, 0x8000)
+            if (a & 0x7FFFFFFF) >= BF16_BIG:
+                b, f2 = _element(a, 1.0, 0.0, 0, SRC_FP32, relu, 0, D_BF16, R_RNE, sat, spec, BF16_NEG_ZERO)
                 o_[j] = b
                 res |= f2
     return res
@@ -586,36 +657,36 @@ def _row_f16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool, spec
     f_or = np.uint32(0)
     one = np.uint32(1)
     relum = np.uint32(1) if relu == 1 else np.uint32(0)
-    ovf_code = np.uint32(0x7BFF) if sat else np.uint32(0x7C00)
+    ovf_code = np.uint32(BIN_FP16[3]) if sat else np.uint32(BIN_FP16[4])
     rare = np.uint32(0)
     a_ = acc[base:base + cnt]
     o_ = out[base:base + cnt]
     for j in range(cnt):
         x = a_[j]
-        sgn = (x >> np.uint32(16)) & np.uint32(0x8000)
+        sgn = (x >> np.uint32(16)) & np.uint32(FP16_NEG_ZERO)
         ax = x & np.uint32(0x7FFFFFFF)
         e = ax >> np.uint32(23)
         # normal result
-        nrm = ax - np.uint32(0x38000000)
-        rn = (nrm + np.uint32(0xFFF) + ((nrm >> np.uint32(13)) & one)) >> np.uint32(13)
-        nx_n = np.uint32((ax & np.uint32(0x1FFF)) != np.uint32(0))
+        nrm = ax - np.uint32(F16_REBIAS)
+        rn = (nrm + np.uint32((1 << (F16_DROP - 1)) - 1) + ((nrm >> np.uint32(F16_DROP)) & one)) >> np.uint32(F16_DROP)
+        nx_n = np.uint32((ax & np.uint32((1 << F16_DROP) - 1)) != np.uint32(0))
         # result below the minimum normal: shift 14..31 (e <= 112; FP32 subnormals shift 31)
-        sh = np.uint32(min(max(np.int32(126) - np.int32(e), np.int32(14)), np.int32(31)))
+        sh = np.uint32(min(max(np.int32(F16_SUB_SHIFT) - np.int32(e), np.int32(F16_DROP + 1)), np.int32(31)))
         m = (ax & np.uint32(0x7FFFFF)) | _sel(np.uint32(e != np.uint32(0)), np.uint32(0x800000), np.uint32(0))
         k = m >> sh
         rem = m & ((one << sh) - one)
         half = one << (sh - one)
         rs = k + np.uint32((rem > half) | ((rem == half) & ((k & one) != np.uint32(0))))
         nx_s = np.uint32(rem != np.uint32(0))
-        tiny = np.uint32(ax < np.uint32(0x38800000))
+        tiny = np.uint32(ax < np.uint32(F16_TINY))
         r = _sel(tiny, rs, rn)
         nx = _sel(tiny, nx_s, nx_n)
-        f = (nx << np.uint32(4)) | ((nx & tiny) << np.uint32(3))
-        ovf = np.uint32(r >= np.uint32(0x7C00))
+        f = (nx << np.uint32(_NX_SHIFT)) | ((nx & tiny) << np.uint32(_UF_SHIFT))
+        ovf = np.uint32(r >= np.uint32(BIN_FP16[4]))
         r = _sel(ovf, ovf_code, r)
-        f = _sel(ovf, np.uint32(0x14), f)
+        f = _sel(ovf, np.uint32(_OF_NX), f)
         code = r | sgn
-        big = np.uint32(ax >= np.uint32(0x7F800000))
+        big = np.uint32(ax >= np.uint32(FP32_INF))
         neg0 = relum & (x >> np.uint32(31))
         f = _sel(neg0 | big, np.uint32(0), f)
         code = _sel(neg0, np.uint32(0), code)
@@ -626,8 +697,8 @@ def _row_f16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool, spec
     if rare:
         for j in range(cnt):
             a = np.int64(a_[j])
-            if (a & 0x7FFFFFFF) >= 0x7F800000:
-                b, f2 = _element(a, 1.0, 0.0, 0, SRC_FP32, relu, 0, D_FP16, R_RNE, sat, spec, 0x8000)
+            if (a & 0x7FFFFFFF) >= FP32_INF:
+                b, f2 = _element(a, 1.0, 0.0, 0, SRC_FP32, relu, 0, D_FP16, R_RNE, sat, spec, FP16_NEG_ZERO)
                 o_[j] = b
                 res |= f2
     return res
@@ -659,8 +730,8 @@ def _row_e4m3_rne(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sa
     al_ = alpha[i * rrow:i * rrow + cnt]
     f_or = 0
     rare = 0
-    ovf_pos = 0x7E if sat else 0x7F
-    ovf_neg = 0xFE if sat else 0x7F
+    ovf_pos = E4M3_SAT_POS if sat else E4M3_OVF_POS
+    ovf_neg = E4M3_SAT_NEG if sat else E4M3_OVF_NEG
     for j in range(cnt):
         x = np.int64(a_[j])
         v = np.float64(_u32_f32(np.uint32(x))) * _multiplier(x >= 0x80000000, sc_[j], al_[j], relu) + 0.0
@@ -668,25 +739,25 @@ def _row_e4m3_rne(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sa
         a = b & _ABS
         negv = b < 0
         big_e = a >> 52
-        extra = min(max(1017 - max(big_e, 1), 0), 6)
-        shift = extra + 49
+        extra = min(max(E4M3_EMIN_B - max(big_e, 1), 0), 55 - (53 - E4M3_P))
+        shift = extra + (53 - E4M3_P)
         sig = (a & _MANT) | (_HIDDEN if big_e > 0 else 0)
         k = sig >> shift
         rem = sig & ((1 << shift) - 1)
         half = (1 << shift) >> 1
         n = k + (1 if (rem > half or (rem == half and (k & 1) != 0)) else 0)
-        code = ((max(big_e, 1017) - 1017) << 3) + n
-        f = (0x18 if big_e < 1017 else 0x10) if rem != 0 else 0
-        bits = (code & 0xFF) | (0x80 if (negv and n != 0) else 0)
-        ovf = a > 0x407C000000000000
+        code = ((max(big_e, E4M3_EMIN_B) - E4M3_EMIN_B) << (E4M3_P - 1)) + n
+        f = (_UF_NX if big_e < E4M3_EMIN_B else _NX) if rem != 0 else 0
+        bits = (code & E4M3_MASK) | (E4M3_SIGN if (negv and n != 0) else 0)
+        ovf = a > E4M3_OVF_BITS
         bits = (ovf_neg if negv else ovf_pos) if ovf else bits
-        f = 0x14 if ovf else f
+        f = _OF_NX if ovf else f
         odd = _fp32_special_or_negzero(x)
         rare |= 1 if odd else 0
         f_or |= 0 if odd else f
         o_[j] = bits
     if rare:
-        f_or |= _redo_special(a_, o_, sc_, al_, relu, D_E4M3, R_RNE, sat, spec, 0x80)
+        f_or |= _redo_special(a_, o_, sc_, al_, relu, D_E4M3, R_RNE, sat, spec, E4M3_SIGN)
     return f_or
 
 
@@ -701,8 +772,8 @@ def _row_hif8_rhb(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sa
     al_ = alpha[i * rrow:i * rrow + cnt]
     f_or = 0
     rare = 0
-    ovf_pos = 0x6E if sat else 0x6F
-    ovf_neg = 0xEE if sat else 0xEF
+    ovf_pos = HIF8_SAT_POS if sat else HIF8_OVF_POS
+    ovf_neg = HIF8_SAT_NEG if sat else HIF8_OVF_NEG
     for j in range(cnt):
         x = np.int64(a_[j])
         v = np.float64(_u32_f32(np.uint32(x))) * _multiplier(x >= 0x80000000, sc_[j], al_[j], relu) + 0.0
@@ -720,19 +791,19 @@ def _row_hif8_rhb(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sa
         rem = sig & ((1 << shift) - 1)
         half = (1 << shift) >> 1
         n = k + (1 if (rem > half or (rem == half and not negv)) else 0)
-        f = (0x18 if big_e < 1023 - 15 else 0x10) if rem != 0 else 0
+        f = (_UF_NX if big_e < HIF8_EMIN_B else _NX) if rem != 0 else 0
         t = min(max(e0 + (n >> (mb + 1)) + 23, 0), 40)
-        body = (HIF8_BASE[t] + (n & ((1 << mb) - 1))) & 0xFF
-        bits = (body | (0x80 if negv else 0)) if n != 0 else 0
-        ovf = a > 0x40E0000000000000
+        body = (HIF8_BASE[t] + (n & ((1 << mb) - 1))) & HIF8_MASK
+        bits = (body | (HIF8_SIGN if negv else 0)) if n != 0 else 0
+        ovf = a > HIF8_OVF_BITS
         bits = (ovf_neg if negv else ovf_pos) if ovf else bits
-        f = 0x14 if ovf else f
+        f = _OF_NX if ovf else f
         odd = _fp32_special_or_negzero(x)
         rare |= 1 if odd else 0
         f_or |= 0 if odd else f
         o_[j] = bits
     if rare:
-        f_or |= _redo_special(a_, o_, sc_, al_, relu, D_HIF8, R_RHB, sat, spec, 0x00)
+        f_or |= _redo_special(a_, o_, sc_, al_, relu, D_HIF8, R_RHB, sat, spec, HIF8_ZERO)
     return f_or
 
 
@@ -1053,7 +1124,7 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
                  scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec, negzero,
                  red_t, bool(max_abs), row_out is not None, ro, init is not None, ini,
                  int(group_n) if group_out is not None else 0, go, rowflags)
-    return int(np.bitwise_or.reduce(rowflags)) & 0x1F
+    return int(np.bitwise_or.reduce(rowflags)) & _ALL_FLAGS
 
 
 def encode_values(v: np.ndarray, dst: Any, mode: int, sat: bool) -> Tuple[np.ndarray, np.ndarray, int]:
