@@ -226,3 +226,38 @@ def test_the_fact_guard_finds_a_restated_fact():
     assert {0x7BFF, 0x7C00, 0x6E, 0xEF, 0x407C000000000000, 0x14} <= set(FACT_CODES)
     source = "def f(sat):\n    return 0x7BFF if sat else 31744\n"  # 31744 = 0x7C00 in decimal: not flagged
     assert [h.split(": ", 1)[0] for h in _restated_facts(source, "m")] == ["m:2"]
+
+
+#: The shared tables both engines read, and the one module that may define each.
+TABLE_DEFINITIONS = {
+    "PreQuantMode": "ptonum.tables", "ModeInfo": "ptonum.tables", "MODE_TABLE": "ptonum.tables",
+    "ASSIGNED_PRE_QUANT_CODES": "ptonum.tables", "Destination": "ptonum.tables",
+    "TileKernelConfig": "ptonum.tables", "KERNEL_DST": "ptonum.tables", "KERNEL_ACC": "ptonum.tables",
+    "FormatDescriptor": "ptonum.datatypes", "NumericFlags": "ptonum.flags", "RoundingMode": "ptonum.rounding",
+}
+
+
+def _top_level_definitions(module: str) -> Set[str]:
+    """Classes defined and names assigned at the top level of ``module`` (imports excluded)."""
+    names: Set[str] = set()
+    for node in ast.parse(MODULES[module][0].read_text()).body:
+        if isinstance(node, ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+def test_shared_tables_are_defined_once():
+    """The mode table, the destination facts and the kernel codes are defined in the bottom layer
+    only; every other module (fpatr.attributes re-exports them) imports them."""
+    defined = {m: _top_level_definitions(m) for m in MODULES}
+    for name, owner in TABLE_DEFINITIONS.items():
+        assert name in defined[owner], (name, owner)
+        others = sorted(m for m, names in defined.items() if name in names and m != owner)
+        assert others == [], f"{name} is defined again in {others}; import it from {owner}"
+    import ptonum.fpatr
+    from ptonum import tables
+
+    assert ptonum.fpatr.MODE_TABLE is tables.MODE_TABLE and ptonum.fpatr.PreQuantMode is tables.PreQuantMode

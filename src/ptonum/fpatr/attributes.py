@@ -2,8 +2,8 @@
 
 B.FPATR is the 32-bit block command that latches the matrix post-processing
 descriptor of a CUBE Matrix block.  This module decodes and encodes that word,
-holds the PreQuantMode table as data (built from the ASL predicate sets, never
-from code parity), and answers the legality questions the tile operation asks
+re-exports the PreQuantMode table (:data:`ptonum.tables.MODE_TABLE`, built there
+from the ASL predicate sets, never from code parity), and answers the legality questions the tile operation asks
 before any effect: field combinations, B.DATR RMode/Sat, accumulator class.
 
 Word layout (bit ranges ``[msb:lsb]``)::
@@ -33,8 +33,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 
@@ -42,6 +41,8 @@ from .._util import scalar_int
 from ..errors import IllegalEncodingError, TileLegalityError, UsageError
 from ..formats import TileDataType, parse_data_type
 from ..rounding import RoundingMode, parse_rounding_mode
+# the PreQuantMode table lives in the bottom layer (both engines read it); re-exported here
+from ..tables import ASSIGNED_PRE_QUANT_CODES, MODE_TABLE, ModeInfo, PreQuantMode
 
 __all__ = [
     "PreQuantMode",
@@ -78,48 +79,6 @@ __all__ = [
 # PreQuantMode and ReluMode
 
 
-class PreQuantMode(enum.IntEnum):
-    """The assigned B.FPATR PreQuantMode codes with their ADR-0085 D179 names.
-
-    Every other six-bit value is reserved and does not decode.
-
-    Source: ADR-0085 D179; ``BundleFPATRPreQuantModeLegal``.
-    """
-
-    NoQuant = 0
-    F322F16 = 1
-    VREQ8 = 2
-    REQ8 = 3
-    VDEQF16 = 4
-    DEQF16 = 5
-    VSHIFTS322S16 = 12
-    SHIFTS322S16 = 13
-    F322BF16 = 16
-    REQ4 = 17
-    VREQ4 = 18
-    DEQS16 = 19
-    VDEQS16 = 20
-    VQF322B8_PRE = 23
-    QF322B8_PRE = 24
-    QF322HIF8_PRE = 25
-    QF322FP8_PRE = 26
-    QF322F32_PRE = 27
-    VQF322HIF8_PRE = 28
-    QF322F16_PRE = 32
-    VQF322F16_PRE = 33
-    QF322BF16_PRE = 34
-    QS322BF16_PRE = 35
-    VQF322BF16_PRE = 36
-    VQF322FP8_PRE = 37
-    VQF322F32_PRE = 38
-    VQS322BF16_PRE = 39
-
-    @property
-    def info(self) -> "ModeInfo":
-        """This mode's row of :data:`MODE_TABLE`."""
-        return MODE_TABLE[int(self)]
-
-
 class ReluMode(enum.IntEnum):
     """B.FPATR ReluMode codes (4-7 are reserved).
 
@@ -140,7 +99,6 @@ class ReluMode(enum.IntEnum):
     PRELU = 3
 
 
-ASSIGNED_PRE_QUANT_CODES: FrozenSet[int] = frozenset(int(m) for m in PreQuantMode)
 
 # Names from the LinxISA TileOP-API header (a non-normative consumer of the
 # spec) and the assembly spelling "None"; accepted as aliases on input only.
@@ -255,132 +213,6 @@ def parse_relu_mode(value: ReluModeLike, name: str = "relu_mode") -> ReluMode:
             return parse_relu_mode(int(key), name)
         raise UsageError(f"{name} = {value!r}: unknown ReluMode; expected NONE, RELU, LRELU or PRELU")
     raise UsageError(f"{name} = {value!r}: expected a ReluMode name or code")
-
-
-# ---------------------------------------------------------------------------
-# The mode table, as data from the ASL predicate sets.
-
-# BundleFPATRModeUsesVectorParameter
-_VECTOR_PARAMETER = frozenset({2, 4, 12, 18, 20, 23, 28, 33, 36, 37, 38, 39})
-# BundleFPATRModeUsesScalarParameter
-_SCALAR_PARAMETER = frozenset({3, 5, 13, 17, 19, 24, 25, 26, 27, 32, 34, 35})
-# BundleFPATRModeUsesS32Accumulator
-_S32_ACCUMULATOR = frozenset({2, 3, 4, 5, 12, 13, 17, 18, 19, 20, 35, 39})
-# BundleFPATRModeOffsetWidth
-_OFFSET_WIDTH = {17: 5, 18: 5, 2: 9, 3: 9, 23: 9, 24: 9, 19: 17, 20: 17}
-# BundleFPATRModeIsShift
-_SHIFT = frozenset({12, 13})
-# BundleFPATRModeFixedRounding, with the MatrixFPATREffectiveControl override
-_FIXED_ROUNDING = frozenset({1, 16, 25, 26, 28, 32, 33, 34, 36, 37})
-_FIXED_RHB = frozenset({25, 28})
-# BundleFPATROutputType (code 0 keeps the accumulator type)
-_OUTPUT_TYPE = {
-    1: TileDataType.FP16, 4: TileDataType.FP16, 5: TileDataType.FP16,
-    32: TileDataType.FP16, 33: TileDataType.FP16,
-    2: TileDataType.S8, 3: TileDataType.S8, 23: TileDataType.S8, 24: TileDataType.S8,
-    12: TileDataType.S16, 13: TileDataType.S16, 19: TileDataType.S16, 20: TileDataType.S16,
-    16: TileDataType.BF16, 34: TileDataType.BF16, 35: TileDataType.BF16,
-    36: TileDataType.BF16, 39: TileDataType.BF16,
-    17: TileDataType.S4X2, 18: TileDataType.S4X2,
-    25: TileDataType.HiF8, 28: TileDataType.HiF8,
-    26: TileDataType.E4M3, 37: TileDataType.E4M3,
-    27: TileDataType.FP32, 38: TileDataType.FP32,
-}
-
-_ACC_ALL = (TileDataType.FP32, TileDataType.S32, TileDataType.U32)
-
-
-@dataclass(frozen=True)
-class ModeInfo:
-    """One row of the closed PreQuantMode table.
-
-    Attributes:
-        code: the six-bit PreQuantMode code.
-        name: the ADR-0085 D179 name.
-        accumulator_types: the accumulator classes the mode accepts
-            (``BundleFPATRAccumulatorTypeLegal``).
-        destination: the destination Tile DataType, or ``None`` for mode 0,
-            whose destination is the accumulator type (``BundleFPATROutputType``).
-        parameter: ``"none"``, ``"scalar"`` (one word from B.IOR) or
-            ``"vector"`` (one word per destination column from a 1 x N U64 tile).
-        offset_width: 0, or 5/9/17 -- the signed offset field and the S5/S9/S17
-            intermediate (``BundleFPATRModeOffsetWidth``).
-        fixed_rounding: the rounding the mode forces (``RNE``, or ``RHB`` for
-            25/28), or ``None`` when B.DATR RMode is programmable
-            (``BundleFPATRModeFixedRounding``, ``MatrixFPATREffectiveControl``).
-        is_shift: the S32-to-S16 arithmetic-shift modes 12/13.
-        sat_programmable: B.DATR Sat selects clamp/wrap
-            (``BundleFPATRModeFinalSatProgrammable``).
-
-    Source: ADR-0085 D179; ``asl/block/attributes/B.FPATR.asl``.
-    """
-
-    code: int
-    name: str
-    accumulator_types: Tuple[TileDataType, ...]
-    destination: Optional[TileDataType]
-    parameter: str
-    offset_width: int
-    fixed_rounding: Optional[RoundingMode]
-    is_shift: bool
-    sat_programmable: bool
-
-    @property
-    def mode(self) -> PreQuantMode:
-        return PreQuantMode(self.code)
-
-    @property
-    def has_parameter(self) -> bool:
-        return self.parameter != "none"
-
-    @property
-    def uses_s32_accumulator(self) -> bool:
-        return self.code in _S32_ACCUMULATOR
-
-    @property
-    def rmode_programmable(self) -> bool:
-        """B.DATR RMode may be other than NONE (``BundleFPATRDATRFieldsLegal``)."""
-        return self.code != 0 and not self.is_shift and self.fixed_rounding is None
-
-
-def _build_mode_table() -> Mapping[int, ModeInfo]:
-    table: Dict[int, ModeInfo] = {}
-    for mode in PreQuantMode:
-        code = int(mode)
-        if code == 0:
-            acc: Tuple[TileDataType, ...] = _ACC_ALL
-        elif code in _S32_ACCUMULATOR:
-            acc = (TileDataType.S32,)
-        else:
-            acc = (TileDataType.FP32,)
-        if code in _VECTOR_PARAMETER:
-            parameter = "vector"
-        elif code in _SCALAR_PARAMETER:
-            parameter = "scalar"
-        else:
-            parameter = "none"
-        if code in _FIXED_RHB:
-            fixed: Optional[RoundingMode] = RoundingMode.RHB
-        elif code in _FIXED_ROUNDING:
-            fixed = RoundingMode.RNE
-        else:
-            fixed = None
-        table[code] = ModeInfo(
-            code=code,
-            name=mode.name,
-            accumulator_types=acc,
-            destination=_OUTPUT_TYPE.get(code),
-            parameter=parameter,
-            offset_width=_OFFSET_WIDTH.get(code, 0),
-            fixed_rounding=fixed,
-            is_shift=code in _SHIFT,
-            sat_programmable=code != 0 and code not in _SHIFT,
-        )
-    return MappingProxyType(table)
-
-
-#: code -> :class:`ModeInfo` for every assigned PreQuantMode (read-only).
-MODE_TABLE: Mapping[int, ModeInfo] = _build_mode_table()
 
 
 def mode_info(code: PreQuantModeLike) -> ModeInfo:
@@ -744,16 +576,17 @@ def _datr_violation(mode: int, rmode: int, sat: bool) -> Optional[str]:
         if sat:
             return "PreQuantMode 0 (NoQuant) requires B.DATR Sat=0"
         return None
-    name = PreQuantMode(mode).name
-    if mode in _SHIFT:
+    info = MODE_TABLE[mode]
+    name = info.name
+    if info.is_shift:
         if rmode != 0:
             return f"shift mode {mode} ({name}) requires B.DATR RMode=NONE, got {rname}"
         if sat:
             return (f"shift mode {mode} ({name}) requires B.DATR Sat=0 "
                     "(its S16 result is always saturated)")
         return None
-    if mode in _FIXED_ROUNDING and rmode != 0:
-        fixed = "RHB" if mode in _FIXED_RHB else "RNE"
+    if info.fixed_rounding is not None and rmode != 0:
+        fixed = info.fixed_rounding.name
         return (f"fixed-rounding mode {mode} ({name}, always {fixed}) requires "
                 f"B.DATR RMode=NONE, got {rname}")
     return None

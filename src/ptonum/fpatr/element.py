@@ -67,14 +67,14 @@ from ..tables import (
     KIND_GENERAL,
     KIND_PASS,
     KIND_SHIFT,
+    MODE_TABLE,
     NX,
     OF,
+    ModeInfo,
+    PreQuantMode,
     TileKernelConfig,
 )
 from .attributes import (
-    MODE_TABLE,
-    ModeInfo,
-    PreQuantMode,
     ReluMode,
     check_accumulator_type,
     resolved_control,

@@ -40,12 +40,8 @@ import numpy as np
 from .. import fp19 as fp19mod
 from .._util import as_bits
 from ..errors import TileLegalityError, UsageError
-from .attributes import (
-    ASSIGNED_PRE_QUANT_CODES,
-    MODE_TABLE,
-    PreQuantMode,
-    parse_pre_quant_mode,
-)
+from ..tables import ASSIGNED_PRE_QUANT_CODES, MODE_TABLE, PreQuantMode
+from .attributes import parse_pre_quant_mode
 
 __all__ = [
     "ParamWord",
