@@ -8,10 +8,12 @@ overflow/underflow/inexact flags the reference profile defines.
 Two engines produce identical bits and flags:
 
 * ``reference`` -- :func:`encode_reference` and
-  :func:`round_and_saturate_signed_reference`: Python ``int`` /
-  :class:`fractions.Fraction`, one element at a time, following the ASL
-  functions step by step (including the 256-code candidate search for the FP8
-  destinations).
+  :func:`round_and_saturate_signed_reference` (checked, any int / Fraction /
+  float) over :func:`encode_ratio` and :func:`round_and_saturate_signed_ratio`
+  (the exact real as two Python ints ``num / den``, arguments already
+  checked): one element at a time, following the ASL functions step by step
+  (including the 256-code candidate search for the FP8 destinations, on
+  Fractions).
 * ``fast`` -- :func:`encode_fast` and :func:`round_and_saturate_signed_fast`:
   numpy, vectorized over float64 inputs.  The floating destinations are
   rounded with integer arithmetic on the binary64 bit pattern (sign, biased
@@ -306,24 +308,38 @@ def _fp8_is_finite_code(dst: TileDataType, code: int) -> bool:
     return code not in (facts.canonical_nan, facts.canonical_nan | facts.sign) + (facts.infinity or ())
 
 
-_FP8_CANDIDATES: Dict[TileDataType, List[Tuple[int, Fraction]]] = {
+_FP8_VALUES: Dict[TileDataType, List[Tuple[int, Fraction]]] = {
     d: [(c, _fp8_finite_value(d, c)) for c in range(256) if _fp8_is_finite_code(d, c)]
     for d in (T.E4M3, T.HiF8)
+}
+#: Every finite FP8 value is an integer number of units of 2^-unit (the smallest subnormal:
+#: E4M3 2^-9, HiF8 2^-22); the search below compares integers on that grid.
+_FP8_UNIT: Dict[TileDataType, int] = {
+    d: max(v.denominator for _, v in cands).bit_length() - 1 for d, cands in _FP8_VALUES.items()
+}
+#: The largest finite value (ptonum.tables) in those units: above it E4M3 and HiF8 overflow.
+_FP8_LARGEST: Dict[TileDataType, int] = {
+    d: int(_FACTS[d].largest_value * (1 << unit)) for d, unit in _FP8_UNIT.items()
+}
+#: The finite codes with their values in those units, in code order (the ASL scan's order).
+_FP8_CANDIDATES: Dict[TileDataType, List[Tuple[int, int]]] = {
+    d: [(c, int(v * (1 << _FP8_UNIT[d]))) for c, v in cands] for d, cands in _FP8_VALUES.items()
 }
 #: The finite codes grouped by value, values ascending: (sorted distinct values, for each
 #: value its codes in code order).  Computed once; used to visit only the codes that can
 #: win the candidate search (see _fp8_search_codes).
-_FP8_BY_VALUE: Dict[TileDataType, Tuple[List[Fraction], List[List[Tuple[int, Fraction]]]]] = {}
+_FP8_BY_VALUE: Dict[TileDataType, Tuple[List[int], List[List[Tuple[int, int]]]]] = {}
 for _d, _cands in _FP8_CANDIDATES.items():
-    _groups: Dict[Fraction, List[Tuple[int, Fraction]]] = {}
-    for _c, _v in _cands:
-        _groups.setdefault(_v, []).append((_c, _v))
+    _groups: Dict[int, List[Tuple[int, int]]] = {}
+    for _c, _k in _cands:
+        _groups.setdefault(_k, []).append((_c, _k))
     _vals = sorted(_groups)
-    _FP8_BY_VALUE[_d] = (_vals, [_groups[_v] for _v in _vals])
+    _FP8_BY_VALUE[_d] = (_vals, [_groups[_k] for _k in _vals])
 
 
-def _fp8_search_codes(dst: TileDataType, v: ExactReal) -> List[Tuple[int, Fraction]]:
-    """The candidates the ASL search can select for ``v``, in code order.
+def _fp8_search_codes(dst: TileDataType, num: int, den: int) -> List[Tuple[int, int]]:
+    """The candidates the ASL search can select for ``v = num / den``, in code order, as
+    ``(code, value in units)``.
 
     ``ReferenceFP8Encoding`` scans every finite code.  Whatever the mode, the code it keeps
     has the largest value <= v or the smallest value >= v (nearest modes pick one of the
@@ -332,15 +348,17 @@ def _fp8_search_codes(dst: TileDataType, v: ExactReal) -> List[Tuple[int, Fracti
     scan restricted to the codes of those one or two values, in code order, keeps the same
     code; it is what we run (bisect on the values sorted once)."""
     vals, groups = _FP8_BY_VALUE[dst]
-    i = bisect.bisect_left(vals, v)
+    q, r = divmod(num << _FP8_UNIT[dst], den)  # v in units: q + r/den, 0 <= r < den
+    i = bisect.bisect_left(vals, q if r == 0 else q + 1)  # the first value >= v
     picked = groups[i - 1] if i > 0 else []
     if i < len(vals):
         picked = picked + groups[i]  # vals[i] >= v: equal to v, or the neighbour above
     return sorted(picked)
 
 
-def _fp8_nearest_better(target: ExactReal, cand: Fraction, cand_code: int,
-                        best: Fraction, best_code: int, mode: RoundingMode) -> bool:
+def _fp8_nearest_better(target: int, cand: int, cand_code: int,
+                        best: int, best_code: int, mode: RoundingMode) -> bool:
+    """``ReferenceNearestFP8CandidateBetter`` (values as integers on one common scale)."""
     cd = abs(cand - target)
     bd = abs(best - target)
     if cd != bd:
@@ -354,20 +372,27 @@ def _fp8_nearest_better(target: ExactReal, cand: Fraction, cand_code: int,
     return cand > best
 
 
-def _fp8_reference(v: ExactReal, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
-    if v == 0:
+def _fp8_reference(num: int, den: int, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
+    """``ReferenceFP8Encoding`` of ``num / den`` for E4M3 or HiF8.
+
+    Exact integer arithmetic: every value is compared on one scale, ``den * 2^unit`` (the
+    target ``v`` is ``num << unit``, a candidate of ``k`` units is ``k * den``)."""
+    if num == 0:
         return 0, 0
-    negative = v < 0
+    unit = _FP8_UNIT[dst]
+    v = num << unit
+    negative = num < 0
     magnitude = -v if negative else v
     facts = _FACTS[dst]
-    if magnitude > facts.largest_value:  # 448 (E4M3), 32768 (HiF8)
+    if magnitude > _FP8_LARGEST[dst] * den:  # 448 (E4M3), 32768 (HiF8)
         # Sat: the signed largest finite; else the signed infinity (E4M3, without one: its NaN)
         return facts.overflow_code(sat, negative), _OF_NX
     best_set = False
     best_code = 0
-    best_value = Fraction(0)
+    best_value = 0
     toward_zero = mode in (_RTZ, _RTO)
-    for code, cand in _fp8_search_codes(dst, v):
+    for code, k in _fp8_search_codes(dst, num, den):
+        cand = k * den
         if mode is _RTP:
             eligible = cand >= v
         elif mode is _RTM:
@@ -394,15 +419,16 @@ def _fp8_reference(v: ExactReal, dst: TileDataType, mode: RoundingMode, sat: boo
     if mode is _RTO and best_value != v and best_code % 2 == 0:
         odd_set = False
         odd_code, odd_value = best_code, best_value
-        for code, cand in _FP8_CANDIDATES[dst]:
+        for code, k in _FP8_CANDIDATES[dst]:
             if code % 2 != 1:
                 continue
+            cand = k * den
             away = cand < best_value if negative else cand > best_value
             if away and (not odd_set or (cand > odd_value if negative else cand < odd_value)):
                 odd_set, odd_code, odd_value = True, code, cand
         if odd_set:
             best_code, best_value = odd_code, odd_value
-    min_normal = _pow2(facts.emin)
+    min_normal = den << (unit + facts.emin)  # 2^emin on the same scale
     inexact = best_value != v
     if inexact and magnitude < min_normal:
         return best_code, _UF_NX
@@ -470,7 +496,7 @@ def encode_ratio(num: int, den: int, dst: TileDataType, mode: RoundingMode, sat:
         return bits, flags
     if dst in _BINARY16:
         return _binary16_reference(num, den, dst, mode, sat)
-    return _fp8_reference(Fraction(num, den), dst, mode, sat)
+    return _fp8_reference(num, den, dst, mode, sat)
 
 
 _SIGNED_RANGE = {5: (-16, 15), 9: (-256, 255), 17: (-65536, 65535)}

@@ -24,9 +24,10 @@ flags come out.  The steps, in the ASL's order:
     add the offset, then the final integer encoding (Sat clamps, else wraps);
     other modes: encode the product in the destination type.
 
-Two engines give identical bits and flags: ``reference`` (Python ``int`` /
-``Fraction``, one element at a time, following the ASL step by step; it also
-drives :func:`postprocess_element_trace`) and ``fast`` (numpy on float64:
+Two engines give identical bits and flags: ``reference`` (exact Python ``int``
+arithmetic -- a real as a ``(num, den)`` pair -- one element at a time, following
+the ASL step by step on a configuration resolved once per call; it also drives
+:func:`postprocess_element_trace`) and ``fast`` (numpy on float64:
 FP32 x FP19 and S32 x FP19 products are exact in binary64, so one multiply
 followed by the exact encoders reproduces the single rounding; calls of
 ``PTONUM_KERNEL_MIN_ELEMENTS`` elements or more run the same computation as compiled numba kernels).
