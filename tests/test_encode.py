@@ -572,3 +572,21 @@ def test_large_arrays_are_blocked_transparently() -> None:
     x[0, 70_001] = np.nan
     with pytest.raises(UsageError, match=r"values\[0, 70001\] = nan"):
         encode_fast(x, "HiF8", "RHB", False)
+
+
+def test_public_encoders_parse_arguments_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``encode`` parses rmode once (at the edge) and calls the typed entries below it; expected
+    bits: 1.5 in FP16 is 0x3e00 (IEEE 754 binary16), ties of 0.5/2.5 to S8 under RNE are 0/2."""
+    import ptonum.encode as enc
+
+    calls: List[str] = []
+    for name in ("parse_rounding_mode", "check_resolved_mode", "_check_destination"):
+        real = getattr(enc, name)
+        monkeypatch.setattr(enc, name, lambda *a, _real=real, _name=name, **k: (calls.append(_name), _real(*a, **k))[1])
+    bits, flags = enc.encode(np.array([1.5, -0.0]), "FP16", rmode="RNE", engine="fast")
+    assert bits.tolist() == [0x3E00, 0] and flags.tolist() == [0, 0]
+    assert calls == ["_check_destination", "parse_rounding_mode"]
+    calls.clear()
+    bits, flags = enc.encode([0.5, 2.5, Fraction(1, 3)], "S8", rmode="RNE", engine="reference")
+    assert bits.tolist() == [0, 2, 0] and flags.tolist() == [0x10, 0x10, 0x10]
+    assert calls == ["_check_destination", "parse_rounding_mode"]  # not once per element

@@ -439,3 +439,21 @@ def test_garbage_arguments_succeed_or_raise_ptonum_error(mode: int, relu: int, a
         assert [int(x) for x in results[0]] == [int(x) for x in results[1]]
     else:
         assert results[0] == results[1]
+
+
+def test_fast_element_path_parses_rmode_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``postprocess_element`` parses rmode once (``element_config``); the fast path below it calls
+    the typed encoder entries (no ``encode_fast``/``check_resolved_mode``).  F322F16 of FP32 1.5
+    (0x3fc00000) is FP16 0x3e00 (IEEE 754 binary16), exact."""
+    import ptonum.encode as enc
+    import ptonum.fpatr.element as el
+
+    calls: List[str] = []
+    real_parse = el.parse_rounding_mode
+    monkeypatch.setattr(el, "parse_rounding_mode", lambda *a, **k: (calls.append("parse"), real_parse(*a, **k))[1])
+    for name in ("encode_fast", "check_resolved_mode", "round_and_saturate_signed_fast"):
+        monkeypatch.setattr(enc, name, lambda *a, _n=name, **k: pytest.fail(f"{_n} called below the edge"))
+    bits, flags = postprocess_element(np.array([0x3FC00000] * 4, np.uint32), pre_quant_mode="F322F16",
+                                      relu_mode="NONE", acc_type="FP32", rmode="NONE", sat=False, engine="fast")
+    assert bits.tolist() == [0x3E00] * 4 and flags.tolist() == [0] * 4
+    assert calls == ["parse"]

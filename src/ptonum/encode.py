@@ -66,9 +66,11 @@ __all__ = [
     "encode_reference",
     "encode_ratio",
     "encode_fast",
+    "encode_array",
     "round_and_saturate_signed_reference",
     "round_and_saturate_signed_ratio",
     "round_and_saturate_signed_fast",
+    "round_and_saturate_signed_array",
 ]
 
 T = TileDataType
@@ -467,13 +469,15 @@ def encode_reference(value: Union[ExactReal, float], dst_type: object, rmode: ob
     ``ReferenceBinary16Encoding``, ``ReferenceFP8Encoding`` and the Sat rule
     of ``ReferenceMatrixFloatingEncoding``.
     """
-    dst = _check_destination(dst_type)
-    mode = check_resolved_mode(rmode)
-    s = check_bool("sat", sat)
+    return _encode_exact(value, _check_destination(dst_type), check_resolved_mode(rmode), check_bool("sat", sat))
+
+
+def _encode_exact(value: object, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
+    """:func:`encode_ratio` of one value taken exactly (``as_exact`` checks the value itself)."""
     if type(value) is int:  # a Python int is already exact
-        return encode_ratio(value, 1, dst, mode, s)
+        return encode_ratio(value, 1, dst, mode, sat)
     v = as_exact(value)
-    return encode_ratio(v.numerator, v.denominator, dst, mode, s)
+    return encode_ratio(v.numerator, v.denominator, dst, mode, sat)
 
 
 def encode_ratio(num: int, den: int, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[int, int]:
@@ -818,20 +822,32 @@ def encode_fast(values: Any, dst_type: object, rmode: object, sat: object) -> Tu
     dst = _check_destination(dst_type)
     mode = check_resolved_mode(rmode)
     s = check_bool("sat", sat)
-    v = _as_float64(values)
+    return encode_array(_as_float64(values), dst, mode, s)
 
+
+def encode_array(v: np.ndarray, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`encode_fast` on checked arguments: the typed entry of the fast engine.
+
+    ``v`` a C-contiguous float64 ndarray (any shape), ``dst`` a B.FPATR destination
+    :class:`TileDataType`, ``mode`` a resolved :class:`RoundingMode` (not NONE) and
+    ``sat`` a bool; nothing is parsed or checked here (the public caller did it once),
+    except that a NaN/Inf element raises :class:`UsageError` naming its index.
+    Returns ``(bits, flags)`` as :func:`encode_fast`.
+
+    Source: ADR-0085 D177/D178; ``MatrixEncodeReal``.
+    """
     if engines.select("fast", v.size) == "numba":  # compiled kernel; numpy below is the fallback
-        kb, kf, bad = engines.encode_values(v, dst, int(mode), s)
+        kb, kf, bad = engines.encode_values(v, dst, int(mode), sat)
         if bad >= 0:
             _raise_nonfinite(v)
         return kb.reshape(v.shape), kf.reshape(v.shape)
     if dst in _INT_RANGE:
-        return _chunked(v, _BITS_DTYPE[_WIDTH[dst]], lambda c: _integer_fast(c, dst, mode, s))
+        return _chunked(v, _BITS_DTYPE[_WIDTH[dst]], lambda c: _integer_fast(c, dst, mode, sat))
     if dst is T.HiF8:
-        return _chunked(v, np.uint8, lambda c: _hif8_fast(c, mode, s))
+        return _chunked(v, np.uint8, lambda c: _hif8_fast(c, mode, sat))
     if dst in _NATIVE and mode is RoundingMode.RNE:
-        return _chunked(v, _BITS_DTYPE[_WIDTH[dst]], lambda c: _native_rne_fast(c, dst, s))
-    return _chunked(v, _BITS_DTYPE[_WIDTH[dst]], lambda c: _binary_fast(c, dst, mode, s))
+        return _chunked(v, _BITS_DTYPE[_WIDTH[dst]], lambda c: _native_rne_fast(c, dst, sat))
+    return _chunked(v, _BITS_DTYPE[_WIDTH[dst]], lambda c: _binary_fast(c, dst, mode, sat))
 
 
 def round_and_saturate_signed_fast(values: Any, width: int, rmode: object) -> Tuple[np.ndarray, np.ndarray]:
@@ -844,10 +860,18 @@ def round_and_saturate_signed_fast(values: Any, width: int, rmode: object) -> Tu
 
     Source: ADR-0085 D177; ``MatrixRoundAndSaturateSigned``.
     """
-    w = _check_width(width)
-    mode = check_resolved_mode(rmode)
-    v = _as_float64(values)
-    lo, hi = _SIGNED_RANGE[w]
+    return round_and_saturate_signed_array(_as_float64(values), _check_width(width), check_resolved_mode(rmode))
+
+
+def round_and_saturate_signed_array(v: np.ndarray, width: int, mode: RoundingMode
+                                    ) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`round_and_saturate_signed_fast` on checked arguments: ``v`` a float64 ndarray,
+    ``width`` 5, 9 or 17, ``mode`` a resolved :class:`RoundingMode`; nothing is checked here
+    except that a NaN/Inf element raises :class:`UsageError`.
+
+    Source: ADR-0085 D177; ``MatrixRoundAndSaturateSigned``.
+    """
+    lo, hi = _SIGNED_RANGE[width]
 
     def kernel(c: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         r = round_to_integer_array(c, mode)
@@ -886,10 +910,10 @@ def encode(values: Any, dst_type: object, *, rmode: object = "RNE", sat: object 
     mode = parse_rounding_mode(rmode).resolved()  # type: ignore[arg-type]
     s = check_bool("sat", sat)
     if eng == "fast":
-        return encode_fast(values, dst, mode, s)
+        return encode_array(_as_float64(values), dst, mode, s)
     bits_dtype = _BITS_DTYPE[_WIDTH[dst]]
     if isinstance(values, (int, Fraction, float, np.integer, np.floating)) and not isinstance(values, bool):
-        b, f = encode_reference(as_exact(values), dst, mode, s)
+        b, f = _encode_exact(values, dst, mode, s)
         return np.asarray(b, dtype=bits_dtype), np.asarray(f, dtype=np.uint8)
     arr = np.asarray(values)
     if arr.dtype.kind not in "fiuO":
@@ -899,7 +923,7 @@ def encode(values: Any, dst_type: object, *, rmode: object = "RNE", sat: object 
     flags = np.empty(flat.shape, dtype=np.uint8)
     for i, x in enumerate(flat.tolist()):
         try:
-            bits[i], flags[i] = encode_reference(x, dst, mode, s)
+            bits[i], flags[i] = _encode_exact(x, dst, mode, s)
         except UsageError as exc:
             idx = np.unravel_index(i, arr.shape) if arr.ndim else ()
             raise UsageError(f"values[{', '.join(map(str, idx))}]: {exc}") from None

@@ -461,7 +461,7 @@ def _fast_kernel(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[i
 
 def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...],
           cfg: _Config) -> Tuple[np.ndarray, np.ndarray]:
-    from ..encode import encode_fast, round_and_saturate_signed_fast
+    from ..encode import encode_array, round_and_saturate_signed_array
 
     if shape == ():  # work on one-element arrays; give 0-d results back
         b0, f0 = _fast(acc.reshape(1), qp.reshape(1), rp.reshape(1), (1,), cfg)
@@ -531,12 +531,12 @@ def _fast(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...
     if offset_width:
         offset = (((qp >> np.uint64(37)) & np.uint64((1 << offset_width) - 1)).astype(np.int64))
         offset = np.where(offset >= (1 << (offset_width - 1)), offset - (1 << offset_width), offset)
-        inter, f1 = round_and_saturate_signed_fast(product, offset_width, cfg.rmode)
+        inter, f1 = round_and_saturate_signed_array(np.ascontiguousarray(product), offset_width, cfg.rmode)
         final = np.asarray(inter).astype(np.int32) + offset.astype(np.int32)
         bits, f2 = _encode_exact_integer(final.reshape(shape), dst, cfg.sat)
         flags = np.asarray(f1).reshape(shape) | f2
     else:
-        bits, flags = encode_fast(product + 0.0, dst, cfg.rmode, cfg.sat)
+        bits, flags = encode_array(product + 0.0, dst, cfg.rmode, cfg.sat)
     bits = np.asarray(bits).astype(out_dtype, copy=False).reshape(shape)
     flags = np.asarray(flags).astype(np.uint8, copy=False).reshape(shape)
 
