@@ -105,7 +105,8 @@ def distance_scale(dist: np.ndarray) -> Tuple[Any, Any, Any]:
 def compare_figure(report: Any, title: str) -> Any:
     """The mismatch picture of one M x N output.
 
-    Top left, the M x N map of mismatch positions coloured by distance (log scale from the smallest to the largest distance, one colour when all are equal; integer
+    Top left, the M x N map of mismatch positions coloured by distance (log scale from the smallest
+    to the largest distance, one colour when all are equal, :func:`distance_scale`; integer
     difference or ulps; NaN/Inf class and NaN payload mismatches in magenta; for a tile larger
     than :data:`MAP_CELLS` a side each cell shows the largest distance in its block); above it the
     mismatches per column, at its right the mismatches per row (so a bad column, row or block
