@@ -113,9 +113,10 @@ def test_flags_json_and_zarr_attributes_describe_a_run_alike(tmp_path: Path) -> 
     acc = _acc(6, 40, seed=4)
     np.save(tmp_path / "t.npy", acc)
     args = ["postprocess", str(tmp_path / "t.npy"), "--mode", "REQ8", "--scale", "0.5", "--row-max"]
-    assert _run(args + ["--out-dir", str(tmp_path / "a")]).exit_code == 0
+    r = _run(args + ["--out-dir", str(tmp_path / "a")])
+    assert r.exit_code == 0 and "RMode=NONE (RNE used), Sat=0" in r.output, r.output
     r = _run(args + ["--chunks", "3x20", "--out-dir", str(tmp_path / "b")])
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 0 and "RMode=NONE (RNE used), Sat=0" in r.output, r.output
     doc = json.loads((tmp_path / "a" / "t.flags.json").read_text())
     attrs = dict(zarr.open_group(str(tmp_path / "b" / "t.zarr"), mode="r").attrs)
     want = fpatr.postprocess(acc, attributes={"pre_quant_mode": "REQ8", "row_max_en": True},

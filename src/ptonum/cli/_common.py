@@ -137,6 +137,15 @@ def parse_rmode(text: Any, name: str = "--rmode") -> RoundingMode:
     return parse_rounding_mode(text, name)
 
 
+def rmode_text(attrs: Any, rmode: Any) -> str:
+    """``RMode=RTM``, or ``RMode=NONE (RNE used)`` when the conversion rounds otherwise than B.DATR
+    says (NONE resolves to RNE; fixed-rounding modes use RNE or RHB), as the records' ``rmode``."""
+    from ..fpatr.attributes import effective_control
+
+    used, _ = effective_control(attrs.pre_quant_mode, rmode)
+    return f"RMode={rmode.name}" + (f" ({used.name} used)" if used != rmode else "")
+
+
 def output_path(option: str, path: str) -> Path:
     """An output file, checked before any work and without writing anything: not a directory, and its
     nearest existing ancestor a writable directory (missing directories are created when the output

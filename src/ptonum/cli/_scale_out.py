@@ -21,7 +21,7 @@ import rich_click as click
 
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
-from ._common import TextOut, cli_message, error_line, os_error_text, out_console
+from ._common import TextOut, cli_message, error_line, os_error_text, out_console, rmode_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -222,7 +222,7 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
            "tasks": x.numblocks[0] * x.numblocks[1] + x.numblocks[0]}
     if not quiet:
         a = call.attributes
-        console.print(f" (B.FPATR word {a.word:#010x}), RMode={call.rmode.name}, "
+        console.print(f" (B.FPATR word {a.word:#010x}), {rmode_text(a, call.rmode)}, "
                       f"Sat={int(bool(call.sat))}, engine {options.get('engine', 'fast')}", head=fields_text(a))
         console.print(f"ACC  {m} x {n} {lazy.acc_type.name}, chunks {x.chunksize[0]} x {x.chunksize[1]} "
                       f"({x.numblocks[0] * x.numblocks[1]} chunks)")

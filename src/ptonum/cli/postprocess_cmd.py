@@ -23,7 +23,7 @@ import rich_click as click
 from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication
-from ._common import TextOut, errors_to_exit, out_console, output_dir, shape_text
+from ._common import TextOut, errors_to_exit, out_console, output_dir, rmode_text, shape_text
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
                          refuse_inputs_among_outputs, stale_outputs, wants_scale_out)
 from .compile_cmd import warn_if_cold
@@ -419,7 +419,7 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
     rng = _range_text(d, d_int) or "no finite values"
     specials = 0 if d_int else int(d.size - np.count_nonzero(np.isfinite(d)))
     acc_int = res.acc_type.is_integer
-    console.print(f" (B.FPATR word {attrs.word:#010x}), RMode={call.rmode.name}, Sat={int(bool(sat))}, "
+    console.print(f" (B.FPATR word {attrs.word:#010x}), {rmode_text(attrs, call.rmode)}, Sat={int(bool(sat))}, "
                   f"engine {engine}", head=fields_text(attrs))
     console.print(f"ACC  {m} x {n} {res.acc_type.name}")
     console.print(f"D    {m} x {n} {res.dst_type.name} ({res.d_bits.dtype} encodings), values {rng}"
