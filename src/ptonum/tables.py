@@ -75,6 +75,7 @@ __all__ = [
     "TileKernelConfig",
     "TileDataType",
     "kernel_facts_stamp",
+    "RoundingMode",
 ]
 
 T = TileDataType
@@ -587,7 +588,8 @@ def kernel_facts_stamp() -> str:
             h.update(table.tobytes())
         h.update(repr((sorted((t.name, c) for t, c in KERNEL_DST.items()),
                        sorted((t.name, c) for t, c in KERNEL_ACC.items()),
-                       KIND_PASS, KIND_SHIFT, KIND_GENERAL, NV, DZ, OF, UF, NX)).encode())
+                       KIND_PASS, KIND_SHIFT, KIND_GENERAL, NV, DZ, OF, UF, NX,
+                       sorted((m.name, int(m)) for m in RoundingMode))).encode())
         _STAMP = h.hexdigest()
     return _STAMP
 

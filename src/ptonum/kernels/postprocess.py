@@ -61,7 +61,9 @@ D_S4X2, D_S8, D_S16, D_S32, D_U32, D_FP32, D_FP16, D_BF16, D_E4M3, D_HIF8 = (
     tables.KERNEL_DST[t] for t in (T_.S4X2, T_.S8, T_.S16, T_.S32, T_.U32, T_.FP32, T_.FP16, T_.BF16, T_.E4M3,
                                    T_.HiF8))
 SRC_FP32, SRC_S32, SRC_U32 = (tables.KERNEL_ACC[t] for t in (T_.FP32, T_.S32, T_.U32))
-R_RNE, R_RTZ, R_RTM, R_RTP, R_RNA, R_RTO, R_RHB = 1, 2, 3, 4, 5, 6, 7
+#: the resolved rounding modes as their B.DATR codes (ptonum.rounding.RoundingMode, via tables)
+R_RNE, R_RTZ, R_RTM, R_RTP, R_RNA, R_RTO, R_RHB = (
+    int(tables.RoundingMode[m]) for m in ("RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB"))
 
 #: TileDataType name -> kernel destination code.
 DST_CODE: Dict[str, int] = {t.name: code for t, code in tables.KERNEL_DST.items()}
