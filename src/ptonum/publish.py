@@ -49,7 +49,6 @@ import collections
 import contextlib
 import itertools
 import os
-import shutil
 import signal
 import threading
 from dataclasses import dataclass
@@ -164,6 +163,8 @@ def _remove(path: Path) -> None:
     """Remove a file, symlink or directory tree; missing is fine; errors are ignored (best effort)."""
     try:
         if path.is_dir() and not path.is_symlink():
+            import shutil  # here: shutil loads bz2/lzma, which a small run never needs (start-up)
+
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)

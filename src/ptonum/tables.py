@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
 import os
 import types
 from dataclasses import dataclass
@@ -581,6 +580,8 @@ def kernel_facts_stamp() -> str:
     """
     global _STAMP
     if _STAMP is None:
+        import hashlib  # here, not at import: only the compiled kernels need it (CLI start-up)
+
         h = hashlib.sha256()
         for t, d in sorted({**DESTINATIONS, T.E8M0: E8M0}.items()):
             h.update(repr((t.name, dataclasses.astuple(d)[1:], d.negative_zero_result)).encode())

@@ -7,11 +7,9 @@ the attribute and parameter options, and turning them into one
 from __future__ import annotations
 
 import math
-import zipfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Optional, Tuple, Type, TypeVar
 
 import numpy as np
 import rich_click as click
@@ -57,6 +55,15 @@ def parse_shape(text: str) -> Tuple[int, ...]:
 _NPY_MAGIC = b"\x93NUMPY"
 
 
+def _zip_errors() -> Tuple[Type[BaseException], ...]:
+    """The exceptions of a damaged .npz (zipfile, zlib imported only when one is read or fails:
+    CLI start-up)."""
+    import zipfile
+    import zlib
+
+    return (zipfile.BadZipFile, zlib.error)
+
+
 def check_numpy_file(name: str, path: Path, key: Optional[str] = None) -> None:
     """Refuse a .npy/.npz file that is not one, or whose header claims more data than the file holds,
     before numpy allocates anything; ``name`` (the option) and the path are in every message.
@@ -74,6 +81,8 @@ def check_numpy_file(name: str, path: Path, key: Optional[str] = None) -> None:
     suffix = path.suffix.lower()
     try:
         if suffix == ".npz":
+            import zipfile
+
             if not zipfile.is_zipfile(path):
                 raise UsageError(f"{name}: {path}: not a valid .npz file (not a zip archive of .npy arrays)")
             archive_size = path.stat().st_size
@@ -99,7 +108,7 @@ def check_numpy_file(name: str, path: Path, key: Optional[str] = None) -> None:
         raise
     except OSError as exc:
         raise UsageError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
-    except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+    except (EOFError, ValueError, NotImplementedError, RuntimeError, *_zip_errors()) as exc:  # type: ignore[misc]
         raise UsageError(f"{name}: {path}: not a valid {suffix} file ({exc})") from None
 
 
@@ -110,6 +119,8 @@ _DEFLATE_RATIO = 1032
 def _check_zip_sizes(name: str, where: str, info: Any, archive_size: int) -> None:
     """A zip member's claimed sizes against the archive: compressed bytes inside it, and the
     uncompressed size within what those bytes can expand to."""
+    import zipfile
+
     if info.header_offset + info.compress_size > archive_size:
         raise UsageError(f"{name}: {where}: claims {info.compress_size} compressed bytes at offset "
                          f"{info.header_offset}, but the archive has {archive_size} bytes")
@@ -229,7 +240,7 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
             return raw.astype(np.dtype(bin_dtype).newbyteorder("="), copy=False).reshape(bin_shape)
     except UsageError:
         raise
-    except (ValueError, EOFError, zipfile.BadZipFile, NotImplementedError, zlib.error) as exc:
+    except (ValueError, EOFError, NotImplementedError, *_zip_errors()) as exc:  # type: ignore[misc]
         raise (numpy_read_error(name, path, exc) if suffix in (".npy", ".npz")
                else UsageError(f"{name}: cannot read {path}: {exc}")) from None
     except OSError as exc:
