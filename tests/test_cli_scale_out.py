@@ -128,6 +128,22 @@ def test_flags_json_and_zarr_attributes_describe_a_run_alike(tmp_path: Path) -> 
     assert {k: v for k, v in doc.items() if k in attrs} == {k: v for k, v in attrs.items() if k in doc}
 
 
+def test_batch_table_names_paths_as_they_are_and_the_removed_outputs(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)  # short relative paths: whole in the table's cells
+    d = Path("run[b]")  # "[b]" is rich markup for bold unless escaped
+    d.mkdir()
+    for name in ("x", "y"):
+        np.save(d / f"{name}.npy", _acc(2, 8, 1))
+    args = ["postprocess", str(d / "x.npy"), str(d / "y.npy"), "--mode", "REQ8", "--scale", "1", "--no-progress",
+            "--out-dir", str(d / "out")]
+    assert _run(args + ["--row-max"]).exit_code == 0
+    r = _run(args)
+    assert r.exit_code == 0, r.output
+    assert "run[b]/x.npy" in r.output and "run[b]/out/x.d.npy" in r.output
+    assert r.output.count("(removed") == 2 and "x.row_max.npy)" in r.output and "y.row_max.npy)" in r.output
+    assert not (d / "out" / "x.row_max.npy").exists() and not (d / "out" / "y.row_max.npy").exists()
+
+
 def test_failed_chunk_leaves_nothing(tmp_path: Path) -> None:
     acc = np.arange(20 * 30, dtype=np.uint64).reshape(20, 30)
     acc[19, 29] = 1 << 40  # not a 32-bit encoding: found when the last chunk runs

@@ -363,19 +363,23 @@ def _run_plain(files: List[str], options: Dict[str, Any], client: Any, fail_fast
 
 
 def _print_table(rows: List[Dict[str, Any]], total: int) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     console = out_console()
     table = Table(title=f"ptonum postprocess: {len(rows)} of {total} file(s)")
     for col in ("file", "status", "ACC", "D", "flags", "outputs / error"):
         table.add_column(col, overflow="fold", no_wrap=col in ("status", "ACC", "D", "flags"))
-    for r in rows:
+    for r in rows:  # names and messages escaped: a [bracket] in a path is text, not markup
         if r["ok"]:
             shape = "x".join(str(v) for v in r.get("shape", ()))
-            table.add_row(r["file"], "[green]ok[/green]", f"{shape} {r.get('acc_type', '')}", r.get("dst_type", ""),
-                          f"{r['flags']:#04x} {flag_names(r['flags'])}", ", ".join(r.get("outputs", [])))
+            outputs = ", ".join(r.get("outputs", [])) + (
+                f" (removed an earlier run's {', '.join(Path(p).name for p in r['removed'])})" if r.get("removed")
+                else "")
+            table.add_row(escape(r["file"]), "[green]ok[/green]", f"{shape} {r.get('acc_type', '')}",
+                          r.get("dst_type", ""), f"{r['flags']:#04x} {flag_names(r['flags'])}", escape(outputs))
         else:
-            table.add_row(r["file"], "[red]error[/red]", "", "", "", r["error"])
+            table.add_row(escape(r["file"]), "[red]error[/red]", "", "", "", escape(r["error"]))
     console.print(table)
     bad = sum(1 for r in rows if not r["ok"])
     skipped = total - len(rows)
