@@ -61,6 +61,14 @@ def test_flipped_bit_reported_exactly(tmp_path: Path) -> None:
     assert f"{path}:138: mismatch" in r.output
     assert "expected_bits" in r.output and "differs" in r.output
     assert f"explain {path}:138" in r.output and "TileProfileMatrixPostProcessWithFlags" in r.output
+    # the heading names the file and the engine as text (rich markup dropped "[fast]" and "[b]" paths)
+    assert f"{path} [fast] postprocess_element: 1 failing row(s); first 1:" in r.output
+    odd = tmp_path / "run[b]"
+    odd.mkdir()
+    (odd / "pp.csv.gz").write_bytes(path.read_bytes())
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(odd / "pp.csv.gz")])
+    assert f"{odd / 'pp.csv.gz'} [fast] postprocess_element: 1 failing row(s)" in r.output
+    assert f"{odd / 'pp.csv.gz'}:138: mismatch" in r.output and f"explain {odd / 'pp.csv.gz'}:138" in r.output
 
 
 def test_malformed_rows_reported_with_line(tmp_path: Path) -> None:

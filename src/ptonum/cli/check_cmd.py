@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
 import rich_click as click
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -128,7 +129,7 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                          no_wrap=col != "file", overflow="fold", min_width=len(col) if col != "file" else None)
     for r in reports:
         style = "green" if r.ok else "red"
-        table.add_row(Path(r.path).name, r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
+        table.add_row(escape(Path(r.path).name), r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
                       f"[{style}]{r.mismatched + r.errors}[/{style}]", str(r.malformed))
     if reports:
         console.print(table)
@@ -137,17 +138,19 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
     for r in reports:
         if r.ok:
             continue
-        console.print(f"[bold red]{r.path}[/bold red] [{r.engine}] {r.op}: {r.failed} failing row(s); first {len(r.failures)}:",
-                      highlight=False)
+        # the file name and the "[fast]" engine label are text, not rich markup (both were dropped)
+        console.print(f"[bold red]{escape(str(r.path))}[/bold red] {escape(f'[{r.engine}]')} {r.op}: {r.failed} "
+                      f"failing row(s); first {len(r.failures)}:", highlight=False)
         for f in r.failures:
             if f.kind in ("malformed", "tile"):
                 what = "malformed row" if f.kind == "malformed" else "tile"
-                console.print(f"  {f.where}: {what}: {f.message}", highlight=False, soft_wrap=True)
+                console.print(f"  {f.where}: {what}: {f.message}", highlight=False, soft_wrap=True, markup=False)
                 _print_extra(console, f)
                 continue
             assert r.schema is not None and f.row is not None
-            console.print(f"  {f.where}: {f.kind}: {r.schema.describe_inputs(f.row)}", highlight=False, soft_wrap=True)
-            console.print(f"      {f.message}", highlight=False, soft_wrap=True)
+            console.print(f"  {f.where}: {f.kind}: {r.schema.describe_inputs(f.row)}", highlight=False, soft_wrap=True,
+                          markup=False)
+            console.print(f"      {f.message}", highlight=False, soft_wrap=True, markup=False)
             _print_extra(console, f)
         if not no_explain and not explained:
             first = next((f for f in r.failures if f.kind == "mismatch" and f.row is not None), None)
@@ -158,7 +161,7 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                     text = explain_row_text(r.schema, first.row or {})
                 except (PtonumError, ImportError) as exc:
                     text = f"(no trace: {exc})"
-                console.print(f"[bold]explain {first.where}[/bold]", highlight=False)
+                console.print(f"[bold]explain {escape(str(first.where))}[/bold]", highlight=False)
                 console.print(text, highlight=False, markup=False, soft_wrap=True)
                 explained = True
 

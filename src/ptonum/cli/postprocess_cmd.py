@@ -172,7 +172,7 @@ def _run_example(console: "Console", engine: str, plot: Optional[str] = None) ->
     for i, run in enumerate(RUNS, 1):
         console.print(f"{i:>3}. {run.mode}: {run.note}", highlight=False)
     if plot is not None:
-        console.print(f"wrote {plot}", highlight=False)
+        console.print(f"wrote {plot}", highlight=False, markup=False)
     console.print(
         "¹ top-1: argmax of the decoded logits against the float model's / against the true labels. "
         "SQNR = 10 log10(sum ref^2 / sum (D - ref)^2) and max|err| are in destination units; "
