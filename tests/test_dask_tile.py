@@ -215,6 +215,36 @@ def test_lazy_attributes_and_progress(client) -> None:
     assert int(status) == ref.flags
 
 
+def test_lazy_result_has_the_in_memory_accessors() -> None:
+    """flag_names, d, row_max, group_max, decode() and s4x2_packed() of the lazy result compute to
+    what the in-memory PostprocessResult gives (odd N and odd chunk widths: packing crosses chunks)."""
+    rng = np.random.default_rng(11)
+    acc = rng.integers(-2**20, 2**20, size=(9, 13), dtype=np.int32)
+    kw: Dict[str, Any] = dict(acc_type="S32", quant_param=int(fpatr.quant_param(2.0 ** -14, 1, mode="REQ4")),
+                              attributes={"pre_quant_mode": "REQ4", "row_max_en": True, "group_max_en": True,
+                                          "group_n": 8})
+    ref = fpatr.postprocess(acc, **kw)
+    lazy = pdask.postprocess(da.from_array(acc, chunks=(4, 5)), **kw)
+    assert ref.flag_names != "-" and lazy.flag_names.compute() == ref.flag_names
+    for name in ("d", "row_max", "group_max"):
+        got, want = getattr(lazy, name), getattr(ref, name)
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        np.testing.assert_array_equal(got.compute(), want, err_msg=name)
+    np.testing.assert_array_equal(lazy.decode().compute(), ref.decode())
+    np.testing.assert_array_equal(lazy.s4x2_packed().compute(), ref.s4x2_packed())
+    # HiF8 (no numpy type: d is the bits, decode goes through the format's decoder), no reductions
+    x = np.array([0x7F800000, 0xFFC00000, 0x3FC00000, 0xC7800000, 0x00000001, 0x80000000] * 3, np.uint32).reshape(3, 6)
+    kw = dict(acc_type="FP32", attributes={"pre_quant_mode": "QF322HIF8_PRE"},
+              quant_param=int(fpatr.quant_param(1.0, mode="QF322HIF8_PRE")))
+    ref = fpatr.postprocess(x, **kw)
+    lazy = pdask.postprocess(da.from_array(x, chunks=(2, 4)), **kw)
+    assert lazy.row_max is None and lazy.group_max is None and lazy.flag_names.compute() == ref.flag_names
+    np.testing.assert_array_equal(lazy.d.compute(), ref.d)
+    np.testing.assert_array_equal(lazy.decode().compute(), ref.decode())  # NaN positions equal too
+    with pytest.raises(UsageError, match="not S4X2"):
+        lazy.s4x2_packed()
+
+
 # ---------------------------------------------------------------------------
 # Rejection at the call, before any task
 

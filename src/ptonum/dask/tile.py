@@ -42,10 +42,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import UsageError
-from ..flags import StatusRegister
+from ..flags import StatusRegister, flag_names
 from ..formats import TileDataType
 from ..fpatr.element import destination_dtype
-from ..fpatr.tile import PostprocessResult, TileOutputs, TilePlan, commit, compute, join_columns, preflight_shape
+from ..fpatr.tile import (PostprocessResult, TileOutputs, TilePlan, commit, compute, decode_bits, join_columns,
+                          pack_s4x2, preflight_shape, typed_view)
 from .cluster import require_dask
 from .run import ProgressFn, run_tasks
 
@@ -188,8 +189,15 @@ class DaskPostprocessResult:
         row_max_bits: M x 1 ``uint32`` dask array (RowMaxOut), or ``None`` when RowMaxEn=0.
         group_max_bits: M x ceil(N/GroupN) ``uint32`` dask array (GroupMaxOut), or ``None``.
         flags: a ``dask.delayed`` int, the OR of every element's and reduction step's flags.
+        flag_names: a ``dask.delayed`` str, :attr:`flags` as ``"OF|NX"`` (``"-"`` when none).
+        d, row_max, group_max: the typed views of the in-memory result, lazily (dask arrays:
+            D as float16/float32/int8/..., ml_dtypes bfloat16/float8_e4m3fn, S4X2 as sign-extended
+            int8, HiF8 as its uint8 bits; RowMaxOut/GroupMaxOut as float32/int32/uint32, or None).
         dst_type, acc_type: the destination and accumulator Tile DataTypes.
         plan: the whole-tile :class:`ptonum.fpatr.tile.TilePlan` the preflight returned.
+
+    The same names as :class:`ptonum.fpatr.PostprocessResult` (plus :meth:`decode` and
+    :meth:`s4x2_packed`), each lazy; ``.compute()`` of one gives what the in-memory result holds.
 
     Computing one attribute alone does not touch ``status``; :meth:`compute` and
     :meth:`to_zarr` OR the flags into it once everything has finished.
@@ -237,6 +245,53 @@ class DaskPostprocessResult:
 
         g = self._g()
         return Delayed(g.names["flags"], g.dsk)
+
+    @property
+    def flag_names(self) -> Any:
+        from dask import delayed
+
+        return delayed(flag_names, pure=True)(self.flags)
+
+    @staticmethod
+    def _typed(bits: Any, t: TileDataType) -> Any:
+        dtype = typed_view(np.zeros(0, bits.dtype), t).dtype
+        return bits.map_blocks(typed_view, t, dtype=dtype)
+
+    @property
+    def d(self) -> Any:
+        return self._typed(self.d_bits, self.dst_type)
+
+    @property
+    def row_max(self) -> Any:
+        bits = self.row_max_bits
+        return None if bits is None else self._typed(bits, self.acc_type)
+
+    @property
+    def group_max(self) -> Any:
+        bits = self.group_max_bits
+        return None if bits is None else self._typed(bits, self.acc_type)
+
+    def decode(self) -> Any:
+        """D as exact ``float64`` values (±inf/NaN for specials), a dask array chunked like D
+        (:meth:`ptonum.fpatr.PostprocessResult.decode` block by block)."""
+        return self.d_bits.map_blocks(decode_bits, self.dst_type, dtype=np.float64)
+
+    def s4x2_packed(self) -> Any:
+        """Packed S4X2 memory bytes, M x ceil(N/2) ``uint8``, a dask array
+        (:meth:`ptonum.fpatr.PostprocessResult.s4x2_packed`).
+
+        Raises :class:`UsageError` when D is not S4X2.
+        Source: ADR-0085 D181 with ADR-0033 (nibble order) and ADR-0074 (row restart).
+        """
+        import dask.array as da
+
+        if self.dst_type is not TileDataType.S4X2:
+            raise UsageError(f"s4x2_packed: the destination is {self.dst_type.name}, not S4X2")
+        bits = self.d_bits
+        if bits.shape[1] % 2:  # a zero nibble after the last element of each row
+            pad = da.zeros((bits.shape[0], 1), dtype=np.uint8, chunks=(bits.chunks[0], (1,)))
+            bits = da.concatenate([bits, pad], axis=1)
+        return pack_s4x2(bits)
 
     # -- running
     def compute(self, client: Any = None, progress: Optional[ProgressFn] = None) -> PostprocessResult:

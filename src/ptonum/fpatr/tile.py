@@ -60,6 +60,9 @@ __all__ = [
     "join_rows",
     "join_columns",
     "commit",
+    "typed_view",
+    "decode_bits",
+    "pack_s4x2",
 ]
 
 #: Target number of accumulator elements per row block of the fast engine.
@@ -85,7 +88,14 @@ _RULE_SOURCES = {
 # Result
 
 
-def _typed_view(bits: np.ndarray, t: TileDataType) -> np.ndarray:
+def typed_view(bits: np.ndarray, t: TileDataType) -> np.ndarray:
+    """Encodings of Tile DataType ``t`` as numbers: a view as float32/float16/int8/int16/int32/uint32,
+    ml_dtypes bfloat16 / float8_e4m3fn; S4X2 (low nibbles) as a new sign-extended read-only int8
+    array; HiF8 unchanged (``uint8`` bits: numpy has no HiF8 type, see :func:`decode_bits`).
+
+    ``bits``: the carrier array (uint8/uint16/uint32, any shape).  Used by :class:`PostprocessResult`
+    and, block by block, by ``ptonum.dask``'s result.  Source: ADR-0085 D181 (destination element types).
+    """
     T = TileDataType
     views: Dict[TileDataType, Any] = {T.FP32: np.float32, T.FP16: np.float16, T.S8: np.int8, T.S16: np.int16,
                                       T.S32: np.int32, T.U32: np.uint32}
@@ -101,6 +111,37 @@ def _typed_view(bits: np.ndarray, t: TileDataType) -> np.ndarray:
         out.flags.writeable = False
         return out
     return bits  # HiF8: no numpy dtype; raw bits (see PostprocessResult.decode)
+
+
+def decode_bits(bits: np.ndarray, t: TileDataType) -> np.ndarray:
+    """Encodings of ``t`` as exact ``float64`` values (±inf/NaN for specials), any shape.
+
+    HiF8 goes through :func:`ptonum.formats.to_float64`; every other type converts its
+    :func:`typed_view` (exact for all of them).  Source: ADR-0085 D181; the formats' value functions.
+    """
+    if t is TileDataType.HiF8:
+        from .. import formats
+
+        to_f64 = getattr(formats, "to_float64")
+        return np.asarray(to_f64(TileDataType.HiF8, bits), dtype=np.float64)
+    return np.asarray(typed_view(bits, t), dtype=np.float64)
+
+
+def pack_s4x2(bits: Any) -> Any:
+    """Packed S4X2 memory bytes of M x N element nibbles: M x ceil(N/2) ``uint8``.
+
+    Element ``2k`` of a row goes to the low nibble of byte ``k`` and element ``2k+1`` to its
+    high nibble; every row starts a new byte; for odd N the last high nibble is 0.  ``bits`` is
+    a numpy array, or with an even N any array with numpy's slicing and bit operations (a
+    ``dask.array``: the result is one too).
+
+    Source: ADR-0085 D181 with ADR-0033 (nibble order) and ADR-0074 (row restart).
+    """
+    m, n = bits.shape
+    nib = bits & np.uint8(0x0F)
+    if n % 2:
+        nib = np.concatenate([nib, np.zeros((m, 1), np.uint8)], axis=1)
+    return (nib[:, 0::2] | (nib[:, 1::2] << np.uint8(4))).astype(np.uint8)
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,17 +172,17 @@ class PostprocessResult:
     def d(self) -> np.ndarray:
         """D as numbers: float16/float32/int8/int16/int32/uint32, ml_dtypes bfloat16 /
         float8_e4m3fn; S4X2 as sign-extended int8; HiF8 stays ``uint8`` bits (use :meth:`decode`)."""
-        return _typed_view(self.d_bits, self.dst_type)
+        return typed_view(self.d_bits, self.dst_type)
 
     @property
     def row_max(self) -> Optional[np.ndarray]:
         """RowMaxOut as float32/int32/uint32 (the accumulator type), or ``None``."""
-        return None if self.row_max_bits is None else _typed_view(self.row_max_bits, self.acc_type)
+        return None if self.row_max_bits is None else typed_view(self.row_max_bits, self.acc_type)
 
     @property
     def group_max(self) -> Optional[np.ndarray]:
         """GroupMaxOut as float32/int32/uint32 (the accumulator type), or ``None``."""
-        return None if self.group_max_bits is None else _typed_view(self.group_max_bits, self.acc_type)
+        return None if self.group_max_bits is None else typed_view(self.group_max_bits, self.acc_type)
 
     @property
     def flag_names(self) -> str:
@@ -154,12 +195,7 @@ class PostprocessResult:
         HiF8 goes through :func:`ptonum.formats.to_float64`; every other
         destination converts its typed view :attr:`d` (exact for all of them).
         """
-        if self.dst_type is TileDataType.HiF8:
-            from .. import formats
-
-            to_f64 = getattr(formats, "to_float64")
-            return np.asarray(to_f64(TileDataType.HiF8, self.d_bits), dtype=np.float64)
-        return np.asarray(self.d, dtype=np.float64)
+        return decode_bits(self.d_bits, self.dst_type)
 
     def s4x2_packed(self) -> np.ndarray:
         """Packed S4X2 memory bytes, M x ceil(N/2) ``uint8``.
@@ -173,11 +209,7 @@ class PostprocessResult:
         """
         if self.dst_type is not TileDataType.S4X2:
             raise UsageError(f"s4x2_packed: the destination is {self.dst_type.name}, not S4X2")
-        m, n = self.d_bits.shape
-        nib = self.d_bits & np.uint8(0x0F)
-        if n % 2:
-            nib = np.concatenate([nib, np.zeros((m, 1), np.uint8)], axis=1)
-        return (nib[:, 0::2] | (nib[:, 1::2] << np.uint8(4))).astype(np.uint8)
+        return np.asarray(pack_s4x2(self.d_bits))
 
 
 # ---------------------------------------------------------------------------
