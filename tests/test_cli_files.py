@@ -32,7 +32,7 @@ def test_tcvt_out_with_another_suffix_is_refused_before_writing(tmp_path, facc):
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
-@pytest.mark.parametrize("name", ["codes.NPY", "codes.npy"])
+@pytest.mark.parametrize("name", ["codes.NPY", "codes.npy", "codes[b].npy"])  # [b]: text, not rich markup
 def test_tcvt_out_is_the_path_written_and_reported(tmp_path, facc, name):
     out = tmp_path / name
     r = _run("tcvt", facc, "--out", out)

@@ -132,7 +132,7 @@ def _run(name: str, sw: Any, options: Any) -> None:
     if not options["as_json"]:
         console.print(f"[bold]{sw.describe()}[/bold]", highlight=False, soft_wrap=True)
         console.print(f"{len(sw.partitions())} partition(s) of {sw.partition} codes; state in {state}",
-                      highlight=False, soft_wrap=True)
+                      highlight=False, soft_wrap=True, markup=False)
     show = options["progress"] if options["progress"] is not None else sys.stderr.isatty()
     with client_for(name, options["scheduler"], options["workers"]) as client:
         with task_progress("inputs", bool(show)) as cb:

@@ -235,4 +235,4 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
             table.add_row(f"flag {name}", str(n))
         console.print(table)
     console.print(f"status flags (OR): {flag_names(status)} (0x{status:02x})"
-                  + (f"; codes written to {out}" if out else ""), highlight=False)
+                  + (f"; codes written to {out}" if out else ""), highlight=False, markup=False)
