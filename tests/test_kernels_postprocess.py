@@ -333,3 +333,115 @@ def test_compile_all_reports_time() -> None:
     from ptonum.kernels.postprocess import compile_all
 
     assert compile_all() >= 0.0
+
+
+# ------------------------------------------------------------------ the S32 offset loop (REQ8/VREQ8, REQ4/VREQ4, DEQS16)
+#
+# The vectorized S32 row loop raises NX/OF from row-wide ORs and fuses the S5/S9/S17 clamp, the
+# offset and the destination clamp into one clamp to per-column bounds.  Each element that can
+# raise a flag is run alone in a row of exact, in-range zeros, so the tile's flags are that
+# element's; expected bits and flags come from the reference engine.
+
+_S32_OFFSET_MODES = {"VREQ8": (9, -128, 127), "VREQ4": (5, -8, 7), "VDEQS16": (17, -32768, 32767)}
+
+
+def _scale_word(scale: float, off: int, offw: int) -> int:
+    """A quantization word: FP19 scale (the FP32 bits, [31:13]) and the two's complement offset at [37 + offw - 1:37]."""
+    bits = int(np.array(scale, np.float32).view(np.uint32))
+    assert bits & 0x1FFF == 0 and float(np.float32(scale)) == scale, scale  # exactly an FP19 value
+    return bits | ((off & ((1 << offw) - 1)) << 37)
+
+
+def _s32_offset_cases(offw: int, dlo: int, dhi: int) -> List[Tuple[int, float, int]]:
+    """(accumulator value, scale, offset) triples at the loop's decisions: ties and near-ties of every
+    rounding, the S5/S9/S17 limits, the destination limits through the offset, huge and tiny products."""
+    lim = 1 << (offw - 1)
+    e = 0.125  # products acc/8: a tie at every acc = 4 mod 8
+    cases = [(0, e, 0), (4, e, 0), (-4, e, 0), (12, e, 0), (-12, e, 0), (3, e, 0), (-5, e, 0), (20, e, 1),
+             ((lim - 1) * 8, e, 0), ((lim - 1) * 8 + 4, e, 0), ((lim - 1) * 8 + 3, e, 0),
+             (-lim * 8, e, 0), (-lim * 8 - 4, e, 0), (-lim * 8 - 5, e, 0), (-lim * 8 - 1, e, 0),
+             ((dhi - 3 + 1) * 8, e, 3), ((dhi - 3) * 8 + 4, e, 3), ((dlo + 2 - 1) * 8, e, -2),
+             ((dlo + 2) * 8 - 4, e, -2), ((lim - 1) * 8, e, -lim), (-lim * 8, e, lim - 1),
+             (2**31 - 1, 2.0**20, 0), (-(2**31), 2.0**30, 0), (2**31 - 1, 2.0**100, 1), (-(2**31) + 1, 2.0**-40, 0),
+             (-1, 2.0**-100, 0), (1, 2.0**-100, 0), (-1, 2.0**-1, 0), (0x7654321, 1.0 + 2.0**-10, 0),
+             (-0x1234567, 2.0**-20 * (1.0 + 2.0**-10), 0)]
+    return [(a, s, max(min(o, lim - 1), -lim)) for a, s, o in cases]
+
+
+@pytest.mark.parametrize("mode", sorted(_S32_OFFSET_MODES))
+def test_s32_offset_loop_each_element_like_reference(mode: str) -> None:
+    """Row k holds case k on the diagonal (a vector body of 8 columns, then a scalar remainder) and
+    exact zeros elsewhere; one word per element (``per_element``), so each row's flags are that case's."""
+    from ptonum.fpatr.element import element_config
+    from ptonum.kernels.postprocess import run_tile
+    from ptonum.tables import DESTINATIONS, TileDataType
+
+    offw, dlo, dhi = _S32_OFFSET_MODES[mode]
+    cases = _s32_offset_cases(offw, dlo, dhi)
+    n = len(cases)
+    acc = np.zeros((n, n), np.int64)
+    acc[np.arange(n), np.arange(n)] = [a for a, _, _ in cases]
+    bits = (acc & 0xFFFFFFFF).astype(np.uint32)
+    words = np.full((n, n), _scale_word(0.125, 0, offw), np.uint64)
+    words[np.arange(n), np.arange(n)] = [_scale_word(s, o, offw) for _, s, o in cases]
+    alpha = np.full((n, n), int(np.array(0.5, np.float32).view(np.uint32)) >> 13, np.uint64)
+    for relu in ((0, 1, 2) if mode == "VREQ8" else (0, 3)):
+        for rmode in ("RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB"):
+            for sat in (False, True):
+                cfg = element_config(mode, relu, "S32", rmode, sat)
+                out = np.empty(n * n, DESTINATIONS[cfg.dst].carrier)
+                row_flags = np.zeros(n, np.uint8)
+                run_tile(bits.ravel(), m=n, n=n, cfg=cfg.kernel, qp=words, rp=alpha, out=out, per_element=True,
+                         red_type=TileDataType.S32, row_flags=row_flags)
+                rb, rf = postprocess_element(np.diag(bits), pre_quant_mode=mode, relu_mode=relu, acc_type="S32",
+                                             quant_param=np.diag(words), relu_param=np.diag(alpha), rmode=rmode,
+                                             sat=sat, engine="reference")
+                zb, zf = postprocess_element(0, pre_quant_mode=mode, acc_type="S32", quant_param=int(words[0, 1]),
+                                             rmode=rmode, sat=sat, engine="reference")
+                assert int(zb) == 0 and int(zf) == 0
+                expected = np.zeros((n, n), out.dtype)
+                expected[np.arange(n), np.arange(n)] = rb
+                for k, (a, s, o) in enumerate(cases):
+                    where = (mode, relu, rmode, sat, a, s, o)
+                    assert out.reshape(n, n)[k].tolist() == expected[k].tolist(), where
+                    assert int(row_flags[k]) == int(rf[k]), where
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 133])
+def test_s32_offset_loop_rows_and_folds_like_reference(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole rows of every width class (inside one vector, exactly one, body + remainder), every
+    RMode, Sat and ReluMode, with RowMax/GroupMax folded in the same pass (MaxAbs, INT_MIN in a later group,
+    all-negative rows, RowMaxIn): kernel and numpy fallback against the reference engine."""
+    rng = np.random.default_rng(n)
+    m = 4
+    for mode, (offw, dlo, dhi) in _S32_OFFSET_MODES.items():
+        cases = _s32_offset_cases(offw, dlo, dhi)
+        pick = rng.integers(0, len(cases), (m, n))
+        acc = np.array([[cases[c][0] for c in row] for row in pick], np.int64)
+        acc[1] = -np.abs(acc[1]) - 1  # an all-negative row
+        acc[2, -1] = -(2**31)  # INT_MIN in the last group (MaxAbs: OF)
+        words = np.array([_scale_word(cases[c][1], cases[c][2], offw) for c in pick[0]], np.uint64)[None, :]
+        alpha = rng.choice([0, 0x1F800, 0x20000, 0x1FC00], (1, n)).astype(np.uint64)
+        bits = (acc & 0xFFFFFFFF).astype(np.uint32)
+        for rmode in ("RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB"):
+            relu = int(rng.integers(0, 4))
+            sat = bool(rng.integers(0, 2))
+            code = int(rng.integers(1, 10))
+            attrs = dict(pre_quant_mode=mode, relu_mode=relu, row_max_en=1, row_max_init=rmode == "RTO",
+                         group_max_en=1, group_n_code=code, max_abs_en=bool(rng.integers(0, 2)))
+            kw: Dict[str, Any] = dict(quant_tile=words)
+            if relu == 2:
+                kw["relu_param"] = int(alpha[0, 0])
+            elif relu == 3:
+                kw["relu_tile"] = alpha
+            if rmode == "RTO":
+                kw["row_max_in"] = np.array([[5], [0xFFFFFFF0], [0x80000000], [0x7FFFFFFF]], np.uint32)
+            ref = postprocess(bits, acc_type="S32", attributes=attrs, rmode=rmode, sat=sat, engine="reference", **kw)
+            for p in PATHS:
+                _use(p, monkeypatch)
+                res = postprocess(bits, acc_type="S32", attributes=attrs, rmode=rmode, sat=sat, **kw)
+                where = (p, mode, rmode, sat, attrs)
+                assert np.array_equal(res.d_bits, ref.d_bits), where
+                assert res.flags == ref.flags, where
+                assert np.array_equal(res.row_max_bits, ref.row_max_bits), where
+                assert np.array_equal(res.group_max_bits, ref.group_max_bits), where

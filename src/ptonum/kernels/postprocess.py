@@ -858,49 +858,179 @@ def _row_s32_offset(acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags
     return f_or
 
 
+@njit(inline="always")
+def _round_mode(p: float, mode: int) -> float:
+    """FloatingToInteger of a finite float64 under ``mode``, select-only (vectorizes): the
+    rules of :func:`_round_int` written as ``floor(p) + up``.  ``p - floor(p)`` is exact
+    except for a negative ``p`` of tiny magnitude, where it rounds to at most 1.0 and
+    every decision below is unchanged."""
+    lower = np.floor(p)
+    frac = p - lower
+    hl = lower * 0.5
+    odd = hl != np.floor(hl)
+    gt = frac > 0.5
+    eq = frac == 0.5
+    nz = frac != 0.0
+    if mode == R_RNE:
+        up = gt | (eq & odd)
+    elif mode == R_RNA:
+        up = gt | (eq & (p > 0.0))
+    elif mode == R_RHB:
+        up = gt | eq
+    elif mode == R_RTP:
+        up = nz
+    elif mode == R_RTZ:
+        up = nz & (p < 0.0)
+    elif mode == R_RTO:
+        up = nz & (~odd)
+    else:  # RTM
+        up = frac > 1.0
+    return lower + (1.0 if up else 0.0)
+
+
+@njit(inline="always")
+def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi_: Any,
+                  relu: int, rne: bool, sat: bool, mode: int, lim_lo: float, lim_hi: float,
+                  relu_zero: bool, relu_al: bool) -> Tuple[int, int, Any, Any]:
+    """A span of one S32 row with an offset (the body of :func:`_row_s32_int`; every array is
+    that span's slice, indexed from 0 so that no index can be negative).
+
+    Returns the OR of the bits of ``r - p`` (nonzero iff some element is inexact), the OR
+    of the bits of ``(r + off) - clamp(r + off)`` (nonzero iff some element overflows the
+    S5/S9/S17 intermediate or the destination) and the largest and smallest S32 value.
+    The RNE copies get ``relu`` (0, 1, 2) and ``sat`` as literals, so each is straight-line
+    code; the one copy for the other RModes gets ``relu`` = -1 and decides by selects on
+    ``relu_zero``/``relu_al`` and ``sat``."""
+    nxb = 0
+    ovb = 0
+    smax = np.int32(-2147483648)
+    smin = np.int32(2147483647)
+    for j in range(a_.size):
+        xs = np.int32(a_[j])
+        # RowMax/GroupMax: the signed maximum and minimum (the largest |value| is one of them)
+        smax = xs if xs > smax else smax
+        smin = xs if xs < smin else smin
+        sv = np.float64(xs)
+        # MatrixSelectedMultiplier, exact float64 product (S32 x FP19 has at most 42 bits)
+        ps = sv * sc_[j]
+        if relu == 0:
+            p = ps
+        elif relu == 1:
+            p = ps if sv > 0.0 else 0.0
+        elif relu >= 2:
+            pa = sv * al_[j]
+            p = pa if sv < 0.0 else ps
+        else:  # relu not literal (the generic copy): selects only
+            pa = sv * al_[j]
+            pn = pa if relu_al else (0.0 if relu_zero else ps)
+            p = pn if sv < 0.0 else ps
+        r = _rint(p) if rne else _round_mode(p, mode)
+        nxb |= _f64_bits(r - p)
+        off = of_[j]
+        t = r + off
+        # clamp(clamp(r, S5/S9/S17) + off, destination) == clamp(r + off, per-column bounds):
+        # OF|NX exactly when r + off is outside them
+        fc = t if t > blo_[j] else blo_[j]
+        fc = fc if fc < bhi_[j] else bhi_[j]
+        ovb |= _f64_bits(t - fc)
+        ri = r if r > lim_lo else lim_lo
+        ri = ri if ri < lim_hi else lim_hi
+        v = fc if sat else ri + off
+        o_[j] = np.int32(v)  # the store keeps the carrier's low 8/16 bits (S4X2: masked by the caller)
+    return nxb, ovb, smax, smin
+
+
 @njit
-def _row_s32_rne(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, offw: int, dst: int,
-                 sat: bool, scale: Any, alpha: Any, offs: Any) -> int:
-    """S32 source with an offset under RNE and no per-element flags (REQ8/VREQ8 and the
-    other offset modes in a tile): the rules of :func:`_row_s32_offset`, select-only so
-    that the loop vectorizes.  The exact float64 product is rounded by ``llvm.rint``
-    (ties to even), saturated to S5/S9/S17 (OF|NX), offset, then clamped (Sat) or
-    wrapped to the destination width (OF|NX when outside it)."""
-    lim_hi = np.float64((1 << (offw - 1)) - 1)
+def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, offw: int, dst: int, mode: int,
+                 sat: bool, scale: Any, alpha: Any, offs: Any, blo: Any, bhi: Any, max_abs: bool,
+                 group_n: int, group_out: Any, gbase: int) -> Tuple[int, int]:
+    """S32 source with an offset (REQ8/VREQ8, REQ4/VREQ4, DEQS16/VDEQS16), no per-element
+    flags: the rules of :func:`_row_s32_offset` in one select-only pass that vectorizes,
+    with RowMax and GroupMax folded in.
+
+    Per element: the exact float64 product (ReLU as ``max(value, 0)``, LReLU/PReLU as a
+    select of two products), rounded by ``llvm.rint`` (RNE) or :func:`_round_mode`; NX
+    when the rounded value differs; the S5/S9/S17 saturation, the offset and the
+    destination clamp fused into one clamp of ``r + offset`` to per-column bounds
+    ``blo``/``bhi`` (OF|NX when it moves); with Sat=0 the value is wrapped instead.
+    The accumulator's reduction key (``x ^ 0x80000000``, or ``|x|`` with MaxAbs) is
+    maximized in the same pass, per group of ``group_n`` columns (written to
+    ``group_out[gbase + g]``) and over the row.  Returns (flags, row RowMax bits)."""
     lim_lo = -np.float64(1 << (offw - 1))
-    lo, hi, mask64 = _int_range(dst)
-    # with Sat=0 the destination clamp is the identity (the integer is wrapped by the mask)
-    c_lo = np.float64(lo) if sat else -1e9
-    c_hi = np.float64(hi) if sat else 1e9
-    d_lo = np.float64(lo)
-    d_hi = np.float64(hi)
-    mask = np.int32(mask64)
-    zero_neg = relu == 1
-    alt_neg = relu >= 2
-    nx_or = False
-    ov_or = False
+    lim_hi = np.float64((1 << (offw - 1)) - 1)
     a_ = acc[base:base + cnt]
     o_ = out[base:base + cnt]
     sc_ = scale[pb:pb + cnt]
     of_ = offs[pb:pb + cnt]
-    al_ = alpha[pb:pb + cnt] if alt_neg else scale[pb:pb + cnt]
-    for j in range(cnt):
-        sv = np.float64(np.int32(a_[j]))
-        neg = sv < 0.0
-        m = al_[j] if (neg and alt_neg) else sc_[j]
-        m = 0.0 if (neg and zero_neg) else m
-        p = sv * m
-        r = _rint(p)
-        nx_or |= r != p
-        ri = lim_hi if r > lim_hi else r
-        ri = lim_lo if ri < lim_lo else ri
-        ov_or |= ri != r
-        final = ri + np.float64(np.int32(of_[j]))  # exact small integers in float64 lanes (AVX2 has no int64->double)
-        ov_or |= (final > d_hi) | (final < d_lo)
-        fc = c_hi if final > c_hi else final
-        fc = c_lo if fc < c_lo else fc
-        o_[j] = np.int32(fc) & mask
-    return (_NX if nx_or else 0) | (_OF_NX if ov_or else 0)
+    bl_ = blo[pb:pb + cnt]
+    bh_ = bhi[pb:pb + cnt]
+    al_ = alpha[pb:pb + cnt] if relu >= 2 else scale[pb:pb + cnt]
+    step = group_n if group_n > 0 else cnt
+    nxb = 0
+    ovb = 0
+    rmax = np.int32(-2147483648)
+    rmin = np.int32(2147483647)
+    flags = 0
+    g = 0
+    for s in range(0, cnt, step):
+        e = min(s + step, cnt)
+        a, o, sc, al, of, bl, bh = a_[s:e], o_[s:e], sc_[s:e], al_[s:e], of_[s:e], bl_[s:e], bh_[s:e]
+        if mode != R_RNE:
+            nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, -1, False, sat, mode, lim_lo, lim_hi,
+                                           relu == 1, relu >= 2)
+        elif relu == 0:
+            if sat:
+                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 0, True, True, R_RNE, lim_lo, lim_hi,
+                                               False, False)
+            else:
+                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 0, True, False, R_RNE, lim_lo, lim_hi,
+                                               False, False)
+        elif relu == 1:
+            if sat:
+                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, True, R_RNE, lim_lo, lim_hi,
+                                               False, False)
+            else:
+                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, False, R_RNE, lim_lo, lim_hi,
+                                               False, False)
+        else:
+            if sat:
+                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 2, True, True, R_RNE, lim_lo, lim_hi,
+                                               False, False)
+            else:
+                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 2, True, False, R_RNE, lim_lo, lim_hi,
+                                               False, False)
+        nxb |= nx
+        ovb |= ov
+        rmax = hi if hi > rmax else rmax
+        rmin = lo if lo < rmin else rmin
+        if group_n > 0:
+            gb, gf = _s32_fold_bits(hi, lo, max_abs)
+            group_out[gbase + g] = gb
+            flags |= gf
+            g += 1
+    if dst == D_S4X2:  # wrapped or clamped to S4, kept as its two's complement nibble
+        for j in range(cnt):
+            o_[j] = o_[j] & np.uint8(0xF)
+    rb, rf = _s32_fold_bits(rmax, rmin, max_abs)
+    flags |= rf
+    if (nxb & _ABS) != 0:
+        flags |= _NX
+    if (ovb & _ABS) != 0:
+        flags |= _OF_NX
+    return flags, rb
+
+
+@njit(inline="always")
+def _s32_fold_bits(smax: Any, smin: Any, max_abs: bool) -> Tuple[int, int]:
+    """MatrixGroupMaxResult of an S32 span from its signed maximum and minimum: the maximum,
+    or with MaxAbs the larger magnitude of the two (|INT_MIN| saturates to INT_MAX with OF,
+    as :func:`_abs_red`).  Returns (S32 bits, flags)."""
+    if max_abs:
+        if smin == np.int32(-2147483648):
+            return 0x7FFFFFFF, _OF
+        best = max(np.int64(smax), -np.int64(smin))
+        return best, 0
+    return np.int64(smax) & 0xFFFFFFFF, 0
 
 
 @njit
@@ -939,15 +1069,25 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
                  scale: Any, alpha: Any, offs: Any, shifts: Any, qrow: int, qcol: int,
                  rrow: int, rcol: int, spec: Any, negzero: int,
                  red_t: int, max_abs: bool, row_en: bool, row_out: Any, has_init: bool, init: Any,
-                 group_n: int, group_out: Any, rowflags: Any) -> None:
+                 group_n: int, group_out: Any, rowflags: Any, offs_f: Any, blo: Any, bhi: Any) -> None:
     """Process rows of ``n`` elements of a flat accumulator (``total`` elements, ``m`` rows)."""
     for i in prange(m):
         base = i * n
         cnt = min(n, total - base)
+        if fast == 7:  # S32 offset modes: RowMax and GroupMax folded into the element pass
+            gn = group_n if group_n > 0 else 0
+            f_or, rb = _row_s32_int(acc, base, cnt, out, i * qrow, relu, offw, dst, mode, sat, scale, alpha,
+                                    offs_f, blo, bhi, max_abs, gn, group_out,
+                                    i * ((cnt + group_n - 1) // group_n) if group_n > 0 else 0)
+            if row_en:
+                if has_init:
+                    rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
+                    f_or |= f2
+                row_out[i] = rb
+            rowflags[i] = f_or
+            continue
         if fast == 1:
             f_or = _row_bf16(acc, base, cnt, out, relu, sat, spec)
-        elif fast == 7:
-            f_or = _row_s32_rne(acc, base, cnt, out, i * qrow, relu, offw, dst, sat, scale, alpha, offs)
         elif fast == 3:
             f_or = _row_s32_offset(acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode,
                                    sat, scale, alpha, offs)
@@ -1048,7 +1188,8 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
              flags_out: Optional[np.ndarray] = None, per_element: bool = False,
              red_type: Optional[Any] = None, max_abs: bool = False,
              row_out: Optional[np.ndarray] = None, init: Optional[np.ndarray] = None,
-             group_n: int = 0, group_out: Optional[np.ndarray] = None) -> int:
+             group_n: int = 0, group_out: Optional[np.ndarray] = None,
+             row_flags: Optional[np.ndarray] = None) -> int:
     """Run the fused element pipeline (and folds) over ``acc``; returns the OR of all flags.
 
     ``acc``: flat C-contiguous uint32 accumulator bits, ``m`` rows of ``n``
@@ -1058,7 +1199,8 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
     (uint8/uint16/uint32), ``flags_out``: flat uint8 per-element flags or None.
     Reductions (tile only): ``red_type`` (accumulator TileDataType), ``row_out``
     uint32[m], ``init`` uint32[m] or None, ``group_n`` and ``group_out``
-    uint32[m * ceil(n / group_n)].  Validation is the caller's job.
+    uint32[m * ceil(n / group_n)].  ``row_flags``: optional uint8[m] that receives each row's OR of
+    flags (element and reduction flags).  Validation is the caller's job.
 
     Source: ADR-0085 D175-D181; ``TileProfileMatrixPostProcessWithFlags``, ``MatrixRowMaxResult``,
     ``MatrixGroupMaxResult``.
@@ -1113,19 +1255,29 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
     # every parameter array indexed [row stride * i + j]: one scalar word becomes a row of copies
     scale, offs, shifts, alpha = (np.full(n, arr[0]) if arr.size == 1 else arr
                                   for arr in (scale, offs, shifts, alpha))
+    offs_f, blo, bhi = _EMPTY_F64, _EMPTY_F64, _EMPTY_F64
     if kind == KIND_GENERAL and src == SRC_S32 and offw > 0 and (relu < 2 or rrow == qrow):
-        fast = 7 if (mode == R_RNE and flags_out is None) else 3
+        fast = 3
+        if flags_out is None and (red_type is None or tables.KERNEL_ACC[red_type] == SRC_S32):
+            fast = 7
+            # per-column bounds of r + offset: clamp(clamp(r, S5/S9/S17) + offset, destination)
+            dfacts = tables.DESTINATIONS[cfg.dst]
+            lo, hi = float(dfacts.minimum), float(dfacts.maximum)
+            half = float(1 << (offw - 1))
+            offs_f = offs.astype(np.float64)
+            blo = np.maximum(offs_f - half, lo)
+            bhi = np.minimum(offs_f + (half - 1.0), hi)
     want_flags = flags_out is not None
     fl = flags_out if flags_out is not None else np.zeros(1, np.uint8)
     red_t = tables.KERNEL_ACC[red_type] if red_type is not None else 0
     ro = row_out if row_out is not None else np.zeros(1, np.uint32)
     ini = init if init is not None else np.zeros(1, np.uint32)
     go = group_out if group_out is not None else np.zeros(1, np.uint32)
-    rowflags = np.zeros(max(m, 1), np.uint8)
+    rowflags = row_flags if row_flags is not None else np.zeros(max(m, 1), np.uint8)
     launch(_tile_kernel, acc, m, n, acc.size, out, fl, want_flags, kind, fast, src, relu, offw, dst, mode, sat,
                  scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec, negzero,
                  red_t, bool(max_abs), row_out is not None, ro, init is not None, ini,
-                 int(group_n) if group_out is not None else 0, go, rowflags)
+                 int(group_n) if group_out is not None else 0, go, rowflags, offs_f, blo, bhi)
     return int(np.bitwise_or.reduce(rowflags)) & _ALL_FLAGS
 
 
