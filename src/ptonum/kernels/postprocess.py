@@ -965,45 +965,42 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
     bl_ = blo[pb:pb + cnt]
     bh_ = bhi[pb:pb + cnt]
     al_ = alpha[pb:pb + cnt] if relu >= 2 else scale[pb:pb + cnt]
-    step = group_n if group_n > 0 else cnt
-    nxb = 0
-    ovb = 0
-    rmax = np.int32(-2147483648)
-    rmin = np.int32(2147483647)
-    flags = 0
-    g = 0
-    for s in range(0, cnt, step):
-        e = min(s + step, cnt)
-        a, o, sc, al, of, bl, bh = a_[s:e], o_[s:e], sc_[s:e], al_[s:e], of_[s:e], bl_[s:e], bh_[s:e]
-        if mode != R_RNE:
-            nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, -1, False, sat, mode, lim_lo, lim_hi,
-                                           relu == 1, relu >= 2)
-        elif relu == 0:
-            if sat:
-                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 0, True, True, R_RNE, lim_lo, lim_hi,
-                                               False, False)
-            else:
-                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 0, True, False, R_RNE, lim_lo, lim_hi,
-                                               False, False)
-        elif relu == 1:
-            if sat:
-                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, True, R_RNE, lim_lo, lim_hi,
-                                               False, False)
-            else:
-                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, False, R_RNE, lim_lo, lim_hi,
-                                               False, False)
+    a, o, sc, al, of, bl, bh = a_, o_, sc_, al_, of_, bl_, bh_
+    if mode != R_RNE:
+        nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, -1, False, sat, mode, lim_lo, lim_hi,
+                                             relu == 1, relu >= 2)
+    elif relu == 0:
+        if sat:
+            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 0, True, True, R_RNE, lim_lo, lim_hi,
+                                                 False, False)
         else:
-            if sat:
-                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 2, True, True, R_RNE, lim_lo, lim_hi,
-                                               False, False)
-            else:
-                nx, ov, hi, lo = _s32_int_span(a, o, sc, al, of, bl, bh, 2, True, False, R_RNE, lim_lo, lim_hi,
-                                               False, False)
-        nxb |= nx
-        ovb |= ov
-        rmax = hi if hi > rmax else rmax
-        rmin = lo if lo < rmin else rmin
-        if group_n > 0:
+            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 0, True, False, R_RNE, lim_lo, lim_hi,
+                                                 False, False)
+    elif relu == 1:
+        if sat:
+            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, True, R_RNE, lim_lo, lim_hi,
+                                                 False, False)
+        else:
+            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, False, R_RNE, lim_lo, lim_hi,
+                                                 False, False)
+    else:
+        if sat:
+            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 2, True, True, R_RNE, lim_lo, lim_hi,
+                                                 False, False)
+        else:
+            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 2, True, False, R_RNE, lim_lo, lim_hi,
+                                                 False, False)
+    flags = 0
+    if group_n > 0:  # GroupMax: a load-only pass over the row, still in L1
+        g = 0
+        for s in range(0, cnt, group_n):
+            seg = a_[s:min(s + group_n, cnt)]
+            hi = np.int32(-2147483648)
+            lo = np.int32(2147483647)
+            for j in range(seg.size):
+                xs = np.int32(seg[j])
+                hi = xs if xs > hi else hi
+                lo = xs if xs < lo else lo
             gb, gf = _s32_fold_bits(hi, lo, max_abs)
             group_out[gbase + g] = gb
             flags |= gf
