@@ -143,6 +143,8 @@ S16_MIN, S16_MAX, S16_MIN_CODE, S16_MAX_CODE, S16_MASK = (
     _S16.minimum, _S16.maximum, _S16.minimum_code, _S16.maximum_code, _S16.mask)
 _S32 = tables.DESTINATIONS[T_.S32]
 S32_MIN_CODE, S32_MAX_CODE, U32_MASK = _S32.minimum_code, _S32.maximum_code, _S32.mask
+S32_MIN, S32_MAX = _S32.minimum, _S32.maximum
+S4_MASK = tables.DESTINATIONS[T_.S4X2].mask
 
 _MANT = (1 << 52) - 1
 _HIDDEN = 1 << 52
@@ -903,8 +905,8 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
     ``relu_zero``/``relu_al`` and ``sat``."""
     nxb = 0
     ovb = 0
-    smax = np.int32(-2147483648)
-    smin = np.int32(2147483647)
+    smax = np.int32(S32_MIN)
+    smin = np.int32(S32_MAX)
     for j in range(a_.size):
         xs = np.int32(a_[j])
         # RowMax/GroupMax: the signed maximum and minimum (the largest |value| is one of them)
@@ -943,19 +945,23 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
 @njit
 def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, offw: int, dst: int, mode: int,
                  sat: bool, scale: Any, alpha: Any, offs: Any, blo: Any, bhi: Any, max_abs: bool,
-                 group_n: int, group_out: Any, gbase: int) -> Tuple[int, int]:
+                 group_n: int, group_out: Any, gbase: int) -> Tuple[int, int, int]:
     """S32 source with an offset (REQ8/VREQ8, REQ4/VREQ4, DEQS16/VDEQS16), no per-element
-    flags: the rules of :func:`_row_s32_offset` in one select-only pass that vectorizes,
-    with RowMax and GroupMax folded in.
+    flags: the rules of :func:`_row_s32_offset` (and so of :func:`_element`) in one
+    select-only pass over the row that vectorizes (AVX2: 4 float64 lanes), RowMax folded in.
 
-    Per element: the exact float64 product (ReLU as ``max(value, 0)``, LReLU/PReLU as a
-    select of two products), rounded by ``llvm.rint`` (RNE) or :func:`_round_mode`; NX
-    when the rounded value differs; the S5/S9/S17 saturation, the offset and the
-    destination clamp fused into one clamp of ``r + offset`` to per-column bounds
-    ``blo``/``bhi`` (OF|NX when it moves); with Sat=0 the value is wrapped instead.
-    The accumulator's reduction key (``x ^ 0x80000000``, or ``|x|`` with MaxAbs) is
-    maximized in the same pass, per group of ``group_n`` columns (written to
-    ``group_out[gbase + g]``) and over the row.  Returns (flags, row RowMax bits)."""
+    Per element (:func:`_s32_int_span`): the exact float64 product (ReLU: 0 for a negative
+    source; LReLU/PReLU: a select of two products), rounded by ``llvm.rint`` (RNE) or
+    :func:`_round_mode`; NX when the rounded value differs; the S5/S9/S17 saturation, the
+    offset and the destination clamp fused into one clamp of ``r + offset`` to per-column
+    bounds ``blo``/``bhi`` (OF|NX when it moves); with Sat=0 the value is wrapped instead.
+    The flags are ORs over the row, so no element branches.  RowMax comes from the row's
+    signed maximum and minimum, taken in the same pass; GroupMax (``group_n`` > 0, written
+    to ``group_out[gbase + g]``) from a load-only pass over the row while it is in L1.
+    Returns (element and GroupMax flags, RowMax bits of the row, RowMax flags).
+
+    Source: ``MatrixPostQuantBaseWithFlags``, ``MatrixRoundAndSaturateSigned``,
+    ``ReferenceMatrixIntegerEncoding``, ``MatrixGroupMaxResult``."""
     lim_lo = -np.float64(1 << (offw - 1))
     lim_hi = np.float64((1 << (offw - 1)) - 1)
     a_ = acc[base:base + cnt]
@@ -965,7 +971,7 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
     bl_ = blo[pb:pb + cnt]
     bh_ = bhi[pb:pb + cnt]
     al_ = alpha[pb:pb + cnt] if relu >= 2 else scale[pb:pb + cnt]
-    a, o, sc, al, of, bl, bh = a_, o_, sc_, al_, of_, bl_, bh_
+    a, o, sc, al, of, bl, bh = a_, o_, sc_, al_, of_, bl_, bh_  # short names for the calls below
     if mode != R_RNE:
         nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, -1, False, sat, mode, lim_lo, lim_hi,
                                              relu == 1, relu >= 2)
@@ -995,8 +1001,8 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
         g = 0
         for s in range(0, cnt, group_n):
             seg = a_[s:min(s + group_n, cnt)]
-            hi = np.int32(-2147483648)
-            lo = np.int32(2147483647)
+            hi = np.int32(S32_MIN)
+            lo = np.int32(S32_MAX)
             for j in range(seg.size):
                 xs = np.int32(seg[j])
                 hi = xs if xs > hi else hi
@@ -1007,14 +1013,13 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
             g += 1
     if dst == D_S4X2:  # wrapped or clamped to S4, kept as its two's complement nibble
         for j in range(cnt):
-            o_[j] = o_[j] & np.uint8(0xF)
-    rb, rf = _s32_fold_bits(rmax, rmin, max_abs)
-    flags |= rf
+            o_[j] = o_[j] & np.uint8(S4_MASK)
     if (nxb & _ABS) != 0:
         flags |= _NX
     if (ovb & _ABS) != 0:
         flags |= _OF_NX
-    return flags, rb
+    rb, rf = _s32_fold_bits(rmax, rmin, max_abs)
+    return flags, rb, rf
 
 
 @njit(inline="always")
@@ -1023,11 +1028,10 @@ def _s32_fold_bits(smax: Any, smin: Any, max_abs: bool) -> Tuple[int, int]:
     or with MaxAbs the larger magnitude of the two (|INT_MIN| saturates to INT_MAX with OF,
     as :func:`_abs_red`).  Returns (S32 bits, flags)."""
     if max_abs:
-        if smin == np.int32(-2147483648):
-            return 0x7FFFFFFF, _OF
-        best = max(np.int64(smax), -np.int64(smin))
-        return best, 0
-    return np.int64(smax) & 0xFFFFFFFF, 0
+        if smin == np.int32(S32_MIN):
+            return S32_MAX_CODE, _OF
+        return max(np.int64(smax), -np.int64(smin)), 0
+    return np.int64(smax) & U32_MASK, 0
 
 
 @njit
@@ -1073,10 +1077,11 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
         cnt = min(n, total - base)
         if fast == 7:  # S32 offset modes: RowMax and GroupMax folded into the element pass
             gn = group_n if group_n > 0 else 0
-            f_or, rb = _row_s32_int(acc, base, cnt, out, i * qrow, relu, offw, dst, mode, sat, scale, alpha,
-                                    offs_f, blo, bhi, max_abs, gn, group_out,
-                                    i * ((cnt + group_n - 1) // group_n) if group_n > 0 else 0)
+            f_or, rb, rf = _row_s32_int(acc, base, cnt, out, i * qrow, relu, offw, dst, mode, sat, scale, alpha,
+                                        offs_f, blo, bhi, max_abs, gn, group_out,
+                                        i * ((cnt + group_n - 1) // group_n) if group_n > 0 else 0)
             if row_en:
+                f_or |= rf
                 if has_init:
                     rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
                     f_or |= f2
