@@ -100,6 +100,8 @@ _LAYOUTS: Dict[TileDataType, _Layout] = {
 _NEAREST = (RoundingMode.RNE, RoundingMode.RNA, RoundingMode.RHB)
 
 _E8M0 = tables.E8M0  # the E8M0 destination facts (largest 0xFE, NaN 0xFF)
+_E8M0_NAN: int = _E8M0.canonical_nan or 0
+_E8M0_SMALLEST = 0x00  # 2^-127: E8M0 has no zero; Sat clamps an underflow here
 
 # Rounding-mode members as module constants (see ptonum.rounding): the reference steps run per element.
 from .rounding import RHB as _RHB, RNA as _RNA, RNE as _RNE, RTM as _RTM, RTO as _RTO, RTP as _RTP, RTZ as _RTZ  # noqa: E402
@@ -258,7 +260,7 @@ def _round_exponent(sig: int, exponent: int, mode: RoundingMode,
     return result, False
 
 
-_INVALID_RESULT = (0xFF, NV)
+_INVALID_RESULT = (_E8M0_NAN, NV)
 
 
 def _reference_one(bits: int, fmt: _Fields, mode: RoundingMode, sat: bool,
@@ -296,7 +298,7 @@ def _reference_one(bits: int, fmt: _Fields, mode: RoundingMode, sat: bool,
                            f"significand {'==' if exact_power else '!='} 2^{h}: "
                            f"{'an exact power of two' if exact_power else 'not a power of two'}"))
     if floor_e < -127:
-        code = 0x00 if sat else 0xFF
+        code = _E8M0_SMALLEST if sat else _E8M0_NAN
         if t is not None:
             t.append(TraceStep("range", "ReferenceFloatToE8M0",
                                f"F = {floor_e} < -127: underflow, Sat={int(sat)} -> 0x{code:02x}", UF | NX))
@@ -375,11 +377,11 @@ def _fast_rule(bits: np.ndarray, lay: _Layout, mode: RoundingMode, sat: bool) ->
     flags = np.where(exact, 0, NX)
     under = floor_e < -127
     over = pos_inf | ((floor_e == 127) & ~exact)
-    codes = np.where(under, 0x00 if sat else 0xFF, codes)
+    codes = np.where(under, _E8M0_SMALLEST if sat else _E8M0_NAN, codes)
     flags = np.where(under, UF | NX, flags)
     codes = np.where(over, _E8M0.overflow_code(sat, False), codes)
     flags = np.where(over, OF | NX, flags)
-    codes = np.where(invalid, 0xFF, codes)
+    codes = np.where(invalid, _E8M0_NAN, codes)
     flags = np.where(invalid, NV, flags)
     return codes.astype(np.uint8), flags.astype(np.uint8)
 
@@ -675,7 +677,7 @@ def e8m0_scale(codes: Any) -> np.ndarray:
     """
     c = as_bits("codes", codes, 8).astype(np.int64)
     scale = np.ldexp(1.0, c - 127)
-    return np.where(c == 0xFF, np.nan, scale)
+    return np.where(c == _E8M0_NAN, np.nan, scale)
 
 
 _FLAG_ORDER = (("NV", NV), ("DZ", 0x02), ("OF", OF), ("UF", UF), ("NX", NX))
