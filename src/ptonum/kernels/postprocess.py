@@ -1176,6 +1176,15 @@ def _fp19_f64(words: np.ndarray, shift: int) -> np.ndarray:
     return f32.view(np.float32).astype(np.float64).reshape(-1)
 
 
+def _line_aligned(a: np.ndarray) -> np.ndarray:
+    """A copy of a 1-D array whose data starts on a 64-byte boundary (numpy guarantees 16)."""
+    buf = np.empty(a.size * a.itemsize + 64, np.uint8)
+    start = -buf.ctypes.data % 64
+    out = buf[start:start + a.size * a.itemsize].view(a.dtype)
+    out[...] = a
+    return out
+
+
 def _param_layout(words: np.ndarray, m: int, n: int, per_element: bool) -> Tuple[np.ndarray, int, int]:
     """Flatten a parameter-word array and give its (row stride, column stride)."""
     flat = np.ascontiguousarray(words, dtype=np.uint64).reshape(-1)
@@ -1269,6 +1278,8 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
             offs_f = offs.astype(np.float64)
             blo = np.maximum(offs_f - half, lo)
             bhi = np.minimum(offs_f + (half - 1.0), hi)
+            # the loop reads these with 32-byte vector loads: cache-line aligned, no load straddles two lines
+            scale, alpha, offs_f, blo, bhi = (_line_aligned(a) for a in (scale, alpha, offs_f, blo, bhi))
     want_flags = flags_out is not None
     fl = flags_out if flags_out is not None else np.zeros(1, np.uint8)
     red_t = tables.KERNEL_ACC[red_type] if red_type is not None else 0
