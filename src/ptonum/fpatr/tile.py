@@ -41,7 +41,7 @@ from .attributes import (
     check_accumulator_type,
     check_datr_resolved,
     check_fields,
-    effective_control,
+    resolved_control,
 )
 from .element import ElementConfig, compute_elements, destination_dtype, resolve_element_config
 from .params import check_quant_param, check_relu_param
@@ -690,7 +690,7 @@ def run_record(attributes: FPATRAttributes, *, acc_type: TileDataType, dst_type:
     Source: ADR-0085 D178 (``MatrixFPATREffectiveControl``), D181 (``CommitMatrixResult`` flags).
     """
     a = attributes
-    used, used_sat = effective_control(a.pre_quant_mode, rmode, sat)
+    used, used_sat = resolved_control(a.pre_quant_mode.info, rmode, sat)  # typed: parsed by the caller
     return {
         "flags": int(flags),
         "flag_names": flag_names(flags),
