@@ -903,9 +903,10 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
     Returns the OR of the bits of ``r - p`` (nonzero iff some element is inexact), the OR
     of the bits of ``(r + off) - clamp(r + off)`` (nonzero iff some element overflows the
     S5/S9/S17 intermediate or the destination) and the largest and smallest S32 value.
-    The RNE copies get ``relu`` (0, 1, 2) and ``sat`` as literals, so each is straight-line
-    code; the one copy for the other RModes gets ``relu`` = -1 and decides by selects on
-    ``relu_zero``/``relu_al`` and ``sat``."""
+    The RNE copies for ReluMode NONE/RELU get ``relu`` (0, 1) and ``sat`` as literals, so
+    each is straight-line code; one more copy, for the other RModes and for LReLU/PReLU,
+    gets ``relu`` = -1 and decides by selects on ``relu_zero``/``relu_al``, ``sat`` and
+    ``mode`` (five copies in all: each copy adds compile time to every kernel specialization)."""
     nxb = 0
     ovb = 0
     smax = np.int32(S32_MIN)
@@ -975,7 +976,7 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
     bh_ = bhi[pb:pb + cnt]
     al_ = alpha[pb:pb + cnt] if relu >= 2 else scale[pb:pb + cnt]
     a, o, sc, al, of, bl, bh = a_, o_, sc_, al_, of_, bl_, bh_  # short names for the calls below
-    if mode != R_RNE:
+    if mode != R_RNE or relu >= 2:
         nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, -1, False, sat, mode, lim_lo, lim_hi,
                                              relu == 1, relu >= 2)
     elif relu == 0:
@@ -985,20 +986,12 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
         else:
             nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 0, True, False, R_RNE, lim_lo, lim_hi,
                                                  False, False)
-    elif relu == 1:
-        if sat:
-            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, True, R_RNE, lim_lo, lim_hi,
-                                                 False, False)
-        else:
-            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, False, R_RNE, lim_lo, lim_hi,
-                                                 False, False)
+    elif sat:  # ReLU
+        nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, True, R_RNE, lim_lo, lim_hi,
+                                             False, False)
     else:
-        if sat:
-            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 2, True, True, R_RNE, lim_lo, lim_hi,
-                                                 False, False)
-        else:
-            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 2, True, False, R_RNE, lim_lo, lim_hi,
-                                                 False, False)
+        nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, False, R_RNE, lim_lo, lim_hi,
+                                             False, False)
     flags = 0
     if group_n > 0:  # GroupMax: a load-only pass over the row, still in L1
         g = 0
@@ -1006,10 +999,15 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
             seg = a_[s:min(s + group_n, cnt)]
             hi = np.int32(S32_MIN)
             lo = np.int32(S32_MAX)
-            for j in range(seg.size):
-                xs = np.int32(seg[j])
-                hi = xs if xs > hi else hi
-                lo = xs if xs < lo else lo
+            if max_abs:
+                for j in range(seg.size):
+                    xs = np.int32(seg[j])
+                    hi = xs if xs > hi else hi
+                    lo = xs if xs < lo else lo
+            else:  # the maximum alone
+                for j in range(seg.size):
+                    xs = np.int32(seg[j])
+                    hi = xs if xs > hi else hi
             gb, gf = _s32_fold_bits(hi, lo, max_abs)
             group_out[gbase + g] = gb
             flags |= gf
