@@ -24,8 +24,11 @@ are still modelled as the ASL states them.  The code is the exponent + 127 with 
 
 Two engines give identical bits and flags:
 
-* ``reference`` -- one Python-int evaluation per element that follows the ASL
-  step by step (the same code produces :func:`to_e8m0_trace`).
+* ``reference`` -- the ASL step by step, array-at-a-time: each ASL function is one
+  function over int64 numpy arrays (one element per encoding), its branches masks,
+  the outcomes' codes and flags written through their masks at the end (no code
+  shared with the fast engine).  :func:`to_e8m0_trace` runs the same steps on a
+  one-element array and narrates them.
 * ``fast`` -- numpy, or the compiled numba kernel (``ptonum.kernels.tcvt``) for calls of
   ``PTONUM_KERNEL_MIN_ELEMENTS`` elements or more (same bits and flags).  FP16/BF16 sources use a 65536-entry table per
   (source, RMode, Sat) built by a vectorized evaluation of the rule; FP32
@@ -43,7 +46,6 @@ from __future__ import annotations
 import functools
 import sys
 from dataclasses import dataclass
-from itertools import chain, repeat
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -103,7 +105,7 @@ _E8M0 = tables.E8M0  # the E8M0 destination facts (largest 0xFE, NaN 0xFF)
 _E8M0_NAN: int = _E8M0.canonical_nan or 0
 _E8M0_SMALLEST = 0x00  # 2^-127: E8M0 has no zero; Sat clamps an underflow here
 
-# Rounding-mode members as module constants (see ptonum.rounding): the reference steps run per element.
+# Rounding-mode members as module constants (see ptonum.rounding).
 from .rounding import RHB as _RHB, RNA as _RNA, RNE as _RNE, RTM as _RTM, RTO as _RTO, RTP as _RTP, RTZ as _RTZ  # noqa: E402
 
 
@@ -146,16 +148,25 @@ class TraceStep:
         return flag_names(self.flags)
 
 
-_NO_E8M0_VALUE = frozenset(("QuietNaN", "SignalingNaN", "PositiveZero", "NegativeZero",
-                            "NegativeInfinity", "NegativeNormal", "NegativeSubnormal"))
-#: Finite value-class labels by (sign, 0 zero / 1 subnormal / 2 normal).
-_FINITE_CLASS = (("PositiveZero", "PositiveSubnormal", "PositiveNormal"),
-                 ("NegativeZero", "NegativeSubnormal", "NegativeNormal"))
+#: ``NumericValueClass`` labels by class code: a code is ``2 * kind + sign`` for the finite
+#: kinds (zero, subnormal, normal) and the infinities, then the two NaNs.
+_CLASS_LABELS = ("PositiveZero", "NegativeZero", "PositiveSubnormal", "NegativeSubnormal",
+                 "PositiveNormal", "NegativeNormal", "PositiveInfinity", "NegativeInfinity",
+                 "QuietNaN", "SignalingNaN")
+_CLASS_CODE = {label: code for code, label in enumerate(_CLASS_LABELS)}
+_INF_KIND = 3  # 2 * 3 + sign: the infinities
+_QUIET_NAN, _SIGNALING_NAN = _CLASS_CODE["QuietNaN"], _CLASS_CODE["SignalingNaN"]
+_POSITIVE_INFINITY = _CLASS_CODE["PositiveInfinity"]
+#: by class code: the classes ``ReferenceFloatToE8M0`` sends to 0xFF with NV (NaNs, zeros,
+#: -Inf, negative finite values)
+_NO_E8M0_VALUE = np.array([label in ("QuietNaN", "SignalingNaN", "PositiveZero", "NegativeZero",
+                                     "NegativeInfinity", "NegativeNormal", "NegativeSubnormal")
+                           for label in _CLASS_LABELS])
 
 
 class _Fields(NamedTuple):
-    """A source format's field positions as plain ints, computed once per format (the
-    reference steps read them per element; ``asl/arch/data-types/formats``)."""
+    """A source format's field positions as plain ints, computed once per format
+    (``asl/arch/data-types/formats``)."""
 
     name: str
     width: int
@@ -176,160 +187,216 @@ _FIELDS: Dict[TileDataType, _Fields] = {
     for t, lay in _LAYOUTS.items()
 }
 
-
-def _value_class(bits: int, fmt: _Fields) -> str:
-    """``TileNumericValueClass`` (``ClassifyFP16``/``ClassifyBF16``/``ClassifyFP32``) of one
-    encoding, as its CamelCase label: an all-ones exponent field is an infinity (fraction
-    0) or a NaN (quiet when the fraction's top bit is set); a zero exponent field is a zero
-    or a subnormal; anything else is normal."""
-    sign = bits >> fmt.sign_shift
-    efield = (bits >> fmt.fraction_bits) & fmt.exponent_ones
-    frac = bits & fmt.fraction_mask
-    if efield == fmt.exponent_ones:
-        if frac == 0:
-            return "NegativeInfinity" if sign else "PositiveInfinity"
-        return "QuietNaN" if frac & fmt.quiet_bit else "SignalingNaN"
-    return _FINITE_CLASS[sign][2 if efield else (1 if frac else 0)]
+# The reference steps below work array-at-a-time: each takes and returns int64 (or bool)
+# numpy arrays of one element per source encoding, and evaluates its ASL function on every
+# element at once -- the ASL's ``if`` becomes a mask, the ASL's integers int64 values (every
+# intermediate here is below 2^50).  No step creates per-element Python objects.
 
 
-def _finite_decomposition(bits: int, fmt: _Fields) -> Tuple[int, int]:
-    """``FP16FiniteDecomposition`` / ``BF16...`` / ``FP32...`` of a finite encoding's magnitude:
-    ``(significand, exponent)`` with value ``significand * 2^exponent`` -- the fraction at
-    the subnormal exponent when the exponent field is 0, else the fraction with its hidden
-    one at ``field - bias - fraction_bits``."""
-    efield = (bits >> fmt.fraction_bits) & fmt.exponent_ones
-    frac = bits & fmt.fraction_mask
-    if efield == 0:
-        return frac, fmt.subnormal_exponent
-    return frac | fmt.hidden_bit, efield - fmt.normal_offset
+def _split_fields(value: np.ndarray, fmt: _Fields) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sign bit, the exponent field and the fraction field of each encoding (the
+    ``value[15]``, ``value[14:10]``, ``value[9:0]`` slices of ``ClassifyFP16`` and its
+    BF16/FP32 twins) as int64 arrays."""
+    return ((value >> fmt.sign_shift) & 1, (value >> fmt.fraction_bits) & fmt.exponent_ones,
+            value & fmt.fraction_mask)
 
 
-def _highest_set_bit(sig: int) -> int:
-    """``ReferenceE8M0HighestSetBit``: index of the most significant one (sig > 0)."""
-    assert sig > 0
-    return sig.bit_length() - 1
+def _classify(value: np.ndarray, fmt: _Fields) -> np.ndarray:
+    """``TileNumericValueClass`` (``ClassifyFP16`` / ``ClassifyBF16`` / ``ClassifyFP32``) of each
+    encoding, as class codes indexing ``_CLASS_LABELS``: an all-ones exponent field is an
+    infinity (fraction 0, signed) or a NaN (quiet when the fraction's top bit is set); otherwise
+    ``NumericValueClassFromFiniteSign``: zero (exponent and fraction 0), subnormal (exponent 0)
+    or normal, signed."""
+    sign, efield, frac = _split_fields(value, fmt)
+    finite_kind = np.where(efield == 0, np.where(frac == 0, 0, 1), 2)
+    special = np.where(frac == 0, 2 * _INF_KIND + sign,
+                       np.where((frac & fmt.quiet_bit) != 0, _QUIET_NAN, _SIGNALING_NAN))
+    return np.where(efield == fmt.exponent_ones, special, 2 * finite_kind + sign)
 
 
-def _round_exponent(sig: int, exponent: int, mode: RoundingMode,
-                    trace: Optional[List[TraceStep]] = None) -> Tuple[int, bool]:
-    """``ReferenceE8M0RoundExponent``: (rounded exponent, exact) of ``sig * 2^exponent``."""
-    h = _highest_set_bit(sig)
-    floor_e = exponent + h
-    if sig == 1 << h:  # an exact power of two
-        if trace is not None:
-            trace.append(TraceStep("rounding", "ReferenceE8M0RoundExponent",
-                                   f"exact power of two: result exponent {floor_e}"))
-        return floor_e, True
+def _finite_decomposition(value: np.ndarray, fmt: _Fields
+                          ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``FP16FiniteDecomposition`` / ``BF16...`` / ``FP32FiniteDecomposition`` of each encoding:
+    ``(available, negative, significand, exponent)`` with magnitude ``significand *
+    2^exponent``.  An all-ones exponent field is not available (significand 0, exponent 0); a
+    zero is ``(0, 0)``; a subnormal is its fraction at the subnormal exponent
+    (``1 - bias - fraction_bits``); a normal is the fraction with its hidden one at
+    ``field - bias - fraction_bits``."""
+    sign, efield, frac = _split_fields(value, fmt)
+    available = efield != fmt.exponent_ones
+    subnormal = efield == 0
+    zero = subnormal & (frac == 0)
+    significand = np.where(available, np.where(subnormal, frac, frac | fmt.hidden_bit), 0)
+    exponent = np.where(~available | zero, 0,
+                        np.where(subnormal, fmt.subnormal_exponent, efield - fmt.normal_offset))
+    return available, sign == 1, significand, exponent
+
+
+#: ``_TOP_BIT_16[x]``: index of the most significant one of each 16-bit ``x`` (0 for 0),
+#: filled once by the definition: the numbers in ``[2^p, 2^(p+1))`` have their top one at p.
+_TOP_BIT_16 = np.zeros(1 << 16, np.int64)
+for _p in range(16):
+    _TOP_BIT_16[1 << _p:1 << (_p + 1)] = _p
+del _p
+
+
+def _highest_set_bit(significand: np.ndarray) -> np.ndarray:
+    """``ReferenceE8M0HighestSetBit``: the index of each significand's most significant one
+    (every significand in ``(0, 2^32)``; FP16/BF16/FP32 significands have at most 24 bits).
+    The ASL scans the bit positions; here the upper and lower 16-bit halves are looked up in
+    a table of top-one positions (``_TOP_BIT_16``), the upper half taking precedence."""
+    assert significand.size == 0 or (significand.min() > 0 and significand.max() >> 32 == 0)
+    upper = significand >> 16
+    return np.where(upper != 0, 16 + _TOP_BIT_16[upper], _TOP_BIT_16[significand & 0xFFFF])
+
+
+def _round_exponent(significand: np.ndarray, exponent: np.ndarray, mode: RoundingMode,
+                    trace: Optional[List[TraceStep]] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """``ReferenceE8M0RoundExponent``: ``(rounded exponent, exact)`` of each ``significand *
+    2^exponent`` (int64 and bool arrays).  An exact power of two keeps its floor exponent
+    ``F``; otherwise RTM takes ``F``, RTP ``F+1``, RTZ the one nearer exponent 0, RTO the odd
+    one, and RNE/RNA/RHB compare ``significand^2`` with ``2^(2h+1)`` (the value against the
+    midpoint ``2^(F+1/2)``), with the ASL's tie rules (even exponent / away from exponent 0 /
+    greater) for equality.  ``trace`` (one-element calls) receives the narrated step."""
+    highest = _highest_set_bit(significand)
+    floor_e = exponent + highest
+    assert floor_e.size == 0 or (-149 <= floor_e.min() and floor_e.max() <= 127)
+    exact = significand == (np.int64(1) << highest)
     ceil_e = floor_e + 1
+    square = boundary = None
     if mode is _RTM:
-        result, why = floor_e, "toward minus infinity takes F"
+        rounded, why = floor_e, ("toward minus infinity takes F",) * 2
     elif mode is _RTP:
-        result, why = ceil_e, "toward plus infinity takes F+1"
+        rounded, why = ceil_e, ("toward plus infinity takes F+1",) * 2
     elif mode is _RTZ:
-        if floor_e < 0:
-            result, why = ceil_e, "toward exponent 0: F < 0 so F+1"
-        else:
-            result, why = floor_e, "toward exponent 0: F >= 0 so F"
+        below_zero = floor_e < 0
+        rounded = np.where(below_zero, ceil_e, floor_e)
+        why = ("toward exponent 0: F >= 0 so F", "toward exponent 0: F < 0 so F+1")
+        pick = below_zero
     elif mode is _RTO:
-        if floor_e % 2 != 0:
-            result, why = floor_e, "to odd: F is odd"
-        else:
-            result, why = ceil_e, "to odd: F is even so F+1"
+        odd = floor_e % 2 != 0
+        rounded = np.where(odd, floor_e, ceil_e)
+        why = ("to odd: F is even so F+1", "to odd: F is odd")
+        pick = odd
     else:
-        # nearest modes: compare the value with the midpoint 2^(F+1/2) on integers,
-        # sig^2 against 2^(2h+1)
-        square = sig * sig
-        boundary = 1 << (2 * h + 1)
-        if square < boundary:
-            result, why = floor_e, "below, so F"
-        elif square > boundary:
-            result, why = ceil_e, "above, so F+1"
-        elif mode is _RNE:  # unreachable for integer sig; kept as the ASL states it
-            result, why = (floor_e if floor_e % 2 == 0 else ceil_e), "tie, even exponent"
+        # nearest modes: the value against the midpoint 2^(F+1/2), on integers
+        assert highest.size == 0 or highest.max() <= 30  # square and boundary stay below 2^62
+        square = significand * significand
+        boundary = np.int64(1) << (2 * highest + 1)
+        if mode is _RNE:  # an exact tie is unreachable for an integer significand; modelled as stated
+            tie = np.where(floor_e % 2 == 0, floor_e, ceil_e)
+            tie_why = "tie, even exponent"
         elif mode is _RNA:
-            result, why = (floor_e if floor_e < 0 else ceil_e), "tie, away from exponent 0"
+            tie = np.where(floor_e < 0, floor_e, ceil_e)
+            tie_why = "tie, away from exponent 0"
         else:
             assert mode is _RHB
-            result, why = ceil_e, "tie, greater"
-        if trace is not None:
-            why = f"sig^2 = {square} vs 2^{2 * h + 1} = {boundary} (midpoint 2^(F+1/2)): {why}"
+            tie, tie_why = ceil_e, "tie, greater"
+        rounded = np.where(square < boundary, floor_e, np.where(square > boundary, ceil_e, tie))
+    rounded = np.where(exact, floor_e, rounded)
     if trace is not None:
-        cand = f"candidates F={floor_e} (2^{floor_e}) and F+1={ceil_e} (2^{ceil_e})"
-        trace.append(TraceStep("rounding", "ReferenceE8M0RoundExponent",
-                               f"{mode.name}: {cand}; {why} -> exponent {result}", NX))
-    return result, False
+        f0 = int(floor_e[0])
+        if exact[0]:
+            trace.append(TraceStep("rounding", "ReferenceE8M0RoundExponent",
+                                   f"exact power of two: result exponent {f0}"))
+        else:
+            if square is not None and boundary is not None:
+                sq, bd = int(square[0]), int(boundary[0])
+                text = "below, so F" if sq < bd else "above, so F+1" if sq > bd else tie_why
+                text = f"sig^2 = {sq} vs 2^{2 * int(highest[0]) + 1} = {bd} (midpoint 2^(F+1/2)): {text}"
+            elif mode is _RTZ or mode is _RTO:
+                text = why[int(pick[0])]
+            else:
+                text = why[0]
+            cand = f"candidates F={f0} (2^{f0}) and F+1={f0 + 1} (2^{f0 + 1})"
+            trace.append(TraceStep("rounding", "ReferenceE8M0RoundExponent",
+                                   f"{mode.name}: {cand}; {text} -> exponent {int(rounded[0])}", NX))
+    return rounded, exact
 
 
-_INVALID_RESULT = (_E8M0_NAN, NV)
-
-
-def _reference_one(bits: int, fmt: _Fields, mode: RoundingMode, sat: bool,
-                   trace: Optional[List[TraceStep]] = None) -> Tuple[int, int]:
-    """``ReferenceFloatToE8M0`` for one raw source encoding, optionally traced."""
+def _reference_float_to_e8m0(value: np.ndarray, fmt: _Fields, mode: RoundingMode, sat: bool,
+                             trace: Optional[List[TraceStep]] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """``ReferenceFloatToE8M0`` over a 1-D int64 array of raw source encodings: ``(codes,
+    flags)`` as uint8 arrays.  The ASL's branches become masks over the elements, evaluated
+    in the ASL's order on the elements that reach them: the value class (NaN, zero and
+    negative sources -> 0xFF with NV; +Inf -> the overflow rule), then for the positive
+    finite ones the exact decomposition, the floor exponent ``F`` and the exact-power test,
+    the range checks (``F < -127`` underflow; ``F == 127`` not exactly ``2^127`` overflow) and
+    ``ReferenceE8M0RoundExponent`` on the rest.  Each outcome's code and flags are written
+    through its mask at the end.  ``trace`` (one-element calls) receives the narrated steps."""
     t = trace
-    cls = _value_class(bits, fmt)
+    cls = _classify(value, fmt)
+    no_value = _NO_E8M0_VALUE[cls]
+    positive_infinity = cls == _POSITIVE_INFINITY
+    overflow_code = _E8M0.overflow_code(sat, False)
+    underflow_code = _E8M0_SMALLEST if sat else _E8M0_NAN
+    codes = np.empty(value.shape, np.uint8)
+    flags = np.empty(value.shape, np.uint8)
+    codes[no_value], flags[no_value] = _E8M0_NAN, NV
+    codes[positive_infinity], flags[positive_infinity] = overflow_code, OF | NX
     if t is not None:
+        v = int(value[0])
+        label = _CLASS_LABELS[int(cls[0])]
         t.append(TraceStep("value class", f"Classify{fmt.name}",
-                           f"{fmt.name} 0x{bits:0{fmt.width // 4}x}: sign={bits >> fmt.sign_shift} "
-                           f"exponent field={(bits >> fmt.fraction_bits) & fmt.exponent_ones} "
-                           f"fraction=0x{bits & fmt.fraction_mask:x} -> {cls}"))
-    if cls in _NO_E8M0_VALUE:
-        if t is not None:
+                           f"{fmt.name} 0x{v:0{fmt.width // 4}x}: sign={v >> fmt.sign_shift} "
+                           f"exponent field={(v >> fmt.fraction_bits) & fmt.exponent_ones} "
+                           f"fraction=0x{v & fmt.fraction_mask:x} -> {label}"))
+        if no_value[0]:
             t.append(TraceStep("invalid", "ReferenceFloatToE8M0",
-                               f"{cls}: zero, negative and NaN sources give the E8M0 NaN 0xff", NV))
-        return _INVALID_RESULT
-    if cls == "PositiveInfinity":
-        code = _E8M0.overflow_code(sat, False)
-        if t is not None:
+                               f"{label}: zero, negative and NaN sources give the E8M0 NaN 0xff", NV))
+        elif positive_infinity[0]:
             t.append(TraceStep("overflow", "ReferenceFloatToE8M0",
-                               f"+Inf follows the overflow rule: Sat={int(sat)} -> 0x{code:02x}", OF | NX))
-        return code, OF | NX
-    # Positive finite: the exact decomposition.
-    sig, exp = _finite_decomposition(bits, fmt)
-    h = _highest_set_bit(sig)
-    floor_e = exp + h
-    exact_power = sig == 1 << h
-    if t is not None:
-        t.append(TraceStep("decomposition", f"{fmt.name}FiniteDecomposition",
-                           f"value = {sig} * 2^{exp} (significand 0x{sig:x})"))
-        t.append(TraceStep("floor exponent", "ReferenceE8M0HighestSetBit",
-                           f"highest set bit h={h}; F = {exp} + {h} = {floor_e}, so 2^{floor_e} <= value < 2^{floor_e + 1}"))
-        t.append(TraceStep("exact power", "ReferenceFloatToE8M0",
-                           f"significand {'==' if exact_power else '!='} 2^{h}: "
-                           f"{'an exact power of two' if exact_power else 'not a power of two'}"))
-    if floor_e < -127:
-        code = _E8M0_SMALLEST if sat else _E8M0_NAN
-        if t is not None:
-            t.append(TraceStep("range", "ReferenceFloatToE8M0",
-                               f"F = {floor_e} < -127: underflow, Sat={int(sat)} -> 0x{code:02x}", UF | NX))
-        return code, UF | NX
-    if floor_e == 127 and not exact_power:
-        code = _E8M0.overflow_code(sat, False)
-        if t is not None:
-            t.append(TraceStep("range", "ReferenceFloatToE8M0",
-                               f"F = 127 and not exactly 2^127: overflow in every mode, Sat={int(sat)} -> 0x{code:02x}",
+                               f"+Inf follows the overflow rule: Sat={int(sat)} -> 0x{overflow_code:02x}",
                                OF | NX))
-        return code, OF | NX
+    finite = np.flatnonzero(~(no_value | positive_infinity))
+    if finite.size == 0:
+        return codes, flags
+    available, negative, sig, exp = _finite_decomposition(value[finite], fmt)
+    assert available.all() and not negative.any()  # and every significand > 0 (checked by the next step)
+    highest = _highest_set_bit(sig)
+    floor_e = exp + highest
+    exact_power = sig == (np.int64(1) << highest)
+    under = floor_e < -127
+    over = (floor_e == 127) & ~exact_power
+    in_range = ~(under | over)
     if t is not None:
-        t.append(TraceStep("range", "ReferenceFloatToE8M0", f"-127 <= F = {floor_e} <= 127: in range"))
-    rounded, exact = _round_exponent(sig, exp, mode, t)
-    assert -127 <= rounded <= 127
-    code = rounded + 127
-    flags = 0 if exact else NX
-    if t is not None:
+        s0, e0, h0, f0 = int(sig[0]), int(exp[0]), int(highest[0]), int(floor_e[0])
+        t.append(TraceStep("decomposition", f"{fmt.name}FiniteDecomposition",
+                           f"value = {s0} * 2^{e0} (significand 0x{s0:x})"))
+        t.append(TraceStep("floor exponent", "ReferenceE8M0HighestSetBit",
+                           f"highest set bit h={h0}; F = {e0} + {h0} = {f0}, so 2^{f0} <= value < 2^{f0 + 1}"))
+        t.append(TraceStep("exact power", "ReferenceFloatToE8M0",
+                           f"significand {'==' if exact_power[0] else '!='} 2^{h0}: "
+                           f"{'an exact power of two' if exact_power[0] else 'not a power of two'}"))
+        if under[0]:
+            t.append(TraceStep("range", "ReferenceFloatToE8M0",
+                               f"F = {f0} < -127: underflow, Sat={int(sat)} -> 0x{underflow_code:02x}", UF | NX))
+        elif over[0]:
+            t.append(TraceStep("range", "ReferenceFloatToE8M0",
+                               f"F = 127 and not exactly 2^127: overflow in every mode, Sat={int(sat)} "
+                               f"-> 0x{overflow_code:02x}", OF | NX))
+        else:
+            t.append(TraceStep("range", "ReferenceFloatToE8M0", f"-127 <= F = {f0} <= 127: in range"))
+    rounded, exact = _round_exponent(sig[in_range], exp[in_range], mode, t if in_range.all() else None)
+    assert rounded.size == 0 or (-127 <= rounded.min() and rounded.max() <= 127)
+    finite_codes = np.empty(finite.size, np.uint8)
+    finite_flags = np.empty(finite.size, np.uint8)
+    finite_codes[under], finite_flags[under] = underflow_code, UF | NX
+    finite_codes[over], finite_flags[over] = overflow_code, OF | NX
+    finite_codes[in_range] = rounded + 127
+    finite_flags[in_range] = np.where(exact, 0, NX)
+    codes[finite], flags[finite] = finite_codes, finite_flags
+    if t is not None and in_range[0]:
+        r0, f0 = int(rounded[0]), int(finite_flags[0])
         t.append(TraceStep("result", "ReferenceFloatToE8M0",
-                           f"code = {rounded} + 127 = {code} (0x{code:02x}) = 2^{rounded}", flags))
-    return code, flags
+                           f"code = {r0} + 127 = {r0 + 127} (0x{r0 + 127:02x}) = 2^{r0}", f0))
+    return codes, flags
 
 
 def _reference(bits: np.ndarray, src: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
-    flat = bits.reshape(-1).tolist()
-    n = len(flat)
-    results = list(map(_reference_one, flat, repeat(_FIELDS[src], n), repeat(mode, n), repeat(sat, n)))
-    # every code and flag value fits a byte: the (code, flags) pairs as two interleaved bytes
-    pairs = np.frombuffer(bytes(chain.from_iterable(results)), dtype=np.uint8).reshape(-1, 2)
-    return (np.ascontiguousarray(pairs[:, 0]).reshape(bits.shape),
-            np.ascontiguousarray(pairs[:, 1]).reshape(bits.shape))
+    value = bits.reshape(-1).astype(np.int64)
+    codes, flags = _reference_float_to_e8m0(value, _FIELDS[src], mode, sat)
+    return codes.reshape(bits.shape), flags.reshape(bits.shape)
 
 
 # --------------------------------------------------------------------------- fast (vectorized rule)
@@ -539,7 +606,8 @@ def to_e8m0(src_bits: Any, *, src_type: Any, rmode: Any = "NONE", sat: Any = Fal
         sat: Sat control; selects the clamped endpoints (0x00 / 0xFE) on underflow
             and overflow instead of 0xFF.
         engine: ``"fast"`` (numpy; compiled numba kernels from ``PTONUM_KERNEL_MIN_ELEMENTS``
-            elements on, same bits and flags) or ``"reference"`` (ASL step by step, Python ints).
+            elements on, same bits and flags) or ``"reference"`` (ASL step by step, exact int64
+            arrays).
 
     Returns:
         ``(codes, flags)``: two ``uint8`` arrays of ``src_bits``' shape (0-d for a
@@ -591,8 +659,8 @@ def to_e8m0_trace(src_bits: int, *, src_type: Any, rmode: Any = "NONE",
         TraceStep("control", "ReferenceFloatToE8M0",
                   f"source {lay.name}, RMode {parse_rounding_mode(rmode).name} -> {mode.name}, Sat={int(satb)}")
     ]
-    code, flags = _reference_one(int(bits), _FIELDS[src], mode, satb, steps)
-    return code, flags, steps
+    codes, flags = _reference_float_to_e8m0(np.array([int(bits)], np.int64), _FIELDS[src], mode, satb, steps)
+    return int(codes[0]), int(flags[0]), steps
 
 
 def _dtype_source(dtype: np.dtype) -> Optional[TileDataType]:
