@@ -77,9 +77,6 @@ _OF_NX = tables.OF | tables.NX
 _NV = tables.NV
 _OF = tables.OF
 _ALL_FLAGS = tables.NV | tables.DZ | tables.OF | tables.UF | tables.NX
-#: bit positions of NX and UF (the select-only row loops build flags with shifts)
-_NX_SHIFT = tables.NX.bit_length() - 1
-_UF_SHIFT = tables.UF.bit_length() - 1
 
 # ---------------------------------------------------------------------------
 # Destination facts (ptonum.tables.DESTINATIONS), module-level ints that numba freezes into
@@ -89,6 +86,11 @@ _UF_SHIFT = tables.UF.bit_length() - 1
 def _f64_bits_of(value: Any) -> int:
     """The binary64 bit pattern of an exactly representable value, as an int."""
     return int(np.array(float(value), np.float64).view(np.int64))
+
+
+def _f32_bits_of(value: Any) -> int:
+    """The binary32 bit pattern of an exactly representable value, as an int."""
+    return int(np.array(float(value), np.float32).view(np.uint32))
 
 
 def _facts(t: Any) -> Tuple[int, int, int, int, int]:
@@ -108,13 +110,10 @@ _FP16 = tables.DESTINATIONS[T_.FP16]
 _BF16 = tables.DESTINATIONS[T_.BF16]
 FP16_NEG_ZERO = int(_FP16.negative_zero or 0)
 BF16_NEG_ZERO = int(_BF16.negative_zero or 0)
-#: FP32 -> FP16 without a multiplier: the fraction bits dropped, the FP32 exponent-field
-#: difference of the two biases (127 - 15) and the FP32 bits of FP16's smallest normal 2^-14
+#: FP32 -> FP16 without a multiplier: the fraction bits dropped and the FP32 bits of FP16's
+#: smallest normal 2^-14
 F16_DROP = _FP32.precision - _FP16.precision
-F16_REBIAS = (_FP16.emin - _FP32.emin) << (_FP32.precision - 1)
 F16_TINY = (_FP16.emin - _FP32.emin + 1) << (_FP32.precision - 1)
-#: a result below 2^-14 drops F16_SUB_SHIFT - (biased FP32 exponent) bits (126 - e)
-F16_SUB_SHIFT = F16_DROP + _FP16.emin - _FP32.emin + 1
 #: FP32 -> BF16: the smallest FP32 magnitude that rounds (RNE) to BF16's infinity
 BF16_BIG = (BIN_BF16[4] << (_FP32.width - _BF16.width)) - (1 << (_FP32.width - _BF16.width - 1))
 _E4M3 = tables.DESTINATIONS[T_.E4M3]
@@ -133,6 +132,25 @@ HIF8_OVF_BITS = _f64_bits_of(_HIF8.largest_value)  #: |v| above the largest fini
 HIF8_OVF_POS, HIF8_OVF_NEG, HIF8_SAT_POS, HIF8_SAT_NEG = (
     _HIF8.overflow_code(s, n) for s in (False, True) for n in (False, True))
 HIF8_ZERO = int(_HIF8.negative_zero_result or 0)  #: the code of a -0 result (HiF8 has one zero)
+
+# The float32-lane row loops (FP32 -> BF16/FP16/E4M3/HiF8; see :func:`_row_fp32_seg`)
+FP32_BIAS = 1 - _FP32.emin
+#: FP32 bits of BF16's smallest normal (2^-126: below it a result is tiny) and its largest code
+BF16_TINY = (_BF16.emin - _FP32.emin + 1) << (_FP32.precision - 1)
+BF16_LARGEST = _BF16.largest[0]
+#: FP32 -> FP16: the smallest FP32 magnitude that rounds (RNE) to FP16's infinity (65520), the
+#: largest finite code
+F16_BIG = _f32_bits_of(_FP16.largest_value) + (1 << (F16_DROP - 1))
+FP16_LARGEST = _FP16.largest[0]
+#: E4M3/HiF8 on float32 lanes: largest finite values (|v| above overflows), E4M3's biased
+#: emin and the shift from a binade's exponent to the exponent of its rounding constant
+#: M = 2^(23 - (p - 1)) u, HiF8's exponent range and the exponent below which it is tiny
+E4M3_MAX_F = float(_E4M3.largest_value)
+E4M3_EMIN_F32 = _E4M3.emin + FP32_BIAS
+E4M3_MAGIC = _FP32.precision - _E4M3.precision
+HIF8_MAX_F = float(_HIF8.largest_value)
+HIF8_EMIN_F32 = _HIF8.emin + FP32_BIAS
+HIF8_E_LO, HIF8_E_HI = -22, 15  # 2^-22 is HiF8's smallest value, 2^15 its largest binade (tables.HIF8_*)
 
 
 def _range(t: Any) -> Tuple[float, float, int]:
@@ -198,9 +216,57 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             return builder.call(fn, [args[0]])
 
         return sig, codegen
+    @_intrinsic
+    def _f32_f16_i(typingctx: Any, x: Any) -> Any:
+        """float32 -> the IEEE binary16 bits of its round-to-nearest-even conversion (``fptrunc``
+        to half: one packed ``vcvtps2ph`` per 8 lanes on an F16C host; overflow gives Inf, NaN a
+        quiet NaN, tiny results the correctly rounded subnormal)."""
+        sig = _types.uint16(_types.float32)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            return builder.bitcast(builder.fptrunc(args[0], _ir.HalfType()), _ir.IntType(16))
+
+        return sig, codegen
+
+    @_intrinsic
+    def _f16_f32_i(typingctx: Any, x: Any) -> Any:
+        """binary16 bits -> float32 (exact)."""
+        sig = _types.float32(_types.uint16)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            return builder.fpext(builder.bitcast(args[0], _ir.HalfType()), _ir.FloatType())
+
+        return sig, codegen
+
+    @_intrinsic
+    def _f32_bits_i(typingctx: Any, x: Any) -> Any:
+        """float32 -> its IEEE bit pattern as uint32."""
+        sig = _types.uint32(_types.float32)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            return builder.bitcast(args[0], _ir.IntType(32))
+
+        return sig, codegen
+
+    @_intrinsic
+    def _fma32_i(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
+        """float32 a * b + c with one rounding (``llvm.fma``; packed ``vfmadd`` on an FMA host)."""
+        sig = _types.float32(_types.float32, _types.float32, _types.float32)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            f32 = _ir.FloatType()
+            fn = builder.module.declare_intrinsic("llvm.fma", [f32], _ir.FunctionType(f32, [f32, f32, f32]))
+            return builder.call(fn, list(args))
+
+        return sig, codegen
+
     _f64_bits: Any = _f64_bits_i
+    _fma32: Any = _fma32_i
     _u32_f32: Any = _u32_f32_i
     _rint: Any = _rint_i
+    _f32_f16: Any = _f32_f16_i
+    _f16_f32: Any = _f16_f32_i
+    _f32_bits: Any = _f32_bits_i
 else:  # pragma: no cover - kernels are not used without numba
     def _f64_bits(x: float) -> int:
         return int(np.array(x, np.float64).view(np.int64))
@@ -210,6 +276,19 @@ else:  # pragma: no cover - kernels are not used without numba
 
     def _rint(x: float) -> float:
         return float(np.rint(x))
+
+    def _f32_f16(x: float) -> int:
+        return int(np.array(x, np.float32).astype(np.float16).view(np.uint16))
+
+    def _f16_f32(x: int) -> float:
+        return float(np.array(x, np.uint16).view(np.float16).astype(np.float32))
+
+    def _f32_bits(x: float) -> int:
+        return int(np.array(x, np.float32).view(np.uint32))
+
+
+    def _fma32(a: float, b: float, c: float) -> float:
+        return float(np.float32(float(np.float32(a)) * float(np.float32(b)) + float(np.float32(c))))
 
 
 # ---------------------------------------------------------------------------
@@ -604,214 +683,537 @@ def _row_general(acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: b
     return f_or
 
 
-@njit
-def _row_bf16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool, spec: Any) -> int:
-    """FP32 -> BF16, RNE, scale 1, ReluMode NONE/RELU: the rules of _element in two passes.
+# The four FP32 -> floating-destination row loops (F322BF16, F322F16, QF322FP8_PRE/VQF322FP8_PRE,
+# QF322HIF8_PRE/VQF322HIF8_PRE) work on one row segment (a GroupN group, or the whole row) and are
+# select-only so that LLVM vectorizes them (AVX2: 8 x 32-bit or 4 x 64-bit lanes).  Each returns
+# (OR of the flags, the segment's fold key maximum, its sNaN bit): with ``fold`` the RowMax/GroupMax
+# key maximum of the accumulator is taken in the same pass (order-free formulation of
+# :func:`_fold_group`), so the reductions cost no second read of the row.  NaN/Inf sources (and, for
+# E4M3/HiF8, -0) are rare: the vector loop only notes that one occurred, and a second pass over the
+# segment redoes exactly those elements with the exact scalar :func:`_element` and, with ``fold``,
+# the fold's NaN rules (:func:`_redo_rare`).
 
-    Pass 1 (vectorizable): round bits [15:0] to nearest-even, NX when nonzero and
-    UF|NX when the source is subnormal; ReLU sends a negative source to +0 with no
-    flag.  Elements that may overflow or are NaN/Inf (|bits| >= 0x7F7F8000) get
-    no flags here and are redone in pass 2 by :func:`_element` (NaN/Inf special
-    results, overflow to Inf or, with Sat, the largest finite, OF|NX).
-    """
-    f_or = np.uint32(0)
-    one = np.uint32(1)
-    relum = np.uint32(1) if relu == 1 else np.uint32(0)
-    rare = np.uint32(0)
-    a_ = acc[base:base + cnt]
-    o_ = out[base:base + cnt]
-    for j in range(cnt):
-        x = a_[j]
-        ax = x & np.uint32(0x7FFFFFFF)
-        hi = x >> np.uint32(16)
-        lo = x & np.uint32(0xFFFF)
-        r = hi + ((lo + np.uint32(0x7FFF) + (hi & one)) >> np.uint32(16))
-        nz = np.uint32(lo != np.uint32(0))
-        tiny = np.uint32(ax < np.uint32(0x00800000))
-        big = np.uint32(ax >= np.uint32(BF16_BIG))
-        keep = (relum & (x >> np.uint32(31))) | big
-        f = _sel(keep, np.uint32(0), (nz << np.uint32(_NX_SHIFT)) | ((nz & tiny) << np.uint32(_UF_SHIFT)))
-        r = _sel(relum & (x >> np.uint32(31)), np.uint32(0), r)
-        rare |= big
-        o_[j] = np.uint16(r)
-        f_or |= f
-    res = np.int64(f_or)
-    if rare:
-        for j in range(cnt):
-            a = np.int64(a_[j])
-            if (a & 0x7FFFFFFF) >= BF16_BIG:
-                b, f2 = _element(a, 1.0, 0.0, 0, SRC_FP32, relu, 0, D_BF16, R_RNE, sat, spec, BF16_NEG_ZERO)
-                o_[j] = b
-                res |= f2
-    return res
+
+@njit(inline="always")
+def _fp32_key(x: Any, absm: Any) -> Tuple[Any, Any]:
+    """The FP32 fold of :func:`_fold_group` for one element, select-only: its order key
+    (0 for a NaN, which no number has) and 1 for a signalling NaN (after MaxAbs' mask)."""
+    v = np.uint32(x & absm)
+    nan = np.uint32((v & np.uint32(0x7FFFFFFF)) > np.uint32(FP32_INF))
+    sn = nan & np.uint32((v & np.uint32(0x400000)) == np.uint32(0))
+    k = _sel(np.uint32(v >> np.uint32(31)), np.uint32(~v), np.uint32(v ^ np.uint32(0x80000000)))
+    return _sel(nan, np.uint32(0), k), sn
+
+
+@njit(inline="always")
+def _fp32_key_number(x: Any, absm: Any) -> Any:
+    """The order key of :func:`_fp32_key` for a source that is not a NaN (3 lane operations)."""
+    v = np.uint32(x & absm)
+    return np.uint32(v ^ np.uint32(np.uint32(np.int32(v) >> np.int32(31)) | np.uint32(0x80000000)))
 
 
 @njit
-def _row_f16(acc: Any, base: int, cnt: int, out: Any, relu: int, sat: bool, spec: Any) -> int:
-    """FP32 -> FP16, RNE, scale 1, ReluMode NONE/RELU (mode F322F16): the rules of _element
-    on the FP32 bits, select-only so that the loop vectorizes (no float64 product: with a
-    multiplier of one the product is the source itself).
-
-    Normal results: rebias the exponent (127 -> 15) and round the 13 dropped bits to
-    nearest-even, NX when they are nonzero; a carry into exponent 31 (|x| >= 65520) is
-    the overflow of _encode_binary (Inf, or with Sat the largest finite, OF|NX).
-    Results below 2^-14: the significand shifted right by 126 - exponent (at most 31),
-    rounded to nearest-even, UF|NX when inexact; the sign is kept (a tiny negative that
-    rounds to zero is -0, as the encoder keeps it), and a -0 source gives 0x8000, the
-    destination -0 of the signed-zero rule.  ReLU sends a negative source to +0 with no
-    flag.  NaN/Inf sources (|bits| >= 0x7F800000) are redone by :func:`_element`.
-    """
-    f_or = np.uint32(0)
-    one = np.uint32(1)
-    relum = np.uint32(1) if relu == 1 else np.uint32(0)
-    ovf_code = np.uint32(BIN_FP16[3]) if sat else np.uint32(BIN_FP16[4])
-    rare = np.uint32(0)
-    a_ = acc[base:base + cnt]
-    o_ = out[base:base + cnt]
-    for j in range(cnt):
-        x = a_[j]
-        sgn = (x >> np.uint32(16)) & np.uint32(FP16_NEG_ZERO)
-        ax = x & np.uint32(0x7FFFFFFF)
-        e = ax >> np.uint32(23)
-        # normal result
-        nrm = ax - np.uint32(F16_REBIAS)
-        rn = (nrm + np.uint32((1 << (F16_DROP - 1)) - 1) + ((nrm >> np.uint32(F16_DROP)) & one)) >> np.uint32(F16_DROP)
-        nx_n = np.uint32((ax & np.uint32((1 << F16_DROP) - 1)) != np.uint32(0))
-        # result below the minimum normal: shift 14..31 (e <= 112; FP32 subnormals shift 31)
-        sh = np.uint32(min(max(np.int32(F16_SUB_SHIFT) - np.int32(e), np.int32(F16_DROP + 1)), np.int32(31)))
-        m = (ax & np.uint32(0x7FFFFF)) | _sel(np.uint32(e != np.uint32(0)), np.uint32(0x800000), np.uint32(0))
-        k = m >> sh
-        rem = m & ((one << sh) - one)
-        half = one << (sh - one)
-        rs = k + np.uint32((rem > half) | ((rem == half) & ((k & one) != np.uint32(0))))
-        nx_s = np.uint32(rem != np.uint32(0))
-        tiny = np.uint32(ax < np.uint32(F16_TINY))
-        r = _sel(tiny, rs, rn)
-        nx = _sel(tiny, nx_s, nx_n)
-        f = (nx << np.uint32(_NX_SHIFT)) | ((nx & tiny) << np.uint32(_UF_SHIFT))
-        ovf = np.uint32(r >= np.uint32(BIN_FP16[4]))
-        r = _sel(ovf, ovf_code, r)
-        f = _sel(ovf, np.uint32(_OF_NX), f)
-        code = r | sgn
-        big = np.uint32(ax >= np.uint32(FP32_INF))
-        neg0 = relum & (x >> np.uint32(31))
-        f = _sel(neg0 | big, np.uint32(0), f)
-        code = _sel(neg0, np.uint32(0), code)
-        rare |= big
-        o_[j] = np.uint16(code)
-        f_or |= f
-    res = np.int64(f_or)
-    if rare:
-        for j in range(cnt):
-            a = np.int64(a_[j])
-            if (a & 0x7FFFFFFF) >= FP32_INF:
-                b, f2 = _element(a, 1.0, 0.0, 0, SRC_FP32, relu, 0, D_FP16, R_RNE, sat, spec, FP16_NEG_ZERO)
-                o_[j] = b
-                res |= f2
-    return res
+def _fold_finish(kmax: Any, snan: Any, size: int, first: int, max_abs: bool) -> Tuple[int, int]:
+    """MatrixGroupMaxResult from a segment's key maximum and sNaN bit (as :func:`_fold_group`)."""
+    stepped = size >= 2 or max_abs
+    flags = _NV if (snan != np.uint32(0) and stepped) else 0
+    if kmax > np.uint32(0):
+        return _unkey32(np.int64(kmax)), flags
+    if stepped:
+        return FP32_QNAN, flags
+    return first, flags
 
 
 @njit
-def _redo_special(a_: Any, o_: Any, sc_: Any, al_: Any, relu: int, dst: int, mode: int, sat: bool,
-                  spec: Any, negzero: int) -> int:
-    """Second pass of the select-only FP32 row loops: every NaN/Inf or -0 source of the row
-    again through :func:`_element`; returns the OR of their flags."""
+def _group_max(kb: Any, seg: int, gk: Any) -> None:
+    """gk[g] = the maximum of kb over the ``seg``-element group g (a vectorized max per group)."""
+    for g in range(gk.size):
+        kmax = np.uint32(0)
+        for j in range(g * seg, min(g * seg + seg, kb.size)):
+            kmax = max(kmax, kb[j])
+        gk[g] = kmax
+
+
+@njit
+def _redo_rare(a_: Any, o_: Any, sc_: Any, al_: Any, relu: int, dst: int, mode: int, sat: bool,
+               spec: Any, negzero: int, neg_zero_too: bool, fold: bool, absm: Any, seg: int, gk: Any,
+               gs: Any) -> int:
+    """Second pass of the FP32 row loops over a row that held a rare source: every NaN/Inf
+    source (and -0 with ``neg_zero_too``) again through :func:`_element` (returns the OR of
+    their flags); with ``fold`` every ``seg``-element group's key maximum and sNaN bit again,
+    with the NaN rules (:func:`_fp32_key`)."""
     f_or = 0
     for j in range(a_.size):
         x = np.int64(a_[j])
-        if _fp32_special_or_negzero(x):
+        if (x & FP32_INF) == FP32_INF or (neg_zero_too and x == FP32_NEG_ZERO):
             b, f = _element(x, sc_[j], al_[j], 0, SRC_FP32, relu, 0, dst, mode, sat, spec, negzero)
             o_[j] = b
             f_or |= f
+    if fold:
+        for g in range(gk.size):
+            kmax = np.uint32(0)
+            snan = np.uint32(0)
+            for j in range(g * seg, min(g * seg + seg, a_.size)):
+                k, sn = _fp32_key(a_[j], absm)
+                kmax = max(kmax, k)
+                snan = np.uint32(snan | sn)
+            gk[g] = kmax
+            gs[g] = snan
     return f_or
+
+
+#: bit of a row loop's flag word marking a source the vector loop leaves to the exact scalar code
+_RARE = 0x100
+
+
+@njit(inline="always")
+def _flag_word(nx: bool, uf: bool, of: bool, rare: bool) -> Any:
+    """One lane's flags as a word (NX, UF|NX, OF|NX and the rare-source bit), so that a row loop
+    ORs one accumulator (four boolean reductions would cost mask packing and registers)."""
+    return np.uint32((np.uint32(_NX) if nx else np.uint32(0)) | (np.uint32(_UF_NX) if uf else np.uint32(0))
+                     | (np.uint32(_OF_NX) if of else np.uint32(0)) | (np.uint32(_RARE) if rare else np.uint32(0)))
+
+
+@njit(inline="always")
+def _flag_word_product(x: Any, nx: bool, uf: bool, of: bool) -> Any:
+    """:func:`_flag_word` of a lane computed from a product: a NaN/Inf source's lane is garbage
+    (its flags dropped), and NaN/Inf and -0 sources are rare."""
+    sp = (x & FP32_INF) == FP32_INF
+    w = np.uint32(0) if sp else _flag_word(nx, uf, of, False)
+    return np.uint32(w | (np.uint32(_RARE) if (sp | (x == np.uint32(FP32_NEG_ZERO))) else np.uint32(0)))
+
+
+@njit(inline="always")
+def _relu_bits(x: Any, relum: Any) -> Any:
+    """ReLU on FP32 bits with a multiplier of one: a negative source (sign set) becomes +0 when
+    ``relum`` is all ones (ReluMode RELU), else unchanged (NaNs are redone apart)."""
+    return np.uint32(x & ~(np.uint32(np.int32(x) >> np.int32(31)) & relum))
+
+
+@njit(inline="always")
+def _bf16_lane(x: Any, relum: Any, satm: Any) -> Tuple[Any, Any]:
+    """One F322BF16 element: (code, flag word).  RNE on the FP32 bits (add 0x7FFF plus the
+    kept lsb, drop 16 bits); a carry out of the largest binade is the overflow to Inf, or with
+    Sat the largest finite; BF16 has FP32's exponent range, so subnormals need no care."""
+    xr = _relu_bits(x, relum)
+    ax = np.uint32(xr & np.uint32(0x7FFFFFFF))
+    lsb = np.uint32((xr >> np.uint32(16)) & np.uint32(1))
+    r = np.uint32(np.uint32(np.uint32(xr + np.uint32(0x7FFF)) + lsb) >> np.uint32(16))  # 32-bit lanes (NaNs wrap)
+    nx = (xr & np.uint32(0xFFFF)) != np.uint32(0)
+    ovf = (ax >= np.uint32(BF16_BIG)) & (ax < np.uint32(FP32_INF))
+    sat_code = np.uint32((r & np.uint32(BF16_NEG_ZERO)) | np.uint32(BF16_LARGEST))
+    code = _sel(np.uint32(ovf) & satm, sat_code, r)
+    return code, _flag_word(nx, nx & (ax < np.uint32(BF16_TINY)), ovf, (x & FP32_INF) == FP32_INF)
+
+
+@njit(inline="always")
+def _f16_lane(x: Any, relum: Any, satm: Any) -> Tuple[Any, Any]:
+    """One F322F16 element: (code, flag word).  FP32 -> FP16 under RNE is the hardware
+    conversion (``fptrunc``; F16C ``vcvtps2ph``, 8 lanes): correctly rounded, subnormal results
+    included, Inf on overflow, the sign kept.  NX: the result converted back differs from the
+    source (an ordered comparison, false for a NaN); UF: also below 2^-14."""
+    xr = _relu_bits(x, relum)
+    ax = np.uint32(xr & np.uint32(0x7FFFFFFF))
+    xf = _u32_f32(xr)
+    h = np.uint32(_f32_f16(xf))
+    back = _f16_f32(np.uint16(h))
+    nx = (back < xf) | (back > xf)
+    ovf = (ax >= np.uint32(F16_BIG)) & (ax < np.uint32(FP32_INF))  # |x| >= 65520: rounds to 2^16
+    sat_code = np.uint32((h & np.uint32(FP16_NEG_ZERO)) | np.uint32(FP16_LARGEST))
+    code = _sel(np.uint32(ovf) & satm, sat_code, h)
+    return code, _flag_word(nx, nx & (ax < np.uint32(F16_TINY)), ovf, (x & FP32_INF) == FP32_INF)
+
+
+@njit(inline="always")
+def _odd_product32(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool) -> Any:
+    """The exact product source x multiplier (MatrixSelectedMultiplier, select form; FP19
+    multipliers are exact in float32) rounded to float32 *to odd*, as float32 bits.
+
+    The product has up to 35 significant bits; float32 multiplication rounds it to nearest and
+    the fused multiply-add gives the exact remainder, so an inexact product with an even last
+    bit is moved one ulp toward the exact value.  Rounding to odd onto 24 bits, then once more
+    to a format of at most 6 bits (E4M3, HiF8) is the same as rounding the exact value once, in
+    every rounding mode, and keeps every threshold comparison (powers of two, 448, 32768).  A
+    product below 2^-100 (where the remainder may underflow) only needs to stay a nonzero
+    value far below both formats: it becomes the smallest subnormal of its sign."""
+    neg = np.int32(x) < np.int32(0)
+    m = al if (neg & alt_neg) else sc  # both loaded, bitwise & (no short-circuit branch): a select
+    m = np.float32(0.0) if (neg & zero_neg) else m
+    xf = _u32_f32(x)
+    p = xf * m
+    err = _fma32(xf, m, -p)
+    pb = _f32_bits(p)
+    up = (err > np.float32(0.0)) != (np.int32(pb) < np.int32(0))  # exact magnitude above |p|
+    step = np.uint32(1) if up else np.uint32(0xFFFFFFFF)
+    fix = (err != np.float32(0.0)) & ((pb & np.uint32(1)) == np.uint32(0))
+    pb = np.uint32(pb + step) if fix else pb
+    tiny = ((pb & np.uint32(FP32_INF)) < np.uint32(27 << 23)) & ((x & np.uint32(0x7FFFFFFF)) != np.uint32(0)) \
+        & (m != np.float32(0.0))
+    return np.uint32((pb & np.uint32(0x80000000)) | np.uint32(1)) if tiny else pb
+
+
+@njit(inline="always")
+def _e4m3_lane(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any
+               ) -> Tuple[Any, Any]:
+    """One E4M3 element under RNE: (code, flag word), 8 float32 lanes.
+
+    Float-domain rounding of a = |product| (:func:`_odd_product32`): with q = max(exponent,
+    -6) the quantum is u = 2^(q-3), and adding then subtracting M = 2^23 u rounds a (< 2M) to a
+    multiple of u, ties to even, in one hardware addition.  The rounded magnitude is k quanta,
+    k = bits(a + M) - bits(M) (at most 16), and the code is ((q + 6) << 3) + k: a carry into the
+    next binade is the next code.  A negative value that rounds to zero gives +0 (as
+    :func:`_encode_binary`); |v| > 448 overflows (0x7F, or with Sat +-448, OF|NX)."""
+    pb = _odd_product32(x, sc, al, zero_neg, alt_neg)
+    ab = np.uint32(pb & np.uint32(0x7FFFFFFF))
+    a = _u32_f32(ab)
+    be = np.uint32(ab >> np.uint32(23))
+    q = max(be, np.uint32(E4M3_EMIN_F32))  # biased exponent, at least that of 2^-6
+    mb = np.uint32(np.uint32(q + np.uint32(E4M3_MAGIC)) << np.uint32(23))  # M = 2^(q - 127 - 3 + 23)
+    mf = _u32_f32(mb)
+    t = a + mf
+    k = np.uint32(_f32_bits(t) - mb)
+    nx = (t - mf) != a
+    code = np.uint32(np.uint32(np.uint32(q - np.uint32(E4M3_EMIN_F32)) << np.uint32(E4M3_P - 1)) + k)
+    neg = (np.int32(pb) < np.int32(0)) & (k != np.uint32(0))
+    code = np.uint32(code | np.uint32(E4M3_SIGN)) if neg else code
+    ovf = a > np.float32(E4M3_MAX_F)
+    code = (ovf_neg if np.int32(pb) < np.int32(0) else ovf_pos) if ovf else code
+    return code, _flag_word_product(x, nx, nx & (be < np.uint32(E4M3_EMIN_F32)), ovf)
+
+
+@njit(inline="always")
+def _hif8_geometry(e: Any) -> Tuple[Any, Any]:
+    """HiF8 binade 2^e (e in -22..15, int32): (mantissa bits, code of 2^e) without tables
+    (``HiF8FiniteDecomposition``; equal to ptonum.tables' HIF8_MBITS/HIF8_BASE).  Below 2^-15
+    the denormal codes 23 + e with no mantissa; else the dot field selects D = 0..4 exponent
+    bits from |e| (0, 1, 2-3, 4-7, 8-15), mantissa bits 3, 3, 3, 2, 1, and the code of 2^e is
+    c(D) + (|e| << mb) + (8 or 16 for a negative exponent)."""
+    ae = np.int32(abs(e))
+    g2 = np.int32(ae >= np.int32(2))
+    g4 = np.int32(ae >= np.int32(4))
+    g8 = np.int32(ae >= np.int32(8))
+    mb = np.int32(np.int32(3) - g4 - g8)
+    en = np.int32(e < np.int32(0))
+    base = np.int32(np.int32(8) + (g2 << np.int32(3)) + ((g4 + g8) << np.int32(5)) + (ae << mb)
+                    + ((en << np.int32(3)) << g2))
+    den = e < np.int32(-15)
+    mb = np.int32(0) if den else mb
+    base = np.int32(np.int32(23) + e) if den else base
+    return mb, base
+
+
+@njit(inline="always")
+def _hif8_lane(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any
+               ) -> Tuple[Any, Any]:
+    """One HiF8 element under RHB: (code, flag word), 8 float32 lanes.
+
+    Float-domain rounding of a = |product| (:func:`_odd_product32`): the binade's quantum
+    u = 2^(e - mb) (2^-22 below 2^-22), a + M - M with M = 2^23 u rounds to nearest-even; a tie
+    (|rounded - a| = u/2, exact) is then decided half-up: away from zero for a positive value,
+    toward zero for a negative one.  The code is taken from the rounded magnitude's own binade
+    (a carry moves to the next binade), its mantissa bits and sign.  Zero gives code 0;
+    |v| > 32768 overflows (+-Inf 0x6F/0xEF, or with Sat +-32768 0x6E/0xEE, OF|NX); UF: inexact
+    below 2^-15."""
+    pb = _odd_product32(x, sc, al, zero_neg, alt_neg)
+    negv = np.int32(pb) < np.int32(0)
+    ab = np.uint32(pb & np.uint32(0x7FFFFFFF))
+    a = _u32_f32(ab)
+    be = np.int32(ab >> np.uint32(23))
+    e = min(max(np.int32(be - np.int32(FP32_BIAS)), np.int32(HIF8_E_LO)), np.int32(HIF8_E_HI))
+    mb, _ = _hif8_geometry(e)
+    qe = np.int32(e - mb)
+    m = _u32_f32(np.uint32(np.uint32(qe + np.int32(150)) << np.uint32(23)))
+    half = _u32_f32(np.uint32(np.uint32(qe + np.int32(126)) << np.uint32(23)))
+    r = (a + m) - m
+    d = r - a
+    tie = (d == half) | (d == -half)
+    r = (a - half if negv else a + half) if tie else r
+    nx = r != a
+    rb = _f32_bits(r)
+    er = min(max(np.int32(np.int32(rb >> np.uint32(23)) - np.int32(FP32_BIAS)), np.int32(HIF8_E_LO)), np.int32(HIF8_E_HI))
+    mbr, base = _hif8_geometry(er)
+    mant = np.int32(np.int32(rb >> np.uint32(np.int32(23) - mbr)) & np.int32((np.int32(1) << mbr) - np.int32(1)))
+    code = np.uint32(np.uint32(base + mant) | (np.uint32(negv) << np.uint32(7)))
+    code = np.uint32(0) if r == np.float32(0.0) else code
+    ovf = a > np.float32(HIF8_MAX_F)
+    code = (ovf_neg if negv else ovf_pos) if ovf else code
+    return code, _flag_word_product(x, nx, nx & (be < np.int32(HIF8_EMIN_F32)), ovf)
 
 
 @njit
-def _row_e4m3_rne(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sat: bool,
-                  scale: Any, alpha: Any, qrow: int, rrow: int, spec: Any) -> int:
-    """FP32 -> E4M3 under RNE (modes 26/37), the _encode_binary rules written select-only so the
-    loop vectorizes; NaN/Inf sources and -0 are redone by :func:`_element` in a second pass."""
-    a_ = acc[base:base + cnt]
-    o_ = out[base:base + cnt]
-    sc_ = scale[i * qrow:i * qrow + cnt]
-    al_ = alpha[i * rrow:i * rrow + cnt]
-    f_or = 0
-    rare = 0
-    ovf_pos = E4M3_SAT_POS if sat else E4M3_OVF_POS
-    ovf_neg = E4M3_SAT_NEG if sat else E4M3_OVF_NEG
-    for j in range(cnt):
-        x = np.int64(a_[j])
-        v = np.float64(_u32_f32(np.uint32(x))) * _multiplier(x >= 0x80000000, sc_[j], al_[j], relu) + 0.0
-        b = _f64_bits(v)
-        a = b & _ABS
-        negv = b < 0
-        big_e = a >> 52
-        extra = min(max(E4M3_EMIN_B - max(big_e, 1), 0), 55 - (53 - E4M3_P))
-        shift = extra + (53 - E4M3_P)
-        sig = (a & _MANT) | (_HIDDEN if big_e > 0 else 0)
-        k = sig >> shift
-        rem = sig & ((1 << shift) - 1)
-        half = (1 << shift) >> 1
-        n = k + (1 if (rem > half or (rem == half and (k & 1) != 0)) else 0)
-        code = ((max(big_e, E4M3_EMIN_B) - E4M3_EMIN_B) << (E4M3_P - 1)) + n
-        f = (_UF_NX if big_e < E4M3_EMIN_B else _NX) if rem != 0 else 0
-        bits = (code & E4M3_MASK) | (E4M3_SIGN if (negv and n != 0) else 0)
-        ovf = a > E4M3_OVF_BITS
-        bits = (ovf_neg if negv else ovf_pos) if ovf else bits
-        f = _OF_NX if ovf else f
-        odd = _fp32_special_or_negzero(x)
-        rare |= 1 if odd else 0
-        f_or |= 0 if odd else f
-        o_[j] = bits
-    if rare:
-        f_or |= _redo_special(a_, o_, sc_, al_, relu, D_E4M3, R_RNE, sat, spec, E4M3_SIGN)
-    return f_or
+def _bf16_pass(a_: Any, o_: Any, relum: Any, satm: Any) -> Any:
+    """The vector loop of the BF16 row: the OR of the lanes' flag words."""
+    acc = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _bf16_lane(x, relum, satm)
+        o_[j] = np.uint16(code)
+        acc = np.uint32(acc | fw)
+    return acc
 
 
 @njit
-def _row_hif8_rhb(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, sat: bool,
-                  scale: Any, alpha: Any, qrow: int, rrow: int, spec: Any) -> int:
-    """FP32 -> HiF8 under RHB (modes 25/28), the _encode_hif8 rules written select-only;
-    NaN/Inf sources and -0 are redone by :func:`_element` in a second pass."""
-    a_ = acc[base:base + cnt]
-    o_ = out[base:base + cnt]
-    sc_ = scale[i * qrow:i * qrow + cnt]
-    al_ = alpha[i * rrow:i * rrow + cnt]
-    f_or = 0
-    rare = 0
-    ovf_pos = HIF8_SAT_POS if sat else HIF8_OVF_POS
-    ovf_neg = HIF8_SAT_NEG if sat else HIF8_OVF_NEG
-    for j in range(cnt):
-        x = np.int64(a_[j])
-        v = np.float64(_u32_f32(np.uint32(x))) * _multiplier(x >= 0x80000000, sc_[j], al_[j], relu) + 0.0
-        b = _f64_bits(v)
-        a = b & _ABS
-        negv = b < 0
-        big_e = a >> 52
-        ecl = min(max(big_e - 1023, -23), 16)
-        idx = ecl + 23
-        mb = HIF8_MBITS[idx]
-        e0 = max(ecl, -22)
-        shift = min(max(e0 - mb - (max(big_e, 1) - 1075), 0), 55)
-        sig = (a & _MANT) | (_HIDDEN if big_e > 0 else 0)
-        k = sig >> shift
-        rem = sig & ((1 << shift) - 1)
-        half = (1 << shift) >> 1
-        n = k + (1 if (rem > half or (rem == half and not negv)) else 0)
-        f = (_UF_NX if big_e < HIF8_EMIN_B else _NX) if rem != 0 else 0
-        t = min(max(e0 + (n >> (mb + 1)) + 23, 0), 40)
-        body = (HIF8_BASE[t] + (n & ((1 << mb) - 1))) & HIF8_MASK
-        bits = (body | (HIF8_SIGN if negv else 0)) if n != 0 else 0
-        ovf = a > HIF8_OVF_BITS
-        bits = (ovf_neg if negv else ovf_pos) if ovf else bits
-        f = _OF_NX if ovf else f
-        odd = _fp32_special_or_negzero(x)
-        rare |= 1 if odd else 0
-        f_or |= 0 if odd else f
-        o_[j] = bits
+def _bf16_pass_max(a_: Any, o_: Any, relum: Any, satm: Any, absm: Any) -> Tuple[Any, Any]:
+    """:func:`_bf16_pass` that also takes the row's fold key maximum (valid without rare sources)."""
+    acc = np.uint32(0)
+    kmax = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _bf16_lane(x, relum, satm)
+        o_[j] = np.uint16(code)
+        acc = np.uint32(acc | fw)
+        kmax = max(kmax, _fp32_key_number(x, absm))
+    return acc, kmax
+
+
+@njit
+def _bf16_pass_keys(a_: Any, o_: Any, relum: Any, satm: Any, absm: Any, kb: Any) -> Any:
+    """:func:`_bf16_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
+    acc = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _bf16_lane(x, relum, satm)
+        o_[j] = np.uint16(code)
+        acc = np.uint32(acc | fw)
+        kb[j] = _fp32_key_number(x, absm)
+    return acc
+
+
+@njit
+def _row_bf16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
+              fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+    """FP32 -> BF16, RNE, scale 1, ReluMode NONE/RELU (mode F322BF16): the rules of _element.
+
+    RNE on the FP32 bits (:func:`_bf16_lane`), NX when bits [15:0] are nonzero, UF|NX when the
+    source is also below 2^-126; a carry into the Inf exponent is the overflow (Inf, or with Sat
+    the largest finite, OF|NX); a -0 source keeps its sign (0x8000, the signed-zero rule); ReLU
+    sends a negative source to +0 with no flag.  NaN/Inf sources are redone by :func:`_element`.
+    """
+    relum = np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0)
+    satm = np.uint32(1) if sat else np.uint32(0)
+    if not fold:
+        acc = _bf16_pass(a_, o_, relum, satm)
+    elif seg >= a_.size:
+        acc, k0 = _bf16_pass_max(a_, o_, relum, satm, absm)
+        gk[0] = k0
+    else:
+        acc = _bf16_pass_keys(a_, o_, relum, satm, absm, kb)
+        _group_max(kb, seg, gk)
+    res = np.int64(acc) & _ALL_FLAGS
+    rare = (acc & np.uint32(_RARE)) != np.uint32(0)
     if rare:
-        f_or |= _redo_special(a_, o_, sc_, al_, relu, D_HIF8, R_RHB, sat, spec, HIF8_ZERO)
-    return f_or
+        res |= _redo_rare(a_, o_, sc_, al_, relu, D_BF16, R_RNE, sat, spec, BF16_NEG_ZERO, False, fold, absm, seg,
+                          gk, gs)
+    return res
+
+
+@njit
+def _f16_pass(a_: Any, o_: Any, relum: Any, satm: Any) -> Any:
+    """The vector loop of the F16 row: the OR of the lanes' flag words."""
+    acc = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _f16_lane(x, relum, satm)
+        o_[j] = np.uint16(code)
+        acc = np.uint32(acc | fw)
+    return acc
+
+
+@njit
+def _f16_pass_max(a_: Any, o_: Any, relum: Any, satm: Any, absm: Any) -> Tuple[Any, Any]:
+    """:func:`_f16_pass` that also takes the row's fold key maximum (valid without rare sources)."""
+    acc = np.uint32(0)
+    kmax = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _f16_lane(x, relum, satm)
+        o_[j] = np.uint16(code)
+        acc = np.uint32(acc | fw)
+        kmax = max(kmax, _fp32_key_number(x, absm))
+    return acc, kmax
+
+
+@njit
+def _f16_pass_keys(a_: Any, o_: Any, relum: Any, satm: Any, absm: Any, kb: Any) -> Any:
+    """:func:`_f16_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
+    acc = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _f16_lane(x, relum, satm)
+        o_[j] = np.uint16(code)
+        acc = np.uint32(acc | fw)
+        kb[j] = _fp32_key_number(x, absm)
+    return acc
+
+
+@njit
+def _row_f16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
+             fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+    """FP32 -> FP16, RNE, scale 1, ReluMode NONE/RELU (mode F322F16): the rules of _element.
+
+    With a multiplier of one the product is the FP32 source itself, converted by the hardware
+    (:func:`_f16_lane`): a tiny negative that rounds to zero is -0 (the encoder keeps the
+    sign), a -0 source gives 0x8000 (the signed-zero rule), |x| >= 65520 overflows (Inf, or
+    with Sat the largest finite, OF|NX).  ReLU sends a negative source to +0 with no flag.
+    NaN/Inf sources are redone by :func:`_element`.
+    """
+    relum = np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0)
+    satm = np.uint32(1) if sat else np.uint32(0)
+    if not fold:
+        acc = _f16_pass(a_, o_, relum, satm)
+    elif seg >= a_.size:
+        acc, k0 = _f16_pass_max(a_, o_, relum, satm, absm)
+        gk[0] = k0
+    else:
+        acc = _f16_pass_keys(a_, o_, relum, satm, absm, kb)
+        _group_max(kb, seg, gk)
+    res = np.int64(acc) & _ALL_FLAGS
+    rare = (acc & np.uint32(_RARE)) != np.uint32(0)
+    if rare:
+        res |= _redo_rare(a_, o_, sc_, al_, relu, D_FP16, R_RNE, sat, spec, FP16_NEG_ZERO, False, fold, absm, seg,
+                          gk, gs)
+    return res
+
+
+@njit
+def _e4m3_pass(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any) -> Any:
+    """The vector loop of the E4M3 row: the OR of the lanes' flag words."""
+    acc = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _e4m3_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        o_[j] = np.uint8(code)
+        acc = np.uint32(acc | fw)
+    return acc
+
+
+@njit
+def _e4m3_pass_max(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any, absm: Any) -> Tuple[Any, Any]:
+    """:func:`_e4m3_pass` that also takes the row's fold key maximum (valid without rare sources)."""
+    acc = np.uint32(0)
+    kmax = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _e4m3_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        o_[j] = np.uint8(code)
+        acc = np.uint32(acc | fw)
+        kmax = max(kmax, _fp32_key_number(x, absm))
+    return acc, kmax
+
+
+@njit
+def _e4m3_pass_keys(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any, absm: Any, kb: Any) -> Any:
+    """:func:`_e4m3_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
+    acc = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _e4m3_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        o_[j] = np.uint8(code)
+        acc = np.uint32(acc | fw)
+        kb[j] = _fp32_key_number(x, absm)
+    return acc
+
+
+@njit
+def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
+                  fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+    """FP32 -> E4M3 under RNE (modes 26/37): :func:`_e4m3_lane` on float32 lanes;
+    NaN/Inf and -0 sources are redone by :func:`_element`."""
+    ovf_pos = np.uint32(E4M3_SAT_POS) if sat else np.uint32(E4M3_OVF_POS)
+    ovf_neg = np.uint32(E4M3_SAT_NEG) if sat else np.uint32(E4M3_OVF_NEG)
+    zero_neg = relu == 1
+    alt_neg = relu >= 2
+    if not fold:
+        acc = _e4m3_pass(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg)
+    elif seg >= a_.size:
+        acc, k0 = _e4m3_pass_max(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg, absm)
+        gk[0] = k0
+    else:
+        acc = _e4m3_pass_keys(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg, absm, kb)
+        _group_max(kb, seg, gk)
+    res = np.int64(acc) & _ALL_FLAGS
+    rare = (acc & np.uint32(_RARE)) != np.uint32(0)
+    if rare:
+        res |= _redo_rare(a_, o_, sc_, al_, relu, D_E4M3, R_RNE, sat, spec, E4M3_SIGN, True, fold, absm, seg,
+                          gk, gs)
+    return res
+
+
+@njit
+def _hif8_pass(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any) -> Any:
+    """The vector loop of the HIF8 row: the OR of the lanes' flag words."""
+    acc = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _hif8_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        o_[j] = np.uint8(code)
+        acc = np.uint32(acc | fw)
+    return acc
+
+
+@njit
+def _hif8_pass_max(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any, absm: Any) -> Tuple[Any, Any]:
+    """:func:`_hif8_pass` that also takes the row's fold key maximum (valid without rare sources)."""
+    acc = np.uint32(0)
+    kmax = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _hif8_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        o_[j] = np.uint8(code)
+        acc = np.uint32(acc | fw)
+        kmax = max(kmax, _fp32_key_number(x, absm))
+    return acc, kmax
+
+
+@njit
+def _hif8_pass_keys(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any, absm: Any, kb: Any) -> Any:
+    """:func:`_hif8_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
+    acc = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, fw = _hif8_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        o_[j] = np.uint8(code)
+        acc = np.uint32(acc | fw)
+        kb[j] = _fp32_key_number(x, absm)
+    return acc
+
+
+@njit
+def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
+                  fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+    """FP32 -> HiF8 under RHB (modes 25/28): :func:`_hif8_lane` on float32 lanes;
+    NaN/Inf and -0 sources are redone by :func:`_element`."""
+    ovf_pos = np.uint32(HIF8_SAT_POS) if sat else np.uint32(HIF8_OVF_POS)
+    ovf_neg = np.uint32(HIF8_SAT_NEG) if sat else np.uint32(HIF8_OVF_NEG)
+    zero_neg = relu == 1
+    alt_neg = relu >= 2
+    if not fold:
+        acc = _hif8_pass(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg)
+    elif seg >= a_.size:
+        acc, k0 = _hif8_pass_max(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg, absm)
+        gk[0] = k0
+    else:
+        acc = _hif8_pass_keys(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg, absm, kb)
+        _group_max(kb, seg, gk)
+    res = np.int64(acc) & _ALL_FLAGS
+    rare = (acc & np.uint32(_RARE)) != np.uint32(0)
+    if rare:
+        res |= _redo_rare(a_, o_, sc_, al_, relu, D_HIF8, R_RHB, sat, spec, HIF8_ZERO, True, fold, absm, seg,
+                          gk, gs)
+    return res
+
+
+@njit
+def _row_fp32_seg(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool,
+                  spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+    """Dispatch one row to its FP32 -> floating-destination loop (``fast`` code)."""
+    if fast == 1:
+        return _row_bf16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
+    if fast == 6:
+        return _row_f16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
+    if fast == 4:
+        return _row_e4m3_rne(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
+    return _row_hif8_rhb(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
 
 
 @njit
@@ -1069,13 +1471,16 @@ def _row_float(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, dst: 
 def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_flags: bool,
                  kind: int, fast: int, src: int, relu: int, offw: int, dst: int, mode: int, sat: bool,
                  scale: Any, alpha: Any, offs: Any, shifts: Any, qrow: int, qcol: int,
-                 rrow: int, rcol: int, spec: Any, negzero: int,
+                 rrow: int, rcol: int, spec: Any, negzero: int, scale32: Any, alpha32: Any,
                  red_t: int, max_abs: bool, row_en: bool, row_out: Any, has_init: bool, init: Any,
                  group_n: int, group_out: Any, rowflags: Any, offs_f: Any, blo: Any, bhi: Any) -> None:
     """Process rows of ``n`` elements of a flat accumulator (``total`` elements, ``m`` rows)."""
+    fuse = red_t == SRC_FP32  # RowMax/GroupMax folded into the FP32 row loops' pass
+    absm = np.uint32(0x7FFFFFFF) if max_abs else np.uint32(0xFFFFFFFF)
     for i in prange(m):
         base = i * n
         cnt = min(n, total - base)
+        folded = False
         if fast == 7:  # S32 offset modes: RowMax and GroupMax folded into the element pass
             gn = group_n if group_n > 0 else 0
             f_or, rb, rf = _row_s32_int(acc, base, cnt, out, i * qrow, relu, offw, dst, mode, sat, scale, alpha,
@@ -1089,17 +1494,42 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
                 row_out[i] = rb
             rowflags[i] = f_or
             continue
-        if fast == 1:
-            f_or = _row_bf16(acc, base, cnt, out, relu, sat, spec)
+        if fast == 1 or fast == 4 or fast == 5 or fast == 6:
+            # FP32 -> BF16/FP16/E4M3/HiF8: one vectorized pass over the row, the RowMax/GroupMax key
+            # maxima (per GroupN group, or of the row) taken in the same pass
+            folded = fuse and (row_en or group_n > 0)
+            seg = group_n if (folded and group_n > 0) else max(cnt, 1)
+            ng = (cnt + seg - 1) // seg if folded else 1
+            gk = np.zeros(max(ng, 1), np.uint32)
+            gs = np.zeros(max(ng, 1), np.uint32)
+            kb = np.empty(cnt if (folded and group_n > 0) else 1, np.uint32)  # the row's fold keys (GroupMax)
+            qb = i * qrow
+            rb0 = i * rrow
+            f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
+                                 alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu, sat,
+                                 spec, folded, absm, seg, gk, gs, kb)
+            if folded:
+                kr = np.uint32(0)
+                sr = np.uint32(0)
+                for g in range(ng):
+                    if group_n > 0:
+                        s0 = g * seg
+                        gb, gf = _fold_finish(gk[g], gs[g], min(s0 + seg, cnt) - s0, np.int64(acc[base + s0]),
+                                              max_abs)
+                        group_out[i * ng + g] = gb
+                        f_or |= gf
+                    kr = max(kr, gk[g])
+                    sr = np.uint32(sr | gs[g])
+                if row_en:
+                    rb, rf = _fold_finish(kr, sr, cnt, np.int64(acc[base]), max_abs)
+                    if has_init:
+                        rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
+                        rf |= f2
+                    row_out[i] = rb
+                    f_or |= rf
         elif fast == 3:
             f_or = _row_s32_offset(acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode,
                                    sat, scale, alpha, offs)
-        elif fast == 4:
-            f_or = _row_e4m3_rne(acc, base, cnt, out, i, relu, sat, scale, alpha, qrow, rrow, spec)
-        elif fast == 5:
-            f_or = _row_hif8_rhb(acc, base, cnt, out, i, relu, sat, scale, alpha, qrow, rrow, spec)
-        elif fast == 6:
-            f_or = _row_f16(acc, base, cnt, out, relu, sat, spec)
         elif fast == 2:
             f_or = _row_float(acc, base, cnt, out, i, relu, dst, mode, sat, scale, alpha,
                               qrow, rrow, spec, negzero)
@@ -1107,14 +1537,14 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
             f_or = _row_general(acc, base, cnt, out, fl, want_flags, i, kind, src, relu, offw, dst,
                                 mode, sat, scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec,
                                 negzero)
-        if row_en:
+        if row_en and not folded:
             rb, rf = _fold_group(acc, base, base + cnt, red_t, max_abs)
             if has_init:
                 rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
                 rf |= f2
             row_out[i] = rb
             f_or |= rf
-        if group_n > 0:
+        if group_n > 0 and not folded:
             g = 0
             for s in range(0, cnt, group_n):
                 gb, gf = _fold_group(acc, base + s, base + min(s + group_n, cnt), red_t, max_abs)
@@ -1163,6 +1593,7 @@ def _step_kernel(cur: Any, cand: Any, t: int, max_abs: bool, out: Any, fl: Any) 
 
 
 _EMPTY_F64 = np.zeros(1, np.float64)
+_EMPTY_F32 = np.zeros(1, np.float32)
 _EMPTY_I64 = np.zeros(1, np.int64)
 
 
@@ -1288,8 +1719,11 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
     ini = init if init is not None else np.zeros(1, np.uint32)
     go = group_out if group_out is not None else np.zeros(1, np.uint32)
     rowflags = row_flags if row_flags is not None else np.zeros(max(m, 1), np.uint8)
+    # FP19 multipliers are exact in float32: the FP32 -> E4M3/HiF8 loops work on 8 float32 lanes
+    scale32 = scale.astype(np.float32) if fast in (4, 5) else _EMPTY_F32
+    alpha32 = alpha.astype(np.float32) if fast in (4, 5) else _EMPTY_F32
     launch(_tile_kernel, acc, m, n, acc.size, out, fl, want_flags, kind, fast, src, relu, offw, dst, mode, sat,
-                 scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec, negzero,
+                 scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec, negzero, scale32, alpha32,
                  red_t, bool(max_abs), row_out is not None, ro, init is not None, ini,
                  int(group_n) if group_out is not None else 0, go, rowflags, offs_f, blo, bhi)
     return int(np.bitwise_or.reduce(rowflags)) & _ALL_FLAGS
