@@ -447,3 +447,120 @@ def test_s32_offset_loop_rows_and_folds_like_reference(n: int, monkeypatch: pyte
                 assert (res.row_max_bits is None and ref.row_max_bits is None
                         or np.array_equal(res.row_max_bits, ref.row_max_bits)), where
                 assert np.array_equal(res.group_max_bits, ref.group_max_bits), where
+
+
+# ------------------------------------------------------------------ FP32 -> float row loops (vectorized)
+
+
+def _f32(values: Any) -> np.ndarray:
+    return np.asarray(values, np.float32).view(np.uint32)
+
+
+def _boundary_sources() -> np.ndarray:
+    """FP32 sources at the rounding boundaries of FP16/BF16/E4M3: ties (even and odd kept bit) at
+    each precision, one ulp either side, subnormal and overflow edges, +-0, NaN/Inf."""
+    base = []
+    for m_bits in (11, 8, 4):  # FP16, BF16, E4M3 precisions (tie at half a unit of the last kept bit)
+        for e in (-30, -24, -15, -14, -10, -7, -6, -3, 0, 5, 8, 15):
+            for k in (1, 2, 3, 6, 7):
+                base.append(np.ldexp(1.0 + k * 2.0 ** -(m_bits - 1) + 2.0 ** -m_bits, e))  # a tie
+    ties = np.array(base, np.float32)
+    bits = np.concatenate([_f32(ties), _f32(ties) + 1, _f32(ties) - 1])
+    edges = _f32([65504.0, 65519.996, 65520.0, 65536.0, 448.0, 464.0, 449.0, 480.0, 2.0 ** -14, 2.0 ** -24,
+                  2.0 ** -25, 3 * 2.0 ** -26, 2.0 ** -9, 2.0 ** -10, 3 * 2.0 ** -11, 2.0 ** -6, 1.5 * 2.0 ** -126,
+                  3.3895314e38, 1.0, 0.0])
+    special = np.array([0x80000000, 0x00000001, 0x007FFFFF, 0x7F7F8000, 0x7F7F7FFF, 0x7F7FFFFF, 0x7F800000,
+                        0x7FC00000, 0x7FA00000], np.uint32)
+    x = np.concatenate([bits, edges, special])
+    return np.concatenate([x, x | np.uint32(0x80000000)])
+
+
+@pytest.mark.parametrize("mode,lib", [("F322F16", "numpy"), ("F322BF16", "ml_dtypes"),
+                                      ("QF322FP8_PRE", "ml_dtypes")])
+def test_fp32_float_loops_match_independent_conversion(mode: str, lib: str) -> None:
+    """The vectorized FP32 -> FP16/BF16/E4M3 loops (scale 1, ReLU off, Sat off), one element per
+    call so that the flags are per element, against numpy's IEEE float16 / ml_dtypes' bfloat16 and
+    float8_e4m3fn conversions (the ASL's rules where they differ: E4M3 overflows above 448, and a
+    negative value that rounds to zero gives +0); NaN/Inf sources against the reference engine."""
+    import ml_dtypes
+
+    from ptonum.flags import NX, OF, UF
+
+    dt = {"F322F16": np.float16, "F322BF16": ml_dtypes.bfloat16, "QF322FP8_PRE": ml_dtypes.float8_e4m3fn}[mode]
+    tiny = {"F322F16": 2.0 ** -14, "F322BF16": 2.0 ** -126, "QF322FP8_PRE": 2.0 ** -6}[mode]
+    kw = {"quant_param": 0x3F800000} if mode == "QF322FP8_PRE" else {}
+    x = _boundary_sources()
+    row = np.tile(x[:, None], (1, 13))  # 13 columns: not a multiple of the vector width
+    for i, src in enumerate(x):
+        res = postprocess(row[i:i + 1], acc_type="FP32", attributes=dict(pre_quant_mode=mode), **kw)
+        got = res.d_bits[0]
+        assert (got == got[0]).all()
+        v = float(np.array(src, np.uint32).view(np.float32))
+        if not np.isfinite(v):
+            ref = postprocess(row[i:i + 1, :1], acc_type="FP32", attributes=dict(pre_quant_mode=mode),
+                              engine="reference", **kw)
+            assert (int(got[0]), res.flags) == (int(ref.d_bits[0, 0]), ref.flags), hex(int(src))
+            continue
+        with np.errstate(over="ignore"):
+            conv = np.array(v, np.float32).astype(dt)
+        back = float(conv.astype(np.float64))
+        if mode == "QF322FP8_PRE" and abs(v) > 448.0:
+            want, flags = 0x7F, OF | NX
+        else:
+            want = int(conv.view(np.uint8 if mode == "QF322FP8_PRE" else np.uint16))
+            if mode == "QF322FP8_PRE" and back == 0.0 and v != 0.0:
+                want = 0  # only a -0 source keeps the sign (the signed-zero rule)
+            flags = 0
+            if np.isinf(back):
+                flags = OF | NX
+            elif back != v:
+                flags = NX | (UF if abs(v) < tiny else 0)
+        assert (int(got[0]), res.flags) == (want, flags), (hex(int(src)), v)
+
+
+def test_hif8_geometry_is_the_table() -> None:
+    """The table-free HiF8 binade geometry of the vectorized loop equals ptonum.tables' (from
+    ``HiF8FiniteDecomposition``) for every binade -22..15."""
+    from ptonum import tables
+    from ptonum.kernels import postprocess as kp
+
+    for e in range(-22, 16):
+        mb, base = kp._hif8_geometry(np.int32(e))
+        assert (int(mb), int(base)) == (int(tables.HIF8_MBITS[e + 23]), int(tables.HIF8_BASE[e + 23])), e
+
+
+@pytest.mark.parametrize("mode", ["QF322FP8_PRE", "VQF322HIF8_PRE", "QF322HIF8_PRE", "F322BF16", "F322F16"])
+def test_fp32_float_loops_scales_relu_sat_folds_match_reference(mode: str) -> None:
+    """The vectorized loops with arbitrary FP19 scales (products of up to 35 bits, rounded to odd on
+    float32 lanes), products below 2^-100 and above the largest finite value, ties, every ReluMode,
+    Sat on/off, RowMax and GroupMax folded into the pass (with NaNs, MaxAbs): bits, flags and folds
+    equal the reference engine's, on rows of 37 (not a multiple of the vector width)."""
+    rng = np.random.default_rng(sum(map(ord, mode)))
+    m, n = 3, 37
+    e = rng.integers(-60, 30, size=(m, n))
+    mant = rng.integers(0, 1 << 12, size=(m, n)) << rng.integers(0, 12, size=(m, n))
+    acc = (((e + 127) << 23) | (mant & 0x7FFFFF)).astype(np.uint32) | (rng.integers(0, 2, (m, n)).astype(np.uint32) << 31)
+    acc[0, :6] = [0x80000000, 0x7FC00000, 0xFF800000, 0x7FA00001, 0, 0x00000001]
+    acc[1, :4] = _f32([448.0, 464.0, 32768.0, 40960.0])
+    for relu in range(4):
+        for sat in (False, True):
+            for k in range(2):
+                attrs = dict(pre_quant_mode=mode, relu_mode=relu, row_max_en=k == 0, group_max_en=True,
+                             group_n_code=int(rng.integers(1, 10)), max_abs_en=bool(k))
+                kw: Dict[str, Any] = {}
+                scales = [float(np.float32(s)) for s in 2.0 ** rng.uniform(-70, 12, n)]
+                scales[:3] = [1.0 + 2.0 ** -10, 2.0 ** -120, 3.0]
+                if mode.startswith("VQ"):
+                    kw["quant_tile"] = (_f32(scales).astype(np.uint64) >> np.uint64(13) << np.uint64(13))[None, :]
+                elif mode.startswith("Q"):
+                    kw["quant_param"] = int(_f32(scales[k]) >> np.uint32(13)) << 13
+                if relu == 2:
+                    kw["relu_param"] = int(_f32(0.375) >> np.uint32(13))
+                elif relu == 3:
+                    kw["relu_tile"] = (_f32(rng.uniform(0, 2, n)) >> np.uint32(13)).astype(np.uint64)[None, :]
+                got = postprocess(acc, acc_type="FP32", attributes=attrs, sat=sat, **kw)
+                ref = postprocess(acc, acc_type="FP32", attributes=attrs, sat=sat, engine="reference", **kw)
+                assert np.array_equal(got.d_bits, ref.d_bits), (relu, sat, attrs)
+                assert got.flags == ref.flags, (relu, sat, attrs)
+                for a, b in ((got.row_max_bits, ref.row_max_bits), (got.group_max_bits, ref.group_max_bits)):
+                    assert (a is None and b is None) or np.array_equal(a, b), (relu, sat, attrs)

@@ -728,9 +728,10 @@ def _fold_finish(kmax: Any, snan: Any, size: int, first: int, max_abs: bool) -> 
 def _group_max(kb: Any, seg: int, gk: Any) -> None:
     """gk[g] = the maximum of kb over the ``seg``-element group g (a vectorized max per group)."""
     for g in range(gk.size):
+        part = kb[g * seg:min(g * seg + seg, kb.size)]  # indices from 0: no negative-index wraparound
         kmax = np.uint32(0)
-        for j in range(g * seg, min(g * seg + seg, kb.size)):
-            kmax = max(kmax, kb[j])
+        for j in range(part.size):
+            kmax = max(kmax, part[j])
         gk[g] = kmax
 
 
@@ -751,10 +752,11 @@ def _redo_rare(a_: Any, o_: Any, sc_: Any, al_: Any, relu: int, dst: int, mode: 
             f_or |= f
     if fold:
         for g in range(gk.size):
+            part = a_[g * seg:min(g * seg + seg, a_.size)]
             kmax = np.uint32(0)
             snan = np.uint32(0)
-            for j in range(g * seg, min(g * seg + seg, a_.size)):
-                k, sn = _fp32_key(a_[j], absm)
+            for j in range(part.size):
+                k, sn = _fp32_key(part[j], absm)
                 kmax = max(kmax, k)
                 snan = np.uint32(snan | sn)
             gk[g] = kmax
