@@ -24,7 +24,8 @@ is compiled.
 
 The four throughput-critical conversions (FP32 -> BF16/FP16/E4M3/HiF8 with a
 per-column or scalar scale and no offset) have branch-light row loops
-(:func:`_row_fp32_float`) with the same rules as :func:`_element`.  The S32 offset modes
+(:func:`_row_fp32_seg`: 8 x 32-bit lanes, RowMax/GroupMax in the same pass) with the
+same rules as :func:`_element`.  The S32 offset modes
 (REQ8/VREQ8, REQ4/VREQ4, DEQS16/VDEQS16) without per-element flags run
 :func:`_row_s32_int`: one select-only pass per row for every RMode, flags as row-wide ORs,
 RowMax folded into the same pass.
