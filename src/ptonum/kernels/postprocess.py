@@ -149,6 +149,15 @@ FP16_LARGEST = _FP16.largest[0]
 E4M3_MAX_F = float(_E4M3.largest_value)
 E4M3_EMIN_F32 = _E4M3.emin + FP32_BIAS
 E4M3_MAGIC = _FP32.precision - _E4M3.precision
+#: E4M3 loop (:func:`_e4m3_lane`): FP32 bits of 2^emin (below it a result is tiny); the offset that puts
+#: the code of a binade's first value, (q - emin_b) << 3, into the low mantissa bits of its rounding
+#: constant M; |v| at or below half the smallest subnormal (2^-10) rounds to 0 (a tie goes to even 0);
+#: the largest finite FP32 bits (a product above them comes from a NaN/Inf source)
+E4M3_EMIN_BITS = E4M3_EMIN_F32 << (_FP32.precision - 1)
+E4M3_M_OFF = (E4M3_MAGIC << (_FP32.precision - 1)) - (E4M3_EMIN_F32 << (E4M3_P - 1))
+E4M3_ZERO_F = 2.0 ** (_E4M3.emin - E4M3_P)
+E4M3_TINY_F = 2.0 ** _E4M3.emin
+FP32_FINITE_MAX = FP32_INF - 1
 HIF8_MAX_F = float(_HIF8.largest_value)
 HIF8_EMIN_F32 = _HIF8.emin + FP32_BIAS
 HIF8_E_LO, HIF8_E_HI = -22, 15  # 2^-22 is HiF8's smallest value, 2^15 its largest binade (tables.HIF8_*)
@@ -856,32 +865,66 @@ def _odd_product32(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool) -> A
 
 
 @njit(inline="always")
-def _e4m3_lane(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any
-               ) -> Tuple[Any, Any]:
-    """One E4M3 element under RNE: (code, flag word), 8 float32 lanes.
+def _e4m3_lane(x: Any, mp: Any, mn: Any, ovf_pos: Any, ovf_neg: Any) -> Tuple[Any, Any, Any, Any, Any]:
+    """One E4M3 element under RNE, 8 float32 lanes: (code, NX, UF, OF, rare), each flag a uint32
+    that is nonzero when raised (the pass keeps their maxima: one lane operation each).
 
-    Float-domain rounding of a = |product| (:func:`_odd_product32`): with q = max(exponent,
-    -6) the quantum is u = 2^(q-3), and adding then subtracting M = 2^23 u rounds a (< 2M) to a
-    multiple of u, ties to even, in one hardware addition.  The rounded magnitude is k quanta,
-    k = bits(a + M) - bits(M) (at most 16), and the code is ((q + 6) << 3) + k: a carry into the
-    next binade is the next code.  A negative value that rounds to zero gives +0 (as
-    :func:`_encode_binary`); |v| > 448 overflows (0x7F, or with Sat +-448, OF|NX)."""
-    pb = _odd_product32(x, sc, al, zero_neg, alt_neg)
-    ab = np.uint32(pb & np.uint32(0x7FFFFFFF))
+    ``mp``/``mn``: the multiplier of a positive / negative source (MatrixSelectedMultiplier:
+    the FP19 scale, or 0 (ReLU) or alpha (LReLU/PReLU) for a negative source), both finite and
+    >= 0, chosen by the source's sign bit (one blend).
+
+    1. The product p = x m rounded to nearest on float32 and its exact remainder by a fused
+       multiply-add; the remainder's sign against p's says whether the exact magnitude lies below
+       |p| (then one ulp down: the truncation), and an inexact product gets its last bit set: p
+       rounded *to odd* onto 24 bits.  Rounding that once more onto E4M3 (4 bits) equals one
+       rounding of the exact value and keeps every threshold (2^-10, 2^-6, 448).
+    2. With q = max(binade of a = |p|, emin) and quantum u = 2^(q-127-3), a + M for
+       M = 2^23 u rounds a to a multiple of u, ties to even, in one hardware addition.  M also
+       carries ((q - emin) << 3), a multiple of 8 (so "even" is unchanged), in its low mantissa
+       bits, so the low byte of bits(a + M) is the E4M3 code of |v| (a carry into the next binade
+       is the next code): no integer rounding at all.  NX: a + M - M differs from a.
+    3. |v| <= 2^-10 rounds to 0: code 0 (+0 also for a negative value), inexact unless the exact
+       product is 0, i.e. unless x or m is 0 (a product that underflowed float32 is inexact);
+       tiny (UF with NX) below 2^-6; |v| > 448 overflows (0x7F, with Sat +-448; OF|NX).
+    4. rare: a NaN/Inf source (its product is NaN/Inf: a finite product that overflowed float32
+       is rounded to odd onto the largest finite value) or a -0 source; their lanes' codes and
+       flags are garbage and the row is redone (:func:`_row_e4m3_rne`).
+    """
+    m = mn if np.int32(x) < np.int32(0) else mp
+    xf = _u32_f32(x)
+    p = xf * m
+    err = _fma32(xf, m, -p)
+    pb = _f32_bits(p)
+    down = np.uint32(0xFFFFFFFF) if err * p < np.float32(0.0) else np.uint32(0)  # exact magnitude below |p|
+    po = np.uint32(np.uint32(pb + down) | (np.uint32(1) if err != np.float32(0.0) else np.uint32(0)))
+    ab = np.uint32(po & np.uint32(0x7FFFFFFF))
     a = _u32_f32(ab)
-    be = np.uint32(ab >> np.uint32(23))
-    q = max(be, np.uint32(E4M3_EMIN_F32))  # biased exponent, at least that of 2^-6
-    mb = np.uint32(np.uint32(q + np.uint32(E4M3_MAGIC)) << np.uint32(23))  # M = 2^(q - 127 - 3 + 23)
+    e = np.uint32(max(ab, np.uint32(E4M3_EMIN_BITS)) & np.uint32(FP32_INF))
+    mb = np.uint32(np.uint32(e + np.uint32(e >> np.uint32(E4M3_MAGIC))) + np.uint32(E4M3_M_OFF))
     mf = _u32_f32(mb)
     t = a + mf
-    k = np.uint32(_f32_bits(t) - mb)
-    nx = (t - mf) != a
-    code = np.uint32(np.uint32(np.uint32(q - np.uint32(E4M3_EMIN_F32)) << np.uint32(E4M3_P - 1)) + k)
-    neg = (np.int32(pb) < np.int32(0)) & (k != np.uint32(0))
-    code = np.uint32(code | np.uint32(E4M3_SIGN)) if neg else code
+    code = _f32_bits(t)  # the low byte is the code of |v|
+    neg = np.int32(pb) < np.int32(0)
+    zero = a <= np.float32(E4M3_ZERO_F)
+    code = np.uint32(code | np.uint32(E4M3_SIGN)) if neg & (not zero) else code
     ovf = a > np.float32(E4M3_MAX_F)
-    code = (ovf_neg if np.int32(pb) < np.int32(0) else ovf_pos) if ovf else code
-    return code, _flag_word_product(x, nx, nx & (be < np.uint32(E4M3_EMIN_F32)), ovf)
+    code = (ovf_neg if neg else ovf_pos) if ovf else code
+    nonzero = min(np.uint32(x << np.uint32(1)), np.uint32(_f32_bits(m) << np.uint32(1)))  # 0 if x or m is 0
+    nx = nonzero if zero else (np.uint32(0xFFFFFFFF) if (t - mf) != a else np.uint32(0))
+    uf = np.uint32(nx & (np.uint32(0xFFFFFFFF) if a < np.float32(E4M3_TINY_F) else np.uint32(0)))
+    of = np.uint32(0xFFFFFFFF) if ovf else np.uint32(0)
+    rare = np.uint32(0xFFFFFFFF) if (ab > np.uint32(FP32_FINITE_MAX)) | (x == np.uint32(FP32_NEG_ZERO)) \
+        else np.uint32(0)
+    return code, nx, uf, of, rare
+
+
+@njit(inline="always")
+def _e4m3_word(nx: Any, uf: Any, of: Any, rare: Any) -> Any:
+    """The flag word of :func:`_e4m3_lane`'s flag maxima over a row (NX, UF|NX, OF|NX, the rare bit)."""
+    return np.uint32((np.uint32(_NX) if nx != np.uint32(0) else np.uint32(0))
+                     | (np.uint32(_UF_NX) if uf != np.uint32(0) else np.uint32(0))
+                     | (np.uint32(_OF_NX) if of != np.uint32(0) else np.uint32(0))
+                     | (np.uint32(_RARE) if rare != np.uint32(0) else np.uint32(0)))
 
 
 @njit(inline="always")
@@ -1079,64 +1122,88 @@ def _row_f16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu:
 
 
 @njit
-def _e4m3_pass(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any) -> Any:
-    """The vector loop of the E4M3 row: the OR of the lanes' flag words."""
-    acc = np.uint32(0)
+def _e4m3_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
+    """The vector loop of the E4M3 row: the flag word (:func:`_e4m3_word`)."""
+    fnx = fuf = fof = frare = np.uint32(0)
     for j in range(a_.size):
-        x = a_[j]
-        code, fw = _e4m3_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        code, nx, uf, of, rare = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
-        acc = np.uint32(acc | fw)
-    return acc
+        fnx = max(fnx, nx)
+        fuf = max(fuf, uf)
+        fof = max(fof, of)
+        frare = max(frare, rare)
+    return _e4m3_word(fnx, fuf, fof, frare)
 
 
 @njit
-def _e4m3_pass_max(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any, absm: Any) -> Tuple[Any, Any]:
+def _e4m3_pass_max(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any
+                   ) -> Tuple[Any, Any]:
     """:func:`_e4m3_pass` that also takes the row's fold key maximum (valid without rare sources)."""
-    acc = np.uint32(0)
+    fnx = fuf = fof = frare = np.uint32(0)
     kmax = np.uint32(0)
     for j in range(a_.size):
         x = a_[j]
-        code, fw = _e4m3_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        code, nx, uf, of, rare = _e4m3_lane(x, mp_[j], mn_[j], ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
-        acc = np.uint32(acc | fw)
+        fnx = max(fnx, nx)
+        fuf = max(fuf, uf)
+        fof = max(fof, of)
+        frare = max(frare, rare)
         kmax = max(kmax, _fp32_key_number(x, absm))
-    return acc, kmax
+    return _e4m3_word(fnx, fuf, fof, frare), kmax
 
 
 @njit
-def _e4m3_pass_keys(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any, absm: Any, kb: Any) -> Any:
+def _e4m3_pass_keys(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any, kb: Any) -> Any:
     """:func:`_e4m3_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
-    acc = np.uint32(0)
+    fnx = fuf = fof = frare = np.uint32(0)
     for j in range(a_.size):
         x = a_[j]
-        code, fw = _e4m3_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        code, nx, uf, of, rare = _e4m3_lane(x, mp_[j], mn_[j], ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
-        acc = np.uint32(acc | fw)
+        fnx = max(fnx, nx)
+        fuf = max(fuf, uf)
+        fof = max(fof, of)
+        frare = max(frare, rare)
         kb[j] = _fp32_key_number(x, absm)
-    return acc
+    return _e4m3_word(fnx, fuf, fof, frare)
+
+
+@njit
+def _e4m3_finite_flags(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> int:
+    """The flags of a row's lanes whose source is finite: :func:`_e4m3_pass` again over each run
+    between NaN/Inf sources (whose lanes' flags are garbage)."""
+    f_or = 0
+    start = 0
+    for j in range(a_.size + 1):
+        if j == a_.size or (np.int64(a_[j]) & FP32_INF) == FP32_INF:
+            if j > start:
+                f_or |= np.int64(_e4m3_pass(a_[start:j], o_[start:j], mp_[start:j], mn_[start:j], ovf_pos,
+                                            ovf_neg)) & _ALL_FLAGS
+            start = j + 1
+    return f_or
 
 
 @njit
 def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
                   fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
-    """FP32 -> E4M3 under RNE (modes 26/37): :func:`_e4m3_lane` on float32 lanes;
-    NaN/Inf and -0 sources are redone by :func:`_element`."""
+    """FP32 -> E4M3 under RNE (modes 26/37): :func:`_e4m3_lane` on float32 lanes, ``sc32_``/``al32_``
+    the multipliers of a positive / negative source (:func:`run_tile`).  A row with a NaN/Inf or
+    -0 source: the flags of the finite lanes again (:func:`_e4m3_finite_flags`), then those
+    sources (and the fold's NaN rules) by :func:`_redo_rare`."""
     ovf_pos = np.uint32(E4M3_SAT_POS) if sat else np.uint32(E4M3_OVF_POS)
     ovf_neg = np.uint32(E4M3_SAT_NEG) if sat else np.uint32(E4M3_OVF_NEG)
-    zero_neg = relu == 1
-    alt_neg = relu >= 2
     if not fold:
-        acc = _e4m3_pass(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg)
+        acc = _e4m3_pass(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
     elif seg >= a_.size:
-        acc, k0 = _e4m3_pass_max(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg, absm)
+        acc, k0 = _e4m3_pass_max(a_, o_, sc32_, al32_, ovf_pos, ovf_neg, absm)
         gk[0] = k0
     else:
-        acc = _e4m3_pass_keys(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg, absm, kb)
+        acc = _e4m3_pass_keys(a_, o_, sc32_, al32_, ovf_pos, ovf_neg, absm, kb)
         _group_max(kb, seg, gk)
     res = np.int64(acc) & _ALL_FLAGS
-    rare = (acc & np.uint32(_RARE)) != np.uint32(0)
-    if rare:
+    if (acc & np.uint32(_RARE)) != np.uint32(0):
+        res = _e4m3_finite_flags(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
         res |= _redo_rare(a_, o_, sc_, al_, relu, D_E4M3, R_RNE, sat, spec, E4M3_SIGN, True, fold, absm, seg,
                           gk, gs)
     return res
@@ -1725,6 +1792,11 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
     # FP19 multipliers are exact in float32: the FP32 -> E4M3/HiF8 loops work on 8 float32 lanes
     scale32 = scale.astype(np.float32) if fast in (4, 5) else _EMPTY_F32
     alpha32 = alpha.astype(np.float32) if fast in (4, 5) else _EMPTY_F32
+    if fast == 4 and relu < 2:
+        # the E4M3 loop reads the multiplier of a negative source as an array laid out like the
+        # scale: the scale itself (ReluMode NONE) or 0 (RELU); alpha is not read then
+        alpha, rrow, rcol = scale, qrow, qcol
+        alpha32 = scale32 if relu == 0 else np.zeros_like(scale32)
     launch(_tile_kernel, acc, m, n, acc.size, out, fl, want_flags, kind, fast, src, relu, offw, dst, mode, sat,
                  scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec, negzero, scale32, alpha32,
                  red_t, bool(max_abs), row_out is not None, ro, init is not None, ini,
