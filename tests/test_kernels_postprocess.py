@@ -518,6 +518,79 @@ def test_fp32_float_loops_match_independent_conversion(mode: str, lib: str) -> N
         assert (int(got[0]), res.flags) == (want, flags), (hex(int(src)), v)
 
 
+def _e4m3_product_cases() -> Tuple[List[Tuple[int, float]], Dict[str, int]]:
+    """(FP32 source bits, FP19 scale) pairs whose exact product lands at the E4M3 loop's decisions: each
+    binade's first codes, last codes and carries, the midpoints between codes (ties), 2^-10 (half the
+    smallest subnormal), 2^-6 (tiny) and 448 (overflow), hit exactly, from either side within one
+    float32 ulp (the product's float32 rounding lands *on* the decision while the exact value does not:
+    the round-to-odd sticky cases) and a few ulps off; products that underflow or overflow float32.
+    Also returns how many cases of each sticky kind the set holds (so the test knows it has them)."""
+    import ml_dtypes
+
+    codes = [0, 1, 2, 7, 8, 9, 15, 16, 17, 0x37, 0x38, 0x3F, 0x40, 0x41, 0x77, 0x78, 0x7D, 0x7E]
+    vals = np.arange(0x7F, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    targets = sorted({float(vals[c]) for c in codes} | {float(vals[c] + vals[c + 1]) / 2 for c in codes if c < 0x7E}
+                     | {2.0 ** -10, 2.0 ** -6, 448.0, 456.0, 464.0})
+    cases: List[Tuple[int, float]] = []
+    kinds = {"above": 0, "below": 0}
+    for t in targets:
+        for sc in (1.0 + 2.0 ** -10, 3.0, 0.75 * 2.0 ** -20):
+            x0 = int(np.array(t / sc, np.float32).view(np.uint32))
+            for x in range(max(x0 - 1, 0), x0 + 2):
+                exact = float(np.array(x, np.uint32).view(np.float32)) * sc  # exact in float64 (35 bits)
+                if float(np.float32(exact)) == t and exact != t:
+                    kinds["above" if exact > t else "below"] += 1
+                cases.append((x, sc))
+    cases += [(0x00000001, 2.0 ** -126), (0x00000001, 0.5), (0x00400000, 2.0 ** -126 * 1.5), (0x00000000, 2.0 ** -126),
+              (0x7F7FFFFF, 2.0 ** 100), (0x7F7FFFFF, 1.0), (0x43E00001, 1.0), (0x43E00000, 1.0)]
+    return cases + [(x | 0x80000000, sc) for x, sc in cases], kinds
+
+
+def test_e4m3_loop_each_decision_like_reference() -> None:
+    """The E4M3 row loop on every decision of :func:`_e4m3_product_cases`, one case per row of 13
+    columns (one vector body and a scalar remainder; a word per element, so each row's flags are its
+    case's), every ReluMode (alpha 0.375 and 0) and Sat: codes and row flags equal the reference
+    engine's.  Rows that also hold a NaN/Inf/-0 source (redone apart) keep their other lanes' flags
+    and get none of the special lane's garbage."""
+    from ptonum.fpatr.element import element_config
+    from ptonum.kernels.postprocess import run_tile
+    from ptonum.tables import DESTINATIONS
+
+    cases, kinds = _e4m3_product_cases()
+    assert kinds["above"] >= 20 and kinds["below"] >= 20, kinds  # the sticky cases are really there
+    specials = [0x7FC00000, 0x7FA00000, 0x7F800000, 0xFF800000, 0x80000000]
+    comp = [c for c in cases[::17]][:len(specials) * 4]
+    src = np.array([x for x, _ in cases] + [x for x, _ in comp], np.uint32)
+    scales = [s for _, s in cases] + [s for _, s in comp]
+    m, n = src.size, 13
+    bits = np.repeat(src[:, None], n, axis=1)
+    special_rows = np.arange(len(cases), m)
+    bits[special_rows, 3] = [specials[k % len(specials)] for k in range(special_rows.size)]
+    words = np.repeat(np.array([_scale_word(s, 0, 1) for s in scales], np.uint64)[:, None], n, axis=1)
+    alpha = np.where(np.arange(m) % 3 == 0, 0, int(np.array(0.375, np.float32).view(np.uint32)) >> 13)
+    alpha = np.repeat(alpha.astype(np.uint64)[:, None], n, axis=1)
+    for relu in range(4):
+        for sat in (False, True):
+            cfg = element_config("QF322FP8_PRE", relu, "FP32", "NONE", sat)
+            out = np.empty(m * n, DESTINATIONS[cfg.dst].carrier)
+            row_flags = np.zeros(m, np.uint8)
+            run_tile(bits.ravel(), m=m, n=n, cfg=cfg.kernel, qp=words, rp=alpha, out=out, per_element=True,
+                     row_flags=row_flags)
+            kw = dict(pre_quant_mode="QF322FP8_PRE", relu_mode=relu, acc_type="FP32", sat=sat, engine="reference")
+            rb, rf = postprocess_element(bits[:, 0], quant_param=words[:, 0], relu_param=alpha[:, 0], **kw)
+            sb, sf = postprocess_element(bits[special_rows, 3], quant_param=words[special_rows, 3],
+                                         relu_param=alpha[special_rows, 3], **kw)
+            want = np.repeat(rb[:, None], n, axis=1)
+            want[special_rows, 3] = sb
+            want_flags = rf.copy()
+            want_flags[special_rows] |= sf
+            got = out.reshape(m, n)
+            for k in range(m):
+                where = (relu, sat, hex(int(bits[k, 0])), hex(int(bits[k, 3])), scales[k])
+                assert got[k].tolist() == want[k].tolist(), where
+                assert int(row_flags[k]) == int(want_flags[k]), where
+
+
 def test_hif8_geometry_is_the_table() -> None:
     """The table-free HiF8 binade geometry of the vectorized loop equals ptonum.tables' (from
     ``HiF8FiniteDecomposition``) for every binade -22..15."""
