@@ -534,7 +534,7 @@ def _e4m3_product_cases() -> Tuple[List[Tuple[int, float]], Dict[str, int]]:
     cases: List[Tuple[int, float]] = []
     kinds = {"above": 0, "below": 0}
     for t in targets:
-        for sc in (1.0 + 2.0 ** -10, 3.0, 0.75 * 2.0 ** -20):
+        for sc in (1.0 + 2.0 ** -10, 3.0, 0.75 * 2.0 ** -20, 0.125):
             x0 = int(np.array(t / sc, np.float32).view(np.uint32))
             for x in range(max(x0 - 1, 0), x0 + 2):
                 exact = float(np.array(x, np.uint32).view(np.float32)) * sc  # exact in float64 (35 bits)
