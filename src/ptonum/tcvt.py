@@ -178,12 +178,13 @@ class _Fields(NamedTuple):
     hidden_bit: int  # the implicit one of a normal significand
     subnormal_exponent: int  # exponent of a subnormal significand's unit: 1 - bias - fraction_bits
     normal_offset: int  # a normal's exponent is its field minus bias + fraction_bits
+    one: int  # the encoding of 1.0 (exponent field = bias, fraction 0)
 
 
 _FIELDS: Dict[TileDataType, _Fields] = {
     t: _Fields(lay.name, lay.width, lay.width - 1, lay.fraction_bits, lay.exponent_max,
                (1 << lay.fraction_bits) - 1, 1 << (lay.fraction_bits - 1), 1 << lay.fraction_bits,
-               lay.subnormal_exponent, lay.bias + lay.fraction_bits)
+               lay.subnormal_exponent, lay.bias + lay.fraction_bits, lay.bias << lay.fraction_bits)
     for t, lay in _LAYOUTS.items()
 }
 
@@ -191,13 +192,23 @@ _FIELDS: Dict[TileDataType, _Fields] = {
 # numpy arrays of one element per source encoding, and evaluates its ASL function on every
 # element at once -- the ASL's ``if`` becomes a mask, the ASL's integers int64 values (every
 # intermediate here is below 2^50).  No step creates per-element Python objects.
+#
+# Cost model (issue 13): on the small arrays a reference call sees (one element to a few
+# thousand) each numpy operation costs about a microsecond whatever its length, so a call
+# costs the number of array operations it runs, not its elements.  The steps therefore avoid
+# operations that do not change a result: no subsetting of the elements that reach a step
+# (an element that left ``ReferenceFloatToE8M0`` early carries a harmless stand-in through the
+# later steps and its outcome, decided earlier, is written last), and the ASL branches that
+# ordinary data never reaches (infinities and NaNs in ``Classify*``, the exact midpoint tie)
+# are evaluated only when some element reaches them.
 
 
 def _split_fields(value: np.ndarray, fmt: _Fields) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The sign bit, the exponent field and the fraction field of each encoding (the
     ``value[15]``, ``value[14:10]``, ``value[9:0]`` slices of ``ClassifyFP16`` and its
-    BF16/FP32 twins) as int64 arrays."""
-    return ((value >> fmt.sign_shift) & 1, (value >> fmt.fraction_bits) & fmt.exponent_ones,
+    BF16/FP32 twins) as int64 arrays.  ``value`` holds encodings in ``[0, 2^width)``, so
+    the sign bit is ``value`` shifted down by ``width - 1``."""
+    return (value >> fmt.sign_shift, (value >> fmt.fraction_bits) & fmt.exponent_ones,
             value & fmt.fraction_mask)
 
 
@@ -208,10 +219,13 @@ def _classify(value: np.ndarray, fmt: _Fields) -> np.ndarray:
     ``NumericValueClassFromFiniteSign``: zero (exponent and fraction 0), subnormal (exponent 0)
     or normal, signed."""
     sign, efield, frac = _split_fields(value, fmt)
-    finite_kind = np.where(efield == 0, np.where(frac == 0, 0, 1), 2)
-    special = np.where(frac == 0, 2 * _INF_KIND + sign,
-                       np.where((frac & fmt.quiet_bit) != 0, _QUIET_NAN, _SIGNALING_NAN))
-    return np.where(efield == fmt.exponent_ones, special, 2 * finite_kind + sign)
+    finite_kind = np.where(efield == 0, frac != 0, 2)  # 0 zero, 1 subnormal, 2 normal
+    cls = 2 * finite_kind + sign
+    special = efield == fmt.exponent_ones
+    if special.any():  # the all-ones exponent field: infinities and NaNs
+        nan = np.where(frac & fmt.quiet_bit, _QUIET_NAN, _SIGNALING_NAN)
+        cls = np.where(special, np.where(frac == 0, 2 * _INF_KIND + sign, nan), cls)
+    return cls
 
 
 def _finite_decomposition(value: np.ndarray, fmt: _Fields
@@ -224,30 +238,27 @@ def _finite_decomposition(value: np.ndarray, fmt: _Fields
     ``field - bias - fraction_bits``."""
     sign, efield, frac = _split_fields(value, fmt)
     available = efield != fmt.exponent_ones
+    negative = sign == 1
     subnormal = efield == 0
-    zero = subnormal & (frac == 0)
-    significand = np.where(available, np.where(subnormal, frac, frac | fmt.hidden_bit), 0)
-    exponent = np.where(~available | zero, 0,
-                        np.where(subnormal, fmt.subnormal_exponent, efield - fmt.normal_offset))
-    return available, sign == 1, significand, exponent
-
-
-#: ``_TOP_BIT_16[x]``: index of the most significant one of each 16-bit ``x`` (0 for 0),
-#: filled once by the definition: the numbers in ``[2^p, 2^(p+1))`` have their top one at p.
-_TOP_BIT_16 = np.zeros(1 << 16, np.int64)
-for _p in range(16):
-    _TOP_BIT_16[1 << _p:1 << (_p + 1)] = _p
-del _p
+    significand = np.where(subnormal, frac, frac | fmt.hidden_bit)
+    exponent = np.where(subnormal, fmt.subnormal_exponent, efield - fmt.normal_offset)
+    if subnormal.any():  # a zero is (0, 0)
+        exponent = np.where(subnormal & (frac == 0), 0, exponent)
+    if not available.all():  # an all-ones exponent field: (FALSE, FALSE, 0, 0)
+        negative = negative & available
+        significand = np.where(available, significand, 0)
+        exponent = np.where(available, exponent, 0)
+    return available, negative, significand, exponent
 
 
 def _highest_set_bit(significand: np.ndarray) -> np.ndarray:
     """``ReferenceE8M0HighestSetBit``: the index of each significand's most significant one
-    (every significand in ``(0, 2^32)``; FP16/BF16/FP32 significands have at most 24 bits).
-    The ASL scans the bit positions; here the upper and lower 16-bit halves are looked up in
-    a table of top-one positions (``_TOP_BIT_16``), the upper half taking precedence."""
-    assert significand.size == 0 or (significand.min() > 0 and significand.max() >> 32 == 0)
-    upper = significand >> 16
-    return np.where(upper != 0, 16 + _TOP_BIT_16[upper], _TOP_BIT_16[significand & 0xFFFF])
+    (every significand in ``(0, 2^53)``; FP16/BF16/FP32 significands have at most 24 bits).
+    The ASL scans the bit positions; here each significand is converted to binary64, which
+    holds it exactly, and the biased exponent field of that encoding (bits 62..52, bias 1023)
+    is the position of its top one."""
+    assert significand.size == 0 or significand.min() > 0
+    return (significand.astype(np.float64).view(np.int64) >> 52) - 1023
 
 
 def _round_exponent(significand: np.ndarray, exponent: np.ndarray, mode: RoundingMode,
@@ -264,6 +275,7 @@ def _round_exponent(significand: np.ndarray, exponent: np.ndarray, mode: Roundin
     exact = significand == (np.int64(1) << highest)
     ceil_e = floor_e + 1
     square = boundary = None
+    tie_why = ""
     if mode is _RTM:
         rounded, why = floor_e, ("toward minus infinity takes F",) * 2
     elif mode is _RTP:
@@ -283,16 +295,22 @@ def _round_exponent(significand: np.ndarray, exponent: np.ndarray, mode: Roundin
         assert highest.size == 0 or highest.max() <= 30  # square and boundary stay below 2^62
         square = significand * significand
         boundary = np.int64(1) << (2 * highest + 1)
-        if mode is _RNE:  # an exact tie is unreachable for an integer significand; modelled as stated
-            tie = np.where(floor_e % 2 == 0, floor_e, ceil_e)
+        rounded = np.where(square < boundary, floor_e, ceil_e)  # below: F; above: F+1
+        tied = square == boundary
+        # An exact tie is unreachable for an integer significand (an integer square is never an
+        # odd power of two); the ASL's tie rules are modelled as stated for any element that
+        # reaches them.
+        if mode is _RNE:
             tie_why = "tie, even exponent"
+            if tied.any():
+                rounded = np.where(tied, np.where(floor_e % 2 == 0, floor_e, ceil_e), rounded)
         elif mode is _RNA:
-            tie = np.where(floor_e < 0, floor_e, ceil_e)
             tie_why = "tie, away from exponent 0"
+            if tied.any():
+                rounded = np.where(tied, np.where(floor_e < 0, floor_e, ceil_e), rounded)
         else:
             assert mode is _RHB
-            tie, tie_why = ceil_e, "tie, greater"
-        rounded = np.where(square < boundary, floor_e, np.where(square > boundary, ceil_e, tie))
+            tie_why = "tie, greater"  # the tie takes F+1, as above
     rounded = np.where(exact, floor_e, rounded)
     if trace is not None:
         f0 = int(floor_e[0])
@@ -317,23 +335,23 @@ def _round_exponent(significand: np.ndarray, exponent: np.ndarray, mode: Roundin
 def _reference_float_to_e8m0(value: np.ndarray, fmt: _Fields, mode: RoundingMode, sat: bool,
                              trace: Optional[List[TraceStep]] = None) -> Tuple[np.ndarray, np.ndarray]:
     """``ReferenceFloatToE8M0`` over a 1-D int64 array of raw source encodings: ``(codes,
-    flags)`` as uint8 arrays.  The ASL's branches become masks over the elements, evaluated
-    in the ASL's order on the elements that reach them: the value class (NaN, zero and
-    negative sources -> 0xFF with NV; +Inf -> the overflow rule), then for the positive
-    finite ones the exact decomposition, the floor exponent ``F`` and the exact-power test,
-    the range checks (``F < -127`` underflow; ``F == 127`` not exactly ``2^127`` overflow) and
-    ``ReferenceE8M0RoundExponent`` on the rest.  Each outcome's code and flags are written
-    through its mask at the end.  ``trace`` (one-element calls) receives the narrated steps."""
+    flags)`` as uint8 arrays.  The ASL's branches become masks over the elements, in the
+    ASL's order: the value class (NaN, zero and negative sources -> 0xFF with NV; +Inf -> the
+    overflow rule), then for the positive finite ones the exact decomposition, the floor
+    exponent ``F`` and the exact-power test, the range checks (``F < -127`` underflow;
+    ``F == 127`` not exactly ``2^127`` overflow) and ``ReferenceE8M0RoundExponent`` on the
+    rest.  An element that leaves at a branch carries the encoding of 1.0 (at the value class)
+    or the significand 1 at exponent 0 (at the range checks) through the later steps, so
+    their ASL preconditions hold for every element; each outcome's code and flags are then
+    written through its mask, the earliest branch last.  ``trace`` (one-element calls)
+    receives the narrated steps."""
     t = trace
     cls = _classify(value, fmt)
     no_value = _NO_E8M0_VALUE[cls]
     positive_infinity = cls == _POSITIVE_INFINITY
+    positive_finite = ~(no_value | positive_infinity)
     overflow_code = _E8M0.overflow_code(sat, False)
     underflow_code = _E8M0_SMALLEST if sat else _E8M0_NAN
-    codes = np.empty(value.shape, np.uint8)
-    flags = np.empty(value.shape, np.uint8)
-    codes[no_value], flags[no_value] = _E8M0_NAN, NV
-    codes[positive_infinity], flags[positive_infinity] = overflow_code, OF | NX
     if t is not None:
         v = int(value[0])
         label = _CLASS_LABELS[int(cls[0])]
@@ -348,10 +366,18 @@ def _reference_float_to_e8m0(value: np.ndarray, fmt: _Fields, mode: RoundingMode
             t.append(TraceStep("overflow", "ReferenceFloatToE8M0",
                                f"+Inf follows the overflow rule: Sat={int(sat)} -> 0x{overflow_code:02x}",
                                OF | NX))
-    finite = np.flatnonzero(~(no_value | positive_infinity))
-    if finite.size == 0:
+
+    def write_early_outcomes(codes: np.ndarray, flags: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        if positive_infinity.any():
+            codes[positive_infinity], flags[positive_infinity] = overflow_code, OF | NX
+        codes[no_value], flags[no_value] = _E8M0_NAN, NV
         return codes, flags
-    available, negative, sig, exp = _finite_decomposition(value[finite], fmt)
+
+    if not positive_finite.any():  # no element reaches the decomposition
+        return write_early_outcomes(np.empty(value.shape, np.uint8), np.empty(value.shape, np.uint8))
+    if t is not None and not positive_finite[0]:
+        t = None
+    available, negative, sig, exp = _finite_decomposition(np.where(positive_finite, value, fmt.one), fmt)
     assert available.all() and not negative.any()  # and every significand > 0 (checked by the next step)
     highest = _highest_set_bit(sig)
     floor_e = exp + highest
@@ -377,17 +403,21 @@ def _reference_float_to_e8m0(value: np.ndarray, fmt: _Fields, mode: RoundingMode
                                f"-> 0x{overflow_code:02x}", OF | NX))
         else:
             t.append(TraceStep("range", "ReferenceFloatToE8M0", f"-127 <= F = {f0} <= 127: in range"))
-    rounded, exact = _round_exponent(sig[in_range], exp[in_range], mode, t if in_range.all() else None)
+        if not in_range[0]:
+            t = None
+    all_in_range = in_range.all()
+    if not all_in_range:
+        sig, exp = np.where(in_range, sig, 1), np.where(in_range, exp, 0)
+    rounded, exact = _round_exponent(sig, exp, mode, t)
     assert rounded.size == 0 or (-127 <= rounded.min() and rounded.max() <= 127)
-    finite_codes = np.empty(finite.size, np.uint8)
-    finite_flags = np.empty(finite.size, np.uint8)
-    finite_codes[under], finite_flags[under] = underflow_code, UF | NX
-    finite_codes[over], finite_flags[over] = overflow_code, OF | NX
-    finite_codes[in_range] = rounded + 127
-    finite_flags[in_range] = np.where(exact, 0, NX)
-    codes[finite], flags[finite] = finite_codes, finite_flags
-    if t is not None and in_range[0]:
-        r0, f0 = int(rounded[0]), int(finite_flags[0])
+    codes = (rounded + 127).astype(np.uint8)
+    flags = np.where(exact, np.uint8(0), np.uint8(NX))
+    if not all_in_range:
+        codes[under], flags[under] = underflow_code, UF | NX
+        codes[over], flags[over] = overflow_code, OF | NX
+    write_early_outcomes(codes, flags)
+    if t is not None:
+        r0, f0 = int(rounded[0]), int(flags[0])
         t.append(TraceStep("result", "ReferenceFloatToE8M0",
                            f"code = {r0} + 127 = {r0 + 127} (0x{r0 + 127:02x}) = 2^{r0}", f0))
     return codes, flags
