@@ -250,6 +250,75 @@ def test_process_exit_status(tmp_path: Path, acc_file: Path) -> None:
 
 
 # ---------------------------------------------------------------------------
+# Signals during start-up (before the command's own handler exists)
+
+#: runs the ``ptonum`` entry point (what the console script calls) with a ``sys.meta_path`` hook that
+#: sends the signal on the k-th module import after the entry module was loaded (k = 0: never) and
+#: prints, on exit, how many imports came before the command's own SIGTERM handler took over
+_STARTUP_DRIVER = """
+import atexit, os, signal, sys
+import ptonum.__main__ as entry
+k, sig = int(sys.argv[1]), getattr(signal, sys.argv[2])
+seen = [0, 0]
+class KillAt:
+    def find_spec(self, name, path=None, target=None):
+        seen[0] += 1
+        if not seen[1] and getattr(signal.getsignal(signal.SIGTERM), "__module__", "") == "ptonum.publish":
+            seen[1] = seen[0]
+        if seen[0] == k:
+            os.kill(os.getpid(), sig)
+        return None
+sys.meta_path.insert(0, KillAt())
+atexit.register(lambda: sys.stdout.write(f"imports {seen[0]} before-handler {seen[1] - 1}\\n"))
+sys.argv = ["ptonum", *sys.argv[3:]]
+entry.main()
+"""
+
+
+def _startup_run(k: int, sig: str, args: Sequence[Any]) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run([sys.executable, "-c", _STARTUP_DRIVER, str(k), sig, *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_signal_during_start_up(tmp_path: Path, acc_file: Path) -> None:
+    """SIGTERM (or SIGINT) while ``ptonum`` imports click, numpy and the command: exit 143 (130) and one
+    line saying nothing was written, as during a run -- not the default action (killed, -15; or a
+    KeyboardInterrupt traceback) -- and nothing on disk.  Spread over the imports before the command's
+    own handler takes over, plus one just after it."""
+    out = tmp_path / "out"
+    args = _postprocess_args(acc_file, out)
+    clean = _startup_run(0, "SIGTERM", args)
+    assert clean.returncode == 0, clean.stderr
+    before_handler = int(clean.stdout.split()[-1])
+    assert before_handler > 20, clean.stdout  # click, the model modules, ...: the window being tested
+    shutil.rmtree(out)
+    points = sorted({1, 2, *np.linspace(3, before_handler, 5).astype(int).tolist(), before_handler + 1})
+    for i, k in enumerate(points):
+        sig, code, what = (("SIGINT", 130, "interrupted by SIGINT") if i % 3 == 1 else
+                           ("SIGTERM", 143, "terminated by SIGTERM"))
+        proc = _startup_run(k, sig, args)
+        assert proc.returncode == code, (k, sig, proc.returncode, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ptonum") and \
+            lines[0].endswith(f"{what}; nothing was written"), (k, proc.stderr)
+        assert not out.exists(), (k, _listing(out))
+        assert _listing(tmp_path) == ["acc.npy"], (k, _listing(tmp_path))
+
+
+def test_entry_point_takes_over_before_heavy_imports() -> None:
+    """The window before the start-up handler exists is the interpreter's start-up plus the entry module
+    and the package ``__init__``: importing them loads none of click, numpy or the command line."""
+    code = ("import sys, ptonum.__main__; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'click', 'rich_click', 'typing') "
+            "or m.startswith('ptonum.')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert proc.stdout.strip() == "['ptonum.__main__']"
+    import ptonum.__main__ as entry
+
+    assert (entry._EXIT_SIGTERM, entry._EXIT_SIGINT) == (publish.EXIT_SIGTERM, publish.EXIT_SIGINT)
+
+
+# ---------------------------------------------------------------------------
 # A full disk, a blocked output path
 
 

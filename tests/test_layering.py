@@ -43,7 +43,7 @@ LAYERS: List[Tuple[str, ...]] = [
     ("ptonum.conformance", "ptonum.conformance.*"),
     ("ptonum.dask", "ptonum.dask.*"),
     ("ptonum.example",),
-    ("ptonum.cli", "ptonum.cli.*"),
+    ("ptonum.cli", "ptonum.cli.*", "ptonum.__main__"),
 ]
 
 KERNEL_MODULE = re.compile(r"^ptonum\.kernels\.[a-z_0-9]+$")

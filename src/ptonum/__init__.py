@@ -7,29 +7,51 @@ The normative owner of every rule is the executable ASL of PTO-ISA/pto-spec
 
 from __future__ import annotations
 
-from .errors import (
-    IllegalEncodingError,
-    PtonumError,
-    TileLegalityError,
-    UnsupportedConversionError,
-    UsageError,
-)
-from .flags import NumericFlags, StatusRegister
-from .formats import TileDataType
-from .rounding import RoundingMode
+TYPE_CHECKING = False  # (not typing's: importing typing is itself a noticeable part of start-up)
+if TYPE_CHECKING:  # loaded on first use (see __getattr__), so that ``import ptonum`` stays light
+    from .errors import (
+        IllegalEncodingError,
+        PtonumError,
+        TileLegalityError,
+        UnsupportedConversionError,
+        UsageError,
+    )
+    from .flags import NumericFlags, StatusRegister
+    from .formats import TileDataType
+    from .rounding import RoundingMode
 
 __version__ = "0.1.0"
 
 #: submodules reachable as attributes after a plain ``import ptonum`` (loaded on first use)
 _SUBMODULES = ("formats", "fp19", "rounding", "encode", "tcvt", "fpatr", "flags", "errors", "conformance", "example")
 
+#: the top-level names and the submodule defining each, imported on first use: a plain
+#: ``import ptonum`` imports neither numpy nor any submodule, so the ``ptonum`` command's entry
+#: point (:mod:`ptonum.__main__`) takes over SIGTERM before anything heavy is loaded
+_NAMES = {
+    "PtonumError": "errors",
+    "IllegalEncodingError": "errors",
+    "TileLegalityError": "errors",
+    "UnsupportedConversionError": "errors",
+    "UsageError": "errors",
+    "NumericFlags": "flags",
+    "StatusRegister": "flags",
+    "TileDataType": "formats",
+    "RoundingMode": "rounding",
+}
+
 
 def __getattr__(name: str) -> object:
-    if name in _SUBMODULES:
-        import importlib
+    import importlib
 
+    if name in _NAMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+        globals()[name] = value  # later lookups find it directly
+        return value
+    if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'ptonum' has no attribute {name!r}")
+
 
 __all__ = [
     "PtonumError",

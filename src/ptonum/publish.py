@@ -65,6 +65,7 @@ __all__ = [
     "install_sigterm_handler",
     "published",
     "published_count",
+    "published_summary",
     "remove_temporaries",
     "check_destination",
     "EXIT_SIGINT",
@@ -137,6 +138,19 @@ def published(since: int = 0) -> List[Path]:
     """The destinations this process published after the first ``since`` (a :func:`published_count`
     taken earlier), in order; only the latest :data:`PUBLISHED_KEPT` are remembered."""
     return [path for seq, path in sorted(list(_PUBLISHED)) if seq > since]
+
+
+def published_summary(since: int = 0) -> str:
+    """What this process published after the first ``since`` (see :func:`published`), in words for
+    the one line an interrupted command prints: ``nothing was written``, ``its outputs were already
+    written in full: a, b`` (up to four named) or ``N outputs were already written in full (first ...
+    last)`` (e.g. a sweep's partition records, each one whole)."""
+    wrote = published(since)
+    if not wrote:
+        return "nothing was written"
+    if len(wrote) <= 4:
+        return "its outputs were already written in full: " + ", ".join(str(p) for p in wrote)
+    return f"{len(wrote)} outputs were already written in full ({wrote[0]} ... {wrote[-1]})"
 
 
 def remove_temporaries() -> List[Path]:

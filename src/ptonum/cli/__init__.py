@@ -20,8 +20,8 @@ import rich_click as click
 
 from .. import __version__
 from ..errors import PtonumError
-from ..publish import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install_sigterm_handler, published,
-                       published_count, remove_temporaries)
+from ..publish import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install_sigterm_handler, published_count,
+                       published_summary, remove_temporaries)
 from ._common import EXIT_ERROR, error_line, fail, os_error_text
 
 click.rich_click.TEXT_MARKUP = "markdown"
@@ -191,13 +191,7 @@ def interrupted(command: str, exc: BaseException, published_before: int) -> NoRe
     line whether the command published anything (outputs are only ever published whole)."""
     remove_temporaries()
     term = isinstance(exc, Terminated)
-    wrote = published(published_before)
-    if not wrote:
-        what = "nothing was written"
-    elif len(wrote) <= 4:
-        what = "its outputs were already written in full: " + ", ".join(str(p) for p in wrote)
-    else:  # e.g. a sweep's partition records: each one whole
-        what = f"{len(wrote)} outputs were already written in full ({wrote[0]} ... {wrote[-1]})"
+    what = published_summary(published_before)
     name = f"ptonum {command}" if command else "ptonum"
     sys.stderr.write(f"{name}: {'terminated by SIGTERM' if term else 'interrupted by SIGINT'}; {what}\n")
     sys.stderr.flush()
@@ -237,3 +231,9 @@ _COMMANDS = (
     "compile",
     "sweep",
 )
+
+
+def command_from_argv(argv: Sequence[str]) -> str:
+    """The (sub)command a command line names (``postprocess``, ``explain reduction``; ``""`` if none),
+    for messages printed before click has parsed it (:mod:`ptonum.__main__`)."""
+    return _command_from_args(main, argv)
