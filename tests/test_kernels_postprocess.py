@@ -592,14 +592,73 @@ def test_e4m3_loop_each_decision_like_reference() -> None:
 
 
 def test_hif8_geometry_is_the_table() -> None:
-    """The table-free HiF8 binade geometry of the vectorized loop equals ptonum.tables' (from
-    ``HiF8FiniteDecomposition``) for every binade -22..15."""
+    """The table-free HiF8 geometry of the vectorized loop equals ptonum.tables' (from
+    ``HiF8FiniteDecomposition``): for every binade -22..15 the mantissa bits of every magnitude in
+    it (its first and last float32), and the code of every HiF8 value (2^e plus each mantissa)."""
     from ptonum import tables
     from ptonum.kernels import postprocess as kp
 
-    for e in range(-22, 16):
-        mb, base = kp._hif8_geometry(np.int32(e))
-        assert (int(mb), int(base)) == (int(tables.HIF8_MBITS[e + 23]), int(tables.HIF8_BASE[e + 23])), e
+    assert int(kp._hif8_code(np.uint32(0))) == 0
+    for e in range(tables.HIF8_DML_EMIN, 16):
+        i = e - tables.HIF8_TABLE_EMIN
+        mb = int(tables.HIF8_MBITS[i])
+        lo = int(_f32(2.0 ** e))
+        for ab in (lo, lo + 1, lo + 0x7FFFFF):
+            assert int(kp._hif8_mbits(np.uint32(ab))) == mb, (e, hex(ab))
+        for k in range(1 << mb):
+            r = np.uint32(int(_f32(2.0 ** e * (1 + k / 2 ** mb))))
+            assert int(kp._hif8_code(r)) == int(tables.HIF8_BASE[i]) + k, (e, k)
+
+
+def _hif8_decision_sources(scale: float) -> np.ndarray:
+    """FP32 sources whose product with ``scale`` lands on every HiF8 RHB decision: in every binade
+    2^-23..2^15 each value and each midpoint to the next (ties, carries into the next binade at the
+    top), one float32 either side of every midpoint, the denormal binades, below 2^-22, and the
+    overflow edge above 2^15; both signs.  With scale != 1 the products are inexact (35 bits)."""
+    from ptonum import tables
+
+    vals = [0.0, 2.0 ** 15, 40960.0, 3.0e38, 2.0 ** -30, 2.0 ** -126, 2.0 ** -149]
+    for e in range(tables.HIF8_TABLE_EMIN, 16):
+        i = e - tables.HIF8_TABLE_EMIN
+        mb = int(tables.HIF8_MBITS[i])
+        q = 2.0 ** (max(e, tables.HIF8_DML_EMIN) - mb)  # the quantum (below 2^-22: 0 or 2^-22)
+        for k in range(1 << mb):
+            v = 2.0 ** e + k * q if e >= tables.HIF8_DML_EMIN else 0.0
+            vals += [v, v + q / 2]
+    t = np.array(vals, np.float64) / scale
+    b = np.array(t, np.float32).view(np.uint32)
+    b = np.concatenate([b, b + 1, b[b > 0] - 1, np.array([0x7F7FFFFF, 0x47000001], np.uint32)])
+    return np.concatenate([b, b | np.uint32(0x80000000)])
+
+
+@pytest.mark.parametrize("scale", [1.0, 3.0, 1.0 + 2.0 ** -10])
+def test_hif8_loop_each_decision_like_reference(scale: float) -> None:
+    """The vectorized FP32 -> HiF8 loop (RHB) on every rounding decision (:func:`_hif8_decision_sources`):
+    row k holds source k in 9 columns (a vector body of 8, then the scalar remainder), so each
+    row's flags are that element's; bits and flags equal the reference engine's for every ReluMode
+    (LReLU alpha 0.375) and Sat on/off."""
+    from ptonum.fpatr.element import element_config
+    from ptonum.kernels.postprocess import run_tile
+
+    src = _hif8_decision_sources(scale)
+    m, n = src.size, 9
+    bits = np.repeat(src, n)
+    word = int(_f32(scale)) >> 13 << 13
+    alpha = int(_f32(0.375)) >> 13
+    for relu in (0, 1, 2):
+        for sat in (False, True):
+            cfg = element_config("QF322HIF8_PRE", relu, "FP32", "NONE", sat)
+            out = np.empty(m * n, np.uint8)
+            row_flags = np.zeros(m, np.uint8)
+            run_tile(bits, m=m, n=n, cfg=cfg.kernel, qp=np.uint64(word), rp=np.uint64(alpha), out=out,
+                     row_flags=row_flags)
+            rb, rf = postprocess_element(src, pre_quant_mode="QF322HIF8_PRE", relu_mode=relu, acc_type="FP32",
+                                         quant_param=word, relu_param=alpha, sat=sat, engine="reference")
+            got = out.reshape(m, n)
+            assert (got == got[:, :1]).all(), (relu, sat)
+            bad = np.nonzero((got[:, 0] != rb) | (row_flags != rf))[0]
+            assert bad.size == 0, [(hex(int(src[k])), hex(int(got[k, 0])), hex(int(rb[k])), int(row_flags[k]),
+                                    int(rf[k])) for k in bad[:8]]
 
 
 @pytest.mark.parametrize("mode", ["QF322FP8_PRE", "VQF322HIF8_PRE", "QF322HIF8_PRE", "F322BF16", "F322F16"])

@@ -59,6 +59,8 @@ __all__ = [
     "HIF8_MBITS",
     "HIF8_BASE",
     "HIF8_PARFLIP",
+    "HIF8_TABLE_EMIN",
+    "HIF8_DML_EMIN",
     "HIF8_LARGEST",
     "HIF8_INFINITY",
     "HIF8_ZERO",
@@ -274,7 +276,12 @@ E8M0: Destination = _binary(T.E8M0)
 # (-23 stands for every value below 2^-22; 16 and 17 only occur for overflowing
 # inputs, whose codes are replaced).  Source: ``HiF8FiniteDecomposition``.
 
-_HIF8_E = np.arange(-23, 18)
+#: exponent of index 0 of the per-binade tables (index = exponent - HIF8_TABLE_EMIN); every
+#: value below 2^HIF8_DML_EMIN is taken in this row.
+HIF8_TABLE_EMIN = -23
+#: exponent of HiF8's smallest magnitude, the denormal 2^-22 (code 0x01).
+HIF8_DML_EMIN = -22
+_HIF8_E = np.arange(HIF8_TABLE_EMIN, 18)
 #: mantissa bits of the binade (0 in the denormal range below 2^-15).
 HIF8_MBITS = np.array([0 if e < -15 else (3 if abs(e) <= 3 else 2 if abs(e) <= 7 else 1)
                        for e in _HIF8_E], dtype=np.uint64)
@@ -282,7 +289,7 @@ HIF8_MBITS = np.array([0 if e < -15 else (3 if abs(e) <= 3 else 2 if abs(e) <= 7
 
 def _hif8_body(e: int) -> int:
     """HiF8 code (bits 6:0) of 2^e (mantissa zero)."""
-    if -22 <= e <= -16:
+    if HIF8_DML_EMIN <= e <= -16:
         return 23 + e
     a = abs(e)
     neg = e < 0
@@ -300,7 +307,7 @@ def _hif8_body(e: int) -> int:
 
 
 #: code (bits 6:0) of 2^e with a zero mantissa.
-HIF8_BASE = np.array([0 if e < -22 else _hif8_body(int(e)) for e in _HIF8_E], dtype=np.uint8)
+HIF8_BASE = np.array([0 if e < HIF8_DML_EMIN else _hif8_body(int(e)) for e in _HIF8_E], dtype=np.uint8)
 #: parity flip so that (k ^ flip) & 1 is the parity of the lower candidate's code.
 HIF8_PARFLIP = np.array([(((23 + e) & 1) ^ 1) if -22 <= e <= -16 else 0 for e in _HIF8_E],
                         dtype=np.uint64)

@@ -158,9 +158,19 @@ E4M3_M_OFF = (E4M3_MAGIC << (_FP32.precision - 1)) - (E4M3_EMIN_F32 << (E4M3_P -
 E4M3_ZERO_F = 2.0 ** (_E4M3.emin - E4M3_P)
 E4M3_TINY_F = 2.0 ** _E4M3.emin
 FP32_FINITE_MAX = FP32_INF - 1
-HIF8_MAX_F = float(_HIF8.largest_value)
 HIF8_EMIN_F32 = _HIF8.emin + FP32_BIAS
-HIF8_E_LO, HIF8_E_HI = -22, 15  # 2^-22 is HiF8's smallest value, 2^15 its largest binade (tables.HIF8_*)
+#: HiF8's smallest value 2^-22 and largest binade 2^15 (ptonum.tables)
+HIF8_E_LO, HIF8_E_HI = tables.HIF8_DML_EMIN, _HIF8.emax
+#: FP32 -> HiF8 on 32-bit lanes (:func:`_hif8_lane`): FP32 fraction bits, the FP32 bits of 1.0,
+#: of 2^-15 (below it the denormal binades: no mantissa), of HiF8's smallest value 2^-22 and of
+#: half of it, of the largest finite 2^15; the code of the denormal 2^e is e + HIF8_DML_BIAS
+FP32_FRAC = _FP32.precision - 1
+FP32_ONE_BITS = FP32_BIAS << FP32_FRAC
+HIF8_TINY_BITS = HIF8_EMIN_F32 << FP32_FRAC
+HIF8_LO_BITS = (HIF8_E_LO + FP32_BIAS) << FP32_FRAC
+HIF8_LO_HALF_BITS = (HIF8_E_LO - 1 + FP32_BIAS) << FP32_FRAC
+HIF8_MAX_BITS = _f32_bits_of(_HIF8.largest_value)
+HIF8_DML_BIAS = int(tables.HIF8_BASE[HIF8_E_LO - tables.HIF8_TABLE_EMIN]) - HIF8_E_LO
 
 
 def _range(t: Any) -> Tuple[float, float, int]:
@@ -181,11 +191,13 @@ _MANT = (1 << 52) - 1
 _HIDDEN = 1 << 52
 _ABS = (1 << 63) - 1
 
-# HiF8 per-binade tables (exponents -23..17, indexed by exponent + 23): ptonum.tables',
+# HiF8 per-binade tables (indexed by exponent - tables.HIF8_TABLE_EMIN): ptonum.tables',
 # as int64 so that every kernel quantity stays in signed 64-bit arithmetic.
 HIF8_MBITS = tables.HIF8_MBITS.astype(np.int64)
 HIF8_BASE = tables.HIF8_BASE.astype(np.int64)
 HIF8_PARFLIP = tables.HIF8_PARFLIP.astype(np.int64)
+HIF8_T_EMIN = tables.HIF8_TABLE_EMIN
+HIF8_T_EMAX = tables.HIF8_TABLE_EMIN + len(tables.HIF8_BASE) - 1
 
 
 # ---------------------------------------------------------------------------
@@ -270,6 +282,24 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
         return sig, codegen
 
+    def _shift32(op: str, signed: bool) -> Any:
+        """A 32-bit lane shift (``lshr``/``shl``/``ashr`` on i32): numba types a shift of 32-bit
+        integers as 64-bit, which LLVM cannot narrow back (vpsrlvq on 4 lanes instead of vpsrlvd
+        on 8).  The shift count must be below 32."""
+        t = _types.int32 if signed else _types.uint32
+
+        @_intrinsic
+        def shift(typingctx: Any, a: Any, b: Any) -> Any:
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                return getattr(builder, op)(args[0], args[1])
+
+            return t(t, t), codegen
+
+        return shift
+
+    _shr32: Any = _shift32("lshr", False)
+    _shl32: Any = _shift32("shl", False)
+    _sar32: Any = _shift32("ashr", True)
     _f64_bits: Any = _f64_bits_i
     _fma32: Any = _fma32_i
     _u32_f32: Any = _u32_f32_i
@@ -299,6 +329,15 @@ else:  # pragma: no cover - kernels are not used without numba
 
     def _fma32(a: float, b: float, c: float) -> float:
         return float(np.float32(float(np.float32(a)) * float(np.float32(b)) + float(np.float32(c))))
+
+    def _shr32(a: int, b: int) -> int:
+        return (int(a) & 0xFFFFFFFF) >> int(b)
+
+    def _shl32(a: int, b: int) -> int:
+        return (int(a) << int(b)) & 0xFFFFFFFF
+
+    def _sar32(a: int, b: int) -> int:
+        return int(np.int32(a)) >> int(b)
 
 
 # ---------------------------------------------------------------------------
@@ -419,11 +458,11 @@ def _encode_hif8(v: float, mode: int, sat: bool) -> Tuple[int, int]:
             return (HIF8_SAT_NEG if neg else HIF8_SAT_POS), _OF_NX
         return (HIF8_OVF_NEG if neg else HIF8_OVF_POS), _OF_NX
     big_e = a >> 52
-    ecl = min(max(big_e - 1023, -23), 16)
-    idx = ecl + 23
+    ecl = min(max(big_e - 1023, HIF8_T_EMIN), HIF8_T_EMAX - 1)
+    idx = ecl - HIF8_T_EMIN
     mb = HIF8_MBITS[idx]
     lsb_e = max(big_e, 1) - 1075
-    e0 = max(ecl, -22)
+    e0 = max(ecl, HIF8_E_LO)
     shift = min(max(e0 - mb - lsb_e, 0), 55)
     sig = (a & _MANT) | (_HIDDEN if big_e > 0 else 0)
     k = sig >> shift
@@ -436,7 +475,7 @@ def _encode_hif8(v: float, mode: int, sat: bool) -> Tuple[int, int]:
     if n == 0:
         return 0, flags
     carry = n >> (mb + 1)
-    t = min(max(e0 + carry + 23, 0), 40)
+    t = min(max(e0 + carry - HIF8_T_EMIN, 0), HIF8_T_EMAX - HIF8_T_EMIN)
     body = (HIF8_BASE[t] + (n & ((1 << mb) - 1))) & HIF8_MASK
     return body | (HIF8_SIGN if neg else 0), flags
 
@@ -928,62 +967,102 @@ def _e4m3_word(nx: Any, uf: Any, of: Any, rare: Any) -> Any:
 
 
 @njit(inline="always")
-def _hif8_geometry(e: Any) -> Tuple[Any, Any]:
-    """HiF8 binade 2^e (e in -22..15, int32): (mantissa bits, code of 2^e) without tables
-    (``HiF8FiniteDecomposition``; equal to ptonum.tables' HIF8_MBITS/HIF8_BASE).  Below 2^-15
-    the denormal codes 23 + e with no mantissa; else the dot field selects D = 0..4 exponent
-    bits from |e| (0, 1, 2-3, 4-7, 8-15), mantissa bits 3, 3, 3, 2, 1, and the code of 2^e is
-    c(D) + (|e| << mb) + (8 or 16 for a negative exponent)."""
-    ae = np.int32(abs(e))
-    g2 = np.int32(ae >= np.int32(2))
-    g4 = np.int32(ae >= np.int32(4))
-    g8 = np.int32(ae >= np.int32(8))
-    mb = np.int32(np.int32(3) - g4 - g8)
-    en = np.int32(e < np.int32(0))
-    base = np.int32(np.int32(8) + (g2 << np.int32(3)) + ((g4 + g8) << np.int32(5)) + (ae << mb)
-                    + ((en << np.int32(3)) << g2))
-    den = e < np.int32(-15)
-    mb = np.int32(0) if den else mb
-    base = np.int32(np.int32(23) + e) if den else base
-    return mb, base
+def _hif8_product(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool) -> Tuple[Any, Any]:
+    """The exact product source x multiplier (MatrixSelectedMultiplier, select form) for HiF8:
+    (its magnitude rounded to float32 *to odd*, as bits; the float32 product's bits, for the sign).
+
+    As :func:`_odd_product32` (float32 product, exact remainder by a fused multiply-add), on the
+    magnitude: the truncation is |p| or, when the exact magnitude is below |p| (remainder and p
+    of opposite signs), the float one ulp below; an inexact product sets the last bit.  Rounding
+    to odd onto 24 bits and then once more to at most 4 significant bits (HiF8) equals rounding
+    the exact value once, and keeps every threshold (powers of two, their midpoints, 2^15).  A
+    product below 2^-100 (where the remainder may underflow) only needs to stay a nonzero value
+    far below 2^-23: it becomes the smallest subnormal."""
+    neg = np.int32(x) < np.int32(0)
+    m = al if (neg & alt_neg) else sc  # both loaded, bitwise & (no short-circuit branch): a select
+    m = np.float32(0.0) if (neg & zero_neg) else m
+    xf = _u32_f32(x)
+    p = xf * m
+    err = _fma32(xf, m, -p)
+    pb = _f32_bits(p)
+    inexact = err != np.float32(0.0)
+    down = np.uint32(_sar32(np.int32(_f32_bits(err) ^ pb), np.int32(31))) if inexact else np.uint32(0)
+    ab = np.uint32(np.uint32(np.uint32(pb & np.uint32(0x7FFFFFFF)) + down) | (np.uint32(1) if inexact else np.uint32(0)))
+    tiny = (np.int32(ab) < np.int32(27 << FP32_FRAC)) & (np.uint32(x << np.uint32(1)) != np.uint32(0)) \
+        & (m != np.float32(0.0))
+    return (np.uint32(1) if tiny else ab), pb
+
+
+@njit(inline="always")
+def _hif8_mbits(ab: Any) -> Any:
+    """Mantissa bits of the HiF8 binade of a magnitude (float32 bits, int32 lane; tables.HIF8_MBITS):
+    3 - [|e| >= 4] - [|e| >= 8], none below 2^-15 (the denormal binades).  ``|e| << 23 | fraction``
+    is ``ab - bits(1.0)`` at or above 1 and ``ab ^ bits(1.0)`` below (the biased exponent 127 - |e|)."""
+    ia = np.int32(ab)
+    one = np.int32(FP32_ONE_BITS)
+    t = np.int32(ia - one) if ia >= one else np.int32(ia ^ one)
+    mb = np.int32(np.int32(3) - np.int32(t >= np.int32(4 << FP32_FRAC)) - np.int32(t >= np.int32(8 << FP32_FRAC)))
+    return np.int32(0) if ia < np.int32(HIF8_TINY_BITS) else mb
+
+
+@njit(inline="always")
+def _hif8_code(r: Any) -> Any:
+    """The 7-bit HiF8 code (no sign) of a magnitude r (float32 bits, uint32 lane) that is zero or a
+    finite HiF8 value (``HiF8FiniteDecomposition`` backwards; equal to tables.HIF8_BASE + mantissa).
+
+    With t = |e| << 23 | fraction (see :func:`_hif8_mbits`), ``t >> (23 - mb)`` is |e| << mb plus
+    the mantissa field, whose leading one (the implicit top bit of the exponent field) sits where
+    the exponent's sign bit goes; the dot field D = 0..4 (|e| = 0, 1, 2-3, 4-7, 8-15) adds
+    8, 8, 16, 48, 80, and a negative exponent 8 more (D = 1) or 16.  Below 2^-15 (the denormal
+    binades) the code of 2^e is e + 23, and 0 gives 0."""
+    ir = np.int32(r)
+    one = np.int32(FP32_ONE_BITS)
+    pos = ir >= one
+    t = np.int32(ir - one) if pos else np.int32(ir ^ one)
+    h2 = t >= np.int32(2 << FP32_FRAC)
+    h48 = np.int32(np.int32(t >= np.int32(4 << FP32_FRAC)) + np.int32(t >= np.int32(8 << FP32_FRAC)))
+    a = np.int32(16) if h2 else np.int32(8)
+    off = np.int32(a + np.int32(_shl32(np.uint32(h48), np.uint32(5))) + (np.int32(0) if pos else a))
+    off = np.int32(8) if t < np.int32(1 << FP32_FRAC) else off
+    code = np.uint32(np.int32(_shr32(np.uint32(t), np.uint32(np.int32(FP32_FRAC - 3) + h48))) + off)
+    den = np.uint32(max(np.int32(np.int32(_shr32(r, np.uint32(FP32_FRAC))) - np.int32(FP32_BIAS - HIF8_DML_BIAS)),
+                        np.int32(0)))
+    return den if ir < np.int32(HIF8_TINY_BITS) else code
 
 
 @njit(inline="always")
 def _hif8_lane(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any
                ) -> Tuple[Any, Any]:
-    """One HiF8 element under RHB: (code, flag word), 8 float32 lanes.
+    """One HiF8 element under RHB: (code, flag word), 8 x 32-bit lanes.
 
-    Float-domain rounding of a = |product| (:func:`_odd_product32`): the binade's quantum
-    u = 2^(e - mb) (2^-22 below 2^-22), a + M - M with M = 2^23 u rounds to nearest-even; a tie
-    (|rounded - a| = u/2, exact) is then decided half-up: away from zero for a positive value,
-    toward zero for a negative one.  The code is taken from the rounded magnitude's own binade
-    (a carry moves to the next binade), its mantissa bits and sign.  Zero gives code 0;
-    |v| > 32768 overflows (+-Inf 0x6F/0xEF, or with Sat +-32768 0x6E/0xEE, OF|NX); UF: inexact
-    below 2^-15."""
-    pb = _odd_product32(x, sc, al, zero_neg, alt_neg)
-    negv = np.int32(pb) < np.int32(0)
-    ab = np.uint32(pb & np.uint32(0x7FFFFFFF))
-    a = _u32_f32(ab)
-    be = np.int32(ab >> np.uint32(23))
-    e = min(max(np.int32(be - np.int32(FP32_BIAS)), np.int32(HIF8_E_LO)), np.int32(HIF8_E_HI))
-    mb, _ = _hif8_geometry(e)
-    qe = np.int32(e - mb)
-    m = _u32_f32(np.uint32(np.uint32(qe + np.int32(150)) << np.uint32(23)))
-    half = _u32_f32(np.uint32(np.uint32(qe + np.int32(126)) << np.uint32(23)))
-    r = (a + m) - m
-    d = r - a
-    tie = (d == half) | (d == -half)
-    r = (a - half if negv else a + half) if tie else r
-    nx = r != a
-    rb = _f32_bits(r)
-    er = min(max(np.int32(np.int32(rb >> np.uint32(23)) - np.int32(FP32_BIAS)), np.int32(HIF8_E_LO)), np.int32(HIF8_E_HI))
-    mbr, base = _hif8_geometry(er)
-    mant = np.int32(np.int32(rb >> np.uint32(np.int32(23) - mbr)) & np.int32((np.int32(1) << mbr) - np.int32(1)))
-    code = np.uint32(np.uint32(base + mant) | (np.uint32(negv) << np.uint32(7)))
-    code = np.uint32(0) if r == np.float32(0.0) else code
-    ovf = a > np.float32(HIF8_MAX_F)
-    code = (ovf_neg if negv else ovf_pos) if ovf else code
-    return code, _flag_word_product(x, nx, nx & (be < np.int32(HIF8_EMIN_F32)), ovf)
+    Integer rounding of the odd-rounded magnitude ab (:func:`_hif8_product`): with mb mantissa bits
+    in ab's binade (:func:`_hif8_mbits`), adding half a quantum (minus one for a negative value)
+    and clearing the 23 - mb low bits rounds to nearest with RHB's ties (away from zero for a
+    positive value, toward zero for a negative one); a carry moves into the next binade by
+    itself.  Below 2^-22 the result is 0 or 2^-22 (above half of it, or exactly half and
+    positive).  The code is :func:`_hif8_code` of the rounded magnitude with the sign (0 has no
+    sign); |v| > 32768 overflows (+-Inf 0x6F/0xEF, or with Sat +-32768 0x6E/0xEE, OF|NX); NX when
+    the rounded magnitude differs, UF also below 2^-15.  A -0 source gives 0 with no flag, as the
+    signed-zero rule does for HiF8; NaN/Inf sources are rare (redone by :func:`_element`)."""
+    ab, pb = _hif8_product(x, sc, al, zero_neg, alt_neg)
+    sgn = _shr32(pb, np.uint32(31))
+    ia = np.int32(ab)
+    mb = _hif8_mbits(ab)
+    half = _shr32(np.uint32(1 << (FP32_FRAC - 1)), np.uint32(mb))
+    keep = np.uint32(_sar32(np.int32(-(1 << FP32_FRAC)), mb))
+    r = np.uint32(np.uint32(np.uint32(ab + half) - sgn) & keep)
+    lo = np.uint32(HIF8_LO_BITS) if ia > np.int32(np.int32(HIF8_LO_HALF_BITS - 1) + np.int32(sgn)) else np.uint32(0)
+    r = lo if ia < np.int32(HIF8_LO_BITS) else r
+    nx = r != ab
+    code = _hif8_code(r)
+    code = np.uint32(code | _shl32(sgn, np.uint32(7))) if r != np.uint32(0) else code
+    ovf = ia > np.int32(HIF8_MAX_BITS)
+    code = (ovf_neg if np.int32(pb) < np.int32(0) else ovf_pos) if ovf else code
+    sp = np.uint32(x & np.uint32(FP32_INF)) == np.uint32(FP32_INF)
+    w = np.uint32((np.uint32(_NX) if nx else np.uint32(0))
+                  | (np.uint32(_UF_NX) if (nx & (ia < np.int32(HIF8_TINY_BITS))) else np.uint32(0))
+                  | (np.uint32(_OF_NX) if ovf else np.uint32(0)))
+    return code, (np.uint32(_RARE) if sp else w)
 
 
 @njit
@@ -1251,8 +1330,8 @@ def _hif8_pass_keys(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_ne
 @njit
 def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
                   fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
-    """FP32 -> HiF8 under RHB (modes 25/28): :func:`_hif8_lane` on float32 lanes;
-    NaN/Inf and -0 sources are redone by :func:`_element`."""
+    """FP32 -> HiF8 under RHB (modes 25/28): :func:`_hif8_lane` on 32-bit lanes;
+    NaN/Inf sources are redone by :func:`_element`."""
     ovf_pos = np.uint32(HIF8_SAT_POS) if sat else np.uint32(HIF8_OVF_POS)
     ovf_neg = np.uint32(HIF8_SAT_NEG) if sat else np.uint32(HIF8_OVF_NEG)
     zero_neg = relu == 1
@@ -1268,7 +1347,7 @@ def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
     res = np.int64(acc) & _ALL_FLAGS
     rare = (acc & np.uint32(_RARE)) != np.uint32(0)
     if rare:
-        res |= _redo_rare(a_, o_, sc_, al_, relu, D_HIF8, R_RHB, sat, spec, HIF8_ZERO, True, fold, absm, seg,
+        res |= _redo_rare(a_, o_, sc_, al_, relu, D_HIF8, R_RHB, sat, spec, HIF8_ZERO, False, fold, absm, seg,
                           gk, gs)
     return res
 
