@@ -967,9 +967,11 @@ def _e4m3_word(nx: Any, uf: Any, of: Any, rare: Any) -> Any:
 
 
 @njit(inline="always")
-def _hif8_product(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool) -> Tuple[Any, Any]:
+def _hif8_product(x: Any, sc: Any, al: Any, zerom: Any, altm: Any) -> Tuple[Any, Any]:
     """The exact product source x multiplier (MatrixSelectedMultiplier, select form) for HiF8:
     (its magnitude rounded to float32 *to odd*, as bits; the float32 product's bits, for the sign).
+    ``altm``/``zerom``: all ones when a negative source takes ``al`` (LReLU/PReLU) / zero (ReLU),
+    else 0 (lane masks, not booleans: a boolean ANDed per lane costs mask packing).
 
     As :func:`_odd_product32` (float32 product, exact remainder by a fused multiply-add), on the
     magnitude: the truncation is |p| or, when the exact magnitude is below |p| (remainder and p
@@ -978,9 +980,9 @@ def _hif8_product(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool) -> Tu
     the exact value once, and keeps every threshold (powers of two, their midpoints, 2^15).  A
     product below 2^-100 (where the remainder may underflow) only needs to stay a nonzero value
     far below 2^-23: it becomes the smallest subnormal."""
-    neg = np.int32(x) < np.int32(0)
-    m = al if (neg & alt_neg) else sc  # both loaded, bitwise & (no short-circuit branch): a select
-    m = np.float32(0.0) if (neg & zero_neg) else m
+    sx = np.uint32(_sar32(np.int32(x), np.int32(31)))  # all ones for a negative source
+    mbits = np.uint32(_f32_bits(al) if np.int32(x & altm) < np.int32(0) else _f32_bits(sc))
+    m = _u32_f32(np.uint32(mbits & ~np.uint32(sx & zerom)))
     xf = _u32_f32(x)
     p = xf * m
     err = _fma32(xf, m, -p)
@@ -1013,8 +1015,9 @@ def _hif8_code(r: Any) -> Any:
     With t = |e| << 23 | fraction (see :func:`_hif8_mbits`), ``t >> (23 - mb)`` is |e| << mb plus
     the mantissa field, whose leading one (the implicit top bit of the exponent field) sits where
     the exponent's sign bit goes; the dot field D = 0..4 (|e| = 0, 1, 2-3, 4-7, 8-15) adds
-    8, 8, 16, 48, 80, and a negative exponent 8 more (D = 1) or 16.  Below 2^-15 (the denormal
-    binades) the code of 2^e is e + 23, and 0 gives 0."""
+    a + 32 ([|e| >= 4] + [|e| >= 8]) = 8, 8, 16, 48, 80 with a = 8 for |e| < 2, else 16, and a
+    negative exponent a more.  Below 2^-15 (the denormal binades) the code of 2^e is e + 23, and 0
+    gives 0."""
     ir = np.int32(r)
     one = np.int32(FP32_ONE_BITS)
     pos = ir >= one
@@ -1023,7 +1026,6 @@ def _hif8_code(r: Any) -> Any:
     h48 = np.int32(np.int32(t >= np.int32(4 << FP32_FRAC)) + np.int32(t >= np.int32(8 << FP32_FRAC)))
     a = np.int32(16) if h2 else np.int32(8)
     off = np.int32(a + np.int32(_shl32(np.uint32(h48), np.uint32(5))) + (np.int32(0) if pos else a))
-    off = np.int32(8) if t < np.int32(1 << FP32_FRAC) else off
     code = np.uint32(np.int32(_shr32(np.uint32(t), np.uint32(np.int32(FP32_FRAC - 3) + h48))) + off)
     den = np.uint32(max(np.int32(np.int32(_shr32(r, np.uint32(FP32_FRAC))) - np.int32(FP32_BIAS - HIF8_DML_BIAS)),
                         np.int32(0)))
@@ -1031,7 +1033,7 @@ def _hif8_code(r: Any) -> Any:
 
 
 @njit(inline="always")
-def _hif8_lane(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any
+def _hif8_lane(x: Any, sc: Any, al: Any, zerom: Any, altm: Any, ovf_pos: Any, ovf_neg: Any
                ) -> Tuple[Any, Any]:
     """One HiF8 element under RHB: (code, flag word), 8 x 32-bit lanes.
 
@@ -1044,7 +1046,7 @@ def _hif8_lane(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool, ovf_pos:
     sign); |v| > 32768 overflows (+-Inf 0x6F/0xEF, or with Sat +-32768 0x6E/0xEE, OF|NX); NX when
     the rounded magnitude differs, UF also below 2^-15.  A -0 source gives 0 with no flag, as the
     signed-zero rule does for HiF8; NaN/Inf sources are rare (redone by :func:`_element`)."""
-    ab, pb = _hif8_product(x, sc, al, zero_neg, alt_neg)
+    ab, pb = _hif8_product(x, sc, al, zerom, altm)
     sgn = _shr32(pb, np.uint32(31))
     ia = np.int32(ab)
     mb = _hif8_mbits(ab)
@@ -1291,10 +1293,12 @@ def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
 @njit
 def _hif8_pass(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any) -> Any:
     """The vector loop of the HIF8 row: the OR of the lanes' flag words."""
+    zerom = np.uint32(0xFFFFFFFF) if zero_neg else np.uint32(0)
+    altm = np.uint32(0xFFFFFFFF) if alt_neg else np.uint32(0)
     acc = np.uint32(0)
     for j in range(a_.size):
         x = a_[j]
-        code, fw = _hif8_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        code, fw = _hif8_lane(x, sc_[j], al_[j], zerom, altm, ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
         acc = np.uint32(acc | fw)
     return acc
@@ -1303,11 +1307,13 @@ def _hif8_pass(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bo
 @njit
 def _hif8_pass_max(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any, absm: Any) -> Tuple[Any, Any]:
     """:func:`_hif8_pass` that also takes the row's fold key maximum (valid without rare sources)."""
+    zerom = np.uint32(0xFFFFFFFF) if zero_neg else np.uint32(0)
+    altm = np.uint32(0xFFFFFFFF) if alt_neg else np.uint32(0)
     acc = np.uint32(0)
     kmax = np.uint32(0)
     for j in range(a_.size):
         x = a_[j]
-        code, fw = _hif8_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        code, fw = _hif8_lane(x, sc_[j], al_[j], zerom, altm, ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
         acc = np.uint32(acc | fw)
         kmax = max(kmax, _fp32_key_number(x, absm))
@@ -1317,10 +1323,12 @@ def _hif8_pass_max(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg
 @njit
 def _hif8_pass_keys(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any, absm: Any, kb: Any) -> Any:
     """:func:`_hif8_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
+    zerom = np.uint32(0xFFFFFFFF) if zero_neg else np.uint32(0)
+    altm = np.uint32(0xFFFFFFFF) if alt_neg else np.uint32(0)
     acc = np.uint32(0)
     for j in range(a_.size):
         x = a_[j]
-        code, fw = _hif8_lane(x, sc_[j], al_[j], zero_neg, alt_neg, ovf_pos, ovf_neg)
+        code, fw = _hif8_lane(x, sc_[j], al_[j], zerom, altm, ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
         acc = np.uint32(acc | fw)
         kb[j] = _fp32_key_number(x, absm)
