@@ -56,6 +56,32 @@ def test_quant_param_legal_vectors() -> None:
                 check_quant_param(mode, int(r["word"], 16))
 
 
+def test_check_on_word_arrays_agrees_with_vectors() -> None:
+    """The whole-array check (what preflight runs on a 1 x N tile): every mode's legal vector words
+    together pass; each illegal word put among them is found and named by its column."""
+    rows = load_vectors("quant_param_legal")
+    by_mode: dict = {}
+    for r in rows:
+        by_mode.setdefault(int(r["pre_quant_mode"]), ([], []))[r["legal"] != "1"].append(int(r["word"], 16))
+    for mode, (good, bad) in by_mode.items():
+        if mode not in MODE_TABLE:
+            continue
+        if good:
+            check_quant_param(mode, np.array([good], dtype=np.uint64), "quant_tile")
+        for w in bad:
+            tile = np.array([(good or [w]) + [w]], dtype=np.uint64)
+            with pytest.raises(TileLegalityError, match=rf"quant_tile\[0, {tile.shape[1] - 1 if good else 0}\]"):
+                check_quant_param(mode, tile, "quant_tile")
+    relu = load_vectors("relu_param_legal")
+    good_r = [int(r["word"], 16) for r in relu if r["legal"] == "1"]
+    check_relu_param(np.array([good_r], dtype=np.uint64), "relu_tile")
+    for r in relu:
+        if r["legal"] != "1":
+            tile = np.array([good_r + [int(r["word"], 16)]], dtype=np.uint64)
+            with pytest.raises(TileLegalityError, match=rf"relu_tile\[0, {len(good_r)}\]"):
+                check_relu_param(tile, "relu_tile")
+
+
 def test_relu_param_legal_vectors() -> None:
     rows = load_vectors("relu_param_legal")
     words = np.array([int(r["word"], 16) for r in rows], dtype=np.uint64)

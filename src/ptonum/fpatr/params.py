@@ -251,6 +251,44 @@ def relu_param_violation(word: int) -> Optional[str]:
     return None
 
 
+def _quant_words_all_legal(code: int, w: np.ndarray) -> bool:
+    """True when every ``uint64`` word of ``w`` is legal for mode ``code``: the same answer as
+    ``np.all(quant_param_legal(code, w))`` in a few whole-array operations (no value-class array).
+
+    Scale modes: the mode's must-be-zero bits clear, and the FP19 sign and exponent ``[31:23]``
+    in 1..254 (sign 0, exponent neither 0 nor 255: a positive normal, ``FP19ScaleLegal``);
+    shift modes: the must-be-zero bits clear.  Source: ``BundleFPATRQuantParameterWordLegal``.
+    """
+    kind = int(_KIND[code])
+    if kind == 0 or w.size == 0:
+        return kind != 0
+    w = w.reshape(-1)  # array arithmetic: the wraparound below is silent (no scalar overflow warning)
+    if np.bitwise_and(w, _MASK[code]).any():
+        return False
+    if kind == 1:
+        return True
+    se = np.right_shift(w, np.uint64(23))
+    se &= np.uint64(0x1FF)
+    se -= np.uint64(1)  # 0 wraps to 2^64 - 1: out of range like 255..511
+    return bool((se < np.uint64(254)).all())
+
+
+def _relu_words_all_legal(w: np.ndarray) -> bool:
+    """True when every ``uint64`` word of ``w`` is a legal activation word: the same answer as
+    ``np.all(relu_param_legal(w))``: bits ``[63:19]`` clear and the FP19 value +0 or positive
+    normal (sign and exponent ``[18:10]`` in 1..254, or the whole word 0).
+    Source: ``BundleFPATRReluParameterWordLegal``, ``FP19ActivationParameterLegal``.
+    """
+    if w.size == 0:
+        return True
+    w = w.reshape(-1)
+    if (w >> np.uint64(19)).any():
+        return False
+    se = np.right_shift(w, np.uint64(10))
+    se -= np.uint64(1)
+    return bool(((se < np.uint64(254)) | (w == 0)).all())
+
+
 def _where(arr: np.ndarray, flat_index: int) -> str:
     if arr.ndim == 0:
         return ""
@@ -273,7 +311,9 @@ def check_quant_param(pre_quant_mode: Any, word: Any, name: str = "quant_param")
     ``TileMatrixVectorQuantContentsLegal`` applies it to every tile element.
     """
     code = int(parse_pre_quant_mode(pre_quant_mode))
-    w = as_bits(name, word, 64)
+    w = word if isinstance(word, np.ndarray) and word.dtype == np.uint64 else as_bits(name, word, 64)
+    if _quant_words_all_legal(code, w):  # the common case: a few whole-array operations
+        return
     legal = quant_param_legal(code, w)
     if bool(np.all(legal)):
         return
@@ -291,7 +331,9 @@ def check_relu_param(word: Any, name: str = "relu_param") -> None:
     values wider than 64 bits.
     Source: ADR-0085 D180; ``BundleFPATRReluParameterWordLegal``.
     """
-    w = as_bits(name, word, 64)
+    w = word if isinstance(word, np.ndarray) and word.dtype == np.uint64 else as_bits(name, word, 64)
+    if _relu_words_all_legal(w):
+        return
     legal = relu_param_legal(w)
     if bool(np.all(legal)):
         return
