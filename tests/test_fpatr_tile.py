@@ -899,3 +899,29 @@ def test_plan_is_typed_and_blocks_reject_bad_input():
     with pytest.raises(UsageError, match="status"):
         tile_mod.commit(plan, tile_mod.compute(plan), status=0x10)  # type: ignore[arg-type]
     assert int(status) == 0x10
+
+
+# ---------------------------------------------------------------------------
+# Recycled output buffers (tile._OutputBuffers)
+
+
+def test_output_buffer_is_reused_only_after_every_view_is_gone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tile_mod, "OUTPUT_POOL_MIN_BYTES", 1)
+    tile_mod.release_output_buffers()
+    acc = np.arange(-2048, 2048, dtype=np.int32).reshape(64, 64)
+    kw = dict(attributes=dict(pre_quant_mode="F322F16"), acc_type="FP32")
+    first = postprocess(acc.astype(np.float32), **kw)
+    addr = first.d_bits.ctypes.data
+    assert addr % 64 == 0
+    kept = first.d[3:5]  # a view keeps the whole buffer
+    want = np.array(kept)
+    del first
+    second = postprocess(-acc.astype(np.float32), **kw)
+    assert second.d_bits.ctypes.data != addr and np.array_equal(kept, want)
+    del kept, second  # both buffers released, the newest last
+    third = postprocess(acc.astype(np.float32), **kw)
+    assert third.d_bits.ctypes.data == addr  # the oldest released buffer first
+    assert np.array_equal(third.d, acc.astype(np.float16)) and not third.d_bits.flags.writeable
+    monkeypatch.setenv("PTONUM_OUTPUT_POOL_MIB", "0")  # reuse off: a plain numpy array
+    assert type(postprocess(acc.astype(np.float32), **kw).d_bits.base) is not tile_mod._Lease
+    tile_mod.release_output_buffers()

@@ -24,9 +24,10 @@ passes the word 1 (unused).  ReluMode 3 reads the FP19 activation word of column
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -63,6 +64,7 @@ __all__ = [
     "typed_view",
     "decode_bits",
     "pack_s4x2",
+    "release_output_buffers",
 ]
 
 #: Target number of accumulator elements per row block of the fast engine.
@@ -738,6 +740,120 @@ class TileOutputs:
 ProgressFn = Callable[[int, int], None]
 
 
+# ---------------------------------------------------------------------------
+# Output buffers: fresh pages cost as much as the work (recycled once their arrays are gone)
+
+#: outputs of at least this many bytes come from :class:`_OutputBuffers`; smaller ones from ``np.empty``
+OUTPUT_POOL_MIN_BYTES = 4 << 20
+#: default of ``PTONUM_OUTPUT_POOL_MIB``: MiB of released output buffers kept for reuse (0: none)
+DEFAULT_OUTPUT_POOL_MIB = 256
+_POOL_GRAIN = 2 << 20  # buffer capacities are multiples of a transparent huge page
+_POOL_ALIGN = 64  # every buffer starts on a cache line
+
+
+def _output_pool_bytes() -> int:
+    """``PTONUM_OUTPUT_POOL_MIB`` in bytes (the default when unset or unreadable)."""
+    text = os.environ.get("PTONUM_OUTPUT_POOL_MIB", "")
+    try:
+        return max(0, int(text)) << 20 if text.strip() else DEFAULT_OUTPUT_POOL_MIB << 20
+    except ValueError:
+        return DEFAULT_OUTPUT_POOL_MIB << 20
+
+
+class _Lease:
+    """The owner (``base``) of an output array cut from a recycled buffer.
+
+    Every view of the array keeps this object alive; when the last one is gone, Python frees it
+    and its buffer goes back to the pool, so a buffer is never handed out while any array still
+    refers to its memory.
+    """
+
+    __slots__ = ("__array_interface__", "_raw", "_pool")
+
+    def __init__(self, raw: np.ndarray, pool: "_OutputBuffers", shape: Tuple[int, ...], dtype: np.dtype) -> None:
+        self._raw = raw
+        self._pool = pool
+        start = raw.ctypes.data
+        start += -start % _POOL_ALIGN
+        self.__array_interface__ = {"shape": shape, "typestr": dtype.str, "data": (start, False), "version": 3}
+
+    def __del__(self) -> None:
+        try:
+            self._pool.give_back(self._raw)
+        except Exception:  # pragma: no cover - interpreter shutdown: the memory is simply freed
+            pass
+
+
+class _OutputBuffers:
+    """Large output arrays whose memory is recycled after their arrays are gone.
+
+    A fresh ``np.empty`` of tens of MiB comes from a new ``mmap``: the kernel faults in and zeroes
+    every page on the first write, which for an FP32 -> BF16/FP16 tile costs as much CPU time as
+    the conversion (glibc keeps freed blocks for reuse only below 32 MiB).  Here a released buffer
+    (whose last array has been freed, see :class:`_Lease`) is kept, up to ``PTONUM_OUTPUT_POOL_MIB``
+    MiB in all (default :data:`DEFAULT_OUTPUT_POOL_MIB`, the oldest dropped first), and handed to
+    the next output of the same capacity.  Contents are never read: every output is fully written.
+    List operations are atomic under the GIL; no lock (a lease may be freed by a collection that
+    runs inside :meth:`empty`).
+    """
+
+    def __init__(self) -> None:
+        self._free: List[np.ndarray] = []
+
+    def empty(self, shape: Tuple[int, ...], dtype: Any) -> np.ndarray:
+        """An uninitialised C-contiguous array, 64-byte aligned when recycled."""
+        dt = np.dtype(dtype)
+        nbytes = dt.itemsize * int(np.prod(shape, dtype=np.int64))
+        if nbytes < OUTPUT_POOL_MIN_BYTES or _output_pool_bytes() == 0:
+            return np.empty(shape, dt)
+        cap = -(-nbytes // _POOL_GRAIN) * _POOL_GRAIN + _POOL_ALIGN
+        raw = None
+        for cand in list(self._free):
+            if cand.size == cap:
+                try:
+                    self._free.remove(cand)
+                except ValueError:  # taken meanwhile by another thread
+                    continue
+                raw = cand
+                break
+        if raw is None:
+            raw = np.empty(cap, np.uint8)
+        return np.asarray(_Lease(raw, self, tuple(int(d) for d in shape), dt))
+
+    def give_back(self, raw: np.ndarray) -> None:
+        """Keep a released buffer (newest last), dropping the oldest beyond the size limit."""
+        limit = _output_pool_bytes()
+        if raw.size > limit:
+            return
+        self._free.append(raw)
+        while sum(b.size for b in self._free) > limit:
+            try:
+                self._free.pop(0)
+            except IndexError:  # pragma: no cover - emptied by another thread
+                break
+
+    def clear(self) -> None:
+        """Drop every kept buffer (their memory returns to the system)."""
+        self._free.clear()
+
+
+_OUTPUTS = _OutputBuffers()
+
+
+def release_output_buffers() -> None:
+    """Return the memory of released output buffers to the system now.
+
+    Large outputs (``d_bits`` of :func:`compute`, at least 4 MiB) are cut from buffers that
+    are kept after their arrays are gone, up to ``PTONUM_OUTPUT_POOL_MIB`` MiB (default 256;
+    0 turns the reuse off), so that the next tile of the same size writes into memory that
+    is already mapped instead of paying the page faults and kernel zeroing of fresh pages.
+    A buffer is reused only after every array and view of it has been freed.
+
+    Source: no spec counterpart (memory management).
+    """
+    _OUTPUTS.clear()
+
+
 #: with ``progress``, row blocks are sized to take about this long (seconds), so the caller's
 #: progress display moves several times a second in every engine (the reference engine included)
 PROGRESS_BLOCK_SECONDS = 0.2
@@ -788,7 +904,7 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
     first_group = group - plan.origin[1] % group if group else 0  # columns of the first (maybe partial) group
     aligned = first_group == group
     init = plan.row_max_in if plan.full_width else None
-    d_bits = np.empty((m, n), destination_dtype(plan.dst_type))
+    d_bits = _OUTPUTS.empty((m, n), destination_dtype(plan.dst_type))
     row_out = np.empty((m, 1), np.uint32) if attrs.row_max_en else None
     n_groups = plan.group_columns.stop - plan.group_columns.start
     group_out = np.empty((m, n_groups), np.uint32) if attrs.group_max_en else None

@@ -1765,13 +1765,14 @@ def _fp19_f64(words: np.ndarray, shift: int) -> np.ndarray:
     return f32.view(np.float32).astype(np.float64).reshape(-1)
 
 
-def _line_aligned(a: np.ndarray) -> np.ndarray:
-    """A copy of a 1-D array whose data starts on a 64-byte boundary (numpy guarantees 16)."""
-    buf = np.empty(a.size * a.itemsize + 64, np.uint8)
-    start = -buf.ctypes.data % 64
-    out = buf[start:start + a.size * a.itemsize].view(a.dtype)
-    out[...] = a
-    return out
+def _aligned_rows(k: int, size: int) -> Tuple[np.ndarray, ...]:
+    """``k`` uninitialised float64 arrays of ``size`` elements cut from one buffer, each starting on a
+    64-byte boundary (numpy guarantees 16): the S32 loop reads them with 32-byte vector loads, and an
+    aligned row never has a load straddle two cache lines."""
+    stride = -(-size // 8) * 8  # elements per row, a multiple of 64 bytes
+    buf = np.empty(k * stride + 8, np.float64)
+    start = (-buf.ctypes.data % 64) // 8
+    return tuple(buf[start + i * stride:start + i * stride + size] for i in range(k))
 
 
 def _param_layout(words: np.ndarray, m: int, n: int, per_element: bool) -> Tuple[np.ndarray, int, int]:
@@ -1852,23 +1853,38 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
             fast = 4
         elif dst == D_HIF8 and mode == R_RHB:
             fast = 5
-    # every parameter array indexed [row stride * i + j]: one scalar word becomes a row of copies
-    scale, offs, shifts, alpha = (np.full(n, arr[0]) if arr.size == 1 else arr
-                                  for arr in (scale, offs, shifts, alpha))
-    offs_f, blo, bhi = _EMPTY_F64, _EMPTY_F64, _EMPTY_F64
     if kind == KIND_GENERAL and src == SRC_S32 and offw > 0 and (relu < 2 or rrow == qrow):
         fast = 3
         if flags_out is None and (red_type is None or tables.KERNEL_ACC[red_type] == SRC_S32):
             fast = 7
-            # per-column bounds of r + offset: clamp(clamp(r, S5/S9/S17) + offset, destination)
-            dfacts = tables.DESTINATIONS[cfg.dst]
-            lo, hi = float(dfacts.minimum), float(dfacts.maximum)
-            half = float(1 << (offw - 1))
-            offs_f = offs.astype(np.float64)
-            blo = np.maximum(offs_f - half, lo)
-            bhi = np.minimum(offs_f + (half - 1.0), hi)
-            # the loop reads these with 32-byte vector loads: cache-line aligned, no load straddles two lines
-            scale, alpha, offs_f, blo, bhi = (_line_aligned(a) for a in (scale, alpha, offs_f, blo, bhi))
+    offs_f, blo, bhi = _EMPTY_F64, _EMPTY_F64, _EMPTY_F64
+    if fast == 7:
+        # the S32 loop reads scale, alpha and the per-column bounds of r + offset
+        # (clamp(clamp(r, S5/S9/S17) + offset, destination)) with 32-byte vector loads: one
+        # cache-line-aligned buffer, each array written in place (a scalar word: one fill)
+        dfacts = tables.DESTINATIONS[cfg.dst]
+        lo, hi = float(dfacts.minimum), float(dfacts.maximum)
+        half = float(1 << (offw - 1))
+        size = max(n, scale.size, alpha.size)
+        sc_a, al_a, offs_f, blo, bhi = _aligned_rows(5, size)
+        for dst_a, src_a in ((sc_a, scale), (al_a, alpha)):
+            if src_a.size == 1:
+                dst_a.fill(src_a[0])
+            else:
+                dst_a[...] = src_a
+        scale, alpha = sc_a, al_a
+        if offs.size == 1:
+            o = float(offs[0])
+            offs_f.fill(o)
+            blo.fill(max(o - half, lo))
+            bhi.fill(min(o + (half - 1.0), hi))
+        else:
+            offs_f[...] = offs
+            np.maximum(np.subtract(offs_f, half, out=blo), lo, out=blo)
+            np.minimum(np.add(offs_f, half - 1.0, out=bhi), hi, out=bhi)
+    # every parameter array indexed [row stride * i + j]: one scalar word becomes a row of copies
+    scale, offs, shifts, alpha = (np.full(n, arr[0]) if arr.size == 1 else arr
+                                  for arr in (scale, offs, shifts, alpha))
     want_flags = flags_out is not None
     fl = flags_out if flags_out is not None else np.zeros(1, np.uint8)
     red_t = tables.KERNEL_ACC[red_type] if red_type is not None else 0
