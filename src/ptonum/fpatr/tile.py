@@ -389,11 +389,12 @@ def _scalar_word(name: str, value: Any) -> int:
     return iv
 
 
-def _presence(name: str, given: bool, needed: bool, why_needed: str, why_not: str) -> None:
+def _presence(name: str, given: bool, needed: bool, why_needed: Callable[[], str],
+              why_not: Callable[[], str]) -> None:
     if needed and not given:
-        raise TileLegalityError(f"{name} is missing: {why_needed} ({_RULE_SOURCES[name]})")
+        raise TileLegalityError(f"{name} is missing: {why_needed()} ({_RULE_SOURCES[name]})")
     if given and not needed:
-        raise TileLegalityError(f"{name} was given but is not an operand: {why_not} ({_RULE_SOURCES[name]})")
+        raise TileLegalityError(f"{name} was given but is not an operand: {why_not()} ({_RULE_SOURCES[name]})")
 
 
 def _check_status(status: Any) -> Optional[StatusRegister]:
@@ -620,24 +621,28 @@ def _preflight(arr: Optional[np.ndarray], shape: Tuple[int, ...], dtype: np.dtyp
     m, n = _check_acc_shape(shape)
     check_accumulator_type(mode, t)
 
-    # Parameter presence (B.IOR dense order / Local source order, ADR-0064).
-    mode_desc = f"PreQuantMode {int(mode)} ({mode.name}) takes a {info.parameter} parameter"
-    _presence("quant_param", quant_param is not None, info.parameter == "scalar",
-              f"{mode_desc} from the B.IOR stream",
-              mode_desc if info.parameter != "none" else f"PreQuantMode {int(mode)} ({mode.name}) takes no parameter")
-    _presence("quant_tile", quant_tile is not None, info.parameter == "vector",
-              f"{mode_desc} tile (1 x {n} U64)",
-              mode_desc if info.parameter != "none" else f"PreQuantMode {int(mode)} ({mode.name}) takes no parameter")
+    # Parameter presence (B.IOR dense order / Local source order, ADR-0064); the texts are made
+    # only for a violation (formatting them on every call was a measurable part of a call)
     relu = int(attrs.relu_mode)
+
+    def no_param() -> str:
+        if info.parameter != "none":
+            return f"PreQuantMode {int(mode)} ({mode.name}) takes a {info.parameter} parameter"
+        return f"PreQuantMode {int(mode)} ({mode.name}) takes no parameter"
+
+    _presence("quant_param", quant_param is not None, info.parameter == "scalar",
+              lambda: f"{no_param()} from the B.IOR stream", no_param)
+    _presence("quant_tile", quant_tile is not None, info.parameter == "vector",
+              lambda: f"{no_param()} tile (1 x {n} U64)", no_param)
     _presence("relu_param", relu_param is not None, relu == 2,
-              "ReluMode=2 (scalar LReLU/PReLU) reads one FP19 word from the B.IOR stream",
-              f"only ReluMode=2 takes a scalar activation word (ReluMode={relu})")
+              lambda: "ReluMode=2 (scalar LReLU/PReLU) reads one FP19 word from the B.IOR stream",
+              lambda: f"only ReluMode=2 takes a scalar activation word (ReluMode={relu})")
     _presence("relu_tile", relu_tile is not None, relu == 3,
-              f"ReluMode=3 (vector PReLU) reads a 1 x {n} U64 activation tile",
-              f"only ReluMode=3 takes an activation tile (ReluMode={relu})")
+              lambda: f"ReluMode=3 (vector PReLU) reads a 1 x {n} U64 activation tile",
+              lambda: f"only ReluMode=3 takes an activation tile (ReluMode={relu})")
     _presence("row_max_in", row_max_in is not None, attrs.row_max_init,
-              f"RowMaxInit=1 reads RowMaxIn, {m} x 1 of the accumulator type",
-              "RowMaxIn is read only when RowMaxEn=1 and RowMaxInit=1")
+              lambda: f"RowMaxInit=1 reads RowMaxIn, {m} x 1 of the accumulator type",
+              lambda: "RowMaxIn is read only when RowMaxEn=1 and RowMaxInit=1")
 
     qp: np.ndarray
     if info.parameter == "scalar":
@@ -746,7 +751,7 @@ ProgressFn = Callable[[int, int], None]
 #: outputs of at least this many bytes come from :class:`_OutputBuffers`; smaller ones from ``np.empty``
 OUTPUT_POOL_MIN_BYTES = 4 << 20
 #: default of ``PTONUM_OUTPUT_POOL_MIB``: MiB of released output buffers kept for reuse (0: none)
-DEFAULT_OUTPUT_POOL_MIB = 256
+DEFAULT_OUTPUT_POOL_MIB = 128
 _POOL_GRAIN = 2 << 20  # buffer capacities are multiples of a transparent huge page
 _POOL_ALIGN = 64  # every buffer starts on a cache line
 
@@ -803,7 +808,9 @@ class _OutputBuffers:
     def empty(self, shape: Tuple[int, ...], dtype: Any) -> np.ndarray:
         """An uninitialised C-contiguous array, 64-byte aligned when recycled."""
         dt = np.dtype(dtype)
-        nbytes = dt.itemsize * int(np.prod(shape, dtype=np.int64))
+        nbytes = dt.itemsize
+        for d in shape:
+            nbytes *= int(d)
         if nbytes < OUTPUT_POOL_MIN_BYTES or _output_pool_bytes() == 0:
             return np.empty(shape, dt)
         cap = -(-nbytes // _POOL_GRAIN) * _POOL_GRAIN + _POOL_ALIGN
@@ -844,7 +851,7 @@ def release_output_buffers() -> None:
     """Return the memory of released output buffers to the system now.
 
     Large outputs (``d_bits`` of :func:`compute`, at least 4 MiB) are cut from buffers that
-    are kept after their arrays are gone, up to ``PTONUM_OUTPUT_POOL_MIB`` MiB (default 256;
+    are kept after their arrays are gone, up to ``PTONUM_OUTPUT_POOL_MIB`` MiB (default 128;
     0 turns the reuse off), so that the next tile of the same size writes into memory that
     is already mapped instead of paying the page faults and kernel zeroing of fresh pages.
     A buffer is reused only after every array and view of it has been freed.

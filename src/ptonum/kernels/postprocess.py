@@ -1752,6 +1752,10 @@ def _step_kernel(cur: Any, cand: Any, t: int, max_abs: bool, out: Any, fl: Any) 
 _EMPTY_F64 = np.zeros(1, np.float64)
 _EMPTY_F32 = np.zeros(1, np.float32)
 _EMPTY_I64 = np.zeros(1, np.int64)
+# stand-ins for the optional outputs/inputs a call does not have (the kernel never touches them then)
+_UNUSED_U8 = np.zeros(1, np.uint8)
+_UNUSED_U32 = np.zeros(1, np.uint32)
+_SPECIALS: Dict[Tuple[int, ...], np.ndarray] = {}  # cfg.special -> int64 array (read-only use)
 
 
 def _fp19_f64(words: np.ndarray, shift: int) -> np.ndarray:
@@ -1763,6 +1767,21 @@ def _fp19_f64(words: np.ndarray, shift: int) -> np.ndarray:
     """
     f32 = (((words >> np.uint64(shift)) & np.uint64(0x7FFFF)) << np.uint64(13)).astype(np.uint32)
     return f32.view(np.float32).astype(np.float64).reshape(-1)
+
+
+_CONSTANT_ROWS: Dict[Tuple[int, str, bytes], np.ndarray] = {}
+
+
+def _constant_row(n: int, one: np.ndarray) -> np.ndarray:
+    """``n`` copies of the one element of ``one``, kept for the next call with the same ``n`` and value
+    (a handful of rows: a call's scalar parameters).  The kernel only reads parameter rows."""
+    key = (n, one.dtype.char, one.tobytes())
+    row = _CONSTANT_ROWS.get(key)
+    if row is None:
+        if len(_CONSTANT_ROWS) >= 64:
+            _CONSTANT_ROWS.clear()
+        row = _CONSTANT_ROWS.setdefault(key, np.full(n, one[0]))
+    return row
 
 
 def _aligned_rows(k: int, size: int) -> Tuple[np.ndarray, ...]:
@@ -1839,7 +1858,9 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
         if relu >= 2:
             rf, rrow, rcol = _param_layout(r, m, n, per_element)
             alpha = _fp19_f64(rf, 0)
-    spec = np.array(cfg.special, np.int64)
+    spec = _SPECIALS.get(cfg.special)
+    if spec is None:
+        spec = _SPECIALS.setdefault(cfg.special, np.array(cfg.special, np.int64))
     negzero = cfg.negative_zero
     fast = 0
     if kind == KIND_GENERAL and src == SRC_FP32 and offw == 0 and flags_out is None \
@@ -1883,14 +1904,14 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
             np.maximum(np.subtract(offs_f, half, out=blo), lo, out=blo)
             np.minimum(np.add(offs_f, half - 1.0, out=bhi), hi, out=bhi)
     # every parameter array indexed [row stride * i + j]: one scalar word becomes a row of copies
-    scale, offs, shifts, alpha = (np.full(n, arr[0]) if arr.size == 1 else arr
+    scale, offs, shifts, alpha = (_constant_row(n, arr) if arr.size == 1 else arr
                                   for arr in (scale, offs, shifts, alpha))
     want_flags = flags_out is not None
-    fl = flags_out if flags_out is not None else np.zeros(1, np.uint8)
+    fl = flags_out if flags_out is not None else _UNUSED_U8
     red_t = tables.KERNEL_ACC[red_type] if red_type is not None else 0
-    ro = row_out if row_out is not None else np.zeros(1, np.uint32)
-    ini = init if init is not None else np.zeros(1, np.uint32)
-    go = group_out if group_out is not None else np.zeros(1, np.uint32)
+    ro = row_out if row_out is not None else _UNUSED_U32
+    ini = init if init is not None else _UNUSED_U32
+    go = group_out if group_out is not None else _UNUSED_U32
     rowflags = row_flags if row_flags is not None else np.zeros(max(m, 1), np.uint8)
     # FP19 multipliers are exact in float32: the FP32 -> E4M3/HiF8 loops work on 8 float32 lanes
     scale32 = scale.astype(np.float32) if fast in (4, 5) else _EMPTY_F32
