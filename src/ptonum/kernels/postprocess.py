@@ -967,31 +967,30 @@ def _e4m3_word(nx: Any, uf: Any, of: Any, rare: Any) -> Any:
 
 
 @njit(inline="always")
-def _hif8_product(x: Any, sc: Any, al: Any, zerom: Any, altm: Any) -> Tuple[Any, Any]:
-    """The exact product source x multiplier (MatrixSelectedMultiplier, select form) for HiF8:
-    (its magnitude rounded to float32 *to odd*, as bits; the float32 product's bits, for the sign).
-    ``altm``/``zerom``: all ones when a negative source takes ``al`` (LReLU/PReLU) / zero (ReLU),
-    else 0 (lane masks, not booleans: a boolean ANDed per lane costs mask packing).
+def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any]:
+    """The exact product source x multiplier (MatrixSelectedMultiplier) for HiF8: (its magnitude
+    rounded to float32 *to odd*, as bits; the float32 product's bits, for the sign).  ``mp``/``mn``:
+    the multiplier of a positive / negative source (the scale, or for a negative source 0 (ReLU)
+    or alpha (LReLU/PReLU); :func:`run_tile` lays them out), chosen by the sign bit.
 
     As :func:`_odd_product32` (float32 product, exact remainder by a fused multiply-add), on the
-    magnitude: the truncation is |p| or, when the exact magnitude is below |p| (remainder and p
-    of opposite signs), the float one ulp below; an inexact product sets the last bit.  Rounding
+    magnitude: the truncation is |p| or, when the exact magnitude is below |p| (err * p < 0; it
+    underflows to 0 only for products far below 2^-23, where one ulp does not matter), the float
+    one ulp below; an inexact product sets the last bit.  Rounding
     to odd onto 24 bits and then once more to at most 4 significant bits (HiF8) equals rounding
     the exact value once, and keeps every threshold (powers of two, their midpoints, 2^15).  A
     product below 2^-100 (where the remainder may underflow) only needs to stay a nonzero value
     far below 2^-23: it becomes the smallest subnormal."""
-    sx = np.uint32(_sar32(np.int32(x), np.int32(31)))  # all ones for a negative source
-    mbits = np.uint32(_f32_bits(al) if np.int32(x & altm) < np.int32(0) else _f32_bits(sc))
-    m = _u32_f32(np.uint32(mbits & ~np.uint32(sx & zerom)))
+    m = mn if np.int32(x) < np.int32(0) else mp  # one blend on the sign bit
     xf = _u32_f32(x)
     p = xf * m
     err = _fma32(xf, m, -p)
     pb = _f32_bits(p)
-    inexact = err != np.float32(0.0)
-    down = np.uint32(_sar32(np.int32(_f32_bits(err) ^ pb), np.int32(31))) if inexact else np.uint32(0)
-    ab = np.uint32(np.uint32(np.uint32(pb & np.uint32(0x7FFFFFFF)) + down) | (np.uint32(1) if inexact else np.uint32(0)))
-    tiny = (np.int32(ab) < np.int32(27 << FP32_FRAC)) & (np.uint32(x << np.uint32(1)) != np.uint32(0)) \
-        & (m != np.float32(0.0))
+    down = np.uint32(0xFFFFFFFF) if err * p < np.float32(0.0) else np.uint32(0)  # exact magnitude below |p|
+    ab = np.uint32(np.uint32(np.uint32(pb & np.uint32(0x7FFFFFFF)) + down)
+                   | (np.uint32(1) if err != np.float32(0.0) else np.uint32(0)))
+    nonzero = min(np.uint32(x << np.uint32(1)), np.uint32(_f32_bits(m) << np.uint32(1)))  # 0 if x or m is 0
+    tiny = (np.int32(ab) < np.int32(27 << FP32_FRAC)) & (nonzero != np.uint32(0))
     return (np.uint32(1) if tiny else ab), pb
 
 
@@ -1033,11 +1032,11 @@ def _hif8_code(r: Any) -> Any:
 
 
 @njit(inline="always")
-def _hif8_lane(x: Any, sc: Any, al: Any, zerom: Any, altm: Any, ovf_pos: Any, ovf_neg: Any
-               ) -> Tuple[Any, Any]:
+def _hif8_lane(x: Any, mp: Any, mn: Any, ovf_pos: Any, ovf_neg: Any) -> Tuple[Any, Any]:
     """One HiF8 element under RHB: (code, flag word), 8 x 32-bit lanes.
 
-    Integer rounding of the odd-rounded magnitude ab (:func:`_hif8_product`): with mb mantissa bits
+    ``mp``/``mn``: the multipliers of a positive / negative source (:func:`_hif8_product`).
+    Integer rounding of the odd-rounded magnitude ab: with mb mantissa bits
     in ab's binade (:func:`_hif8_mbits`), adding half a quantum (minus one for a negative value)
     and clearing the 23 - mb low bits rounds to nearest with RHB's ties (away from zero for a
     positive value, toward zero for a negative one); a carry moves into the next binade by
@@ -1046,7 +1045,7 @@ def _hif8_lane(x: Any, sc: Any, al: Any, zerom: Any, altm: Any, ovf_pos: Any, ov
     sign); |v| > 32768 overflows (+-Inf 0x6F/0xEF, or with Sat +-32768 0x6E/0xEE, OF|NX); NX when
     the rounded magnitude differs, UF also below 2^-15.  A -0 source gives 0 with no flag, as the
     signed-zero rule does for HiF8; NaN/Inf sources are rare (redone by :func:`_element`)."""
-    ab, pb = _hif8_product(x, sc, al, zerom, altm)
+    ab, pb = _hif8_product(x, mp, mn)
     sgn = _shr32(pb, np.uint32(31))
     ia = np.int32(ab)
     mb = _hif8_mbits(ab)
@@ -1291,29 +1290,25 @@ def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
 
 
 @njit
-def _hif8_pass(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any) -> Any:
+def _hif8_pass(a_: Any, o_: Any, sc_: Any, al_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
     """The vector loop of the HIF8 row: the OR of the lanes' flag words."""
-    zerom = np.uint32(0xFFFFFFFF) if zero_neg else np.uint32(0)
-    altm = np.uint32(0xFFFFFFFF) if alt_neg else np.uint32(0)
     acc = np.uint32(0)
     for j in range(a_.size):
         x = a_[j]
-        code, fw = _hif8_lane(x, sc_[j], al_[j], zerom, altm, ovf_pos, ovf_neg)
+        code, fw = _hif8_lane(x, sc_[j], al_[j], ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
         acc = np.uint32(acc | fw)
     return acc
 
 
 @njit
-def _hif8_pass_max(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any, absm: Any) -> Tuple[Any, Any]:
+def _hif8_pass_max(a_: Any, o_: Any, sc_: Any, al_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any) -> Tuple[Any, Any]:
     """:func:`_hif8_pass` that also takes the row's fold key maximum (valid without rare sources)."""
-    zerom = np.uint32(0xFFFFFFFF) if zero_neg else np.uint32(0)
-    altm = np.uint32(0xFFFFFFFF) if alt_neg else np.uint32(0)
     acc = np.uint32(0)
     kmax = np.uint32(0)
     for j in range(a_.size):
         x = a_[j]
-        code, fw = _hif8_lane(x, sc_[j], al_[j], zerom, altm, ovf_pos, ovf_neg)
+        code, fw = _hif8_lane(x, sc_[j], al_[j], ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
         acc = np.uint32(acc | fw)
         kmax = max(kmax, _fp32_key_number(x, absm))
@@ -1321,14 +1316,12 @@ def _hif8_pass_max(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg
 
 
 @njit
-def _hif8_pass_keys(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_neg: bool, ovf_pos: Any, ovf_neg: Any, absm: Any, kb: Any) -> Any:
+def _hif8_pass_keys(a_: Any, o_: Any, sc_: Any, al_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any, kb: Any) -> Any:
     """:func:`_hif8_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
-    zerom = np.uint32(0xFFFFFFFF) if zero_neg else np.uint32(0)
-    altm = np.uint32(0xFFFFFFFF) if alt_neg else np.uint32(0)
     acc = np.uint32(0)
     for j in range(a_.size):
         x = a_[j]
-        code, fw = _hif8_lane(x, sc_[j], al_[j], zerom, altm, ovf_pos, ovf_neg)
+        code, fw = _hif8_lane(x, sc_[j], al_[j], ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
         acc = np.uint32(acc | fw)
         kb[j] = _fp32_key_number(x, absm)
@@ -1338,19 +1331,18 @@ def _hif8_pass_keys(a_: Any, o_: Any, sc_: Any, al_: Any, zero_neg: bool, alt_ne
 @njit
 def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
                   fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
-    """FP32 -> HiF8 under RHB (modes 25/28): :func:`_hif8_lane` on 32-bit lanes;
-    NaN/Inf sources are redone by :func:`_element`."""
+    """FP32 -> HiF8 under RHB (modes 25/28): :func:`_hif8_lane` on 32-bit lanes, ``sc32_``/``al32_``
+    the multipliers of a positive / negative source (:func:`run_tile`); NaN/Inf sources are
+    redone by :func:`_element`."""
     ovf_pos = np.uint32(HIF8_SAT_POS) if sat else np.uint32(HIF8_OVF_POS)
     ovf_neg = np.uint32(HIF8_SAT_NEG) if sat else np.uint32(HIF8_OVF_NEG)
-    zero_neg = relu == 1
-    alt_neg = relu >= 2
     if not fold:
-        acc = _hif8_pass(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg)
+        acc = _hif8_pass(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
     elif seg >= a_.size:
-        acc, k0 = _hif8_pass_max(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg, absm)
+        acc, k0 = _hif8_pass_max(a_, o_, sc32_, al32_, ovf_pos, ovf_neg, absm)
         gk[0] = k0
     else:
-        acc = _hif8_pass_keys(a_, o_, sc32_, al32_, zero_neg, alt_neg, ovf_pos, ovf_neg, absm, kb)
+        acc = _hif8_pass_keys(a_, o_, sc32_, al32_, ovf_pos, ovf_neg, absm, kb)
         _group_max(kb, seg, gk)
     res = np.int64(acc) & _ALL_FLAGS
     rare = (acc & np.uint32(_RARE)) != np.uint32(0)
@@ -1916,8 +1908,8 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
     # FP19 multipliers are exact in float32: the FP32 -> E4M3/HiF8 loops work on 8 float32 lanes
     scale32 = scale.astype(np.float32) if fast in (4, 5) else _EMPTY_F32
     alpha32 = alpha.astype(np.float32) if fast in (4, 5) else _EMPTY_F32
-    if fast == 4 and relu < 2:
-        # the E4M3 loop reads the multiplier of a negative source as an array laid out like the
+    if fast in (4, 5) and relu < 2:
+        # the E4M3/HiF8 loops read the multiplier of a negative source as an array laid out like the
         # scale: the scale itself (ReluMode NONE) or 0 (RELU); alpha is not read then
         alpha, rrow, rcol = scale, qrow, qcol
         alpha32 = scale32 if relu == 0 else np.zeros_like(scale32)
