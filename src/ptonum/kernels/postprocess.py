@@ -1088,12 +1088,14 @@ def _fp32_span(lane: int, fold: bool, a: Any, o: Any, sc: Any, al: Any, p: Any, 
     kmax = np.uint32(0)
     for j in range(a.size):
         x = a[j]
-        # a lane added here must be called with its own arity (numba binds the arguments of every
-        # branch when it inlines, before pruning); E4M3 and HiF8 keep their own passes for now
         if lane == LANE_BF16:
             code, fw = _bf16_lane(x, p[0], p[1])
-        else:
+        elif lane == LANE_FP16:
             code, fw = _f16_lane(x, p[0], p[1])
+        elif lane == LANE_E4M3:
+            code, fw = _e4m3_lane(x, sc[j], al[j], p[0], p[1], p[2], p[3])
+        else:
+            code, fw = _hif8_lane(x, sc[j], al[j], p[0], p[1], p[2], p[3])
         o[j] = code  # the carrier's low 16 or 8 bits
         acc = np.uint32(acc | fw)
         if fold:
