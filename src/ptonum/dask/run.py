@@ -85,25 +85,38 @@ def _name(key: Any) -> str:
     return key[0] if isinstance(key, tuple) else str(key)
 
 
-def _executing(names: Any, dask_worker: Any = None) -> int:
-    """On a worker: how many of its executing tasks belong to the key names ``names``."""
+def _known_to_worker(names: Any, dask_worker: Any = None) -> int:
+    """On a worker: how many tasks of the key names ``names`` it still holds in any state (queued,
+    executing, cancelled while executing, finished in memory).  A released task is forgotten only
+    once it can no longer run or write."""
     state = getattr(dask_worker, "state", None)
-    tasks = getattr(state, "executing", ()) or ()
-    return sum(1 for ts in tasks if _name(ts.key) in names)
+    tasks = getattr(state, "tasks", None) or {}
+    return sum(1 for key in list(tasks) if _name(key) in names)
+
+
+def _known_to_scheduler(names: Any, dask_scheduler: Any = None) -> int:
+    """On the scheduler: how many tasks of the key names ``names`` it still tracks (a task not yet
+    sent to a worker could still be sent after the workers were asked)."""
+    tasks = getattr(dask_scheduler, "tasks", None) or {}
+    return sum(1 for key in list(tasks) if _name(key) in names)
 
 
 def _drain(client: Any, names: Any, timeout: float = 120.0) -> None:
-    """Wait (bounded) until no worker still executes a task of ``names``: a cancelled task that is
-    already running cannot be stopped, and it must not write into a temporary that is about to be
-    removed.  Best effort: a lost connection ends the wait."""
+    """Wait (bounded) until neither the scheduler nor any worker still knows a task of ``names``:
+    a released task that is already running cannot be stopped, a queued one may still start
+    before the release reaches its worker, and neither may write into a temporary that is about
+    to be removed.  Both are asked in each round (the release travels on another channel than
+    these questions, so "nothing executing right now" alone is not enough).  Best effort: a lost
+    connection ends the wait."""
     import time
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            counts = client.run(_executing, names)
+            on_scheduler = client.run_on_scheduler(_known_to_scheduler, names)
+            counts = client.run(_known_to_worker, names)
         except Exception:  # pragma: no cover - scheduler gone: nothing more to wait for
             return
-        if not any(counts.values()):
+        if not on_scheduler and not any(counts.values()):
             return
         time.sleep(0.1)
