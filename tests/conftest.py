@@ -5,11 +5,23 @@ from __future__ import annotations
 import csv
 import gzip
 import os
+import signal
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import numpy as np
 import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fault tests send real SIGINTs and expect Python's KeyboardInterrupt.  A shell that starts
+    a command in the background without job control (``cmd &``, ``nohup``) hands it SIGINT *ignored*,
+    and Python then keeps it ignored, so those signals would vanish; give SIGINT its usual Python
+    handler (the state of an interactive run) so the suite means the same wherever it is started.
+    Subprocesses started by the tests inherit the default action, as from a terminal."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 
