@@ -826,15 +826,6 @@ def _flag_word(nx: bool, uf: bool, of: bool, rare: bool) -> Any:
 
 
 @njit(inline="always")
-def _flag_word_product(x: Any, nx: bool, uf: bool, of: bool) -> Any:
-    """:func:`_flag_word` of a lane computed from a product: a NaN/Inf source's lane is garbage
-    (its flags dropped), and NaN/Inf and -0 sources are rare."""
-    sp = (x & FP32_INF) == FP32_INF
-    w = np.uint32(0) if sp else _flag_word(nx, uf, of, False)
-    return np.uint32(w | (np.uint32(_RARE) if (sp | (x == np.uint32(FP32_NEG_ZERO))) else np.uint32(0)))
-
-
-@njit(inline="always")
 def _relu_bits(x: Any, relum: Any) -> Any:
     """ReLU on FP32 bits with a multiplier of one: a negative source (sign set) becomes +0 when
     ``relum`` is all ones (ReluMode RELU), else unchanged (NaNs are redone apart)."""
@@ -873,34 +864,6 @@ def _f16_lane(x: Any, relum: Any, satm: Any) -> Tuple[Any, Any]:
     sat_code = np.uint32((h & np.uint32(FP16_NEG_ZERO)) | np.uint32(FP16_LARGEST))
     code = _sel(np.uint32(ovf) & satm, sat_code, h)
     return code, _flag_word(nx, nx & (ax < np.uint32(F16_TINY)), ovf, (x & FP32_INF) == FP32_INF)
-
-
-@njit(inline="always")
-def _odd_product32(x: Any, sc: Any, al: Any, zero_neg: bool, alt_neg: bool) -> Any:
-    """The exact product source x multiplier (MatrixSelectedMultiplier, select form; FP19
-    multipliers are exact in float32) rounded to float32 *to odd*, as float32 bits.
-
-    The product has up to 35 significant bits; float32 multiplication rounds it to nearest and
-    the fused multiply-add gives the exact remainder, so an inexact product with an even last
-    bit is moved one ulp toward the exact value.  Rounding to odd onto 24 bits, then once more
-    to a format of at most 6 bits (E4M3, HiF8) is the same as rounding the exact value once, in
-    every rounding mode, and keeps every threshold comparison (powers of two, 448, 32768).  A
-    product below 2^-100 (where the remainder may underflow) only needs to stay a nonzero
-    value far below both formats: it becomes the smallest subnormal of its sign."""
-    neg = np.int32(x) < np.int32(0)
-    m = al if (neg & alt_neg) else sc  # both loaded, bitwise & (no short-circuit branch): a select
-    m = np.float32(0.0) if (neg & zero_neg) else m
-    xf = _u32_f32(x)
-    p = xf * m
-    err = _fma32(xf, m, -p)
-    pb = _f32_bits(p)
-    up = (err > np.float32(0.0)) != (np.int32(pb) < np.int32(0))  # exact magnitude above |p|
-    step = np.uint32(1) if up else np.uint32(0xFFFFFFFF)
-    fix = (err != np.float32(0.0)) & ((pb & np.uint32(1)) == np.uint32(0))
-    pb = np.uint32(pb + step) if fix else pb
-    tiny = ((pb & np.uint32(FP32_INF)) < np.uint32(27 << 23)) & ((x & np.uint32(0x7FFFFFFF)) != np.uint32(0)) \
-        & (m != np.float32(0.0))
-    return np.uint32((pb & np.uint32(0x80000000)) | np.uint32(1)) if tiny else pb
 
 
 @njit(inline="always")
@@ -973,11 +936,10 @@ def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any]:
     the multiplier of a positive / negative source (the scale, or for a negative source 0 (ReLU)
     or alpha (LReLU/PReLU); :func:`run_tile` lays them out), chosen by the sign bit.
 
-    As :func:`_odd_product32` (float32 product, exact remainder by a fused multiply-add), on the
-    magnitude: the truncation is |p| or, when the exact magnitude is below |p| (err * p < 0; it
-    underflows to 0 only for products far below 2^-23, where one ulp does not matter), the float
-    one ulp below; an inexact product sets the last bit.  Rounding
-    to odd onto 24 bits and then once more to at most 4 significant bits (HiF8) equals rounding
+    A float32 product and its exact remainder by a fused multiply-add, on the magnitude: the
+    truncation is |p| or, when the exact magnitude is below |p| (err * p < 0; it underflows to 0
+    only for products far below 2^-23, where one ulp does not matter), the float one ulp below; an
+    inexact product sets the last bit.  Rounding to odd onto 24 bits and then once more to at most 4 significant bits (HiF8) equals rounding
     the exact value once, and keeps every threshold (powers of two, their midpoints, 2^15).  A
     product below 2^-100 (where the remainder may underflow) only needs to stay a nonzero value
     far below 2^-23: it becomes the smallest subnormal."""
