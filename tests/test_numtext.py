@@ -119,3 +119,22 @@ def test_quant_param_text_beyond_binary64_is_a_usage_error() -> None:
         for rounding in ("exact", "rne"):  # refused as inexact, or (rne) as an infinite FP19 scale
             with pytest.raises(PtonumError, match="inf"):
                 quant_param(text, 0, mode="REQ8", rounding=rounding)
+
+
+def test_format_facts_agree_with_their_owners() -> None:
+    """numtext keeps its own small table (it sits below datatypes); every width and NaN in it must be the
+    one datatypes' descriptors, CANONICAL_NANS and fp19 give (FP19's NaN was once a negative NaN, 0x7FE00)."""
+    from ptonum import fp19
+    from ptonum.datatypes import CANONICAL_NANS, DESCRIPTORS, TileDataType
+
+    for name, fmt in BINARY_FORMATS.items():
+        if name == "FP19":
+            assert (fmt.exponent_bits, fmt.fraction_bits, fmt.quiet_nan) == (8, 10, fp19.CANONICAL_NAN)
+            assert fp19.value_class(fmt.quiet_nan) == fp19.value_class(fp19.from_fp32(0x7FC00000))
+            continue
+        dt = TileDataType[name]
+        d = DESCRIPTORS[dt]
+        assert (fmt.exponent_bits, fmt.fraction_bits, fmt.width) == (d.exponent_bits_max, d.fraction_bits_max,
+                                                                     d.carrier_bits)
+        assert fmt.quiet_nan == CANONICAL_NANS[dt]
+    assert decimal_to_bits("-nan", "FP19", "v")[0] == fp19.from_fp32(0x7FC00000)

@@ -45,7 +45,8 @@ BINARY_FORMATS: Dict[str, BinaryFormat] = {
     "FP32": BinaryFormat("FP32", 8, 23, 0x7FC00000),
     "FP16": BinaryFormat("FP16", 5, 10, 0x7E00),
     "BF16": BinaryFormat("BF16", 8, 7, 0x7FC0),
-    "FP19": BinaryFormat("FP19", 8, 10, 0x7FE00),
+    # FP19's NaN is the one FP32ToFP19 gives every FP32 NaN (``fp19.CANONICAL_NAN``; sign bit 18 clear)
+    "FP19": BinaryFormat("FP19", 8, 10, 0x3FF00),
 }
 
 _NUMBER = re.compile(r"[+-]?(\d+(_?\d+)*(\.(\d+(_?\d+)*)?)?|\.\d+(_?\d+)*)([eE][+-]?\d+)?")
