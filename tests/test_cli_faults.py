@@ -464,6 +464,32 @@ def test_lying_headers_are_one_line_before_any_allocation(tmp_path: Path, acc_fi
                                          "dev.npy"])
 
 
+@pytest.mark.parametrize("body, reason", [
+    (b"\n" * (64 << 20), "decompresses to more than"),  # 64 MiB of blank lines in 64 KiB of gzip
+    (b"x\n" * (2 << 20), "need about"),  # 4 MiB of malformed lines: each keeps its message
+])
+def test_gzip_bomb_is_refused_before_it_is_expanded(tmp_path: Path, monkeypatch: Any, body: bytes,
+                                                    reason: str) -> None:
+    """A small vector/tile file that expands beyond what the machine can parse is one line, exit 2, before the
+    memory is taken (was: RSS grew to all 24 GiB and the OOM killer ended ptonum with no message).  The
+    machine is made small (256 MiB available) so the files stay small."""
+    import gzip
+
+    monkeypatch.setattr(ptonum.conformance.schema, "_available_memory", lambda: 256 << 20)
+    header = b"src_type,src_bits,rmode,sat,expected_bits,expected_flags\n"
+    for name in ("tcvt.csv.gz", "tiles.json.gz"):
+        (tmp_path / name).write_bytes(gzip.compress(header + body, compresslevel=1))
+        r = _run(["check", str(tmp_path / name)])
+        assert r.exit_code == 2, r.output
+        assert r.stderr.count("\n") == 1 and reason in r.stderr, r.stderr
+        assert r.stderr.startswith(f"ptonum check: error: {tmp_path / name}: "), r.stderr
+    # within the budget the same machine parses the file as before
+    ok = tmp_path / "ok.csv.gz"
+    ok.write_bytes(gzip.compress(header + b"FP32,0x3f800000,RNE,0,0x7f,0x00\n"))
+    r = _run(["check", str(ok)])
+    assert r.exit_code == 0, r.output
+
+
 def test_internal_error_is_one_line(monkeypatch: Any) -> None:
     """No traceback reaches a user from any command: a defect is still one line, exit 2."""
     def boom(*a: Any, **k: Any) -> None:
