@@ -23,8 +23,10 @@ def test_fp16_sweep_size_and_description() -> None:
     sw = tcvt_sweep("FP16")
     assert sw.inputs == 65536 * 7 * 2 == 917504
     assert "917,504 inputs" in sw.describe()
-    assert len(sw.partitions()) == 16 and sw.partitions()[-1] == (61440, 65536)
-    assert tcvt_sweep("FP32").hi == 1 << 32
+    assert sw.partitions() == [(0, 65536)]  # 2^18 codes per partition by default: one
+    fp32 = tcvt_sweep("FP32")
+    assert fp32.hi == 1 << 32 and len(fp32.partitions()) == 1 << 14
+    assert len(postprocess_sweep(pre_quant_mode="F322F16", acc_type="FP32").partitions()) == 1 << 15
 
 
 def test_sweep_records_and_resumes(tmp_path: Path) -> None:

@@ -31,7 +31,8 @@ def _common_options(fn: Any) -> Any:
     fn = click.option("--state", "state_dir", default=None, metavar="DIR",
                       help="Directory recording finished partitions (default: ptonum-sweep-OP-HASH here).")(fn)
     fn = click.option("--partition-size", type=click.IntRange(min=1), default=None,
-                      help="Codes per partition (one task each; default 4096 for tcvt, 16384 for postprocess).")(fn)
+                      help="Codes per partition (one task each; default 262144 for tcvt, 131072 for postprocess: "
+                           "about half a second of one core each).")(fn)
     fn = click.option("--range", "code_range", metavar="LO:HI", default=None,
                       help="Codes LO (inclusive) to HI (exclusive), decimal or 0x-hex (default: every code).")(fn)
     return fn
@@ -57,12 +58,12 @@ def tcvt(src_type: str, **options: Any) -> None:
     ptonum sweep tcvt --src-type FP32 --range 0x3f000000:0x40000000 --scheduler tcp://host:8786 --state s1 --resume
     ```
     """
-    from ..dask.sweep import parse_range, tcvt_sweep
+    from ..dask.sweep import TCVT_PARTITION, parse_range, tcvt_sweep
 
     with errors_to_exit("sweep tcvt", translate=False):
         width = 32 if src_type.upper() == "FP32" else 16
         lo, hi = parse_range(options["code_range"], width)
-        sw = tcvt_sweep(src_type.upper(), lo=lo, hi=hi, partition=options["partition_size"] or (1 << 12))
+        sw = tcvt_sweep(src_type.upper(), lo=lo, hi=hi, partition=options["partition_size"] or TCVT_PARTITION)
         _run("sweep tcvt", sw, options)
 
 
@@ -94,7 +95,7 @@ def postprocess(mode: str, relu: str, acc_type: Optional[str], rmode: str, sat: 
     ptonum sweep postprocess --mode REQ8 --scale 0.5 --offset -3 --sat --range 0:0x1000000 --workers 2
     ```
     """
-    from ..dask.sweep import parse_range, postprocess_sweep
+    from ..dask.sweep import POSTPROCESS_PARTITION, parse_range, postprocess_sweep
     from ..fpatr import mode_info, quant_param as make_qp, relu_param as make_rp, shift_param_word
     from ._common import parse_rmode
 
@@ -119,7 +120,7 @@ def postprocess(mode: str, relu: str, acc_type: Optional[str], rmode: str, sat: 
         sw = postprocess_sweep(pre_quant_mode=mode_value, relu_mode=relu_value,
                                acc_type=acc_type.upper() if acc_type else info.accumulator_types[0].name,
                                rmode=parse_rmode(rmode), sat=sat, quant_param=qword, relu_param=rword, lo=lo, hi=hi,
-                               partition=options["partition_size"] or (1 << 14))
+                               partition=options["partition_size"] or POSTPROCESS_PARTITION)
         _run("sweep postprocess", sw, options)
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import UsageError
 from ..publish import Publication, PublishError
 
-__all__ = ["Sweep", "SweepReport", "TCVT_RMODES", "tcvt_sweep", "postprocess_sweep", "run_partition", "run_sweep",
+__all__ = ["Sweep", "SweepReport", "TCVT_RMODES", "TCVT_PARTITION", "POSTPROCESS_PARTITION", "tcvt_sweep", "postprocess_sweep", "run_partition", "run_sweep",
            "parse_range", "report_json"]
 
 #: the seven B.DATR rounding modes a TCVT sweep covers (NONE resolves to RNE and is not repeated)
@@ -102,6 +102,15 @@ def parse_range(text: Optional[str], width: int) -> Tuple[int, int]:
     return lo, hi
 
 
+#: default codes per partition, chosen so that one partition is about half a second of one core (both
+#: engines; measured 2026-11-30: TCVT ~7M inputs/s, i.e. 2^18 FP32 codes x 14 (RMode, Sat) in ~0.55 s and
+#: ~70 MiB; B.FPATR element ~200K inputs/s, 2^17 codes in ~0.6 s): a task's scheduling cost (milliseconds
+#: on a cluster, ~50 ms on a loaded 2-core machine) stays small against its work, and a 2^32 sweep is
+#: 2^14 (TCVT) or 2^15 (post-process) partition records
+TCVT_PARTITION = 1 << 18
+POSTPROCESS_PARTITION = 1 << 17
+
+
 def _check_partition(partition: int) -> int:
     if isinstance(partition, bool) or not isinstance(partition, int) or partition < 1:
         raise UsageError(f"--partition-size = {partition!r}: expected a positive number of codes")
@@ -109,7 +118,7 @@ def _check_partition(partition: int) -> int:
 
 
 def tcvt_sweep(src_type: Any, *, lo: Optional[int] = None, hi: Optional[int] = None,
-               partition: int = 1 << 12) -> Sweep:
+               partition: int = TCVT_PARTITION) -> Sweep:
     """A TCVT-to-E8M0 sweep over source codes ``[lo, hi)`` (default: every code of the type).
 
     Raises :class:`UnsupportedConversionError` / :class:`UsageError` as :func:`ptonum.tcvt.to_e8m0`
@@ -132,7 +141,7 @@ def tcvt_sweep(src_type: Any, *, lo: Optional[int] = None, hi: Optional[int] = N
 
 def postprocess_sweep(*, pre_quant_mode: Any, relu_mode: Any = "NONE", acc_type: Any, rmode: Any = "NONE",
                       sat: Any = False, quant_param: Optional[int] = None, relu_param: Optional[int] = None,
-                      lo: int = 0, hi: int = 1 << 32, partition: int = 1 << 14) -> Sweep:
+                      lo: int = 0, hi: int = 1 << 32, partition: int = POSTPROCESS_PARTITION) -> Sweep:
     """A B.FPATR element sweep over accumulator codes ``[lo, hi)`` for one configuration.
 
     ``quant_param`` is the one word every element uses (a vector mode gets it in every column),
