@@ -329,6 +329,41 @@ def test_large_tile_fast_paths_match_numpy(monkeypatch: pytest.MonkeyPatch) -> N
                     assert (u is None and v is None) or np.array_equal(u, v)
 
 
+def test_tile_parameter_rows_follow_the_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel's parameter rows are kept per configuration and words (kernels.postprocess._tile_params):
+    a quant tile changed in place, another scalar word, or a tile that differs in one column each give
+    their own result (the reference engine's), never the kept rows of an earlier call."""
+    _use("kernel", monkeypatch)
+    from ptonum import fpatr
+
+    rng = np.random.default_rng(17)
+    m, n = 3, 40
+    acc = rng.integers(-(1 << 20), 1 << 20, (m, n), dtype=np.int32)
+    words = np.array([int(fpatr.quant_param(float(s), int(o), mode="VREQ8", rounding="rne"))
+                      for s, o in zip(rng.uniform(0.5, 2.0, n) * 2.0 ** -12, rng.integers(-20, 20, n))], np.uint64)
+    vreq8 = dict(pre_quant_mode="VREQ8", relu_mode="RELU", row_max_en=True)
+    req8 = dict(pre_quant_mode="REQ8")
+    rq = [int(fpatr.quant_param(2.0 ** -12, 3, mode="REQ8")), int(fpatr.quant_param(2.0 ** -11, -2, mode="REQ8"))]
+    calls: List[Tuple[Dict[str, Any], Dict[str, Any]]] = [(vreq8, dict(quant_tile=words))]
+    seen = []
+    for step in range(4):
+        if step == 1:
+            words[7] = int(fpatr.quant_param(2.0 ** -9, 5, mode="VREQ8", rounding="rne"))  # in place
+        if step == 2:
+            calls = [(vreq8, dict(quant_tile=words.copy()[::-1].copy())), (req8, dict(quant_param=rq[0]))]
+        if step == 3:
+            calls = [(req8, dict(quant_param=rq[1]))]
+        for attrs, kw in calls:
+            got = postprocess(acc, acc_type="S32", attributes=attrs, sat=True, **kw)
+            ref = postprocess(acc, acc_type="S32", attributes=attrs, sat=True, engine="reference", **kw)
+            assert np.array_equal(got.d_bits, ref.d_bits) and got.flags == ref.flags, (step, attrs)
+            assert (got.row_max_bits is None) == (ref.row_max_bits is None)
+            assert got.row_max_bits is None or np.array_equal(got.row_max_bits, ref.row_max_bits)
+            seen.append(got.d_bits)
+    assert not np.array_equal(seen[0], seen[1])  # the in-place change reached the kernel
+    assert not np.array_equal(seen[3], seen[4])  # two scalar words, two results
+
+
 def test_compile_all_reports_time() -> None:
     from ptonum.kernels.postprocess import compile_all
 

@@ -19,7 +19,8 @@ Source: ADR-0085 D174 (two engines, one result); no ASL counterpart.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Optional, Tuple
+import importlib
+from typing import Any, Callable, Dict, Literal, Optional, Tuple
 
 import numpy as np
 
@@ -57,9 +58,21 @@ def select(engine: Engine, size: int) -> Path:
         return "reference"
     if not tables.kernel_size(size):  # a small call never imports numba (start-up time)
         return "numpy"
-    from . import kernels  # deferred: importing numba costs ~0.2 s (seconds on a loaded machine)
+    # the environment was read just now (size and PTONUM_DISABLE_NUMBA); left: numba imports, no fork
+    return "numba" if _kernel_module("").numba_usable(size) else "numpy"
 
-    return "numba" if size and kernels.numba_enabled(size) else "numpy"
+
+_KERNEL_MODULES: Dict[str, Any] = {}
+
+
+def _kernel_module(name: str) -> Any:
+    """``ptonum.kernels`` (``name`` empty) or ``ptonum.kernels.<name>``, imported on first use (importing
+    numba costs ~0.2 s, seconds on a loaded machine) and then kept: a call pays no import statement."""
+    mod = _KERNEL_MODULES.get(name)
+    if mod is None:
+        mod = importlib.import_module(f"{__package__}.kernels" + (f".{name}" if name else ""))
+        _KERNEL_MODULES[name] = mod
+    return mod
 
 
 def kernels_available() -> bool:
@@ -79,9 +92,7 @@ def run_tile(acc: np.ndarray, **kw: Any) -> int:
     :class:`ptonum.tables.TileKernelConfig`); returns the OR of all flags.
     Source: ADR-0085 D175-D181; ``TileProfileMatrixPostProcessWithFlags``.
     """
-    from .kernels import postprocess
-
-    return int(postprocess.run_tile(acc, **kw))
+    return int(_kernel_module("postprocess").run_tile(acc, **kw))
 
 
 def encode_values(v: np.ndarray, dst_code: int, mode: int, sat: bool) -> Tuple[np.ndarray, np.ndarray, int]:

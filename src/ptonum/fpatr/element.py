@@ -244,9 +244,12 @@ class ElementConfig:
     rmode: RoundingMode
     sat: bool
 
-    @property
+    @functools.cached_property
     def kernel(self) -> TileKernelConfig:
-        """The same configuration as plain data for the compiled kernel (:class:`ptonum.tables.TileKernelConfig`)."""
+        """The same configuration as plain data for the compiled kernel (:class:`ptonum.tables.TileKernelConfig`).
+
+        Made once per configuration (:func:`resolve_element_config` hands out one shared instance
+        per configuration, and the value is kept on it)."""
         if int(self.mode) == 0 and self.relu == ReluMode.NONE:
             kind = KIND_PASS
         elif self.info.is_shift:
@@ -283,9 +286,13 @@ def element_config(pre_quant_mode: Any, relu_mode: Any, acc_type: Any, rmode: An
     return resolve_element_config(mode, relu, acc, parse_rounding_mode(rmode, "rmode"), s)
 
 
+@functools.lru_cache(maxsize=256, typed=True)
 def resolve_element_config(mode: PreQuantMode, relu: ReluMode, acc: TileDataType, rmode: RoundingMode,
                            sat: bool) -> ElementConfig:
     """:func:`element_config` on typed, already-checked values (B.DATR ``rmode`` may be NONE); no parsing.
+
+    One shared (immutable) instance per configuration, so what is derived from it
+    (:attr:`ElementConfig.kernel`) is made once, not on every tile call.
 
     Source: ADR-0085 D176-D180; ``MatrixFPATREffectiveControl``, ``BundleFPATROutputType``.
     """

@@ -48,7 +48,7 @@ import numpy as np
 from ..tables import DEFAULT_KERNEL_MIN_ELEMENTS, kernel_facts_stamp, kernel_min_elements
 
 __all__ = ["NUMBA_AVAILABLE", "DEFAULT_KERNEL_MIN_ELEMENTS", "kernel_min_elements", "numba_enabled", "njit",
-           "prange", "launch", "kernel_cache_warm", "kernel_cache_dir", "kernel_cache_dirs",
+           "numba_usable", "MAX_THREADS", "prange", "launch", "launch_ready", "kernel_array", "kernel_cache_warm", "kernel_cache_dir", "kernel_cache_dirs",
            "writable_cache_dir", "note", "entry_kernels", "publish_kernels"]
 
 
@@ -71,6 +71,10 @@ except Exception:  # pragma: no cover - numba missing or broken: numpy fallback
     NUMBA_AVAILABLE = False
     prange = range  # the kernels are never called on large arrays without numba
 
+
+#: the most threads a parallel kernel can use in this process (``NUMBA_NUM_THREADS``, fixed when numba starts;
+#: ``numba.set_num_threads`` chooses up to this many per launch)
+MAX_THREADS: int = int(_numba.config.NUMBA_NUM_THREADS) if _numba is not None else 1
 
 _NOTED: Set[str] = set()
 _NOTE_LOCK = threading.Lock()
@@ -134,12 +138,25 @@ def numba_enabled(size: Optional[int] = None) -> bool:
     """
     if not (NUMBA_AVAILABLE and os.environ.get("PTONUM_DISABLE_NUMBA", "0") in ("", "0")):
         return False
-    wanted = size is None or size >= kernel_min_elements()
-    if wanted and _FORKED_AFTER_OMP:
+    if size is None:
+        return not _FORKED_AFTER_OMP
+    return size >= kernel_min_elements() and numba_usable(size)
+
+
+def numba_usable(size: Optional[int] = None) -> bool:
+    """:func:`numba_enabled` without reading the environment (for a caller that just did,
+    :func:`ptonum.tables.kernel_size`): True when numba imported and this process is not a child
+    forked after its parent started GNU OpenMP (then one note on stderr, for a sized call).
+
+    Source: no spec counterpart (engine configuration).
+    """
+    if not NUMBA_AVAILABLE:
+        return False
+    if _FORKED_AFTER_OMP:
         if size is not None:
             note("fork", FORK_NOTE)
         return False
-    return wanted
+    return True
 
 
 def njit(*args: Any, **kwargs: Any) -> Any:
@@ -180,17 +197,27 @@ def njit(*args: Any, **kwargs: Any) -> Any:
 _LAUNCH_LOCK = threading.Lock()
 
 
+_LAYER_CONCURRENT = False  # set once the chosen threading layer is known to take concurrent launches
+
+
 def _launches_need_lock() -> bool:
     """True unless numba's threading layer is known to accept concurrent launches (OpenMP, TBB).
 
     Before the first parallel launch of the process the layer is not chosen yet: lock then too.
+    Once a layer is chosen it stays for the process, so a known-concurrent answer is kept.
     """
+    global _LAYER_CONCURRENT
+    if _LAYER_CONCURRENT:
+        return False
     try:
         from numba.np.ufunc import parallel as _par
 
         if not _par._is_initialized:
             return True
-        return str(_par._threading_layer) not in ("omp", "tbb")
+        if str(_par._threading_layer) in ("omp", "tbb"):
+            _LAYER_CONCURRENT = True
+            return False
+        return True
     except Exception:  # pragma: no cover - numba internals moved: serialise, always safe
         return True
 
@@ -205,16 +232,21 @@ class _Alias:
         self._keep = keep
 
 
-def _kernel_array(a: np.ndarray) -> np.ndarray:
+def kernel_array(a: np.ndarray) -> np.ndarray:
     """``a`` as the array type the compiled specializations take: a base-class, native-order, aligned,
     writeable-flagged ndarray over the same memory when possible.
 
     A read-only array (``writeable=False``, ``np.load(..., mmap_mode="r")``, a broadcast view) is
     aliased, not copied: the kernels never write their inputs, and numba would otherwise compile a
     read-only specialization (tens of seconds) that ``ptonum compile`` does not build.
+
+    Source: no spec counterpart (kernel dispatch).
     """
     if type(a) is not np.ndarray:
         a = np.asarray(a)
+    flags = a.flags
+    if flags.writeable and flags.aligned and a.dtype.isnative:  # the usual case: as is
+        return a
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     if not a.flags.aligned:
@@ -229,7 +261,7 @@ def _kernel_array(a: np.ndarray) -> np.ndarray:
 
 
 def launch(kernel: Any, *args: Any) -> Any:
-    """Call the compiled ``kernel`` on ``args``: array arguments normalised (:func:`_kernel_array`)
+    """Call the compiled ``kernel`` on ``args``: array arguments normalised (:func:`kernel_array`)
     and, under a threading layer that is not thread-safe (numba's ``workqueue``), one launch at a time.
 
     Output arrays must be writeable, C-contiguous and native (the drivers allocate them), so they are
@@ -237,11 +269,21 @@ def launch(kernel: Any, *args: Any) -> Any:
 
     Source: no spec counterpart (kernel dispatch).
     """
-    call = tuple(_kernel_array(a) if isinstance(a, np.ndarray) else a for a in args)
+    return launch_ready(kernel, *(kernel_array(a) if isinstance(a, np.ndarray) else a for a in args))
+
+
+def launch_ready(kernel: Any, *args: Any) -> Any:
+    """:func:`launch` for arguments already in kernel form: every array argument is either the result
+    of :func:`kernel_array` or an array the driver made itself (C-contiguous, native, writeable).
+
+    Saves the per-argument checks of a kernel with many parameter arrays (the tile kernel).
+
+    Source: no spec counterpart (kernel dispatch).
+    """
     if _launches_need_lock():
         with _LAUNCH_LOCK:
-            return kernel(*call)
-    return kernel(*call)
+            return kernel(*args)
+    return kernel(*args)
 
 
 # ---------------------------------------------------------------------------

@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import tables
 from ..tables import KIND_GENERAL, KIND_PASS, KIND_SHIFT
-from . import NUMBA_AVAILABLE, launch, njit, numba_enabled, prange
+from . import NUMBA_AVAILABLE, kernel_array, launch, launch_ready, njit, numba_enabled, prange
 
 __all__ = [
     "numba_enabled",
@@ -1758,34 +1758,15 @@ def _param_layout(words: np.ndarray, m: int, n: int, per_element: bool) -> Tuple
     return flat, 0, 1
 
 
-def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, qp: Any, rp: Any, out: np.ndarray,
-             flags_out: Optional[np.ndarray] = None, per_element: bool = False,
-             red_type: Optional[Any] = None, max_abs: bool = False,
-             row_out: Optional[np.ndarray] = None, init: Optional[np.ndarray] = None,
-             group_n: int = 0, group_out: Optional[np.ndarray] = None,
-             row_flags: Optional[np.ndarray] = None) -> int:
-    """Run the fused element pipeline (and folds) over ``acc``; returns the OR of all flags.
-
-    ``acc``: flat C-contiguous uint32 accumulator bits, ``m`` rows of ``n``
-    (the last row may be partial).  ``cfg``: a :class:`ptonum.tables.TileKernelConfig`.
-    ``qp``/``rp``: uint64 parameter words, one word (scalar), ``n`` words (one per
-    column) or, with ``per_element``, one per element.  ``out``: flat output bits
-    (uint8/uint16/uint32), ``flags_out``: flat uint8 per-element flags or None.
-    Reductions (tile only): ``red_type`` (accumulator TileDataType), ``row_out``
-    uint32[m], ``init`` uint32[m] or None, ``group_n`` and ``group_out``
-    uint32[m * ceil(n / group_n)].  ``row_flags``: optional uint8[m] that receives each row's OR of
-    flags (element and reduction flags).  Validation is the caller's job.
-
-    Source: ADR-0085 D175-D181; ``TileProfileMatrixPostProcessWithFlags``, ``MatrixRowMaxResult``,
-    ``MatrixGroupMaxResult``.
-    """
+def _derive_params(cfg: tables.TileKernelConfig, q: np.ndarray, r: np.ndarray, m: int, n: int, per_element: bool,
+                   want_flags: bool, red_type: Optional[Any]) -> Tuple[Any, ...]:
+    """The configuration and parameter arguments of :func:`_tile_kernel` (``kind`` .. ``red_t``, and
+    ``offs_f, blo, bhi``), derived from the kernel config and the parameter words ``q``/``r``."""
     dst = cfg.dst_code
     src = cfg.src_code
     relu = cfg.relu
     mode = cfg.rmode
     sat = cfg.sat
-    q = np.asarray(qp, dtype=np.uint64)
-    r = np.asarray(rp, dtype=np.uint64)
     scale: Any
     alpha: Any
     offs: Any
@@ -1817,7 +1798,7 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
         spec = _SPECIALS.setdefault(cfg.special, np.array(cfg.special, np.int64))
     negzero = cfg.negative_zero
     fast = 0
-    if kind == KIND_GENERAL and src == SRC_FP32 and offw == 0 and flags_out is None \
+    if kind == KIND_GENERAL and src == SRC_FP32 and offw == 0 and not want_flags \
             and dst in (D_FP32, D_FP16, D_BF16, D_E4M3, D_HIF8):
         fast = 2
         if dst == D_BF16 and mode == R_RNE and relu in (0, 1) and np.all(scale == 1.0):
@@ -1830,7 +1811,7 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
             fast = 5
     if kind == KIND_GENERAL and src == SRC_S32 and offw > 0 and (relu < 2 or rrow == qrow):
         fast = 3
-        if flags_out is None and (red_type is None or tables.KERNEL_ACC[red_type] == SRC_S32):
+        if not want_flags and (red_type is None or tables.KERNEL_ACC[red_type] == SRC_S32):
             fast = 7
     offs_f, blo, bhi = _EMPTY_F64, _EMPTY_F64, _EMPTY_F64
     if fast == 7:
@@ -1860,13 +1841,7 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
     # every parameter array indexed [row stride * i + j]: one scalar word becomes a row of copies
     scale, offs, shifts, alpha = (_constant_row(n, arr) if arr.size == 1 else arr
                                   for arr in (scale, offs, shifts, alpha))
-    want_flags = flags_out is not None
-    fl = flags_out if flags_out is not None else _UNUSED_U8
     red_t = tables.KERNEL_ACC[red_type] if red_type is not None else 0
-    ro = row_out if row_out is not None else _UNUSED_U32
-    ini = init if init is not None else _UNUSED_U32
-    go = group_out if group_out is not None else _UNUSED_U32
-    rowflags = row_flags if row_flags is not None else np.zeros(max(m, 1), np.uint8)
     # FP19 multipliers are exact in float32: the FP32 -> E4M3/HiF8 loops work on 8 float32 lanes
     scale32 = scale.astype(np.float32) if fast in (4, 5) else _EMPTY_F32
     alpha32 = alpha.astype(np.float32) if fast in (4, 5) else _EMPTY_F32
@@ -1875,10 +1850,80 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
         # scale: the scale itself (ReluMode NONE) or 0 (RELU); alpha is not read then
         alpha, rrow, rcol = scale, qrow, qcol
         alpha32 = scale32 if relu == 0 else np.zeros_like(scale32)
-    launch(_tile_kernel, acc, m, n, acc.size, out, fl, want_flags, kind, fast, src, relu, offw, dst, mode, sat,
-                 scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec, negzero, scale32, alpha32,
-                 red_t, bool(max_abs), row_out is not None, ro, init is not None, ini,
-                 int(group_n) if group_out is not None else 0, go, rowflags, offs_f, blo, bhi)
+    return ((kind, fast, src, relu, offw, dst, mode, sat, scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec,
+             negzero, scale32, alpha32, red_t), (offs_f, blo, bhi))
+
+
+#: derived kernel parameters of recent calls: (config, words...) -> (vector words' bytes, parameters)
+_PARAMS: Dict[Tuple[Any, ...], Tuple[bytes, bytes, Tuple[Any, ...]]] = {}
+_PARAMS_KEEP = 16  # entries kept (a handful of configurations and parameter tiles in use at a time)
+_PARAMS_MAX_WORDS = 1 << 16  # vector parameter tiles up to this many words are kept (a few MiB at most)
+
+
+def _tile_params(cfg: tables.TileKernelConfig, q: np.ndarray, r: np.ndarray, m: int, n: int, per_element: bool,
+                 want_flags: bool, red_type: Optional[Any]) -> Tuple[Any, ...]:
+    """:func:`_derive_params`, kept for the next call with the same configuration and words.
+
+    A tile call's parameter rows (FP19 scale/alpha as float64/float32, offsets, the S32 loop's
+    aligned bound rows) depend only on the configuration and the parameter words, so a repeated
+    call (same scalar word, or a vector tile with the same words, compared byte for byte) reuses
+    them instead of re-deriving up to ten arrays of ``n`` elements.  The kernel only reads them.
+    Per-element words (``per_element``, whose rows depend on ``m``) and very wide vector tiles are not kept.
+    """
+    if per_element or q.size > _PARAMS_MAX_WORDS or r.size > _PARAMS_MAX_WORDS:
+        return _derive_params(cfg, q, r, m, n, per_element, want_flags, red_type)
+    qs = int(q.reshape(-1)[0]) if q.size == 1 else -1
+    rs = int(r.reshape(-1)[0]) if r.size == 1 else -1
+    key = (cfg, n, want_flags, red_type, q.size, qs, r.size, rs)
+    qb = q.tobytes() if qs < 0 else b""
+    rb = r.tobytes() if rs < 0 else b""
+    hit = _PARAMS.get(key)
+    if hit is not None and hit[0] == qb and hit[1] == rb:
+        return hit[2]
+    params = _derive_params(cfg, q, r, m, n, per_element, want_flags, red_type)
+    if len(_PARAMS) >= _PARAMS_KEEP:
+        try:
+            del _PARAMS[next(iter(_PARAMS))]  # the oldest
+        except (KeyError, StopIteration, RuntimeError):  # pragma: no cover - another thread got there first
+            pass
+    _PARAMS[key] = (qb, rb, params)
+    return params
+
+
+def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, qp: Any, rp: Any, out: np.ndarray,
+             flags_out: Optional[np.ndarray] = None, per_element: bool = False,
+             red_type: Optional[Any] = None, max_abs: bool = False,
+             row_out: Optional[np.ndarray] = None, init: Optional[np.ndarray] = None,
+             group_n: int = 0, group_out: Optional[np.ndarray] = None,
+             row_flags: Optional[np.ndarray] = None) -> int:
+    """Run the fused element pipeline (and folds) over ``acc``; returns the OR of all flags.
+
+    ``acc``: flat C-contiguous uint32 accumulator bits, ``m`` rows of ``n``
+    (the last row may be partial).  ``cfg``: a :class:`ptonum.tables.TileKernelConfig`.
+    ``qp``/``rp``: uint64 parameter words, one word (scalar), ``n`` words (one per
+    column) or, with ``per_element``, one per element.  ``out``: flat output bits
+    (uint8/uint16/uint32), ``flags_out``: flat uint8 per-element flags or None.
+    Reductions (tile only): ``red_type`` (accumulator TileDataType), ``row_out``
+    uint32[m], ``init`` uint32[m] or None, ``group_n`` and ``group_out``
+    uint32[m * ceil(n / group_n)].  ``row_flags``: optional uint8[m] that receives each row's OR of
+    flags (element and reduction flags).  Validation is the caller's job.
+
+    Source: ADR-0085 D175-D181; ``TileProfileMatrixPostProcessWithFlags``, ``MatrixRowMaxResult``,
+    ``MatrixGroupMaxResult``.
+    """
+    q = np.asarray(qp, dtype=np.uint64)
+    r = np.asarray(rp, dtype=np.uint64)
+    want_flags = flags_out is not None
+    head, bounds = _tile_params(cfg, q, r, m, n, per_element, want_flags, red_type)
+    # the caller's arrays in kernel form (the parameter rows above are made here and already are)
+    acc, out = kernel_array(acc), kernel_array(out)
+    fl = kernel_array(flags_out) if flags_out is not None else _UNUSED_U8
+    ro = kernel_array(row_out) if row_out is not None else _UNUSED_U32
+    ini = kernel_array(init) if init is not None else _UNUSED_U32
+    go = kernel_array(group_out) if group_out is not None else _UNUSED_U32
+    rowflags = kernel_array(row_flags) if row_flags is not None else np.zeros(max(m, 1), np.uint8)
+    launch_ready(_tile_kernel, acc, m, n, acc.size, out, fl, want_flags, *head, bool(max_abs), row_out is not None,
+                 ro, init is not None, ini, int(group_n) if group_out is not None else 0, go, rowflags, *bounds)
     return int(np.bitwise_or.reduce(rowflags)) & _ALL_FLAGS
 
 
