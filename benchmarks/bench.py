@@ -6,7 +6,10 @@ Run:  python benchmarks/bench.py            (full size, 16M elements, under a mi
 
 Prints one table: throughput of ptonum and of its anchor (Melem/s, best of
 --repeat runs), the ratio ptonum/anchor, and the target from issue 6 /
-the design notes.  Nothing here is a pass/fail test.
+the design notes; for the tile operations also the ratio to the memory floor
+(median of --rounds rounds that each time the operation next to numpy copyto,
+with the lowest-highest round and the load average).  Nothing here is a
+pass/fail test.
 """
 
 from __future__ import annotations
@@ -48,6 +51,29 @@ def best_pair(ours: Callable[[], object], anchor: Callable[[], object], repeat: 
             else:
                 t_anchor = min(t_anchor, dt)
     return t_ours, t_anchor
+
+
+def paired_rounds(first: Callable[[], object], second: Callable[[], object], rounds: int
+                  ) -> Tuple[List[float], List[float]]:
+    """Wall times of ``first`` and ``second`` measured next to each other in each of ``rounds`` rounds
+    (order alternating, so neither always runs in the other's wake); the i-th entries of the two
+    lists are one round.  A ratio taken per round compares two runs under the same machine load."""
+    t1: List[float] = []
+    t2: List[float] = []
+    for k in range(rounds):
+        for which in ((0, 1) if k % 2 == 0 else (1, 0)):
+            fn = first if which == 0 else second
+            gc.collect()
+            t0 = time.perf_counter()
+            fn()
+            (t1 if which == 0 else t2).append(time.perf_counter() - t0)
+    return t1, t2
+
+
+def median(values: List[float]) -> float:
+    v = sorted(values)
+    k = len(v) // 2
+    return v[k] if len(v) % 2 else 0.5 * (v[k - 1] + v[k])
 
 
 def peak_mib(fn: Callable[[], object]) -> float:
@@ -291,6 +317,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="1M elements instead of 16M")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=9,
+                    help="rounds of the floor and RowMax+GroupMax comparisons (each round: the two calls "
+                         "next to each other; the median of the per-round ratios is reported)")
     ap.add_argument("--only", default="", help="comma-separated case names to run")
     ap.add_argument("--baseline-rev", default="d850bfd",
                     help="git revision whose reference engine is measured side by side (default: 0.1.0)")
@@ -306,8 +335,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     n = side * side
     rng = np.random.default_rng(2026)
     rows: List[Tuple[str, str, float, float, str, str, str, str]] = []
-    floor_rows: List[Tuple[str, float, float, float, float]] = []  # name, op ms, floor ms, ratio, bytes/elem
-    red_rows: List[Tuple[str, float, float]] = []  # name, plain ms, with RowMax+GroupMax ms
+    # name, op ms, floor ms, median ratio, bytes/elem, lowest and highest round's ratio, load average
+    floor_rows: List[Tuple[str, float, float, float, float, float, float, float]] = []
+    # name, plain ms, with RowMax+GroupMax ms (medians), median cost, lowest and highest round's cost
+    red_rows: List[Tuple[str, float, float, float, float, float]] = []
     load_start = machine_lines()
     only = {s.strip() for s in args.only.split(",") if s.strip()}
 
@@ -331,25 +362,35 @@ def main(argv: Optional[List[str]] = None) -> int:
                  target: str, src: np.ndarray, out_bytes: float,
                  reductions: Optional[Callable[[], object]] = None) -> None:
         """A tile-operation row: ours vs anchor, and ours vs the memory floor -- numpy copyto of the
-        input (already faulted-in destination), timed interleaved with ours and scaled from the
-        8 bytes an element copyto moves to the bytes the operation moves (4 read + out_bytes
-        written).  With ``reductions`` (the same call with RowMax and GroupMax on) their cost too."""
+        input (already faulted-in destination) scaled from the 8 bytes an element copyto moves to the
+        bytes the operation moves (4 read + out_bytes written).  The floor is measured next to the
+        operation in each of --rounds rounds (order alternating), so a load change hits both; the
+        row reports the median of the per-round ratios and their spread.  With ``reductions`` (the
+        same call with RowMax and GroupMax on) their cost too, by the same rounds."""
         t_anchor = best_time(anchor_fn, args.repeat)
         dst = np.empty_like(src)
         np.copyto(dst, src)
-        t_ours, t_copy = best_pair(ours_fn, lambda: np.copyto(dst, src), max(args.repeat, 5))
+        ours_fn()  # warm: outputs recycled, parameter rows made
+        load = os.getloadavg()[0]
+        t_ops, t_copies = paired_rounds(ours_fn, lambda: np.copyto(dst, src), args.rounds)
         moved = src.itemsize + out_bytes
-        t_floor = t_copy * moved / (2 * src.itemsize)
-        floor_rows.append((name, 1e3 * t_ours, 1e3 * t_floor, t_floor / t_ours, moved))
-        record(name, anchor, t_ours, t_anchor, target, floor=f"{t_floor / t_ours:.2f}")
-        print(f"    floor: op {1e3 * t_ours:.1f} ms, floor {1e3 * t_floor:.1f} ms ({moved:g} B/elem) "
-              f"-> {t_floor / t_ours:.2f} of the floor (target >= 0.7, margin {margin(t_floor / t_ours)})",
-              flush=True)
+        scale = moved / (2 * src.itemsize)
+        ratios = sorted(c * scale / o for o, c in zip(t_ops, t_copies))
+        fr = median(ratios)
+        t_op, t_floor = median(t_ops), median(t_copies) * scale
+        floor_rows.append((name, 1e3 * t_op, 1e3 * t_floor, fr, moved, ratios[0], ratios[-1], load))
+        record(name, anchor, min(t_ops), t_anchor, target, floor=f"{fr:.2f}")
+        print(f"    floor: op {1e3 * t_op:.1f} ms, floor {1e3 * t_floor:.1f} ms ({moved:g} B/elem) "
+              f"-> {fr:.2f} of the floor (median of {len(ratios)} rounds, {ratios[0]:.2f}-{ratios[-1]:.2f}; "
+              f"target >= 0.7, margin {margin(fr)}; load {load:.2f})", flush=True)
         if reductions is not None:
-            t_plain, t_red = best_pair(ours_fn, reductions, max(args.repeat, 5))
-            red_rows.append((name, 1e3 * t_plain, 1e3 * t_red))
-            print(f"    RowMax+GroupMax: {1e3 * t_plain:.1f} -> {1e3 * t_red:.1f} ms "
-                  f"({100 * (t_red / t_plain - 1):+.0f}%, target <= +15%)", flush=True)
+            reductions()
+            t_plain, t_red = paired_rounds(ours_fn, reductions, args.rounds)
+            costs = sorted(r / p - 1 for p, r in zip(t_plain, t_red))
+            red_rows.append((name, 1e3 * median(t_plain), 1e3 * median(t_red), median(costs), costs[0], costs[-1]))
+            print(f"    RowMax+GroupMax: {1e3 * median(t_plain):.1f} -> {1e3 * median(t_red):.1f} ms "
+                  f"({100 * median(costs):+.0f}%, rounds {100 * costs[0]:+.0f}%..{100 * costs[-1]:+.0f}%, "
+                  f"target <= +15%)", flush=True)
         del dst
 
     # --- VREQ8 S32 -> S8, per-column scale and offset, ReLU, RowMax -------------------
@@ -541,8 +582,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     print()
     for line in load_start:
         print(line)
-    print(f"n = {n} elements per case; best of max(--repeat, 5) interleaved runs for the rows with a peak column "
-          f"(--repeat {args.repeat} otherwise); load average {os.getloadavg()[0]:.2f} at the end")
+    print(f"n = {n} elements per case; best of max(--repeat, 5) interleaved runs for the rows with a peak column, "
+          f"best of the {args.rounds} floor rounds for ptonum in the tile rows (anchors: --repeat {args.repeat}); "
+          f"load average {os.getloadavg()[0]:.2f} at the end")
     print()
     print("| operation | anchor | ptonum Melem/s | anchor Melem/s | ratio | target | met | of floor (>= 0.7) "
           "| ptonum peak MiB | anchor peak MiB |")
@@ -553,22 +595,26 @@ def main(argv: Optional[List[str]] = None) -> int:
               f"{target_met(ratio, target)} | {floor} | {p_ours} | {p_anchor} |")
     if floor_rows:
         print()
-        print("memory floor (numpy copyto of the input, interleaved, scaled to the bytes moved):")
-        print("| operation | B/elem | op ms | floor ms | of floor | met (>= 0.7) | margin to 0.7 |")
-        print("| --- | ---: | ---: | ---: | ---: | --- | ---: |")
-        for name, t_op, t_floor, fr, moved in floor_rows:
-            print(f"| {name} | {moved:.3g} | {t_op:.1f} | {t_floor:.1f} | {fr:.2f} | {'yes' if fr >= 0.7 else 'NO'} "
-                  f"| {margin(fr)} |")
-        print("margin: of floor - 0.7, and in % of 0.7; run-to-run noise here is about +-5%, so a margin "
-              "under +0.04 (+5%) is not a reliable pass")
+        print(f"memory floor (numpy copyto of the input, scaled to the bytes moved), measured next to the operation "
+              f"in each of {args.rounds} rounds: median ms, median of the per-round ratios, lowest-highest round:")
+        print("| operation | B/elem | op ms | floor ms | of floor | rounds min-max | met (>= 0.7) | margin to 0.7 "
+              "| load |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
+        for name, t_op, t_floor, fr, moved, lo, hi, load in floor_rows:
+            print(f"| {name} | {moved:.3g} | {t_op:.1f} | {t_floor:.1f} | {fr:.2f} | {lo:.2f}-{hi:.2f} "
+                  f"| {'yes' if fr >= 0.7 else 'NO'} | {margin(fr)} | {load:.2f} |")
+        print("margin: of floor - 0.7, and in % of 0.7; load: the 1-minute load average when the row started "
+              "(other processes on this 2-core machine slow the 2-thread operation more than the 1-thread "
+              "copyto, so a ratio measured at load >= 1 is low and its rounds spread)")
     if red_rows:
         print()
-        print("RowMax + GroupMax (GroupN 128) on vs off, same call otherwise:")
-        print("| operation | without ms | with ms | cost | met (<= +15%) |")
-        print("| --- | ---: | ---: | ---: | --- |")
-        for name, t_plain, t_red in red_rows:
-            cost = t_red / t_plain - 1
-            print(f"| {name} | {t_plain:.1f} | {t_red:.1f} | {100 * cost:+.0f}% | {'yes' if cost <= 0.15 else 'NO'} |")
+        print(f"RowMax + GroupMax (GroupN 128) on vs off, same call otherwise ({args.rounds} paired rounds, "
+              "median ms and median of the per-round costs):")
+        print("| operation | without ms | with ms | cost | rounds min-max | met (<= +15%) |")
+        print("| --- | ---: | ---: | ---: | ---: | --- |")
+        for name, t_plain, t_red, cost, lo, hi in red_rows:
+            print(f"| {name} | {t_plain:.1f} | {t_red:.1f} | {100 * cost:+.0f}% | {100 * lo:+.0f}%..{100 * hi:+.0f}% "
+                  f"| {'yes' if cost <= 0.15 else 'NO'} |")
     if profile_rows:
         print()
         print("where the time goes: one-thread CPU time per element (process time, insensitive to other load), "
