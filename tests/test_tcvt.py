@@ -325,12 +325,40 @@ def test_engines_agree_every_16_bit_encoding(name: str) -> None:
             assert np.array_equal(rc, fc) and np.array_equal(rf, ff), (mode, sat)
 
 
+@pytest.mark.parametrize("name", ["FP16", "BF16"])
+def test_reference_one_element_at_a_time_agrees(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small calls run the same ASL steps on one Python int at a time: every third FP16/BF16
+    encoding under RNE (every value class, exponent field and highest set bit of a subnormal),
+    and every 61st (plus the range ends) under every RMode code x Sat, give the fast engine's
+    codes and flags."""
+    monkeypatch.setattr(tcvt, "_REFERENCE_ARRAY_MIN", 1 << 17)  # the whole input one element at a time
+    every = np.arange(1 << 16, dtype=np.uint16)
+    some = np.unique(np.concatenate([every[::61], [0x0001, 0x03FF, 0x0400, 0x007F, 0x0080, 0x7BFF, 0x7C00,
+                                                   0x7F7F, 0x7F80, 0x7C01, 0x7E00, 0x7FC0, 0x3DA8, 0x3FB5]]))
+    runs = [(every[::3], "RNE", False)] + [(some, mode, sat) for mode in ("NONE",) + MODES for sat in (False, True)]
+    for u, mode, sat in runs:
+        rc, rf = tcvt.to_e8m0(u, src_type=name, rmode=mode, sat=sat, engine="reference")
+        fc, ff = tcvt.to_e8m0(u, src_type=name, rmode=mode, sat=sat, engine="fast")
+        assert rc.dtype == rf.dtype == np.uint8 and rc.flags.c_contiguous
+        assert np.array_equal(rc, fc) and np.array_equal(rf, ff), (mode, sat)
+
+
+def test_reference_small_call_shapes() -> None:
+    """The per-element path keeps the input's shape (0-d for an int, 2-D arrays) and dtypes."""
+    c, f = tcvt.to_e8m0(0x3FB504F4, src_type="FP32", engine="reference")  # just above sqrt(2), the midpoint
+    assert c.shape == f.shape == () and c.dtype == f.dtype == np.uint8 and (int(c), int(f)) == (128, 0x10)
+    c, f = tcvt.to_e8m0(np.array([[0x3C00, 0x8000], [0x7C00, 0x0001]], np.uint16), src_type="FP16", sat=True,
+                        engine="reference")
+    assert c.tolist() == [[127, 0xFF], [0xFE, 103]] and f.tolist() == [[0, 0x01], [0x14, 0]]
+
+
 def test_reference_highest_set_bit_every_position() -> None:
     """``ReferenceE8M0HighestSetBit`` step over every bit position of a 32-bit significand, with
-    lower bits set or clear (expected: Python's int.bit_length)."""
+    lower bits set or clear, on an array and on each int (expected: Python's int.bit_length)."""
     sig = [1 << p for p in range(32)] + [(1 << p) | ((1 << p) - 1) for p in range(32)] + [0x5A827A, 3, 0xC0]
     got = tcvt._highest_set_bit(np.array(sig, dtype=np.int64))
     assert got.tolist() == [s.bit_length() - 1 for s in sig]
+    assert [tcvt._highest_set_bit(s) for s in sig] == [s.bit_length() - 1 for s in sig]
 
 
 # --------------------------------------------------------------------------- API

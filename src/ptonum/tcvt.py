@@ -112,7 +112,7 @@ from .rounding import RHB as _RHB, RNA as _RNA, RNE as _RNE, RTM as _RTM, RTO as
 # --------------------------------------------------------------------------- arguments
 
 
-def _check_source_type(src_type: Any) -> TileDataType:
+def _parse_source_type(src_type: Any) -> TileDataType:
     dt = parse_data_type(src_type, "src_type")
     if dt not in _LAYOUTS:
         raise UnsupportedConversionError(
@@ -123,8 +123,31 @@ def _check_source_type(src_type: Any) -> TileDataType:
     return dt
 
 
+# A reference call of one element costs a few microseconds, as much as parsing its arguments
+# did; the parsed ``src_type`` and ``rmode`` are therefore remembered per spelling (``typed``:
+# ``1`` and ``True`` are separate entries; a rejected value is never stored, so it raises every
+# time; an unhashable value, e.g. a 0-d array, is parsed every time).
+_parse_source_type_memo = functools.lru_cache(maxsize=64, typed=True)(_parse_source_type)
+_parse_mode_memo = functools.lru_cache(maxsize=64, typed=True)(parse_rounding_mode)
+
+
+def _check_source_type(src_type: Any) -> TileDataType:
+    try:
+        return _parse_source_type_memo(src_type)
+    except TypeError:  # unhashable
+        return _parse_source_type(src_type)
+
+
+def _parse_mode(rmode: Any) -> RoundingMode:
+    """The B.DATR RMode as given (``NONE`` kept)."""
+    try:
+        return _parse_mode_memo(rmode)
+    except TypeError:  # unhashable
+        return parse_rounding_mode(rmode, "rmode")
+
+
 def _check_mode(rmode: Any) -> RoundingMode:
-    return parse_rounding_mode(rmode, "rmode").resolved(RoundingMode.RNE)
+    return _parse_mode(rmode).resolved(RoundingMode.RNE)
 
 
 # --------------------------------------------------------------------------- reference
@@ -157,11 +180,6 @@ _CLASS_CODE = {label: code for code, label in enumerate(_CLASS_LABELS)}
 _INF_KIND = 3  # 2 * 3 + sign: the infinities
 _QUIET_NAN, _SIGNALING_NAN = _CLASS_CODE["QuietNaN"], _CLASS_CODE["SignalingNaN"]
 _POSITIVE_INFINITY = _CLASS_CODE["PositiveInfinity"]
-#: by class code: the classes ``ReferenceFloatToE8M0`` sends to 0xFF with NV (NaNs, zeros,
-#: -Inf, negative finite values)
-_NO_E8M0_VALUE = np.array([label in ("QuietNaN", "SignalingNaN", "PositiveZero", "NegativeZero",
-                                     "NegativeInfinity", "NegativeNormal", "NegativeSubnormal")
-                           for label in _CLASS_LABELS])
 
 
 class _Fields(NamedTuple):
@@ -188,48 +206,113 @@ _FIELDS: Dict[TileDataType, _Fields] = {
     for t, lay in _LAYOUTS.items()
 }
 
-# The reference steps below work array-at-a-time: each takes and returns int64 (or bool)
-# numpy arrays of one element per source encoding, and evaluates its ASL function on every
-# element at once -- the ASL's ``if`` becomes a mask, the ASL's integers int64 values (every
-# intermediate here is below 2^50).  No step creates per-element Python objects.
+# The reference steps below are written once and run on two kinds of value:
 #
-# Cost model (issue 13): on the small arrays a reference call sees (one element to a few
-# thousand) each numpy operation costs about a microsecond whatever its length, so a call
-# costs the number of array operations it runs, not its elements.  The steps therefore avoid
-# operations that do not change a result: no subsetting of the elements that reach a step
-# (an element that left ``ReferenceFloatToE8M0`` early carries a harmless stand-in through the
-# later steps and its outcome, decided earlier, is written last), and the ASL branches that
-# ordinary data never reaches (infinities and NaNs in ``Classify*``, the exact midpoint tie)
-# are evaluated only when some element reaches them.
+# * a plain Python ``int`` -- one source encoding; calls of fewer than
+#   ``_REFERENCE_ARRAY_MIN`` elements loop over their elements this way, and
+#   :func:`to_e8m0_trace` narrates such a run;
+# * an int64 numpy array -- one element per source encoding, every element at once.
+#
+# A step uses only what both kinds share -- the operators ``+ - * % >> << & |`` and the
+# comparisons, whose results are a Python ``bool`` or a bool array -- and the small helpers
+# below for the rest: the ASL's ``if`` as a value (:func:`_where`), "some/every element"
+# (:func:`_any`, :func:`_all`), negation (:func:`_not`; ``~`` on a Python bool is an integer) and
+# per-class tables (:class:`_ClassTable`).  On one int each helper is the plain Python
+# expression, so an element runs through the ASL's steps as scalar code does; on arrays the
+# ASL's branches become masks (every intermediate here is below 2^50, exact in int64).
+#
+# Cost model (issue 13): on small arrays a numpy operation costs about a microsecond whatever
+# its length, so an array call costs the ~85 operations of the steps however few its
+# elements; one element through the same steps on Python ints costs about as much as ~2 of
+# them.  Hence the per-element loop below ``_REFERENCE_ARRAY_MIN`` elements.  For arrays
+# the steps avoid operations that do not change a result: no subsetting of the elements that
+# reach a step (an element that left ``ReferenceFloatToE8M0`` early carries a harmless stand-in
+# through the later steps and its outcome, decided earlier, is written last), and the ASL
+# branches that ordinary data never reaches (infinities and NaNs in ``Classify*``, the exact
+# midpoint tie) are evaluated only when some element reaches them.
+
+#: An int64 numpy array (one element per source encoding) or one Python int (a bool for a mask).
+_Ints = Any
 
 
-def _split_fields(value: np.ndarray, fmt: _Fields) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _where(mask: _Ints, a: _Ints, b: _Ints) -> _Ints:
+    """``a`` where ``mask`` holds, else ``b``: the ASL's ``if`` as a value (a conditional
+    expression on a Python bool, ``np.where`` on a bool array)."""
+    if type(mask) is bool:
+        return a if mask else b
+    return np.where(mask, a, b)
+
+
+def _any(mask: _Ints) -> bool:
+    """Whether ``mask`` holds for some element (the Python bool itself for one element)."""
+    return mask if type(mask) is bool else bool(mask.any())
+
+
+def _all(mask: _Ints) -> bool:
+    """Whether ``mask`` holds for every element (the Python bool itself for one element)."""
+    return mask if type(mask) is bool else bool(mask.all())
+
+
+def _not(mask: _Ints) -> _Ints:
+    """The negation of ``mask`` (``not`` on a Python bool, where ``~`` would give an int)."""
+    return (not mask) if type(mask) is bool else ~mask
+
+
+def _within(x: _Ints, low: int, high: int) -> bool:
+    """Whether every element of ``x`` lies in ``[low, high]`` (for the ASL's range asserts)."""
+    if type(x) is int:
+        return low <= x <= high
+    return x.size == 0 or (low <= x.min() and x.max() <= high)
+
+
+class _ClassTable:
+    """A constant per-class-code bool table: indexed by one class code (an int) it gives a
+    Python bool, by an int64 array of codes a bool array."""
+
+    def __init__(self, values: List[bool]) -> None:
+        self._items = tuple(values)
+        self._array = np.array(values, dtype=bool)
+
+    def __getitem__(self, code: _Ints) -> _Ints:
+        return self._items[code] if type(code) is int else self._array[code]
+
+
+#: E8M0 code of an overflow (and of +Inf) by Sat: the NaN 0xFF, or with Sat the largest finite 0xFE
+_OVERFLOW_CODE = (_E8M0.overflow_code(False, False), _E8M0.overflow_code(True, False))
+
+#: by class code: the classes ``ReferenceFloatToE8M0`` sends to 0xFF with NV (NaNs, zeros,
+#: -Inf, negative finite values)
+_NO_E8M0_VALUE = _ClassTable([label in ("QuietNaN", "SignalingNaN", "PositiveZero", "NegativeZero",
+                                        "NegativeInfinity", "NegativeNormal", "NegativeSubnormal")
+                              for label in _CLASS_LABELS])
+
+
+def _split_fields(value: _Ints, fmt: _Fields) -> Tuple[_Ints, _Ints, _Ints]:
     """The sign bit, the exponent field and the fraction field of each encoding (the
     ``value[15]``, ``value[14:10]``, ``value[9:0]`` slices of ``ClassifyFP16`` and its
-    BF16/FP32 twins) as int64 arrays.  ``value`` holds encodings in ``[0, 2^width)``, so
-    the sign bit is ``value`` shifted down by ``width - 1``."""
+    BF16/FP32 twins).  ``value`` holds encodings in ``[0, 2^width)``, so the sign bit is
+    ``value`` shifted down by ``width - 1``."""
     return (value >> fmt.sign_shift, (value >> fmt.fraction_bits) & fmt.exponent_ones,
             value & fmt.fraction_mask)
 
 
-def _classify(value: np.ndarray, fmt: _Fields) -> np.ndarray:
+def _classify(value: _Ints, fmt: _Fields) -> _Ints:
     """``TileNumericValueClass`` (``ClassifyFP16`` / ``ClassifyBF16`` / ``ClassifyFP32``) of each
     encoding, as class codes indexing ``_CLASS_LABELS``: an all-ones exponent field is an
     infinity (fraction 0, signed) or a NaN (quiet when the fraction's top bit is set); otherwise
     ``NumericValueClassFromFiniteSign``: zero (exponent and fraction 0), subnormal (exponent 0)
     or normal, signed."""
     sign, efield, frac = _split_fields(value, fmt)
-    finite_kind = np.where(efield == 0, frac != 0, 2)  # 0 zero, 1 subnormal, 2 normal
+    finite_kind = _where(efield == 0, frac != 0, 2)  # 0 zero, 1 subnormal, 2 normal
     cls = 2 * finite_kind + sign
     special = efield == fmt.exponent_ones
-    if special.any():  # the all-ones exponent field: infinities and NaNs
-        nan = np.where(frac & fmt.quiet_bit, _QUIET_NAN, _SIGNALING_NAN)
-        cls = np.where(special, np.where(frac == 0, 2 * _INF_KIND + sign, nan), cls)
+    if _any(special):  # the all-ones exponent field: infinities and NaNs
+        nan = _where((frac & fmt.quiet_bit) != 0, _QUIET_NAN, _SIGNALING_NAN)
+        cls = _where(special, _where(frac == 0, 2 * _INF_KIND + sign, nan), cls)
     return cls
 
 
-def _finite_decomposition(value: np.ndarray, fmt: _Fields
-                          ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _finite_decomposition(value: _Ints, fmt: _Fields) -> Tuple[_Ints, _Ints, _Ints, _Ints]:
     """``FP16FiniteDecomposition`` / ``BF16...`` / ``FP32FiniteDecomposition`` of each encoding:
     ``(available, negative, significand, exponent)`` with magnitude ``significand *
     2^exponent``.  An all-ones exponent field is not available (significand 0, exponent 0); a
@@ -240,39 +323,42 @@ def _finite_decomposition(value: np.ndarray, fmt: _Fields
     available = efield != fmt.exponent_ones
     negative = sign == 1
     subnormal = efield == 0
-    significand = np.where(subnormal, frac, frac | fmt.hidden_bit)
-    exponent = np.where(subnormal, fmt.subnormal_exponent, efield - fmt.normal_offset)
-    if subnormal.any():  # a zero is (0, 0)
-        exponent = np.where(subnormal & (frac == 0), 0, exponent)
-    if not available.all():  # an all-ones exponent field: (FALSE, FALSE, 0, 0)
+    significand = _where(subnormal, frac, frac | fmt.hidden_bit)
+    exponent = _where(subnormal, fmt.subnormal_exponent, efield - fmt.normal_offset)
+    if _any(subnormal):  # a zero is (0, 0)
+        exponent = _where(subnormal & (frac == 0), 0, exponent)
+    if not _all(available):  # an all-ones exponent field: (FALSE, FALSE, 0, 0)
         negative = negative & available
-        significand = np.where(available, significand, 0)
-        exponent = np.where(available, exponent, 0)
+        significand = _where(available, significand, 0)
+        exponent = _where(available, exponent, 0)
     return available, negative, significand, exponent
 
 
-def _highest_set_bit(significand: np.ndarray) -> np.ndarray:
+def _highest_set_bit(significand: _Ints) -> _Ints:
     """``ReferenceE8M0HighestSetBit``: the index of each significand's most significant one
     (every significand in ``(0, 2^53)``; FP16/BF16/FP32 significands have at most 24 bits).
-    The ASL scans the bit positions; here each significand is converted to binary64, which
-    holds it exactly, and the biased exponent field of that encoding (bits 62..52, bias 1023)
-    is the position of its top one."""
+    The ASL scans the bit positions; one int gives the index by ``int.bit_length``, an array
+    by converting each significand to binary64, which holds it exactly: the biased exponent
+    field of that encoding (bits 62..52, bias 1023) is the position of its top one."""
+    if type(significand) is int:
+        assert significand > 0
+        return significand.bit_length() - 1
     assert significand.size == 0 or significand.min() > 0
     return (significand.astype(np.float64).view(np.int64) >> 52) - 1023
 
 
-def _round_exponent(significand: np.ndarray, exponent: np.ndarray, mode: RoundingMode,
-                    trace: Optional[List[TraceStep]] = None) -> Tuple[np.ndarray, np.ndarray]:
+def _round_exponent(significand: _Ints, exponent: _Ints, mode: RoundingMode,
+                    trace: Optional[List[TraceStep]] = None) -> Tuple[_Ints, _Ints]:
     """``ReferenceE8M0RoundExponent``: ``(rounded exponent, exact)`` of each ``significand *
-    2^exponent`` (int64 and bool arrays).  An exact power of two keeps its floor exponent
-    ``F``; otherwise RTM takes ``F``, RTP ``F+1``, RTZ the one nearer exponent 0, RTO the odd
-    one, and RNE/RNA/RHB compare ``significand^2`` with ``2^(2h+1)`` (the value against the
-    midpoint ``2^(F+1/2)``), with the ASL's tie rules (even exponent / away from exponent 0 /
-    greater) for equality.  ``trace`` (one-element calls) receives the narrated step."""
+    2^exponent``.  An exact power of two keeps its floor exponent ``F``; otherwise RTM takes
+    ``F``, RTP ``F+1``, RTZ the one nearer exponent 0, RTO the odd one, and RNE/RNA/RHB
+    compare ``significand^2`` with ``2^(2h+1)`` (the value against the midpoint
+    ``2^(F+1/2)``), with the ASL's tie rules (even exponent / away from exponent 0 / greater)
+    for equality.  ``trace`` (one Python int) receives the narrated step."""
     highest = _highest_set_bit(significand)
     floor_e = exponent + highest
-    assert floor_e.size == 0 or (-149 <= floor_e.min() and floor_e.max() <= 127)
-    exact = significand == (np.int64(1) << highest)
+    assert _within(floor_e, -149, 127)
+    exact = significand == (1 << highest)
     ceil_e = floor_e + 1
     square = boundary = None
     tie_why = ""
@@ -282,151 +368,161 @@ def _round_exponent(significand: np.ndarray, exponent: np.ndarray, mode: Roundin
         rounded, why = ceil_e, ("toward plus infinity takes F+1",) * 2
     elif mode is _RTZ:
         below_zero = floor_e < 0
-        rounded = np.where(below_zero, ceil_e, floor_e)
+        rounded = _where(below_zero, ceil_e, floor_e)
         why = ("toward exponent 0: F >= 0 so F", "toward exponent 0: F < 0 so F+1")
         pick = below_zero
     elif mode is _RTO:
         odd = floor_e % 2 != 0
-        rounded = np.where(odd, floor_e, ceil_e)
+        rounded = _where(odd, floor_e, ceil_e)
         why = ("to odd: F is even so F+1", "to odd: F is odd")
         pick = odd
     else:
         # nearest modes: the value against the midpoint 2^(F+1/2), on integers
-        assert highest.size == 0 or highest.max() <= 30  # square and boundary stay below 2^62
+        assert _within(highest, 0, 30)  # square and boundary stay below 2^62
         square = significand * significand
-        boundary = np.int64(1) << (2 * highest + 1)
-        rounded = np.where(square < boundary, floor_e, ceil_e)  # below: F; above: F+1
+        boundary = 1 << (2 * highest + 1)
+        rounded = _where(square < boundary, floor_e, ceil_e)  # below: F; above: F+1
         tied = square == boundary
         # An exact tie is unreachable for an integer significand (an integer square is never an
         # odd power of two); the ASL's tie rules are modelled as stated for any element that
         # reaches them.
         if mode is _RNE:
             tie_why = "tie, even exponent"
-            if tied.any():
-                rounded = np.where(tied, np.where(floor_e % 2 == 0, floor_e, ceil_e), rounded)
+            if _any(tied):
+                rounded = _where(tied, _where(floor_e % 2 == 0, floor_e, ceil_e), rounded)
         elif mode is _RNA:
             tie_why = "tie, away from exponent 0"
-            if tied.any():
-                rounded = np.where(tied, np.where(floor_e < 0, floor_e, ceil_e), rounded)
+            if _any(tied):
+                rounded = _where(tied, _where(floor_e < 0, floor_e, ceil_e), rounded)
         else:
             assert mode is _RHB
             tie_why = "tie, greater"  # the tie takes F+1, as above
-    rounded = np.where(exact, floor_e, rounded)
+    rounded = _where(exact, floor_e, rounded)
     if trace is not None:
-        f0 = int(floor_e[0])
-        if exact[0]:
+        if exact:
             trace.append(TraceStep("rounding", "ReferenceE8M0RoundExponent",
-                                   f"exact power of two: result exponent {f0}"))
+                                   f"exact power of two: result exponent {floor_e}"))
         else:
             if square is not None and boundary is not None:
-                sq, bd = int(square[0]), int(boundary[0])
-                text = "below, so F" if sq < bd else "above, so F+1" if sq > bd else tie_why
-                text = f"sig^2 = {sq} vs 2^{2 * int(highest[0]) + 1} = {bd} (midpoint 2^(F+1/2)): {text}"
+                text = "below, so F" if square < boundary else "above, so F+1" if square > boundary else tie_why
+                text = f"sig^2 = {square} vs 2^{2 * highest + 1} = {boundary} (midpoint 2^(F+1/2)): {text}"
             elif mode is _RTZ or mode is _RTO:
-                text = why[int(pick[0])]
+                text = why[int(pick)]
             else:
                 text = why[0]
-            cand = f"candidates F={f0} (2^{f0}) and F+1={f0 + 1} (2^{f0 + 1})"
+            cand = f"candidates F={floor_e} (2^{floor_e}) and F+1={floor_e + 1} (2^{floor_e + 1})"
             trace.append(TraceStep("rounding", "ReferenceE8M0RoundExponent",
-                                   f"{mode.name}: {cand}; {text} -> exponent {int(rounded[0])}", NX))
+                                   f"{mode.name}: {cand}; {text} -> exponent {rounded}", NX))
     return rounded, exact
 
 
-def _reference_float_to_e8m0(value: np.ndarray, fmt: _Fields, mode: RoundingMode, sat: bool,
-                             trace: Optional[List[TraceStep]] = None) -> Tuple[np.ndarray, np.ndarray]:
-    """``ReferenceFloatToE8M0`` over a 1-D int64 array of raw source encodings: ``(codes,
-    flags)`` as uint8 arrays.  The ASL's branches become masks over the elements, in the
-    ASL's order: the value class (NaN, zero and negative sources -> 0xFF with NV; +Inf -> the
-    overflow rule), then for the positive finite ones the exact decomposition, the floor
-    exponent ``F`` and the exact-power test, the range checks (``F < -127`` underflow;
-    ``F == 127`` not exactly ``2^127`` overflow) and ``ReferenceE8M0RoundExponent`` on the
-    rest.  An element that leaves at a branch carries the encoding of 1.0 (at the value class)
-    or the significand 1 at exponent 0 (at the range checks) through the later steps, so
-    their ASL preconditions hold for every element; each outcome's code and flags are then
-    written through its mask, the earliest branch last.  ``trace`` (one-element calls)
-    receives the narrated steps."""
+def _reference_float_to_e8m0(value: _Ints, fmt: _Fields, mode: RoundingMode, sat: bool,
+                             trace: Optional[List[TraceStep]] = None) -> Tuple[_Ints, _Ints]:
+    """``ReferenceFloatToE8M0`` of raw source encodings (one Python int, or a 1-D int64
+    array): ``(codes, flags)`` of the same kind.  The ASL's branches, in the ASL's order: the
+    value class (NaN, zero and negative sources -> 0xFF with NV; +Inf -> the overflow rule),
+    then for the positive finite ones the exact decomposition, the floor exponent ``F`` and the
+    exact-power test, the range checks (``F < -127`` underflow; ``F == 127`` not exactly
+    ``2^127`` overflow) and ``ReferenceE8M0RoundExponent`` on the rest.  One element returns
+    at the value class as the ASL does; in an array an element that leaves at a branch carries
+    the encoding of 1.0 (at the value class) or the significand 1 at exponent 0 (at the range
+    checks) through the later steps, so their ASL preconditions hold for every element, and
+    each outcome's code and flags are then selected by its mask, the earliest branch last.
+    ``trace`` (one Python int) receives the narrated steps."""
     t = trace
     cls = _classify(value, fmt)
     no_value = _NO_E8M0_VALUE[cls]
     positive_infinity = cls == _POSITIVE_INFINITY
-    positive_finite = ~(no_value | positive_infinity)
-    overflow_code = _E8M0.overflow_code(sat, False)
+    positive_finite = _not(no_value | positive_infinity)
+    overflow_code = _OVERFLOW_CODE[sat]
     underflow_code = _E8M0_SMALLEST if sat else _E8M0_NAN
     if t is not None:
-        v = int(value[0])
-        label = _CLASS_LABELS[int(cls[0])]
+        label = _CLASS_LABELS[cls]
         t.append(TraceStep("value class", f"Classify{fmt.name}",
-                           f"{fmt.name} 0x{v:0{fmt.width // 4}x}: sign={v >> fmt.sign_shift} "
-                           f"exponent field={(v >> fmt.fraction_bits) & fmt.exponent_ones} "
-                           f"fraction=0x{v & fmt.fraction_mask:x} -> {label}"))
-        if no_value[0]:
+                           f"{fmt.name} 0x{value:0{fmt.width // 4}x}: sign={value >> fmt.sign_shift} "
+                           f"exponent field={(value >> fmt.fraction_bits) & fmt.exponent_ones} "
+                           f"fraction=0x{value & fmt.fraction_mask:x} -> {label}"))
+        if no_value:
             t.append(TraceStep("invalid", "ReferenceFloatToE8M0",
                                f"{label}: zero, negative and NaN sources give the E8M0 NaN 0xff", NV))
-        elif positive_infinity[0]:
+        elif positive_infinity:
             t.append(TraceStep("overflow", "ReferenceFloatToE8M0",
                                f"+Inf follows the overflow rule: Sat={int(sat)} -> 0x{overflow_code:02x}",
                                OF | NX))
-
-    def write_early_outcomes(codes: np.ndarray, flags: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        if positive_infinity.any():
-            codes[positive_infinity], flags[positive_infinity] = overflow_code, OF | NX
-        codes[no_value], flags[no_value] = _E8M0_NAN, NV
-        return codes, flags
-
-    if not positive_finite.any():  # no element reaches the decomposition
-        return write_early_outcomes(np.empty(value.shape, np.uint8), np.empty(value.shape, np.uint8))
-    if t is not None and not positive_finite[0]:
-        t = None
-    available, negative, sig, exp = _finite_decomposition(np.where(positive_finite, value, fmt.one), fmt)
-    assert available.all() and not negative.any()  # and every significand > 0 (checked by the next step)
+    all_positive_finite = _all(positive_finite)
+    if not all_positive_finite:
+        if not _any(positive_finite):  # no element reaches the decomposition
+            return (_where(no_value, _E8M0_NAN, overflow_code), _where(no_value, NV, OF | NX))
+        value = _where(positive_finite, value, fmt.one)
+    available, negative, sig, exp = _finite_decomposition(value, fmt)
+    assert _all(available) and not _any(negative)  # and every significand > 0 (checked next)
     highest = _highest_set_bit(sig)
     floor_e = exp + highest
-    exact_power = sig == (np.int64(1) << highest)
+    exact_power = sig == (1 << highest)
     under = floor_e < -127
-    over = (floor_e == 127) & ~exact_power
-    in_range = ~(under | over)
+    over = (floor_e == 127) & _not(exact_power)
+    in_range = _not(under | over)
     if t is not None:
-        s0, e0, h0, f0 = int(sig[0]), int(exp[0]), int(highest[0]), int(floor_e[0])
         t.append(TraceStep("decomposition", f"{fmt.name}FiniteDecomposition",
-                           f"value = {s0} * 2^{e0} (significand 0x{s0:x})"))
+                           f"value = {sig} * 2^{exp} (significand 0x{sig:x})"))
         t.append(TraceStep("floor exponent", "ReferenceE8M0HighestSetBit",
-                           f"highest set bit h={h0}; F = {e0} + {h0} = {f0}, so 2^{f0} <= value < 2^{f0 + 1}"))
+                           f"highest set bit h={highest}; F = {exp} + {highest} = {floor_e}, "
+                           f"so 2^{floor_e} <= value < 2^{floor_e + 1}"))
         t.append(TraceStep("exact power", "ReferenceFloatToE8M0",
-                           f"significand {'==' if exact_power[0] else '!='} 2^{h0}: "
-                           f"{'an exact power of two' if exact_power[0] else 'not a power of two'}"))
-        if under[0]:
+                           f"significand {'==' if exact_power else '!='} 2^{highest}: "
+                           f"{'an exact power of two' if exact_power else 'not a power of two'}"))
+        if under:
             t.append(TraceStep("range", "ReferenceFloatToE8M0",
-                               f"F = {f0} < -127: underflow, Sat={int(sat)} -> 0x{underflow_code:02x}", UF | NX))
-        elif over[0]:
+                               f"F = {floor_e} < -127: underflow, Sat={int(sat)} -> 0x{underflow_code:02x}",
+                               UF | NX))
+        elif over:
             t.append(TraceStep("range", "ReferenceFloatToE8M0",
                                f"F = 127 and not exactly 2^127: overflow in every mode, Sat={int(sat)} "
                                f"-> 0x{overflow_code:02x}", OF | NX))
         else:
-            t.append(TraceStep("range", "ReferenceFloatToE8M0", f"-127 <= F = {f0} <= 127: in range"))
-        if not in_range[0]:
-            t = None
-    all_in_range = in_range.all()
-    if not all_in_range:
-        sig, exp = np.where(in_range, sig, 1), np.where(in_range, exp, 0)
-    rounded, exact = _round_exponent(sig, exp, mode, t)
-    assert rounded.size == 0 or (-127 <= rounded.min() and rounded.max() <= 127)
-    codes = (rounded + 127).astype(np.uint8)
-    flags = np.where(exact, np.uint8(0), np.uint8(NX))
-    if not all_in_range:
-        codes[under], flags[under] = underflow_code, UF | NX
-        codes[over], flags[over] = overflow_code, OF | NX
-    write_early_outcomes(codes, flags)
-    if t is not None:
-        r0, f0 = int(rounded[0]), int(flags[0])
-        t.append(TraceStep("result", "ReferenceFloatToE8M0",
-                           f"code = {r0} + 127 = {r0 + 127} (0x{r0 + 127:02x}) = 2^{r0}", f0))
+            t.append(TraceStep("range", "ReferenceFloatToE8M0", f"-127 <= F = {floor_e} <= 127: in range"))
+    all_in_range = _all(in_range)
+    if not all_in_range and not _any(in_range):  # no element reaches the rounding
+        codes = _where(under, underflow_code, overflow_code)
+        flags = _where(under, UF | NX, OF | NX)
+    else:
+        if not all_in_range:
+            sig, exp = _where(in_range, sig, 1), _where(in_range, exp, 0)
+        rounded, exact = _round_exponent(sig, exp, mode, t)
+        assert _within(rounded, -127, 127)
+        codes = rounded + 127
+        flags = _where(exact, 0, NX)
+        if t is not None:
+            t.append(TraceStep("result", "ReferenceFloatToE8M0",
+                               f"code = {rounded} + 127 = {codes} (0x{codes:02x}) = 2^{rounded}", flags))
+        if not all_in_range:
+            codes = _where(under, underflow_code, _where(over, overflow_code, codes))
+            flags = _where(under, UF | NX, _where(over, OF | NX, flags))
+    if not all_positive_finite:
+        if _any(positive_infinity):
+            codes = _where(positive_infinity, overflow_code, codes)
+            flags = _where(positive_infinity, OF | NX, flags)
+        codes = _where(no_value, _E8M0_NAN, codes)
+        flags = _where(no_value, NV, flags)
     return codes, flags
 
 
+#: calls with fewer elements than this run the reference steps on one Python int at a time
+#: (measured: one element through the steps on ints costs about 2 us, an array call about
+#: 100 us whatever its length; see docs/performance.md, issue 13 after stop 10)
+_REFERENCE_ARRAY_MIN = 40
+
+
 def _reference(bits: np.ndarray, src: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
-    value = bits.reshape(-1).astype(np.int64)
-    codes, flags = _reference_float_to_e8m0(value, _FIELDS[src], mode, sat)
-    return codes.reshape(bits.shape), flags.reshape(bits.shape)
+    fmt = _FIELDS[src]
+    if 0 < bits.size < _REFERENCE_ARRAY_MIN:
+        if bits.ndim == 0:
+            code, flag = _reference_float_to_e8m0(int(bits), fmt, mode, sat)
+            return np.array(code, np.uint8), np.array(flag, np.uint8)
+        codes, flags = zip(*[_reference_float_to_e8m0(v, fmt, mode, sat) for v in bits.reshape(-1).tolist()])
+        return np.array(codes, np.uint8).reshape(bits.shape), np.array(flags, np.uint8).reshape(bits.shape)
+    codes, flags = _reference_float_to_e8m0(bits.reshape(-1).astype(np.int64), fmt, mode, sat)
+    return codes.astype(np.uint8).reshape(bits.shape), flags.astype(np.uint8).reshape(bits.shape)
 
 
 # --------------------------------------------------------------------------- fast (vectorized rule)
@@ -607,6 +703,8 @@ def _fast(bits: np.ndarray, src: TileDataType, mode: RoundingMode, sat: bool) ->
 
 def _source_bits(src_bits: Any, width: int) -> np.ndarray:
     """Validate raw encodings; native unsigned arrays that cannot be too wide skip the copy."""
+    if type(src_bits) is int and 0 <= src_bits and not src_bits >> width:  # one encoding (the common small call)
+        return np.array(src_bits, np.uint32 if width == 32 else np.uint16)
     if isinstance(src_bits, np.ndarray):
         src_bits = native(src_bits)
     if isinstance(src_bits, np.ndarray) and src_bits.dtype.kind in "iu" and src_bits.dtype.itemsize * 8 < width:
@@ -687,10 +785,10 @@ def to_e8m0_trace(src_bits: int, *, src_type: Any, rmode: Any = "NONE",
         raise UsageError(f"src_bits: expected one encoding, got shape {np.shape(bits)}")
     steps: List[TraceStep] = [
         TraceStep("control", "ReferenceFloatToE8M0",
-                  f"source {lay.name}, RMode {parse_rounding_mode(rmode).name} -> {mode.name}, Sat={int(satb)}")
+                  f"source {lay.name}, RMode {_parse_mode(rmode).name} -> {mode.name}, Sat={int(satb)}")
     ]
-    codes, flags = _reference_float_to_e8m0(np.array([int(bits)], np.int64), _FIELDS[src], mode, satb, steps)
-    return int(codes[0]), int(flags[0]), steps
+    code, flags = _reference_float_to_e8m0(int(bits), _FIELDS[src], mode, satb, steps)
+    return code, flags, steps
 
 
 def _dtype_source(dtype: np.dtype) -> Optional[TileDataType]:
