@@ -364,6 +364,34 @@ def test_tile_parameter_rows_follow_the_words(monkeypatch: pytest.MonkeyPatch) -
     assert not np.array_equal(seen[3], seen[4])  # two scalar words, two results
 
 
+@pytest.mark.parametrize("block_elements", [1, 150])
+def test_tile_rows_split_in_blocks_like_reference(block_elements: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tile kernel's threads take blocks of rows from a shared counter: with blocks of one row, and of
+    three rows with a partial last block (37 x 50 tile), every row, RowMax, GroupMax and the flags are
+    the reference engine's (S32 and FP32 row loops, and the general loop)."""
+    _use("kernel", monkeypatch)
+    from ptonum.kernels import postprocess as kp
+
+    monkeypatch.setattr(kp, "TILE_BLOCK_ELEMENTS", block_elements)
+    rng = np.random.default_rng(23)
+    m, n = 37, 50
+    s32 = rng.integers(-(1 << 24), 1 << 24, (m, n), dtype=np.int32)
+    x = (rng.standard_normal((m, n)) * 50).astype(np.float32)
+    folds = dict(row_max_en=1, group_max_en=1, group_n_code=1)
+    cases = [
+        (s32, "S32", dict(pre_quant_mode="REQ8", relu_mode=1, **folds), dict(quant_param=0x39800000 | (0x1F0 << 37))),
+        (x, "FP32", dict(pre_quant_mode="F322BF16", **folds), {}),
+        (x, "FP32", dict(pre_quant_mode="QF322FP8_PRE", **folds), dict(quant_param=0x3F800000)),
+        (x, "FP32", dict(pre_quant_mode="QF322F32_PRE", relu_mode=1, row_max_en=1), dict(quant_param=0x40000000)),
+    ]
+    for acc, t, attrs, kw in cases:
+        got = postprocess(acc, acc_type=t, attributes=attrs, sat=True, **kw)
+        ref = postprocess(acc, acc_type=t, attributes=attrs, sat=True, engine="reference", **kw)
+        assert np.array_equal(got.d_bits, ref.d_bits) and got.flags == ref.flags, attrs
+        for u, v in ((got.row_max_bits, ref.row_max_bits), (got.group_max_bits, ref.group_max_bits)):
+            assert (u is None and v is None) or np.array_equal(u, v), attrs
+
+
 def test_compile_all_reports_time() -> None:
     from ptonum.kernels.postprocess import compile_all
 

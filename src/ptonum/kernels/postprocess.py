@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import tables
 from ..tables import KIND_GENERAL, KIND_PASS, KIND_SHIFT
-from . import NUMBA_AVAILABLE, kernel_array, launch, launch_ready, njit, numba_enabled, prange
+from . import MAX_THREADS, NUMBA_AVAILABLE, kernel_array, launch, launch_ready, njit, numba_enabled, prange
 
 __all__ = [
     "numba_enabled",
@@ -1578,17 +1578,71 @@ def _row_float(acc: Any, base: int, cnt: int, out: Any, i: int, relu: int, dst: 
 # The tile kernel
 
 
+if NUMBA_AVAILABLE:  # pragma: no branch
+    @_intrinsic
+    def _fetch_add_i(typingctx: Any, counter: Any, inc: Any) -> Any:
+        """Atomically add ``inc`` to ``counter[0]`` (an int64 array) and return its previous value."""
+        if not (isinstance(counter, _types.Array) and counter.dtype == _types.int64):
+            return None
+        sig = _types.int64(counter, _types.int64)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            arr = context.make_array(signature.args[0])(context, builder, args[0])
+            inc64 = context.cast(builder, args[1], signature.args[1], _types.int64)
+            return builder.atomic_rmw("add", arr.data, inc64, "monotonic")
+
+        return sig, codegen
+
+    _fetch_add: Any = _fetch_add_i
+else:  # pragma: no cover - kernels are not used without numba
+    def _fetch_add(counter: Any, inc: int) -> int:
+        old = int(counter[0])
+        counter[0] = old + inc
+        return old
+
+
+#: elements of accumulator rows a thread of :func:`_tile_kernel` takes at a time
+TILE_BLOCK_ELEMENTS = 1 << 15
+
+
 @njit(parallel=True)
 def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_flags: bool,
                  kind: int, fast: int, src: int, relu: int, offw: int, dst: int, mode: int, sat: bool,
                  scale: Any, alpha: Any, offs: Any, shifts: Any, qrow: int, qcol: int,
                  rrow: int, rcol: int, spec: Any, negzero: int, scale32: Any, alpha32: Any,
                  red_t: int, max_abs: bool, row_en: bool, row_out: Any, has_init: bool, init: Any,
-                 group_n: int, group_out: Any, rowflags: Any, offs_f: Any, blo: Any, bhi: Any) -> None:
-    """Process rows of ``n`` elements of a flat accumulator (``total`` elements, ``m`` rows)."""
+                 group_n: int, group_out: Any, rowflags: Any, offs_f: Any, blo: Any, bhi: Any,
+                 threads: int, block: int, ticket: Any) -> None:
+    """Process rows of ``n`` elements of a flat accumulator (``total`` elements, ``m`` rows).
+
+    ``threads`` workers (at least the launch's thread count: :data:`ptonum.kernels.MAX_THREADS`) are
+    split over the threads; each takes the next ``block`` rows from the shared counter ``ticket``
+    (int64[1], zero) until none is left, so a thread slowed by other load on its core does fewer
+    blocks instead of the others waiting for its fixed half (a thread's later workers find nothing
+    left).  Rows are independent: the split changes no result."""
+    nblocks = (m + block - 1) // block
+    for _w in prange(max(1, min(threads, nblocks))):
+        while True:
+            k = _fetch_add(ticket, 1)
+            if k >= nblocks:
+                break
+            _tile_rows(k * block, min(m, k * block + block), acc, m, n, total, out, fl, want_flags, kind, fast,
+                       src, relu, offw, dst, mode, sat, scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec,
+                       negzero, scale32, alpha32, red_t, max_abs, row_en, row_out, has_init, init, group_n,
+                       group_out, rowflags, offs_f, blo, bhi)
+
+
+@njit
+def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_flags: bool,
+               kind: int, fast: int, src: int, relu: int, offw: int, dst: int, mode: int, sat: bool,
+               scale: Any, alpha: Any, offs: Any, shifts: Any, qrow: int, qcol: int,
+               rrow: int, rcol: int, spec: Any, negzero: int, scale32: Any, alpha32: Any,
+               red_t: int, max_abs: bool, row_en: bool, row_out: Any, has_init: bool, init: Any,
+               group_n: int, group_out: Any, rowflags: Any, offs_f: Any, blo: Any, bhi: Any) -> None:
+    """Rows ``i0 .. i1 - 1`` of :func:`_tile_kernel`."""
     fuse = red_t == SRC_FP32  # RowMax/GroupMax folded into the FP32 row loops' pass
     absm = np.uint32(0x7FFFFFFF) if max_abs else np.uint32(0xFFFFFFFF)
-    for i in prange(m):
+    for i in range(i0, i1):
         base = i * n
         cnt = min(n, total - base)
         folded = False
@@ -1923,7 +1977,8 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
     go = kernel_array(group_out) if group_out is not None else _UNUSED_U32
     rowflags = kernel_array(row_flags) if row_flags is not None else np.zeros(max(m, 1), np.uint8)
     launch_ready(_tile_kernel, acc, m, n, acc.size, out, fl, want_flags, *head, bool(max_abs), row_out is not None,
-                 ro, init is not None, ini, int(group_n) if group_out is not None else 0, go, rowflags, *bounds)
+                 ro, init is not None, ini, int(group_n) if group_out is not None else 0, go, rowflags, *bounds,
+                 MAX_THREADS, max(1, TILE_BLOCK_ELEMENTS // max(n, 1)), np.zeros(1, np.int64))
     return int(np.bitwise_or.reduce(rowflags)) & _ALL_FLAGS
 
 
