@@ -39,6 +39,7 @@ Source of the rules mirrored: ADR-0085 D175-D181; ``MatrixPostQuantBaseWithFlags
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any, Dict, Optional, Tuple
 
@@ -1028,43 +1029,92 @@ def _hif8_lane(x: Any, mp: Any, mn: Any, ovf_pos: Any, ovf_neg: Any) -> Tuple[An
     return code, (np.uint32(_RARE) if sp else w)
 
 
-@njit
-def _bf16_pass(a_: Any, o_: Any, relum: Any, satm: Any) -> Any:
-    """The vector loop of the BF16 row: the OR of the lanes' flag words."""
-    acc = np.uint32(0)
-    for j in range(a_.size):
-        x = a_[j]
-        code, fw = _bf16_lane(x, relum, satm)
-        o_[j] = np.uint16(code)
-        acc = np.uint32(acc | fw)
-    return acc
+# The float32-lane row loops share one template: :func:`_fp32_row` (flags, rare sources redone) over
+# :func:`_fp32_pass` (the vector loop and the folds).  Both are inlined (``inline="always"``) into each
+# destination's row function with ``lane`` (one of the LANE_* codes) and ``fold`` as constants, so
+# numba's dead-branch pruning keeps one lane and one fold before type inference: each destination
+# compiles only its own loop, and no function is passed as an argument (which numba 0.68.1's cache
+# would never serve).  The lane codes are the ``fast`` codes of :func:`run_tile`.
+LANE_BF16, LANE_E4M3, LANE_HIF8, LANE_FP16 = 1, 4, 5, 6
 
 
-@njit
-def _bf16_pass_max(a_: Any, o_: Any, relum: Any, satm: Any, absm: Any) -> Tuple[Any, Any]:
-    """:func:`_bf16_pass` that also takes the row's fold key maximum (valid without rare sources)."""
+@njit(inline="always")
+def _fp32_span(lane: int, fold: bool, a: Any, o: Any, sc: Any, al: Any, p: Any, absm: Any) -> Tuple[Any, Any]:
+    """The vector loop of a float32-lane row over one span (arrays sliced to it, indexed from 0:
+    no negative-index wraparound): (the OR of the lanes' flag words, with ``fold`` the span's
+    fold key maximum, :func:`_fp32_key_number`, valid when the span has no rare source).
+
+    ``lane`` and ``fold`` must be constants at the call (see above).  ``p``: the lane's own
+    parameters after (source, scale, alpha), as a tuple."""
     acc = np.uint32(0)
     kmax = np.uint32(0)
-    for j in range(a_.size):
-        x = a_[j]
-        code, fw = _bf16_lane(x, relum, satm)
-        o_[j] = np.uint16(code)
+    for j in range(a.size):
+        x = a[j]
+        # a lane added here must be called with its own arity (numba binds the arguments of every
+        # branch when it inlines, before pruning); E4M3 and HiF8 keep their own passes for now
+        if lane == LANE_BF16:
+            code, fw = _bf16_lane(x, p[0], p[1])
+        else:
+            code, fw = _f16_lane(x, p[0], p[1])
+        o[j] = code  # the carrier's low 16 or 8 bits
         acc = np.uint32(acc | fw)
-        kmax = max(kmax, _fp32_key_number(x, absm))
+        if fold:
+            kmax = max(kmax, _fp32_key_number(x, absm))
     return acc, kmax
 
 
-@njit
-def _bf16_pass_keys(a_: Any, o_: Any, relum: Any, satm: Any, absm: Any, kb: Any) -> Any:
-    """:func:`_bf16_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
+@njit(inline="always")
+def _fp32_pass(lane: int, fold: bool, a_: Any, o_: Any, sc_: Any, al_: Any, p: Any, absm: Any, seg: int,
+               gk: Any) -> Any:
+    """:func:`_fp32_span` over a row: the OR of the flag words.  With ``fold`` the row is taken
+    in ``gk.size`` groups of ``seg`` elements (GroupMax; one group, the row, for RowMax alone) and
+    gk[g] receives group g's key maximum, taken in the same loop (no key is stored)."""
+    if not fold or gk.size == 1:
+        acc, kmax = _fp32_span(lane, fold, a_, o_, sc_, al_, p, absm)
+        gk[0] = kmax
+        return acc
     acc = np.uint32(0)
-    for j in range(a_.size):
-        x = a_[j]
-        code, fw = _bf16_lane(x, relum, satm)
-        o_[j] = np.uint16(code)
-        acc = np.uint32(acc | fw)
-        kb[j] = _fp32_key_number(x, absm)
+    for g in range(gk.size):
+        s = g * seg
+        e = min(s + seg, a_.size)
+        ag, kg = _fp32_span(lane, fold, a_[s:e], o_[s:e], sc_[s:e], al_[s:e], p, absm)
+        acc = np.uint32(acc | ag)
+        gk[g] = kg
     return acc
+
+
+@njit
+def _bf16_pass(fold: bool, a_: Any, o_: Any, sc_: Any, al_: Any, p: Any, absm: Any, seg: int, gk: Any) -> Any:
+    """:func:`_fp32_pass` for BF16 (a function of its own: its parameters stay opaque to LLVM)."""
+    if fold:
+        return _fp32_pass(LANE_BF16, True, a_, o_, sc_, al_, p, absm, seg, gk)
+    return _fp32_pass(LANE_BF16, False, a_, o_, sc_, al_, p, absm, seg, gk)
+
+
+@njit
+def _f16_pass(fold: bool, a_: Any, o_: Any, sc_: Any, al_: Any, p: Any, absm: Any, seg: int, gk: Any) -> Any:
+    """:func:`_fp32_pass` for FP16."""
+    if fold:
+        return _fp32_pass(LANE_FP16, True, a_, o_, sc_, al_, p, absm, seg, gk)
+    return _fp32_pass(LANE_FP16, False, a_, o_, sc_, al_, p, absm, seg, gk)
+
+
+@njit(inline="always")
+def _fp32_row(lane: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool,
+              spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, p: Any, dst: int, mode: int,
+              negzero: int, neg_zero_too: bool) -> int:
+    """One float32-lane row (``lane`` a constant): :func:`_fp32_pass`, then the flags, and the
+    rare sources (NaN/Inf; with ``neg_zero_too`` also -0) and, with ``fold``, the groups' fold
+    keys redone exactly by :func:`_redo_rare` (``dst``, ``mode``, ``negzero``: :func:`_element`'s)."""
+    if lane == LANE_BF16:
+        acc = _bf16_pass(fold, a_, o_, sc32_, al32_, p, absm, seg, gk)
+    else:
+        acc = _f16_pass(fold, a_, o_, sc32_, al32_, p, absm, seg, gk)
+    res = np.int64(acc) & _ALL_FLAGS
+    if (acc & np.uint32(_RARE)) != np.uint32(0):
+        res |= _redo_rare(a_, o_, sc_, al_, relu, dst, mode, sat, spec, negzero, neg_zero_too, fold, absm, seg,
+                          gk, gs)
+    return res
 
 
 @njit
@@ -1077,61 +1127,9 @@ def _row_bf16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu
     the largest finite, OF|NX); a -0 source keeps its sign (0x8000, the signed-zero rule); ReLU
     sends a negative source to +0 with no flag.  NaN/Inf sources are redone by :func:`_element`.
     """
-    relum = np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0)
-    satm = np.uint32(1) if sat else np.uint32(0)
-    if not fold:
-        acc = _bf16_pass(a_, o_, relum, satm)
-    elif seg >= a_.size:
-        acc, k0 = _bf16_pass_max(a_, o_, relum, satm, absm)
-        gk[0] = k0
-    else:
-        acc = _bf16_pass_keys(a_, o_, relum, satm, absm, kb)
-        _group_max(kb, seg, gk)
-    res = np.int64(acc) & _ALL_FLAGS
-    rare = (acc & np.uint32(_RARE)) != np.uint32(0)
-    if rare:
-        res |= _redo_rare(a_, o_, sc_, al_, relu, D_BF16, R_RNE, sat, spec, BF16_NEG_ZERO, False, fold, absm, seg,
-                          gk, gs)
-    return res
-
-
-@njit
-def _f16_pass(a_: Any, o_: Any, relum: Any, satm: Any) -> Any:
-    """The vector loop of the F16 row: the OR of the lanes' flag words."""
-    acc = np.uint32(0)
-    for j in range(a_.size):
-        x = a_[j]
-        code, fw = _f16_lane(x, relum, satm)
-        o_[j] = np.uint16(code)
-        acc = np.uint32(acc | fw)
-    return acc
-
-
-@njit
-def _f16_pass_max(a_: Any, o_: Any, relum: Any, satm: Any, absm: Any) -> Tuple[Any, Any]:
-    """:func:`_f16_pass` that also takes the row's fold key maximum (valid without rare sources)."""
-    acc = np.uint32(0)
-    kmax = np.uint32(0)
-    for j in range(a_.size):
-        x = a_[j]
-        code, fw = _f16_lane(x, relum, satm)
-        o_[j] = np.uint16(code)
-        acc = np.uint32(acc | fw)
-        kmax = max(kmax, _fp32_key_number(x, absm))
-    return acc, kmax
-
-
-@njit
-def _f16_pass_keys(a_: Any, o_: Any, relum: Any, satm: Any, absm: Any, kb: Any) -> Any:
-    """:func:`_f16_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
-    acc = np.uint32(0)
-    for j in range(a_.size):
-        x = a_[j]
-        code, fw = _f16_lane(x, relum, satm)
-        o_[j] = np.uint16(code)
-        acc = np.uint32(acc | fw)
-        kb[j] = _fp32_key_number(x, absm)
-    return acc
+    p = (np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0), np.uint32(1) if sat else np.uint32(0))
+    return _fp32_row(LANE_BF16, a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, p,
+                     D_BF16, R_RNE, BF16_NEG_ZERO, False)
 
 
 @njit
@@ -1145,22 +1143,9 @@ def _row_f16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu:
     with Sat the largest finite, OF|NX).  ReLU sends a negative source to +0 with no flag.
     NaN/Inf sources are redone by :func:`_element`.
     """
-    relum = np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0)
-    satm = np.uint32(1) if sat else np.uint32(0)
-    if not fold:
-        acc = _f16_pass(a_, o_, relum, satm)
-    elif seg >= a_.size:
-        acc, k0 = _f16_pass_max(a_, o_, relum, satm, absm)
-        gk[0] = k0
-    else:
-        acc = _f16_pass_keys(a_, o_, relum, satm, absm, kb)
-        _group_max(kb, seg, gk)
-    res = np.int64(acc) & _ALL_FLAGS
-    rare = (acc & np.uint32(_RARE)) != np.uint32(0)
-    if rare:
-        res |= _redo_rare(a_, o_, sc_, al_, relu, D_FP16, R_RNE, sat, spec, FP16_NEG_ZERO, False, fold, absm, seg,
-                          gk, gs)
-    return res
+    p = (np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0), np.uint32(1) if sat else np.uint32(0))
+    return _fp32_row(LANE_FP16, a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, p,
+                     D_FP16, R_RNE, FP16_NEG_ZERO, False)
 
 
 @njit
@@ -1314,17 +1299,81 @@ def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
     return res
 
 
-@njit
+# Each compiled tile-kernel specialization writes one output carrier (uint8, uint16 or uint32) and
+# needs only the row loops that write it: BF16/FP16 and the S16 offset modes write uint16, E4M3/HiF8
+# and S8/S4X2 uint8, nothing fast writes uint32.  The row-loop calls of :func:`_tile_kernel` go through
+# the gates below (numba overloads chosen by the carrier at type inference), so a specialization
+# never compiles loops it cannot run: cold compile time, not speed (the ``fast`` codes stay runtime).
+
+
 def _row_fp32_seg(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool,
                   spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
-    """Dispatch one row to its FP32 -> floating-destination loop (``fast`` code)."""
-    if fast == 1:
+    """Dispatch one row to its FP32 -> floating-destination loop (``fast`` code; compiled gate)."""
+    raise NotImplementedError  # pragma: no cover - only called from compiled code
+
+
+def _row_fp32_seg_u16(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
+                      sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+    if fast == LANE_BF16:
         return _row_bf16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
-    if fast == 6:
-        return _row_f16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
-    if fast == 4:
+    return _row_f16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
+
+
+def _row_fp32_seg_u8(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
+                     sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+    if fast == LANE_E4M3:
         return _row_e4m3_rne(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
     return _row_hif8_rhb(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
+
+
+def _row_fp32_seg_none(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
+                       sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+    return 0  # never called: no FP32 fast loop writes this carrier
+
+
+def _s32_rows(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int, relu: int,
+              offw: int, dst: int, mode: int, sat: bool, scale: Any, alpha: Any, offs: Any, offs_f: Any, blo: Any,
+              bhi: Any, max_abs: bool, group_n: int, group_out: Any, gbase: int) -> Tuple[int, int, int]:
+    """The S32 offset row loops (compiled gate): ``fast`` 7 :func:`_row_s32_int`, else
+    :func:`_row_s32_offset` (returns its flags, 0, 0)."""
+    raise NotImplementedError  # pragma: no cover - only called from compiled code
+
+
+def _s32_rows_narrow(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int,
+                     relu: int, offw: int, dst: int, mode: int, sat: bool, scale: Any, alpha: Any, offs: Any,
+                     offs_f: Any, blo: Any, bhi: Any, max_abs: bool, group_n: int, group_out: Any, gbase: int
+                     ) -> Tuple[int, int, int]:
+    if fast == 7:
+        return _row_s32_int(acc, base, cnt, out, pb, relu, offw, dst, mode, sat, scale, alpha, offs_f, blo, bhi,
+                            max_abs, group_n, group_out, gbase)
+    return _row_s32_offset(acc, base, cnt, out, fl, want_flags, pb, relu, offw, dst, mode, sat, scale, alpha,
+                           offs), 0, 0
+
+
+def _s32_rows_none(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int,
+                   relu: int, offw: int, dst: int, mode: int, sat: bool, scale: Any, alpha: Any, offs: Any,
+                   offs_f: Any, blo: Any, bhi: Any, max_abs: bool, group_n: int, group_out: Any, gbase: int
+                   ) -> Tuple[int, int, int]:
+    return 0, 0, 0  # never called: the S32 offset modes write 8- or 16-bit carriers
+
+
+if NUMBA_AVAILABLE:  # pragma: no branch
+    from numba.extending import overload as _overload
+
+    def _gate(stub: Any, choose: Any, impl: Any) -> None:
+        """Register ``choose`` (output carrier bits -> implementation) as the numba overload of ``stub``;
+        numba wants the typing function's parameters, annotations included, to be the implementation's."""
+        out_arg = "o_" if "o_" in inspect.signature(impl).parameters else "out"
+
+        def typing(*args: Any) -> Any:
+            return choose(args[list(inspect.signature(impl).parameters).index(out_arg)].dtype.bitwidth)
+
+        typing.__signature__ = inspect.signature(impl)  # type: ignore[attr-defined]
+        _overload(stub)(typing)
+
+    _gate(_row_fp32_seg, lambda bits: {16: _row_fp32_seg_u16, 8: _row_fp32_seg_u8}.get(bits, _row_fp32_seg_none),
+          _row_fp32_seg_u16)
+    _gate(_s32_rows, lambda bits: _s32_rows_narrow if bits in (8, 16) else _s32_rows_none, _s32_rows_narrow)
 
 
 @njit
@@ -1648,9 +1697,9 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
         folded = False
         if fast == 7:  # S32 offset modes: RowMax and GroupMax folded into the element pass
             gn = group_n if group_n > 0 else 0
-            f_or, rb, rf = _row_s32_int(acc, base, cnt, out, i * qrow, relu, offw, dst, mode, sat, scale, alpha,
-                                        offs_f, blo, bhi, max_abs, gn, group_out,
-                                        i * ((cnt + group_n - 1) // group_n) if group_n > 0 else 0)
+            f_or, rb, rf = _s32_rows(fast, acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode, sat,
+                                     scale, alpha, offs, offs_f, blo, bhi, max_abs, gn, group_out,
+                                     i * ((cnt + group_n - 1) // group_n) if group_n > 0 else 0)
             if row_en:
                 f_or |= rf
                 if has_init:
@@ -1693,8 +1742,8 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                     row_out[i] = rb
                     f_or |= rf
         elif fast == 3:
-            f_or = _row_s32_offset(acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode,
-                                   sat, scale, alpha, offs)
+            f_or, _, _ = _s32_rows(fast, acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode, sat,
+                                   scale, alpha, offs, offs_f, blo, bhi, max_abs, 0, group_out, 0)
         elif fast == 2:
             f_or = _row_float(acc, base, cnt, out, i, relu, dst, mode, sat, scale, alpha,
                               qrow, rrow, spec, negzero)
