@@ -925,3 +925,34 @@ def test_output_buffer_is_reused_only_after_every_view_is_gone(monkeypatch: pyte
     monkeypatch.setenv("PTONUM_OUTPUT_POOL_MIB", "0")  # reuse off: a plain numpy array
     assert type(postprocess(acc.astype(np.float32), **kw).d_bits.base) is not tile_mod._Lease
     tile_mod.release_output_buffers()
+
+
+def test_preflight_kept_plan_stands_only_for_the_same_arguments() -> None:
+    """A successful preflight is kept for the next call with the same arguments (same plan, fresh
+    accumulator data); a tile changed in place to an illegal word, a bool where an int was, and an
+    accumulator of other values are each checked again: rejected, or planned with their own data."""
+    from ptonum import fpatr
+
+    n = 8
+    words = np.array([int(fpatr.quant_param(2.0 ** -k, k, mode="VREQ8", rounding="rne")) for k in range(n)],
+                     np.uint64)
+    attrs = FPATRAttributes.from_fields(pre_quant_mode="VREQ8", relu_mode="RELU", row_max_en=True)
+    acc = np.arange(2 * n, dtype=np.int32).reshape(2, n)
+    kw: Dict[str, Any] = dict(acc_type="S32", attributes=attrs, quant_tile=words, rmode=1, sat=True)
+    first = tile_mod.preflight(acc, **kw)
+    again = tile_mod.preflight(acc + 1, **kw)
+    assert np.array_equal(again.acc_bits, (acc + 1).view(np.uint32))  # this call's data, not the kept plan's
+    assert np.array_equal(again.quant_words, first.quant_words) and again.element == first.element
+    kept = first.quant_words.copy()
+    words[3] = 0  # FP19 scale 0: not a positive normal
+    with pytest.raises(TileLegalityError, match=r"quant_tile\[0, 3\]"):
+        tile_mod.preflight(acc, **kw)
+    words[3] = kept[0, 3]
+    assert np.array_equal(tile_mod.preflight(acc, **kw).quant_words, kept)
+    with pytest.raises(UsageError, match="rmode = True"):
+        tile_mod.preflight(acc, **dict(kw, rmode=True))  # equal to 1 and hashed alike, yet not a legal RMode
+    raw = np.zeros((2, n), np.int64)  # raw S32 encodings: their values are checked on every call
+    tile_mod.preflight(raw, **kw)
+    raw[1, 5] = 1 << 33
+    with pytest.raises(UsageError, match=r"acc\[1, 5\].*does not fit in 32 bits"):
+        tile_mod.preflight(raw, **kw)

@@ -605,9 +605,93 @@ def preflight(
                       relu_tile=relu_tile, row_max_in=row_max_in, engine=engine)
 
 
+#: plans of recent successful preflights without their accumulator data: key -> (quant/relu tile bytes, plan)
+_PLANS: Dict[Tuple[Any, ...], Tuple[bytes, bytes, TilePlan]] = {}
+_PLANS_KEEP = 16
+_PLANS_MAX_WORDS = 1 << 14  # tiles up to this many words (128 KiB) are kept
+_SIMPLE = (str, int, bool, TileDataType, RoundingMode)  # argument types a plan is kept for (exact types)
+
+
+def _tile_key(value: Any) -> Optional[Tuple[Tuple[Any, ...], bytes]]:
+    """(key part, bytes) of a quant/relu tile argument that a kept plan may stand for, or None."""
+    if value is None:
+        return (None,), b""
+    if type(value) is np.ndarray and value.dtype.kind in "iu" and value.size <= _PLANS_MAX_WORDS:
+        return (value.dtype.str, value.shape), value.tobytes()
+    return None
+
+
+def _plan_key(shape: Tuple[int, ...], dtype: np.dtype, acc_type: Any, attributes: Any, rmode: Any, sat: Any,
+              quant_param: Any, quant_tile: Any, relu_param: Any, relu_tile: Any, row_max_in: Any,
+              engine: Any) -> Optional[Tuple[Tuple[Any, ...], bytes, bytes]]:
+    """The key of everything :func:`_preflight` checks besides the accumulator's values, when every
+    argument is of a plain type (each value tagged with its exact type: ``True`` and ``1`` are different
+    arguments), with the quant/relu tiles' bytes; None for anything else (no plan kept)."""
+    if row_max_in is not None:  # RowMaxIn values are checked per call
+        return None
+    parts: List[Any] = [shape, dtype.str]
+    for v in (acc_type, rmode, sat, quant_param, relu_param, engine):
+        if v is not None and type(v) not in _SIMPLE:
+            return None
+        parts.append((type(v), v))
+    if type(attributes) is FPATRAttributes or type(attributes) is int:
+        parts.append((type(attributes), attributes))
+    else:
+        return None
+    q = _tile_key(quant_tile)
+    r = _tile_key(relu_tile)
+    if q is None or r is None:
+        return None
+    parts += [q[0], r[0]]
+    return tuple(parts), q[1], r[1]
+
+
+def _private(words: np.ndarray) -> np.ndarray:
+    """A read-only copy of a plan's parameter words (a kept plan must not see the caller's later writes)."""
+    out = np.array(words, copy=True)
+    out.flags.writeable = False
+    return out
+
+
 def _preflight(arr: Optional[np.ndarray], shape: Tuple[int, ...], dtype: np.dtype, *, acc_type: Any,
                attributes: Any, rmode: Any, sat: Any, quant_param: Any, quant_tile: Any, relu_param: Any,
                relu_tile: Any, row_max_in: Any, engine: Any) -> TilePlan:
+    """:func:`_check_plan`, or the plan kept from an earlier call with the same arguments (same types,
+    values and tile bytes) with this call's accumulator data (checked as :func:`_check_plan` checks it).
+
+    Every check besides the accumulator values is a function of those arguments, so an earlier success
+    stands for this call; a failing call keeps nothing and raises every time.  The kept plan holds
+    private read-only copies of the parameter words.
+    """
+    memo = _plan_key(shape, dtype, acc_type, attributes, rmode, sat, quant_param, quant_tile, relu_param,
+                     relu_tile, row_max_in, engine)
+    if memo is not None:
+        hit = _PLANS.get(memo[0])
+        if hit is not None and hit[0] == memo[1] and hit[1] == memo[2]:
+            kept = hit[2]
+            if arr is None:
+                return kept
+            plan = TilePlan.__new__(TilePlan)  # the kept plan's fields with this call's data (what
+            plan.__dict__.update(kept.__dict__)  # dataclasses.replace does, in two C calls)
+            object.__setattr__(plan, "acc_bits", _acc_bits(arr, kept.acc_type))
+            return plan
+    plan = _check_plan(arr, shape, dtype, acc_type=acc_type, attributes=attributes, rmode=rmode, sat=sat,
+                       quant_param=quant_param, quant_tile=quant_tile, relu_param=relu_param,
+                       relu_tile=relu_tile, row_max_in=row_max_in, engine=engine)
+    if memo is not None:
+        if len(_PLANS) >= _PLANS_KEEP:
+            try:
+                del _PLANS[next(iter(_PLANS))]  # the oldest
+            except (KeyError, StopIteration, RuntimeError):  # pragma: no cover - another thread got there first
+                pass
+        _PLANS[memo[0]] = (memo[1], memo[2], replace(plan, acc_bits=None, quant_words=_private(plan.quant_words),
+                                                     relu_words=_private(plan.relu_words)))
+    return plan
+
+
+def _check_plan(arr: Optional[np.ndarray], shape: Tuple[int, ...], dtype: np.dtype, *, acc_type: Any,
+                attributes: Any, rmode: Any, sat: Any, quant_param: Any, quant_tile: Any, relu_param: Any,
+                relu_tile: Any, row_max_in: Any, engine: Any) -> TilePlan:
     eng = check_engine(engine)
     attrs = _attributes(attributes)
     check_fields(attrs)
