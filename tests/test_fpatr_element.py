@@ -349,8 +349,14 @@ def test_rejections() -> None:
     with pytest.raises(TileLegalityError, match=r"quant_param\[1\]: FP19 scale .* infinite or NaN"):
         postprocess_element([1, 2], pre_quant_mode="VDEQF16", acc_type="S32",
                             quant_param=np.array([one19() << 13, 0x3FC00 << 13], dtype=np.uint64))
-    with pytest.raises(TileLegalityError, match="relu_param: FP19 alpha"):
-        postprocess_element(1, pre_quant_mode=0, relu_mode=2, acc_type="S32", relu_param=0x3FF00)
+    for _ in range(2):  # the parsed configuration is remembered; a rejection is not
+        with pytest.raises(TileLegalityError, match="relu_param: FP19 alpha"):
+            postprocess_element(1, pre_quant_mode=0, relu_mode=2, acc_type="S32", relu_param=0x3FF00)
+        with pytest.raises(TileLegalityError, match=r"quant_param: FP19 scale .* infinite or NaN"):
+            postprocess_element(1, pre_quant_mode="REQ8", acc_type="S32", quant_param=0x3FC00 << 13,
+                                engine="reference")
+        with pytest.raises(UsageError, match="sat"):
+            postprocess_element(1, pre_quant_mode=0, acc_type="FP32", sat=2, engine="reference")
     with pytest.raises(UsageError, match="do not broadcast"):
         postprocess_element([1, 2, 3], pre_quant_mode=5, acc_type="S32", quant_param=[one19() << 13] * 2)
     with pytest.raises(UsageError):

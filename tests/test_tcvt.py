@@ -427,3 +427,15 @@ def test_bad_input_raises_before_any_result() -> None:
         tcvt.to_e8m0_values(np.array(["a"]))
     with pytest.raises(UsageError, match="out"):
         tcvt.to_e8m0_values(np.array([1.0], np.float32), out="f8")
+
+
+def test_parsed_arguments_remembered_per_spelling() -> None:
+    """src_type and rmode parses are remembered: a rejected spelling still raises every time,
+    and RMode code 1 (RNE) does not make True (a boolean, rejected) valid."""
+    for _ in range(2):
+        with pytest.raises(UnsupportedConversionError, match="FP64"):
+            tcvt.to_e8m0(1, src_type="FP64", engine="reference")
+        assert int(tcvt.to_e8m0(0x3FC00000, src_type="FP32", rmode=1, engine="reference")[0]) == 128  # 1.5 > 2^0.5
+        with pytest.raises(UsageError, match="rmode"):
+            tcvt.to_e8m0(1, src_type="FP32", rmode=True, engine="reference")
+    assert int(tcvt.to_e8m0(0x3FC0, src_type=np.array(5), engine="reference")[0]) == 128  # BF16 1.5; an unhashable 0-d code

@@ -97,6 +97,8 @@ def as_bits(name: str, value: Any, width: int) -> np.ndarray:
     Source: ADR-0085 D174 (operands are raw encodings, ``bits(N)`` in the ASL); no ASL counterpart
     (argument check).
     """
+    if type(value) is int and 0 <= value and not value >> width:  # one encoding that fits (the common small call)
+        return np.array(value, dtype=np.uint64)
     if isinstance(value, (bool, np.bool_)):
         raise UsageError(f"{name} = {value!r}: expected integer encodings, got a boolean")
     if isinstance(value, (int, np.integer)):

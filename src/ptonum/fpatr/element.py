@@ -45,8 +45,8 @@ Source: ADR-0085 D174-D180; pto-spec ``asl/arch/profile/matrix-postprocess.asl``
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
-from fractions import Fraction
 from itertools import repeat
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
@@ -204,7 +204,12 @@ def _fp19_value(bits19: int) -> Ratio:
     return v.numerator, v.denominator
 
 
-def _reject_nonfinite_fp19(bits19: np.ndarray, name: str, field: str) -> None:
+def _reject_nonfinite_fp19(words: np.ndarray, shift: int, name: str, field: str) -> None:
+    """Raise TileLegalityError when an FP19 field (at bit ``shift`` of the uint64 ``words``) has the
+    all-ones exponent field (infinite or NaN), naming the first such word."""
+    if words.size == 1 and (int(words.reshape(-1)[0]) >> (shift + 10)) & 0xFF != 0xFF:
+        return  # one finite word (the usual scalar parameter), read as an int
+    bits19 = ((words >> np.uint64(shift)) & np.uint64(0x7FFFF)).astype(np.uint32)
     bad = ((bits19 >> np.uint32(10)) & np.uint32(0xFF)) == 0xFF
     if np.any(bad):
         flat = int(np.flatnonzero(bad.ravel())[0])
@@ -311,7 +316,20 @@ def resolve_element_config(mode: PreQuantMode, relu: ReluMode, acc: TileDataType
 
 
 _Config = ElementConfig
-_config = element_config
+# A one-element call (explain, element-wise golden loops) cost more in parsing its five
+# configuration arguments than in the element itself: the checked configuration is remembered per
+# spelling of the arguments (``typed``: ``1`` and ``True`` are separate entries; a rejected
+# configuration is never stored, so it raises every time; unhashable arguments are parsed every time).
+_element_config_memo = functools.lru_cache(maxsize=256, typed=True)(element_config)
+
+
+def _config(pre_quant_mode: Any, relu_mode: Any, acc_type: Any, rmode: Any, sat: Any) -> ElementConfig:
+    try:
+        return _element_config_memo(pre_quant_mode, relu_mode, acc_type, rmode, sat)
+    except TypeError:  # unhashable
+        return element_config(pre_quant_mode, relu_mode, acc_type, rmode, sat)
+
+
 _SPECIAL_CLASSES = ("QuietNaN", "SignalingNaN", "PositiveInfinity", "NegativeInfinity")
 
 
@@ -319,6 +337,8 @@ def _bits_u32(name: str, value: Any) -> np.ndarray:
     """32-bit encodings as uint32 without copying an already-uint32 array."""
     if isinstance(value, np.ndarray) and value.dtype == np.uint32:
         return value
+    if type(value) is int and 0 <= value and not value >> 32:  # one encoding (the common small call)
+        return np.array(value, dtype=np.uint32)
     return as_bits(name, value, 32).astype(np.uint32)
 
 
@@ -330,19 +350,20 @@ def _prepare(acc_bits: Any, pre_quant_mode: Any, relu_mode: Any, acc_type: Any, 
     acc = _bits_u32("acc_bits", acc_bits)
     qp = as_bits("quant_param", quant_param, 64)
     rp = as_bits("relu_param", relu_param, 64)
-    try:
-        shape = np.broadcast_shapes(acc.shape, qp.shape, rp.shape)
-    except ValueError:
-        raise UsageError(
-            f"acc_bits {acc.shape}, quant_param {qp.shape} and relu_param {rp.shape} do not broadcast"
-        ) from None
+    if not qp.ndim and not rp.ndim:  # one word each (the usual case): the accumulators' shape
+        shape = acc.shape
+    else:
+        try:
+            shape = np.broadcast_shapes(acc.shape, qp.shape, rp.shape)
+        except ValueError:
+            raise UsageError(
+                f"acc_bits {acc.shape}, quant_param {qp.shape} and relu_param {rp.shape} do not broadcast"
+            ) from None
     passthrough = int(cfg.mode) == 0 and cfg.relu == ReluMode.NONE
     if cfg.info.has_parameter and not cfg.info.is_shift:
-        _reject_nonfinite_fp19(((qp >> np.uint64(13)) & np.uint64(0x7FFFF)).astype(np.uint32),
-                               "quant_param", "scale [31:13]")
+        _reject_nonfinite_fp19(qp, 13, "quant_param", "scale [31:13]")
     if cfg.relu in (ReluMode.LRELU, ReluMode.PRELU) and not cfg.info.is_shift and not passthrough:
-        _reject_nonfinite_fp19((rp & np.uint64(0x7FFFF)).astype(np.uint32),
-                               "relu_param", "alpha [18:0]")
+        _reject_nonfinite_fp19(rp, 0, "relu_param", "alpha [18:0]")
     return cfg, acc, qp, rp, shape
 
 
@@ -409,7 +430,7 @@ def postprocess_element(
     eng = check_engine(engine)
     cfg, acc, qp, rp, shape = _prepare(acc_bits, pre_quant_mode, relu_mode, acc_type,
                                        quant_param, relu_param, rmode, sat)
-    return _compute(acc, qp, rp, shape, cfg, engines.select(eng, int(np.prod(shape, dtype=np.int64))))
+    return _compute(acc, qp, rp, shape, cfg, engines.select(eng, math.prod(shape)))
 
 
 def compute_elements(acc_bits: np.ndarray, quant_words: np.ndarray, relu_words: np.ndarray,
@@ -626,11 +647,11 @@ def _frac_text(v: Ratio) -> str:
     num, den = v
     if num % den == 0:
         return str(num // den)
-    f = Fraction(num, den)
-    d = f.denominator
+    g = math.gcd(num, den)  # in lowest terms (den > 0), as Fraction would give
+    n, d = num // g, den // g
     k = d.bit_length() - 1
     den_text = f"2^{k}" if d == 1 << k else str(d)
-    return f"{f.numerator}/{den_text} (= {float(f)!r})"
+    return f"{n}/{den_text} (= {n / d!r})"  # int / int is correctly rounded, as float(Fraction)
 
 
 def _hexw(bits: int, dst: TileDataType) -> str:
@@ -656,16 +677,24 @@ class _Plan(NamedTuple):
     sat: bool
     special: Dict[str, Tuple[int, int]]  # MatrixPostQuantSpecialValue per NaN/Inf class
     negative_zero: int  # MatrixFloatingSignedZero(dst, TRUE); -1 for integers
+    control_text: str  # the trace's first step (MatrixFPATREffectiveControl), the same for every element
 
 
+@functools.lru_cache(maxsize=256)
 def _plan(cfg: ElementConfig) -> _Plan:
+    """The plan of ``cfg``, made once per configuration (a call of one element costs a few
+    microseconds; resolving the plan cost as much)."""
     dst = cfg.dst
     info = cfg.info
     nz = _NEG_ZERO.get(dst)
+    control_text = (f"PreQuantMode {int(cfg.mode)} ({cfg.mode.name}), ReluMode {cfg.relu.name}, "
+                    f"{cfg.acc_type.name} accumulator -> {dst.name}; rounding {cfg.rmode.name}"
+                    + (" (fixed by the mode)" if info.fixed_rounding is not None else "")
+                    + f", Sat={int(cfg.sat)}")
     return _Plan(cfg, int(cfg.mode) == 0 and cfg.relu == _RELU_NONE, info.is_shift, cfg.source,
                  info.has_parameter, cfg.relu, info.offset_width, dst, dst.is_floating, _WIDTH_MASK[dst],
                  cfg.rmode, cfg.sat, {c: special_value_result(c, dst, cfg.sat) for c in _SPECIAL_CLASSES},
-                 -1 if nz is None else nz)
+                 -1 if nz is None else nz, control_text)
 
 
 def _shift_s32_to_s16(acc: int, code: int) -> Tuple[int, int, int]:
@@ -714,12 +743,7 @@ def _one(acc: int, qp: int, rp: int, p: _Plan,
 
     dst = p.dst
     if tracing:
-        cfg = p.cfg
-        note("control", "MatrixFPATREffectiveControl",
-             f"PreQuantMode {int(cfg.mode)} ({cfg.mode.name}), ReluMode {cfg.relu.name}, "
-             f"{cfg.acc_type.name} accumulator -> {dst.name}; rounding {cfg.rmode.name}"
-             + (" (fixed by the mode)" if cfg.info.fixed_rounding is not None else "")
-             + f", Sat={int(cfg.sat)}")
+        note("control", "MatrixFPATREffectiveControl", p.control_text)
 
     if p.pass_through:
         if tracing:
@@ -862,13 +886,16 @@ def _one(acc: int, qp: int, rp: int, p: _Plan,
 def _reference(acc: np.ndarray, qp: np.ndarray, rp: np.ndarray, shape: Tuple[int, ...],
                cfg: _Config) -> Tuple[np.ndarray, np.ndarray]:
     plan = _plan(cfg)
-    n = int(np.prod(shape, dtype=np.int64))
-    a = np.broadcast_to(acc, shape).ravel().tolist()
+    dtype = _DTYPE[cfg.dst]
+    if not shape:  # one element, three 0-d arrays: no lists
+        b, f = _one(int(acc), int(qp), int(rp), plan)
+        return np.array(b, dtype=dtype), np.array(f, dtype=np.uint8)
+    n = math.prod(shape)
+    a = (acc if acc.shape == shape else np.broadcast_to(acc, shape)).ravel().tolist()
     # a parameter word shared by every element is passed as one int, not expanded
     q = repeat(int(qp.reshape(-1)[0]), n) if qp.size == 1 else np.broadcast_to(qp, shape).ravel().tolist()
     r = repeat(int(rp.reshape(-1)[0]), n) if rp.size == 1 else np.broadcast_to(rp, shape).ravel().tolist()
     results = list(map(_one, a, q, r, repeat(plan, n)))
-    dtype = _DTYPE[cfg.dst]
     if not results:
         return np.empty(shape, dtype=dtype), np.empty(shape, dtype=np.uint8)
     bits, flags = zip(*results)
@@ -899,7 +926,7 @@ def postprocess_element_trace(
     Raises as :func:`postprocess_element`; :class:`UsageError` for array
     arguments.  Source: ``TileProfileMatrixPostProcessWithFlags``.
     """
-    if any(np.ndim(x) for x in (acc_bits, quant_param, relu_param)):
+    if any(type(x) is not int and np.ndim(x) for x in (acc_bits, quant_param, relu_param)):
         raise UsageError("postprocess_element_trace explains one element: pass scalars")
     cfg, a, q, r, _ = _prepare(acc_bits, pre_quant_mode, relu_mode, acc_type,
                                quant_param, relu_param, rmode, sat)
