@@ -24,11 +24,13 @@ are still modelled as the ASL states them.  The code is the exponent + 127 with 
 
 Two engines give identical bits and flags:
 
-* ``reference`` -- the ASL step by step, array-at-a-time: each ASL function is one
-  function over int64 numpy arrays (one element per encoding), its branches masks,
-  the outcomes' codes and flags written through their masks at the end (no code
-  shared with the fast engine).  :func:`to_e8m0_trace` runs the same steps on a
-  one-element array and narrates them.
+* ``reference`` -- the ASL step by step: each ASL function is one function, written
+  once over values that are either one Python int (one encoding) or an int64 numpy
+  array (one element per encoding; the ASL's branches become masks, the outcomes'
+  codes and flags are selected through them at the end).  Calls of fewer than
+  ``_REFERENCE_ARRAY_MIN`` (40) elements run the steps one int at a time, larger ones
+  once on the whole array (no code shared with the fast engine).
+  :func:`to_e8m0_trace` runs the steps on one int and narrates them.
 * ``fast`` -- numpy, or the compiled numba kernel (``ptonum.kernels.tcvt``) for calls of
   ``PTONUM_KERNEL_MIN_ELEMENTS`` elements or more (same bits and flags).  FP16/BF16 sources use a 65536-entry table per
   (source, RMode, Sat) built by a vectorized evaluation of the rule; FP32
@@ -734,8 +736,8 @@ def to_e8m0(src_bits: Any, *, src_type: Any, rmode: Any = "NONE", sat: Any = Fal
         sat: Sat control; selects the clamped endpoints (0x00 / 0xFE) on underflow
             and overflow instead of 0xFF.
         engine: ``"fast"`` (numpy; compiled numba kernels from ``PTONUM_KERNEL_MIN_ELEMENTS``
-            elements on, same bits and flags) or ``"reference"`` (ASL step by step, exact int64
-            arrays).
+            elements on, same bits and flags) or ``"reference"`` (ASL step by step, exact: Python
+            ints one element at a time below 40 elements, int64 arrays above).
 
     Returns:
         ``(codes, flags)``: two ``uint8`` arrays of ``src_bits``' shape (0-d for a
