@@ -427,7 +427,15 @@ def _s32_offset_cases(offw: int, dlo: int, dhi: int) -> List[Tuple[int, float, i
              ((dlo + 2) * 8 - 4, e, -2), ((lim - 1) * 8, e, -lim), (-lim * 8, e, lim - 1),
              (2**31 - 1, 2.0**20, 0), (-(2**31), 2.0**30, 0), (2**31 - 1, 2.0**100, 1), (-(2**31) + 1, 2.0**-40, 0),
              (-1, 2.0**-100, 0), (1, 2.0**-100, 0), (-1, 2.0**-1, 0), (0x7654321, 1.0 + 2.0**-10, 0),
-             (-0x1234567, 2.0**-20 * (1.0 + 2.0**-10), 0)]
+             (-0x1234567, 2.0**-20 * (1.0 + 2.0**-10), 0),
+             # the 32-bit lane (RNE, |scale| < 1): the NX mask of each scale class -- k >= 32 (only 0 exact),
+             # k = 31 with INT_MIN (exact), a subnormal FP19 scale, scale 0 and -0, negative scales (ReLU keeps
+             # a positive source's negative product), the largest scale below 1 at both S32 ends
+             (2**31 - 1, 2.0**-33, 0), (-(2**31), 2.0**-31, 0), (-(2**31), -(2.0**-31), 1), (2**30, 2.0**-30, 0),
+             (1 << 12, 2.0**-12 * (1.0 + 2.0**-10), 0), (-(3 << 20), 2.0**-130, 0), (0x7FFFFFF, 2.0**-130, 0),
+             (123456, 0.0, -3), (-123456, -0.0, 2), (37, -0.375, 1), (-37, -0.375, 1), (20, -0.125, 0),
+             (2**31 - 1, 1.0 - 2.0**-11, 0), (-(2**31), 1.0 - 2.0**-11, -lim), (-(2**31), -(1.0 - 2.0**-11), lim - 1),
+             ((lim - 1) * 4 + 2, 0.25, 1), (-lim * 4 - 2, 0.25, -1), ((lim - 1) * 4 + 1, -0.25, 0)]
     return [(a, s, max(min(o, lim - 1), -lim)) for a, s, o in cases]
 
 
@@ -435,12 +443,21 @@ def _s32_offset_cases(offw: int, dlo: int, dhi: int) -> List[Tuple[int, float, i
 def test_s32_offset_loop_each_element_like_reference(mode: str) -> None:
     """Row k holds case k on the diagonal (a vector body of 8 columns, then a scalar remainder) and
     exact zeros elsewhere; one word per element (``per_element``), so each row's flags are that case's."""
+    offw, dlo, dhi = _S32_OFFSET_MODES[mode]
+    # all cases (a scale >= 1 sends the call to the float64 loop), then the RNE/NONE-RELU cases alone with
+    # every scale below 1: the 32-bit lane
+    _s32_offset_diagonal(mode, _s32_offset_cases(offw, dlo, dhi), offw, ("RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB"),
+                         (0, 1, 2) if mode == "VREQ8" else (0, 3))
+    _s32_offset_diagonal(mode, [c for c in _s32_offset_cases(offw, dlo, dhi) if abs(c[1]) < 1.0], offw, ("RNE",),
+                         (0, 1))
+
+
+def _s32_offset_diagonal(mode: str, cases: List[Tuple[int, float, int]], offw: int, rmodes: Tuple[str, ...],
+                         relus: Tuple[int, ...]) -> None:
     from ptonum.fpatr.element import element_config
     from ptonum.kernels.postprocess import run_tile
     from ptonum.tables import DESTINATIONS, TileDataType
 
-    offw, dlo, dhi = _S32_OFFSET_MODES[mode]
-    cases = _s32_offset_cases(offw, dlo, dhi)
     n = len(cases)
     acc = np.zeros((n, n), np.int64)
     acc[np.arange(n), np.arange(n)] = [a for a, _, _ in cases]
@@ -448,8 +465,8 @@ def test_s32_offset_loop_each_element_like_reference(mode: str) -> None:
     words = np.full((n, n), _scale_word(0.125, 0, offw), np.uint64)
     words[np.arange(n), np.arange(n)] = [_scale_word(s, o, offw) for _, s, o in cases]
     alpha = np.full((n, n), int(np.array(0.5, np.float32).view(np.uint32)) >> 13, np.uint64)
-    for relu in ((0, 1, 2) if mode == "VREQ8" else (0, 3)):
-        for rmode in ("RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB"):
+    for relu in relus:
+        for rmode in rmodes:
             for sat in (False, True):
                 cfg = element_config(mode, relu, "S32", rmode, sat)
                 out = np.empty(n * n, DESTINATIONS[cfg.dst].carrier)
@@ -470,6 +487,35 @@ def test_s32_offset_loop_each_element_like_reference(mode: str) -> None:
                     assert int(row_flags[k]) == int(rf[k]), where
 
 
+@pytest.mark.parametrize("mode", ["REQ8", "REQ4", "DEQS16"])
+def test_s32_rne_lane_scalar_word_like_reference(mode: str) -> None:
+    """One word for the call (its values held in registers by the 32-bit lane): each case with a scale
+    below 1 in a row of its own, in the vector body and in the remainder, zeros elsewhere; bits and the
+    row's flags against the reference engine, ReluMode NONE/RELU, Sat on and off."""
+    from ptonum.fpatr.element import element_config
+    from ptonum.kernels.postprocess import run_tile
+    from ptonum.tables import DESTINATIONS, TileDataType
+
+    offw, dlo, dhi = _S32_OFFSET_MODES["V" + mode]
+    for a, scale, off in [c for c in _s32_offset_cases(offw, dlo, dhi) if abs(c[1]) < 1.0]:
+        word = _scale_word(scale, off, offw)
+        acc = np.zeros(9, np.int64)
+        acc[[3, 8]] = a
+        bits = (acc & 0xFFFFFFFF).astype(np.uint32)
+        for relu in (0, 1):
+            for sat in (False, True):
+                cfg = element_config(mode, relu, "S32", "RNE", sat)
+                out = np.empty(9, DESTINATIONS[cfg.dst].carrier)
+                row_flags = np.zeros(1, np.uint8)
+                run_tile(bits, m=1, n=9, cfg=cfg.kernel, qp=np.uint64(word), rp=np.uint64(0), out=out,
+                         red_type=TileDataType.S32, row_flags=row_flags)
+                rb, rf = postprocess_element(bits, pre_quant_mode=mode, relu_mode=relu, acc_type="S32",
+                                             quant_param=word, rmode="RNE", sat=sat, engine="reference")
+                where = (mode, relu, sat, a, scale, off)
+                assert out.tolist() == rb.tolist(), where
+                assert int(row_flags[0]) == int(np.bitwise_or.reduce(rf)), where
+
+
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 133])
 def test_s32_offset_loop_rows_and_folds_like_reference(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whole rows of every width class (inside one vector, exactly one, body + remainder), every
@@ -478,7 +524,7 @@ def test_s32_offset_loop_rows_and_folds_like_reference(n: int, monkeypatch: pyte
     rng = np.random.default_rng(n)
     m = 4
     for mode, (offw, dlo, dhi) in _S32_OFFSET_MODES.items():
-        cases = _s32_offset_cases(offw, dlo, dhi)
+        cases = [c for c in _s32_offset_cases(offw, dlo, dhi) if c[1] >= 2.0**-126]  # tile scales: positive normal
         pick = rng.integers(0, len(cases), (m, n))
         acc = np.array([[cases[c][0] for c in row] for row in pick], np.int64)
         acc[1] = -np.abs(acc[1]) - 1  # an all-negative row

@@ -27,8 +27,8 @@ per-column or scalar scale and no offset) have branch-light row loops
 (:func:`_row_fp32_seg`: 8 x 32-bit lanes, RowMax/GroupMax in the same pass) with the
 same rules as :func:`_element`.  The S32 offset modes
 (REQ8/VREQ8, REQ4/VREQ4, DEQS16/VDEQS16) without per-element flags run
-:func:`_row_s32_int`: one select-only pass per row for every RMode, flags as row-wide ORs,
-RowMax folded into the same pass.
+:func:`_row_s32_int`: one select-only pass per row for every RMode (RNE with ReluMode
+NONE/RELU in 32-bit lanes), flags as row-wide ORs, RowMax folded into the same pass.
 
 Nothing here has a spec counterpart; the kernels are checked against the ASL
 vectors and against the reference engine (tests/test_kernels_postprocess.py).
@@ -298,6 +298,52 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
         return shift
 
+    @_intrinsic
+    def _fma64_i(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
+        """float64 a * b + c with one rounding (``llvm.fma``; packed ``vfmadd`` on an FMA host)."""
+        sig = _types.float64(_types.float64, _types.float64, _types.float64)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            f64 = _ir.DoubleType()
+            fn = builder.module.declare_intrinsic("llvm.fma", [f64], _ir.FunctionType(f64, [f64, f64, f64]))
+            return builder.call(fn, list(args))
+
+        return sig, codegen
+
+    @_intrinsic
+    def _ctz64_i(typingctx: Any, x: Any) -> Any:
+        """The number of trailing zero bits of an int64 (``llvm.cttz``; 64 for 0)."""
+        sig = _types.int64(_types.int64)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            i64 = _ir.IntType(64)
+            fn = builder.module.declare_intrinsic("llvm.cttz", [i64],
+                                                  _ir.FunctionType(i64, [i64, _ir.IntType(1)]))
+            return builder.call(fn, [args[0], _ir.Constant(_ir.IntType(1), 0)])
+
+        return sig, codegen
+
+    def _int32_op(op: str) -> Any:
+        """A wrapping 32-bit lane operation (``add``/``and_``/``or_``/``xor`` on i32): numba types
+        arithmetic and bitwise operations of 32-bit integers as 64-bit, which keeps LLVM on 4 lanes
+        where 8 would do."""
+        t = _types.int32
+
+        @_intrinsic
+        def op32(typingctx: Any, a: Any, b: Any) -> Any:
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                return getattr(builder, op)(args[0], args[1])
+
+            return t(t, t), codegen
+
+        return op32
+
+    _add32: Any = _int32_op("add")
+    _and32: Any = _int32_op("and_")
+    _or32: Any = _int32_op("or_")
+    _xor32: Any = _int32_op("xor")
+    _fma64: Any = _fma64_i
+    _ctz64: Any = _ctz64_i
     _shr32: Any = _shift32("lshr", False)
     _shl32: Any = _shift32("shl", False)
     _sar32: Any = _shift32("ashr", True)
@@ -327,6 +373,25 @@ else:  # pragma: no cover - kernels are not used without numba
     def _f32_bits(x: float) -> int:
         return int(np.array(x, np.float32).view(np.uint32))
 
+
+    def _fma64(a: float, b: float, c: float) -> float:
+        return float(np.float64(a) * np.float64(b) + np.float64(c))  # exact product only (see its users)
+
+    def _ctz64(x: int) -> int:
+        x = int(x) & 0xFFFFFFFFFFFFFFFF
+        return 64 if x == 0 else (x & -x).bit_length() - 1
+
+    def _add32(a: int, b: int) -> int:
+        return ((int(a) + int(b) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+    def _and32(a: int, b: int) -> int:
+        return int(a) & int(b)
+
+    def _or32(a: int, b: int) -> int:
+        return int(a) | int(b)
+
+    def _xor32(a: int, b: int) -> int:
+        return int(a) ^ int(b)
 
     def _fma32(a: float, b: float, c: float) -> float:
         return float(np.float32(float(np.float32(a)) * float(np.float32(b)) + float(np.float32(c))))
@@ -1333,7 +1398,8 @@ def _row_fp32_seg_none(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: A
 
 def _s32_rows(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int, relu: int,
               offw: int, dst: int, mode: int, sat: bool, scale: Any, alpha: Any, offs: Any, offs_f: Any, blo: Any,
-              bhi: Any, max_abs: bool, group_n: int, group_out: Any, gbase: int) -> Tuple[int, int, int]:
+              bhi: Any, s32p: Any, s32rne: int, max_abs: bool, group_n: int, group_out: Any, gbase: int
+              ) -> Tuple[int, int, int]:
     """The S32 offset row loops (compiled gate): ``fast`` 7 :func:`_row_s32_int`, else
     :func:`_row_s32_offset` (returns its flags, 0, 0)."""
     raise NotImplementedError  # pragma: no cover - only called from compiled code
@@ -1341,18 +1407,18 @@ def _s32_rows(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_
 
 def _s32_rows_narrow(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int,
                      relu: int, offw: int, dst: int, mode: int, sat: bool, scale: Any, alpha: Any, offs: Any,
-                     offs_f: Any, blo: Any, bhi: Any, max_abs: bool, group_n: int, group_out: Any, gbase: int
+                     offs_f: Any, blo: Any, bhi: Any, s32p: Any, s32rne: int, max_abs: bool, group_n: int, group_out: Any, gbase: int
                      ) -> Tuple[int, int, int]:
     if fast == 7:
         return _row_s32_int(acc, base, cnt, out, pb, relu, offw, dst, mode, sat, scale, alpha, offs_f, blo, bhi,
-                            max_abs, group_n, group_out, gbase)
+                            s32p, s32rne, max_abs, group_n, group_out, gbase)
     return _row_s32_offset(acc, base, cnt, out, fl, want_flags, pb, relu, offw, dst, mode, sat, scale, alpha,
                            offs), 0, 0
 
 
 def _s32_rows_none(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int,
                    relu: int, offw: int, dst: int, mode: int, sat: bool, scale: Any, alpha: Any, offs: Any,
-                   offs_f: Any, blo: Any, bhi: Any, max_abs: bool, group_n: int, group_out: Any, gbase: int
+                   offs_f: Any, blo: Any, bhi: Any, s32p: Any, s32rne: int, max_abs: bool, group_n: int, group_out: Any, gbase: int
                    ) -> Tuple[int, int, int]:
     return 0, 0, 0  # never called: the S32 offset modes write 8- or 16-bit carriers
 
@@ -1455,20 +1521,127 @@ def _round_mode(p: float, mode: int) -> float:
     return lower + (1.0 if up else 0.0)
 
 
+#: 1.5 * 2**52: ``p + _RNE_MAGIC`` (|p| < 2**51) is rounded by the hardware to the integer nearest
+#: ``p`` (ties to even, as 2**52 + 2**51 is even), and that integer sits in the low bits of its encoding
+_RNE_MAGIC = 6755399441055744.0
+
+
+@njit(inline="always")
+def _s32_rne_lane(x: Any, xlo: Any, nxm: Any, sc: Any, off: Any, blo: Any, bhi: Any, sat: bool,
+                  lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any]:
+    """One S32 element with an offset, RNE, ReluMode NONE/RELU, a multiplier ``|sc| < 1``, in 32-bit
+    integer lanes except for one float64 fused multiply-add (the rules of :func:`_element`).
+
+    ``xlo``: 0 for ReLU (a negative source gets the multiplier 0, i.e. the source 0), S32_MIN for NONE.
+    ``x * sc`` is exact in float64 (at most 42 significant bits) and below 2**31 in magnitude, so
+    ``fma(x, sc, 1.5 * 2**52)`` holds ``RNE(x * sc)`` in the low 32 bits of its encoding (one
+    rounding, ties to even).  Inexact (NX) iff the source has a set bit under ``nxm``: the
+    multiplier is ``m * 2**-k`` with ``m`` odd, so ``x * sc`` is an integer iff ``2**k`` divides
+    ``x`` (``nxm`` = ``2**k - 1``, all ones for k >= 32, 0 for k <= 0).  ``blo``/``bhi``: the
+    per-column bounds of ``r + off`` (S5/S9/S17 saturation, offset and destination clamp fused,
+    as in :func:`_s32_int_span`); OF|NX iff the clamp moves it.  Sat=0: ``clamp(r, lim) + off``,
+    wrapped by the store.  Returns (value, NX bits, OF bits).
+
+    Source: ``MatrixSelectedMultiplier``, ``MatrixRoundAndSaturateSigned``,
+    ``ReferenceMatrixIntegerEncoding``."""
+    xr = x if x > xlo else xlo
+    r = np.int32(_f64_bits(_fma64(np.float64(xr), sc, _RNE_MAGIC)))
+    t = _add32(r, off)
+    fc = t if t > blo else blo
+    fc = fc if fc < bhi else bhi
+    if sat:
+        v = fc
+    else:
+        ri = r if r > lim_lo else lim_lo
+        ri = ri if ri < lim_hi else lim_hi
+        v = _add32(ri, off)
+    return v, _and32(xr, nxm), _xor32(t, fc)
+
+
+@njit
+def _s32_rne_params(scale: Any, offs: Any, half: int, dmin: int, dmax: int, p: Any) -> bool:
+    """Fill the parameter rows of :func:`_s32_rne_lane` for the multipliers ``scale`` (float64, FP19
+    values) and offsets ``offs`` (int64): ``p[0]`` the NX mask ``2**k - 1`` (``|s| = m * 2**-k``
+    with ``m`` odd: ``x * s`` is an integer iff the low ``k`` bits of ``x`` are 0; all ones for
+    ``k >= 32``, where only ``x = 0`` qualifies; 0 for ``k <= 0`` and for ``s = 0``), ``p[1]``
+    the offset, ``p[2]``/``p[3]`` the bounds of ``r + offset`` (``max(offset - half, dmin)``,
+    ``min(offset + half - 1, dmax)``), ``p[4]`` the multiplier's float32 bits.  Returns whether
+    every ``|s| < 1`` (the lane's condition; otherwise ``p`` is not to be used)."""
+    ok = True
+    for j in range(scale.size):
+        s = scale[j]
+        if not abs(s) < 1.0:
+            ok = False
+        b = np.int64(_f32_bits(np.float32(s)))
+        e8 = (b >> 23) & 0xFF
+        sig = (b & 0x7FFFFF) | ((1 << 23) if e8 > 0 else 0)
+        k = 150 - max(e8, 1) - _ctz64(sig)  # |s| = sig * 2**(max(e8, 1) - 150), and m = sig >> ctz odd
+        mask = -1 if k >= 32 else ((1 << k) - 1 if k > 0 else 0)
+        mask = mask if sig != 0 else 0
+        o = offs[j]
+        p[0, j] = np.int32(mask)
+        p[1, j] = np.int32(o)
+        p[2, j] = np.int32(max(o - half, dmin))
+        p[3, j] = np.int32(min(o + half - 1, dmax))
+        p[4, j] = np.int32(b)
+    return ok
+
+
+@njit(inline="always")
+def _s32_rne_cols(a_: Any, o_: Any, sc_: Any, nxm_: Any, off_: Any, blo_: Any, bhi_: Any, xlo: Any, sat: bool,
+                  lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any, Any]:
+    """A span of one S32 row through :func:`_s32_rne_lane` with per-column parameters (``sc_``: the
+    multipliers as float32 bits; 8 x 32-bit
+    lanes; the float64 product 2 x 4).  Returns (NX bits, OF bits, signed maximum, signed minimum)."""
+    nx = np.int32(0)
+    ov = np.int32(0)
+    smax = np.int32(S32_MIN)
+    smin = np.int32(S32_MAX)
+    for j in range(a_.size):
+        x = np.int32(a_[j])
+        smax = x if x > smax else smax
+        smin = x if x < smin else smin
+        sc = np.float64(_u32_f32(np.uint32(sc_[j])))
+        v, n, o = _s32_rne_lane(x, xlo, nxm_[j], sc, off_[j], blo_[j], bhi_[j], sat, lim_lo, lim_hi)
+        nx = _or32(nx, n)
+        ov = _or32(ov, o)
+        o_[j] = v  # the store keeps the carrier's low 8/16 bits (S4X2: masked by the caller)
+    return nx, ov, smax, smin
+
+
+@njit(inline="always")
+def _s32_rne_scalar(a_: Any, o_: Any, sc: Any, nxm: Any, off: Any, blo: Any, bhi: Any, xlo: Any, sat: bool,
+                    lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any, Any]:
+    """:func:`_s32_rne_cols` with one parameter word for the whole span (REQ8/REQ4/DEQS16): every
+    parameter stays in a register."""
+    nx = np.int32(0)
+    ov = np.int32(0)
+    smax = np.int32(S32_MIN)
+    smin = np.int32(S32_MAX)
+    for j in range(a_.size):
+        x = np.int32(a_[j])
+        smax = x if x > smax else smax
+        smin = x if x < smin else smin
+        v, n, o = _s32_rne_lane(x, xlo, nxm, sc, off, blo, bhi, sat, lim_lo, lim_hi)
+        nx = _or32(nx, n)
+        ov = _or32(ov, o)
+        o_[j] = v
+    return nx, ov, smax, smin
+
+
 @njit(inline="always")
 def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi_: Any,
-                  relu: int, rne: bool, sat: bool, mode: int, lim_lo: float, lim_hi: float,
+                  sat: bool, mode: int, lim_lo: float, lim_hi: float,
                   relu_zero: bool, relu_al: bool) -> Tuple[int, int, Any, Any]:
-    """A span of one S32 row with an offset (the body of :func:`_row_s32_int`; every array is
-    that span's slice, indexed from 0 so that no index can be negative).
+    """A span of one S32 row with an offset in float64 lanes, for what :func:`_s32_rne_lane` does not
+    take: the RModes other than RNE, LReLU/PReLU and multipliers of magnitude 1 or more (every
+    array is that span's slice, indexed from 0 so that no index can be negative).
 
     Returns the OR of the bits of ``r - p`` (nonzero iff some element is inexact), the OR
     of the bits of ``(r + off) - clamp(r + off)`` (nonzero iff some element overflows the
     S5/S9/S17 intermediate or the destination) and the largest and smallest S32 value.
-    The RNE copies for ReluMode NONE/RELU get ``relu`` (0, 1) and ``sat`` as literals, so
-    each is straight-line code; one more copy, for the other RModes and for LReLU/PReLU,
-    gets ``relu`` = -1 and decides by selects on ``relu_zero``/``relu_al``, ``sat`` and
-    ``mode`` (five copies in all: each copy adds compile time to every kernel specialization)."""
+    Every decision is a select (``relu_zero``/``relu_al``, ``sat`` and ``mode`` are not literals:
+    one copy serves them all)."""
     nxb = 0
     ovb = 0
     smax = np.int32(S32_MIN)
@@ -1481,18 +1654,10 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
         sv = np.float64(xs)
         # MatrixSelectedMultiplier, exact float64 product (S32 x FP19 has at most 42 bits)
         ps = sv * sc_[j]
-        if relu == 0:
-            p = ps
-        elif relu == 1:
-            p = ps if sv > 0.0 else 0.0
-        elif relu >= 2:
-            pa = sv * al_[j]
-            p = pa if sv < 0.0 else ps
-        else:  # relu not literal (the generic copy): selects only
-            pa = sv * al_[j]
-            pn = pa if relu_al else (0.0 if relu_zero else ps)
-            p = pn if sv < 0.0 else ps
-        r = _rint(p) if rne else _round_mode(p, mode)
+        pa = sv * al_[j]
+        pn = pa if relu_al else (0.0 if relu_zero else ps)
+        p = pn if sv < 0.0 else ps
+        r = _round_mode(p, mode)
         nxb |= _f64_bits(r - p)
         off = of_[j]
         t = r + off
@@ -1510,18 +1675,21 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
 
 @njit
 def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, offw: int, dst: int, mode: int,
-                 sat: bool, scale: Any, alpha: Any, offs: Any, blo: Any, bhi: Any, max_abs: bool,
-                 group_n: int, group_out: Any, gbase: int) -> Tuple[int, int, int]:
+                 sat: bool, scale: Any, alpha: Any, offs: Any, blo: Any, bhi: Any, ip: Any, rne: int,
+                 max_abs: bool, group_n: int, group_out: Any, gbase: int) -> Tuple[int, int, int]:
     """S32 source with an offset (REQ8/VREQ8, REQ4/VREQ4, DEQS16/VDEQS16), no per-element
     flags: the rules of :func:`_row_s32_offset` (and so of :func:`_element`) in one
-    select-only pass over the row that vectorizes (AVX2: 4 float64 lanes), RowMax folded in.
+    select-only pass over the row that vectorizes, RowMax folded in.
 
-    Per element (:func:`_s32_int_span`): the exact float64 product (ReLU: 0 for a negative
-    source; LReLU/PReLU: a select of two products), rounded by ``llvm.rint`` (RNE) or
-    :func:`_round_mode`; NX when the rounded value differs; the S5/S9/S17 saturation, the
-    offset and the destination clamp fused into one clamp of ``r + offset`` to per-column
-    bounds ``blo``/``bhi`` (OF|NX when it moves); with Sat=0 the value is wrapped instead.
-    The flags are ORs over the row, so no element branches.  RowMax comes from the row's
+    ``rne`` (chosen per call by :func:`run_tile`): 1 or 2 for RNE with ReluMode NONE/RELU and
+    every multiplier of magnitude below 1 -- :func:`_s32_rne_lane` in 8 x 32-bit lanes (AVX2),
+    reading the int32 parameter rows ``ip`` of :func:`_s32_rne_params` per column (1) or one
+    word's values held in registers (2); 0 for everything else -- :func:`_s32_int_span` in
+    4 x float64 lanes: the exact float64 product (ReLU: 0 for a negative source; LReLU/PReLU:
+    a select of two products), rounded by :func:`_round_mode`; NX when the rounded value
+    differs.  Both fuse the S5/S9/S17 saturation, the offset and the destination clamp into
+    one clamp of ``r + offset`` to per-column bounds (OF|NX when it moves); with Sat=0 the
+    value is wrapped instead.  The flags are ORs over the row, so no element branches.  RowMax comes from the row's
     signed maximum and minimum, taken in the same pass; GroupMax (``group_n`` > 0, written
     to ``group_out[gbase + g]``) from a load-only pass over the row while it is in L1.
     Returns (element and GroupMax flags, RowMax bits of the row, RowMax flags).
@@ -1533,27 +1701,34 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
     a_ = acc[base:base + cnt]
     o_ = out[base:base + cnt]
     sc_ = scale[pb:pb + cnt]
-    of_ = offs[pb:pb + cnt]
-    bl_ = blo[pb:pb + cnt]
-    bh_ = bhi[pb:pb + cnt]
-    al_ = alpha[pb:pb + cnt] if relu >= 2 else scale[pb:pb + cnt]
-    a, o, sc, al, of, bl, bh = a_, o_, sc_, al_, of_, bl_, bh_  # short names for the calls below
-    if mode != R_RNE or relu >= 2:
-        nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, -1, False, sat, mode, lim_lo, lim_hi,
+    if rne == 0:  # other RModes, LReLU/PReLU, a multiplier of magnitude >= 1: the select-only float64 loop
+        of_ = offs[pb:pb + cnt]
+        bl_ = blo[pb:pb + cnt]
+        bh_ = bhi[pb:pb + cnt]
+        al_ = alpha[pb:pb + cnt] if relu >= 2 else scale[pb:pb + cnt]
+        nxb, ovb, rmax, rmin = _s32_int_span(a_, o_, sc_, al_, of_, bl_, bh_, sat, mode, lim_lo, lim_hi,
                                              relu == 1, relu >= 2)
-    elif relu == 0:
-        if sat:
-            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 0, True, True, R_RNE, lim_lo, lim_hi,
-                                                 False, False)
+    else:  # RNE, ReluMode NONE/RELU, |multiplier| < 1: 32-bit lanes (_s32_rne_lane)
+        xlo = np.int32(0) if relu == 1 else np.int32(S32_MIN)
+        ilo = np.int32(lim_lo)
+        ihi = np.int32(lim_hi)
+        if rne == 2:  # one parameter word (REQ8, REQ4, DEQS16)
+            nxm, off, bl, bh = ip[0, 0], ip[1, 0], ip[2, 0], ip[3, 0]
+            sc = np.float64(_u32_f32(np.uint32(ip[4, 0])))
+            if sat:
+                nxb, ovb, rmax, rmin = _s32_rne_scalar(a_, o_, sc, nxm, off, bl, bh, xlo, True, ilo, ihi)
+            else:
+                nxb, ovb, rmax, rmin = _s32_rne_scalar(a_, o_, sc, nxm, off, bl, bh, xlo, False, ilo, ihi)
         else:
-            nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 0, True, False, R_RNE, lim_lo, lim_hi,
-                                                 False, False)
-    elif sat:  # ReLU
-        nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, True, R_RNE, lim_lo, lim_hi,
-                                             False, False)
-    else:
-        nxb, ovb, rmax, rmin = _s32_int_span(a, o, sc, al, of, bl, bh, 1, True, False, R_RNE, lim_lo, lim_hi,
-                                             False, False)
+            nxm_ = ip[0, pb:pb + cnt]
+            off_ = ip[1, pb:pb + cnt]
+            bl_ = ip[2, pb:pb + cnt]
+            bh_ = ip[3, pb:pb + cnt]
+            sc_ = ip[4, pb:pb + cnt]
+            if sat:
+                nxb, ovb, rmax, rmin = _s32_rne_cols(a_, o_, sc_, nxm_, off_, bl_, bh_, xlo, True, ilo, ihi)
+            else:
+                nxb, ovb, rmax, rmin = _s32_rne_cols(a_, o_, sc_, nxm_, off_, bl_, bh_, xlo, False, ilo, ihi)
     flags = 0
     if group_n > 0:  # GroupMax: a load-only pass over the row, still in L1
         g = 0
@@ -1661,7 +1836,7 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
                  rrow: int, rcol: int, spec: Any, negzero: int, scale32: Any, alpha32: Any,
                  red_t: int, max_abs: bool, row_en: bool, row_out: Any, has_init: bool, init: Any,
                  group_n: int, group_out: Any, rowflags: Any, offs_f: Any, blo: Any, bhi: Any,
-                 threads: int, block: int, ticket: Any) -> None:
+                 s32p: Any, s32rne: int, threads: int, block: int, ticket: Any) -> None:
     """Process rows of ``n`` elements of a flat accumulator (``total`` elements, ``m`` rows).
 
     ``threads`` workers (at least the launch's thread count: :data:`ptonum.kernels.MAX_THREADS`) are
@@ -1678,7 +1853,7 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
             _tile_rows(k * block, min(m, k * block + block), acc, m, n, total, out, fl, want_flags, kind, fast,
                        src, relu, offw, dst, mode, sat, scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec,
                        negzero, scale32, alpha32, red_t, max_abs, row_en, row_out, has_init, init, group_n,
-                       group_out, rowflags, offs_f, blo, bhi)
+                       group_out, rowflags, offs_f, blo, bhi, s32p, s32rne)
 
 
 @njit
@@ -1687,7 +1862,8 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                scale: Any, alpha: Any, offs: Any, shifts: Any, qrow: int, qcol: int,
                rrow: int, rcol: int, spec: Any, negzero: int, scale32: Any, alpha32: Any,
                red_t: int, max_abs: bool, row_en: bool, row_out: Any, has_init: bool, init: Any,
-               group_n: int, group_out: Any, rowflags: Any, offs_f: Any, blo: Any, bhi: Any) -> None:
+               group_n: int, group_out: Any, rowflags: Any, offs_f: Any, blo: Any, bhi: Any, s32p: Any,
+               s32rne: int) -> None:
     """Rows ``i0 .. i1 - 1`` of :func:`_tile_kernel`."""
     fuse = red_t == SRC_FP32  # RowMax/GroupMax folded into the FP32 row loops' pass
     absm = np.uint32(0x7FFFFFFF) if max_abs else np.uint32(0xFFFFFFFF)
@@ -1698,7 +1874,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
         if fast == 7:  # S32 offset modes: RowMax and GroupMax folded into the element pass
             gn = group_n if group_n > 0 else 0
             f_or, rb, rf = _s32_rows(fast, acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode, sat,
-                                     scale, alpha, offs, offs_f, blo, bhi, max_abs, gn, group_out,
+                                     scale, alpha, offs, offs_f, blo, bhi, s32p, s32rne, max_abs, gn, group_out,
                                      i * ((cnt + group_n - 1) // group_n) if group_n > 0 else 0)
             if row_en:
                 f_or |= rf
@@ -1743,7 +1919,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                     f_or |= rf
         elif fast == 3:
             f_or, _, _ = _s32_rows(fast, acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode, sat,
-                                   scale, alpha, offs, offs_f, blo, bhi, max_abs, 0, group_out, 0)
+                                   scale, alpha, offs, offs_f, blo, bhi, s32p, s32rne, max_abs, 0, group_out, 0)
         elif fast == 2:
             f_or = _row_float(acc, base, cnt, out, i, relu, dst, mode, sat, scale, alpha,
                               qrow, rrow, spec, negzero)
@@ -1812,6 +1988,7 @@ _EMPTY_I64 = np.zeros(1, np.int64)
 # stand-ins for the optional outputs/inputs a call does not have (the kernel never touches them then)
 _UNUSED_U8 = np.zeros(1, np.uint8)
 _UNUSED_U32 = np.zeros(1, np.uint32)
+_UNUSED_I32 = np.zeros((5, 1), np.int32)
 _SPECIALS: Dict[Tuple[int, ...], np.ndarray] = {}  # cfg.special -> int64 array (read-only use)
 
 
@@ -1851,6 +2028,15 @@ def _aligned_rows(k: int, size: int) -> Tuple[np.ndarray, ...]:
     return tuple(buf[start + i * stride:start + i * stride + size] for i in range(k))
 
 
+def _aligned_int32_rows(k: int, size: int) -> np.ndarray:
+    """An uninitialised C-contiguous int32 array of ``k`` rows of at least ``size`` (a multiple of 16), each
+    row starting on a 64-byte boundary."""
+    stride = -(-size // 16) * 16
+    buf = np.empty(k * stride + 16, np.int32)
+    start = (-buf.ctypes.data % 64) // 4
+    return buf[start:start + k * stride].reshape(k, stride)  # C-contiguous; only [:, :size] is used
+
+
 def _param_layout(words: np.ndarray, m: int, n: int, per_element: bool) -> Tuple[np.ndarray, int, int]:
     """Flatten a parameter-word array and give its (row stride, column stride)."""
     flat = np.ascontiguousarray(words, dtype=np.uint64).reshape(-1)
@@ -1864,7 +2050,7 @@ def _param_layout(words: np.ndarray, m: int, n: int, per_element: bool) -> Tuple
 def _derive_params(cfg: tables.TileKernelConfig, q: np.ndarray, r: np.ndarray, m: int, n: int, per_element: bool,
                    want_flags: bool, red_type: Optional[Any]) -> Tuple[Any, ...]:
     """The configuration and parameter arguments of :func:`_tile_kernel` (``kind`` .. ``red_t``, and
-    ``offs_f, blo, bhi``), derived from the kernel config and the parameter words ``q``/``r``."""
+    ``offs_f, blo, bhi, s32p, s32rne``), derived from the kernel config and the parameter words ``q``/``r``."""
     dst = cfg.dst_code
     src = cfg.src_code
     relu = cfg.relu
@@ -1917,7 +2103,18 @@ def _derive_params(cfg: tables.TileKernelConfig, q: np.ndarray, r: np.ndarray, m
         if not want_flags and (red_type is None or tables.KERNEL_ACC[red_type] == SRC_S32):
             fast = 7
     offs_f, blo, bhi = _EMPTY_F64, _EMPTY_F64, _EMPTY_F64
-    if fast == 7:
+    s32p, s32rne = _UNUSED_I32, 0
+    if fast == 7 and mode == R_RNE and relu < 2:
+        # 32-bit lanes (_s32_rne_lane) when every |multiplier| < 1: five int32 rows, 64-byte aligned
+        # (the NX mask of each multiplier, the offset, the fused bounds of r + offset and the multiplier
+        # as float32 bits: no 64-bit load in the loop, so LLVM vectorizes it 8 lanes wide)
+        dfacts = tables.DESTINATIONS[cfg.dst]
+        s32p = _aligned_int32_rows(5, scale.size)
+        if _s32_rne_params(scale, offs, 1 << (offw - 1), int(dfacts.minimum), int(dfacts.maximum), s32p):
+            s32rne = 2 if scale.size == 1 else 1
+        else:
+            s32p = _UNUSED_I32
+    if fast == 7 and s32rne == 0:
         # the S32 loop reads scale, alpha and the per-column bounds of r + offset
         # (clamp(clamp(r, S5/S9/S17) + offset, destination)) with 32-byte vector loads: one
         # cache-line-aligned buffer, each array written in place (a scalar word: one fill)
@@ -1954,7 +2151,7 @@ def _derive_params(cfg: tables.TileKernelConfig, q: np.ndarray, r: np.ndarray, m
         alpha, rrow, rcol = scale, qrow, qcol
         alpha32 = scale32 if relu == 0 else np.zeros_like(scale32)
     return ((kind, fast, src, relu, offw, dst, mode, sat, scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec,
-             negzero, scale32, alpha32, red_t), (offs_f, blo, bhi))
+             negzero, scale32, alpha32, red_t), (offs_f, blo, bhi, s32p, s32rne))
 
 
 #: derived kernel parameters of recent calls: (config, words...) -> (vector words' bytes, parameters)
@@ -2081,6 +2278,7 @@ def compile_all() -> float:
         run_tile(acc, m=1, n=4, cfg=cfg, qp=np.uint64(0x3F800000), rp=np.uint64(0),
                  out=np.empty(4, dt), flags_out=np.empty(4, np.uint8), red_type=T.FP32,
                  row_out=np.empty(1, np.uint32))
+    _s32_rne_params(np.ones(1), np.zeros(1, np.int64), 256, -128, 127, _aligned_int32_rows(5, 1))
     encode_values(np.zeros(2), T.S8, 1, False)
     encode_values(np.zeros(2), T.FP16, 1, False)
     encode_values(np.zeros(2), T.FP32, 1, False)
