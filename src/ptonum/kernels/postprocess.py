@@ -1559,7 +1559,7 @@ def _s32_rne_lane(x: Any, xlo: Any, nxm: Any, sc: Any, off: Any, blo: Any, bhi: 
 
 
 @njit
-def _s32_rne_params(scale: Any, offs: Any, half: int, dmin: int, dmax: int, p: Any) -> bool:
+def _s32_param_kernel(scale: Any, offs: Any, half: int, dmin: int, dmax: int, p: Any) -> bool:
     """Fill the parameter rows of :func:`_s32_rne_lane` for the multipliers ``scale`` (float64, FP19
     values) and offsets ``offs`` (int64): ``p[0]`` the NX mask ``2**k - 1`` (``|s| = m * 2**-k``
     with ``m`` odd: ``x * s`` is an integer iff the low ``k`` bits of ``x`` are 0; all ones for
@@ -1683,7 +1683,7 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
 
     ``rne`` (chosen per call by :func:`run_tile`): 1 or 2 for RNE with ReluMode NONE/RELU and
     every multiplier of magnitude below 1 -- :func:`_s32_rne_lane` in 8 x 32-bit lanes (AVX2),
-    reading the int32 parameter rows ``ip`` of :func:`_s32_rne_params` per column (1) or one
+    reading the int32 parameter rows ``ip`` of :func:`_s32_param_kernel` per column (1) or one
     word's values held in registers (2); 0 for everything else -- :func:`_s32_int_span` in
     4 x float64 lanes: the exact float64 product (ReLU: 0 for a negative source; LReLU/PReLU:
     a select of two products), rounded by :func:`_round_mode`; NX when the rounded value
@@ -2110,7 +2110,7 @@ def _derive_params(cfg: tables.TileKernelConfig, q: np.ndarray, r: np.ndarray, m
         # as float32 bits: no 64-bit load in the loop, so LLVM vectorizes it 8 lanes wide)
         dfacts = tables.DESTINATIONS[cfg.dst]
         s32p = _aligned_int32_rows(5, scale.size)
-        if _s32_rne_params(scale, offs, 1 << (offw - 1), int(dfacts.minimum), int(dfacts.maximum), s32p):
+        if _s32_param_kernel(scale, offs, 1 << (offw - 1), int(dfacts.minimum), int(dfacts.maximum), s32p):
             s32rne = 2 if scale.size == 1 else 1
         else:
             s32p = _UNUSED_I32
@@ -2278,7 +2278,7 @@ def compile_all() -> float:
         run_tile(acc, m=1, n=4, cfg=cfg, qp=np.uint64(0x3F800000), rp=np.uint64(0),
                  out=np.empty(4, dt), flags_out=np.empty(4, np.uint8), red_type=T.FP32,
                  row_out=np.empty(1, np.uint32))
-    _s32_rne_params(np.ones(1), np.zeros(1, np.int64), 256, -128, 127, _aligned_int32_rows(5, 1))
+    _s32_param_kernel(np.ones(1), np.zeros(1, np.int64), 256, -128, 127, _aligned_int32_rows(5, 1))
     encode_values(np.zeros(2), T.S8, 1, False)
     encode_values(np.zeros(2), T.FP16, 1, False)
     encode_values(np.zeros(2), T.FP32, 1, False)
