@@ -701,22 +701,27 @@ def test_e4m3_loop_each_decision_like_reference() -> None:
 
 
 def test_hif8_geometry_is_the_table() -> None:
-    """The table-free HiF8 geometry of the vectorized loop equals ptonum.tables' (from
-    ``HiF8FiniteDecomposition``): for every binade -22..15 the mantissa bits of every magnitude in
-    it (its first and last float32), and the code of every HiF8 value (2^e plus each mantissa)."""
+    """The register-table HiF8 geometry of the vectorized loop equals ptonum.tables' (from
+    ``HiF8FiniteDecomposition``): for every binade -22..15 the width (3 - mantissa bits) of every
+    magnitude in it (its first, second and last float32), and the code of every HiF8 value (2^e
+    plus each mantissa), from its bits and with every bit below its quantum set (the loop's
+    rounded sum carries such bits), and q << (23 - mb) is the value; 0 gives code 0."""
     from ptonum import tables
     from ptonum.kernels import postprocess as kp
 
-    assert int(kp._hif8_code(np.uint32(0))) == 0
+    assert int(kp._hif8_code(np.uint32(0))[0]) == 0
     for e in range(tables.HIF8_DML_EMIN, 16):
         i = e - tables.HIF8_TABLE_EMIN
         mb = int(tables.HIF8_MBITS[i])
         lo = int(_f32(2.0 ** e))
         for ab in (lo, lo + 1, lo + 0x7FFFFF):
-            assert int(kp._hif8_mbits(np.uint32(ab))) == mb, (e, hex(ab))
+            assert int(kp._hif8_geometry(np.uint32(ab))[2]) == 3 - mb, (e, hex(ab))
         for k in range(1 << mb):
-            r = np.uint32(int(_f32(2.0 ** e * (1 + k / 2 ** mb))))
-            assert int(kp._hif8_code(r)) == int(tables.HIF8_BASE[i]) + k, (e, k)
+            r = int(_f32(2.0 ** e * (1 + k / 2 ** mb)))
+            for s in (r, r + (1 << (23 - mb)) - 1):
+                code, q, narrow = kp._hif8_code(np.uint32(s))
+                assert int(code) == int(tables.HIF8_BASE[i]) + k, (e, k, hex(s))
+                assert int(narrow) == 3 - mb and int(q) << (23 - mb) == r, (e, k, hex(s))
 
 
 def _hif8_decision_sources(scale: float) -> np.ndarray:

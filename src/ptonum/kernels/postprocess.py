@@ -163,16 +163,56 @@ HIF8_EMIN_F32 = _HIF8.emin + FP32_BIAS
 #: HiF8's smallest value 2^-22 and largest binade 2^15 (ptonum.tables)
 HIF8_E_LO, HIF8_E_HI = tables.HIF8_DML_EMIN, _HIF8.emax
 #: FP32 -> HiF8 on 32-bit lanes (:func:`_hif8_lane`): FP32 fraction bits, the FP32 bits of 1.0,
-#: of 2^-15 (below it the denormal binades: no mantissa), of HiF8's smallest value 2^-22 and of
-#: half of it, of the largest finite 2^15; the code of the denormal 2^e is e + HIF8_DML_BIAS
+#: of 2^-15 (below it the denormal binades: no mantissa), of HiF8's smallest value 2^-22, of the
+#: largest finite 2^15; the code of the denormal 2^e is e + HIF8_DML_BIAS
 FP32_FRAC = _FP32.precision - 1
 FP32_ONE_BITS = FP32_BIAS << FP32_FRAC
 HIF8_TINY_BITS = HIF8_EMIN_F32 << FP32_FRAC
 HIF8_LO_BITS = (HIF8_E_LO + FP32_BIAS) << FP32_FRAC
-HIF8_LO_HALF_BITS = (HIF8_E_LO - 1 + FP32_BIAS) << FP32_FRAC
 HIF8_MAX_BITS = _f32_bits_of(_HIF8.largest_value)
 HIF8_DML_BIAS = int(tables.HIF8_BASE[HIF8_E_LO - tables.HIF8_TABLE_EMIN]) - HIF8_E_LO
+#: the most mantissa bits of a HiF8 binade (|e| <= 3) and the FP32 bits of half its quantum
+HIF8_MB_MAX = int(max(tables.HIF8_MBITS))
+HIF8_HALF_FINE = 1 << (FP32_FRAC - 1 - HIF8_MB_MAX)
 
+
+def _nibbles(values: Any) -> int:
+    """Eight values 0..15 as one uint32 table: value k is ``(table << 4k) >> 28``."""
+    assert len(values) == 8 and all(0 <= v < 16 for v in values)
+    return sum(int(v) << (28 - 4 * k) for k, v in enumerate(values))
+
+
+def _hif8_mbits_at(e: int) -> int:
+    """Mantissa bits of the HiF8 binade 2^e (tables.HIF8_MBITS; none below 2^-22)."""
+    return int(tables.HIF8_MBITS[min(max(e, HIF8_E_LO), HIF8_E_HI) - tables.HIF8_TABLE_EMIN])
+
+
+def _hif8_one_per(group: int, values: Any) -> int:
+    """The one value a table entry covers (all the binades in its group must agree)."""
+    got = set(values)
+    assert len(got) == 1, (group, got)
+    return got.pop()
+
+
+#: HIF8_NARROW: 3 - mantissa bits of the binades with |e| >> 2 == k (|e| = 0..31; the binades
+#: with the same |e| have the same width, the denormal ones -22..-16 none: 3).
+#: HIF8_OFF_POS/NEG: with |e| >> 1 == k, e >= 0 / e < 0, the HiF8 code of 2^e less |e| << mb, / 8
+#: (the dot field, the exponent's sign and its implicit top bit: :func:`_hif8_code`).
+HIF8_NARROW = _nibbles([_hif8_one_per(k, [HIF8_MB_MAX - _hif8_mbits_at(-a) for a in range(4 * k, 4 * k + 4)]
+                                      + [HIF8_MB_MAX - _hif8_mbits_at(a) for a in range(4 * k, 4 * k + 4)
+                                         if a <= HIF8_E_HI]) for k in range(8)])
+
+
+def _hif8_off(e: int) -> int:
+    i = e - tables.HIF8_TABLE_EMIN
+    off = int(tables.HIF8_BASE[i]) - (abs(e) << int(tables.HIF8_MBITS[i]))
+    assert off % 8 == 0, e
+    return off // 8
+
+
+HIF8_OFF_POS = _nibbles([_hif8_one_per(k, [_hif8_off(e) for e in (2 * k, 2 * k + 1)]) for k in range(8)])
+HIF8_OFF_NEG = _nibbles([_hif8_one_per(k, [_hif8_off(-a) for a in (2 * k, 2 * k + 1) if a > 0])
+                         for k in range(8)])
 
 def _range(t: Any) -> Tuple[float, float, int]:
     d = tables.DESTINATIONS[t]
@@ -344,6 +384,18 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _xor32: Any = _int32_op("xor")
     _fma64: Any = _fma64_i
     _ctz64: Any = _ctz64_i
+
+    @_intrinsic
+    def _abs32_i(typingctx: Any, a: Any) -> Any:
+        """|a| of an int32 lane as uint32 (``llvm.abs``: one ``vpabsd``; numba's abs widens to 64
+        bits, and LLVM rewrites a select on the sign into compare-and-blend)."""
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            i32 = _ir.IntType(32)
+            fn = builder.module.declare_intrinsic("llvm.abs", [i32], _ir.FunctionType(i32, [i32, _ir.IntType(1)]))
+            return builder.call(fn, [args[0], _ir.Constant(_ir.IntType(1), 0)])
+
+        return _types.uint32(_types.int32), codegen
+
     _shr32: Any = _shift32("lshr", False)
     _shl32: Any = _shift32("shl", False)
     _sar32: Any = _shift32("ashr", True)
@@ -354,6 +406,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _f32_f16: Any = _f32_f16_i
     _f16_f32: Any = _f16_f32_i
     _f32_bits: Any = _f32_bits_i
+    _abs32: Any = _abs32_i
 else:  # pragma: no cover - kernels are not used without numba
     def _f64_bits(x: float) -> int:
         return int(np.array(x, np.float64).view(np.int64))
@@ -404,6 +457,9 @@ else:  # pragma: no cover - kernels are not used without numba
 
     def _sar32(a: int, b: int) -> int:
         return int(np.int32(a)) >> int(b)
+
+    def _abs32(a: int) -> int:
+        return abs(int(np.int32(a))) & 0xFFFFFFFF
 
 
 # ---------------------------------------------------------------------------
@@ -996,19 +1052,22 @@ def _e4m3_word(nx: Any, uf: Any, of: Any, rare: Any) -> Any:
 
 
 @njit(inline="always")
-def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any]:
+def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any, Any]:
     """The exact product source x multiplier (MatrixSelectedMultiplier) for HiF8: (its magnitude
-    rounded to float32 *to odd*, as bits; the float32 product's bits, for the sign).  ``mp``/``mn``:
-    the multiplier of a positive / negative source (the scale, or for a negative source 0 (ReLU)
-    or alpha (LReLU/PReLU); :func:`run_tile` lays them out), chosen by the sign bit.
+    rounded to float32 *to odd*, as bits; the float32 product's bits, for the sign; 0 if x or the
+    multiplier is 0, else nonzero).  ``mp``/``mn``: the multiplier of a positive / negative
+    source (the scale, or for a negative source 0 (ReLU) or alpha (LReLU/PReLU);
+    :func:`run_tile` lays them out), chosen by the sign bit.
 
     A float32 product and its exact remainder by a fused multiply-add, on the magnitude: the
-    truncation is |p| or, when the exact magnitude is below |p| (err * p < 0; it underflows to 0
-    only for products far below 2^-23, where one ulp does not matter), the float one ulp below; an
-    inexact product sets the last bit.  Rounding to odd onto 24 bits and then once more to at most 4 significant bits (HiF8) equals rounding
-    the exact value once, and keeps every threshold (powers of two, their midpoints, 2^15).  A
-    product below 2^-100 (where the remainder may underflow) only needs to stay a nonzero value
-    far below 2^-23: it becomes the smallest subnormal."""
+    truncation is |p| or, when the exact magnitude is below |p| (err * p < 0), the float one ulp
+    below; an inexact product sets the last bit.  Rounding to odd onto 24 bits and then once more
+    to at most 4 significant bits (HiF8) equals rounding the exact value once, and keeps every
+    threshold (powers of two, their midpoints, 2^15).  Below 2^-62 the remainder (or the product)
+    may underflow: such a magnitude is only known to be far below 2^-23, which is all the lane
+    needs, and whether the exact product is 0 comes from x and the multiplier.  A NaN/Inf source
+    gives a magnitude above the largest finite float32 (a finite product that overflows is rounded
+    to odd onto the largest finite)."""
     m = mn if np.int32(x) < np.int32(0) else mp  # one blend on the sign bit
     xf = _u32_f32(x)
     p = xf * m
@@ -1017,81 +1076,89 @@ def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any]:
     down = np.uint32(0xFFFFFFFF) if err * p < np.float32(0.0) else np.uint32(0)  # exact magnitude below |p|
     ab = np.uint32(np.uint32(np.uint32(pb & np.uint32(0x7FFFFFFF)) + down)
                    | (np.uint32(1) if err != np.float32(0.0) else np.uint32(0)))
-    nonzero = min(np.uint32(x << np.uint32(1)), np.uint32(_f32_bits(m) << np.uint32(1)))  # 0 if x or m is 0
-    tiny = (np.int32(ab) < np.int32(27 << FP32_FRAC)) & (nonzero != np.uint32(0))
-    return (np.uint32(1) if tiny else ab), pb
+    nonzero = min(np.uint32(x << np.uint32(1)), np.uint32(_f32_bits(m) << np.uint32(1)))
+    return ab, pb, nonzero
 
 
 @njit(inline="always")
-def _hif8_mbits(ab: Any) -> Any:
-    """Mantissa bits of the HiF8 binade of a magnitude (float32 bits, int32 lane; tables.HIF8_MBITS):
-    3 - [|e| >= 4] - [|e| >= 8], none below 2^-15 (the denormal binades).  ``|e| << 23 | fraction``
-    is ``ab - bits(1.0)`` at or above 1 and ``ab ^ bits(1.0)`` below (the biased exponent 127 - |e|)."""
-    ia = np.int32(ab)
-    one = np.int32(FP32_ONE_BITS)
-    t = np.int32(ia - one) if ia >= one else np.int32(ia ^ one)
-    mb = np.int32(np.int32(3) - np.int32(t >= np.int32(4 << FP32_FRAC)) - np.int32(t >= np.int32(8 << FP32_FRAC)))
-    return np.int32(0) if ia < np.int32(HIF8_TINY_BITS) else mb
+def _hif8_geometry(b: Any) -> Tuple[Any, Any, Any]:
+    """The HiF8 binade of float32 bits b (int32 lane; a set top bit counts as a negative
+    exponent): (e, |e|, 3 - its mantissa bits (tables.HIF8_MBITS), 3 in the denormal binades).
+    The width is a nibble of the register table HIF8_NARROW picked by |e| >> 2 with one variable
+    shift (a table in memory would be a gather, slower on this CPU than the arithmetic); for
+    |e| >= 32 the index wraps (only for magnitudes far outside HiF8's range, which the lane sets
+    apart)."""
+    e = np.int32(_sar32(np.int32(b), np.int32(FP32_FRAC)) - np.int32(FP32_BIAS))
+    ae = _abs32(e)
+    narrow = _shr32(_shl32(np.uint32(HIF8_NARROW), np.uint32(ae & np.uint32(28))), np.uint32(28))
+    return e, ae, narrow
 
 
 @njit(inline="always")
-def _hif8_code(r: Any) -> Any:
-    """The 7-bit HiF8 code (no sign) of a magnitude r (float32 bits, uint32 lane) that is zero or a
-    finite HiF8 value (``HiF8FiniteDecomposition`` backwards; equal to tables.HIF8_BASE + mantissa).
+def _hif8_code(s: Any) -> Tuple[Any, Any, Any]:
+    """The 7-bit HiF8 code (no sign) of the magnitude r whose float32 bits are the top bits of s
+    (uint32 lane; the bits below r's quantum are ignored), r zero or a finite HiF8 value
+    (``HiF8FiniteDecomposition`` backwards; equal to tables.HIF8_BASE + mantissa); also
+    q = r >> (23 - mb) and the width of :func:`_hif8_geometry`, so that r = q << (23 - mb).
 
-    With t = |e| << 23 | fraction (see :func:`_hif8_mbits`), ``t >> (23 - mb)`` is |e| << mb plus
-    the mantissa field, whose leading one (the implicit top bit of the exponent field) sits where
-    the exponent's sign bit goes; the dot field D = 0..4 (|e| = 0, 1, 2-3, 4-7, 8-15) adds
-    a + 32 ([|e| >= 4] + [|e| >= 8]) = 8, 8, 16, 48, 80 with a = 8 for |e| < 2, else 16, and a
-    negative exponent a more.  Below 2^-15 (the denormal binades) the code of 2^e is e + 23, and 0
-    gives 0."""
-    ir = np.int32(r)
-    one = np.int32(FP32_ONE_BITS)
-    pos = ir >= one
-    t = np.int32(ir - one) if pos else np.int32(ir ^ one)
-    h2 = t >= np.int32(2 << FP32_FRAC)
-    h48 = np.int32(np.int32(t >= np.int32(4 << FP32_FRAC)) + np.int32(t >= np.int32(8 << FP32_FRAC)))
-    a = np.int32(16) if h2 else np.int32(8)
-    off = np.int32(a + np.int32(_shl32(np.uint32(h48), np.uint32(5))) + (np.int32(0) if pos else a))
-    code = np.uint32(np.int32(_shr32(np.uint32(t), np.uint32(np.int32(FP32_FRAC - 3) + h48))) + off)
-    den = np.uint32(max(np.int32(np.int32(_shr32(r, np.uint32(FP32_FRAC))) - np.int32(FP32_BIAS - HIF8_DML_BIAS)),
-                        np.int32(0)))
-    return den if ir < np.int32(HIF8_TINY_BITS) else code
+    q is (E << mb) + mantissa, E the biased exponent; XOR (e < 0) or subtracting (e >= 0)
+    127 << mb gives |e| << mb + mantissa; the code adds (|e| >> 1)'s nibble of HIF8_OFF_NEG /
+    HIF8_OFF_POS times 8 (the dot field, the exponent's sign and its implicit leading one).
+    Below 2^-15 (the denormal binades) the code of 2^e is e + 23, and 0 gives 0."""
+    ec, aec, narrow = _hif8_geometry(s)
+    q = _shr32(_shr32(s, np.uint32(FP32_FRAC - HIF8_MB_MAX)), narrow)
+    oneq = _shr32(np.uint32(FP32_BIAS << HIF8_MB_MAX), narrow)
+    neg = ec < np.int32(0)
+    t = np.uint32(q ^ oneq) if neg else np.uint32(q - oneq)
+    tab = np.uint32(HIF8_OFF_NEG) if neg else np.uint32(HIF8_OFF_POS)
+    off = _shr32(_shl32(tab, np.uint32(_shl32(aec, np.uint32(1)) & np.uint32(28))), np.uint32(28))
+    code = np.uint32(t + _shl32(off, np.uint32(3)))
+    den = np.uint32(max(np.int32(ec + np.int32(HIF8_DML_BIAS)), np.int32(0)))
+    return (den if ec < np.int32(HIF8_EMIN_F32 - FP32_BIAS) else code), q, narrow
 
 
 @njit(inline="always")
-def _hif8_lane(x: Any, mp: Any, mn: Any, ovf_pos: Any, ovf_neg: Any) -> Tuple[Any, Any]:
-    """One HiF8 element under RHB: (code, flag word), 8 x 32-bit lanes.
+def _hif8_lane(x: Any, mp: Any, mn: Any, ovf_pos: Any) -> Tuple[Any, Any, Any]:
+    """One HiF8 element under RHB, 8 x 32-bit lanes: (code, the odd product's magnitude ab, the
+    flag key: ab if inexact, else all ones).  The pass keeps the minimum key and the maximum ab
+    (:func:`_hif8_word`): NX when some key is not all ones, UF when the least is below 2^-15,
+    OF when the largest ab is above 2^15, and a NaN/Inf source when it is above the largest
+    finite float32 (that lane's code and flags are garbage: the row is redone).
 
     ``mp``/``mn``: the multipliers of a positive / negative source (:func:`_hif8_product`).
-    Integer rounding of the odd-rounded magnitude ab: with mb mantissa bits
-    in ab's binade (:func:`_hif8_mbits`), adding half a quantum (minus one for a negative value)
-    and clearing the 23 - mb low bits rounds to nearest with RHB's ties (away from zero for a
-    positive value, toward zero for a negative one); a carry moves into the next binade by
-    itself.  Below 2^-22 the result is 0 or 2^-22 (above half of it, or exactly half and
-    positive).  The code is :func:`_hif8_code` of the rounded magnitude with the sign (0 has no
-    sign); |v| > 32768 overflows (+-Inf 0x6F/0xEF, or with Sat +-32768 0x6E/0xEE, OF|NX); NX when
-    the rounded magnitude differs, UF also below 2^-15.  A -0 source gives 0 with no flag, as the
-    signed-zero rule does for HiF8; NaN/Inf sources are rare (redone by :func:`_element`)."""
-    ab, pb = _hif8_product(x, mp, mn)
-    sgn = _shr32(pb, np.uint32(31))
+    With mb the mantissa bits of ab's binade (:func:`_hif8_geometry`), s = ab + half a quantum
+    (less one for a negative value, whose ties go toward zero) has the rounded magnitude in its
+    top bits, a carry into the next binade included; that binade's geometry gives the code and
+    the rounded r (:func:`_hif8_code`; a carry lands on a power of two, whose quantum is at least
+    the one rounded with).  Below 2^-22 half a quantum is 2^-23: the top bits of s are 2^-22 or
+    below, code 1 or 0.  NX when r differs from ab; below 2^-22 when the exact product is not 0.
+    |v| > 32768 overflows (+-Inf 0x6F/0xEF, or with Sat +-32768 0x6E/0xEE; ``ovf_pos`` is the
+    positive one), the sign is set on a nonzero code.  A -0 source gives 0 with no flag, as the
+    signed-zero rule does for HiF8."""
+    ab, pb, nonzero = _hif8_product(x, mp, mn)
     ia = np.int32(ab)
-    mb = _hif8_mbits(ab)
-    half = _shr32(np.uint32(1 << (FP32_FRAC - 1)), np.uint32(mb))
-    keep = np.uint32(_sar32(np.int32(-(1 << FP32_FRAC)), mb))
-    r = np.uint32(np.uint32(np.uint32(ab + half) - sgn) & keep)
-    lo = np.uint32(HIF8_LO_BITS) if ia > np.int32(np.int32(HIF8_LO_HALF_BITS - 1) + np.int32(sgn)) else np.uint32(0)
-    r = lo if ia < np.int32(HIF8_LO_BITS) else r
-    nx = r != ab
-    code = _hif8_code(r)
-    code = np.uint32(code | _shl32(sgn, np.uint32(7))) if r != np.uint32(0) else code
-    ovf = ia > np.int32(HIF8_MAX_BITS)
-    code = (ovf_neg if np.int32(pb) < np.int32(0) else ovf_pos) if ovf else code
-    sp = np.uint32(x & np.uint32(FP32_INF)) == np.uint32(FP32_INF)
-    w = np.uint32((np.uint32(_NX) if nx else np.uint32(0))
-                  | (np.uint32(_UF_NX) if (nx & (ia < np.int32(HIF8_TINY_BITS))) else np.uint32(0))
-                  | (np.uint32(_OF_NX) if ovf else np.uint32(0)))
-    return code, (np.uint32(_RARE) if sp else w)
+    sgn = _shr32(pb, np.uint32(31))  # 1 for a negative value
+    _, _, narrow = _hif8_geometry(ab)
+    tiny = ia < np.int32(HIF8_LO_BITS)
+    half = np.uint32(1 << FP32_FRAC) if tiny else _shl32(np.uint32(HIF8_HALF_FINE), narrow)
+    code, q, narrow_r = _hif8_code(np.uint32(np.uint32(ab + half) - sgn))
+    r = _shl32(_shl32(q, narrow_r), np.uint32(FP32_FRAC - HIF8_MB_MAX))
+    exact = np.uint32(0xFFFFFFFF) if (nonzero if tiny else np.uint32(r ^ ab)) == np.uint32(0) else np.uint32(0)
+    code = ovf_pos if ia > np.int32(HIF8_MAX_BITS) else code
+    nzc = np.uint32(0xFFFFFFFF) if code != np.uint32(0) else np.uint32(0)
+    code = np.uint32(code | (_shl32(sgn, np.uint32(7)) & nzc))
+    return code, ab, np.uint32(ab | exact)
+
+
+@njit
+def _hif8_word(kmin: Any, kmax: Any) -> Any:
+    """The flag word of :func:`_hif8_lane`'s least key and largest magnitude over a row (NX,
+    UF|NX, OF|NX, the rare bit).  Not inlined: with these four tests inlined after the loop LLVM
+    no longer vectorizes the pass (measured)."""
+    return np.uint32((np.uint32(_NX) if kmin != np.uint32(0xFFFFFFFF) else np.uint32(0))
+                     | (np.uint32(_UF_NX) if kmin < np.uint32(HIF8_TINY_BITS) else np.uint32(0))
+                     | (np.uint32(_OF_NX) if kmax > np.uint32(HIF8_MAX_BITS) else np.uint32(0))
+                     | (np.uint32(_RARE) if kmax > np.uint32(FP32_FINITE_MAX) else np.uint32(0)))
 
 
 # The float32-lane row loops share one template: :func:`_fp32_row` (flags, rare sources redone) over
@@ -1302,50 +1369,72 @@ def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
 
 
 @njit
-def _hif8_pass(a_: Any, o_: Any, sc_: Any, al_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
-    """The vector loop of the HIF8 row: the OR of the lanes' flag words."""
-    acc = np.uint32(0)
+def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
+    """The vector loop of the HIF8 row: the flag word (:func:`_hif8_word`)."""
+    kmin = np.uint32(0xFFFFFFFF)
+    kmax = np.uint32(0)
     for j in range(a_.size):
-        x = a_[j]
-        code, fw = _hif8_lane(x, sc_[j], al_[j], ovf_pos, ovf_neg)
+        code, ab, key = _hif8_lane(a_[j], mp_[j], mn_[j], ovf_pos)
         o_[j] = np.uint8(code)
-        acc = np.uint32(acc | fw)
-    return acc
+        kmin = min(kmin, key)
+        kmax = max(kmax, ab)
+    return _hif8_word(kmin, kmax)
 
 
 @njit
-def _hif8_pass_max(a_: Any, o_: Any, sc_: Any, al_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any) -> Tuple[Any, Any]:
+def _hif8_pass_max(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any
+                   ) -> Tuple[Any, Any]:
     """:func:`_hif8_pass` that also takes the row's fold key maximum (valid without rare sources)."""
-    acc = np.uint32(0)
+    kmin = np.uint32(0xFFFFFFFF)
+    kmax = np.uint32(0)
+    fmax = np.uint32(0)
+    for j in range(a_.size):
+        x = a_[j]
+        code, ab, key = _hif8_lane(x, mp_[j], mn_[j], ovf_pos)
+        o_[j] = np.uint8(code)
+        kmin = min(kmin, key)
+        kmax = max(kmax, ab)
+        fmax = max(fmax, _fp32_key_number(x, absm))
+    return _hif8_word(kmin, kmax), fmax
+
+
+@njit
+def _hif8_pass_keys(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any, kb: Any) -> Any:
+    """:func:`_hif8_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
+    kmin = np.uint32(0xFFFFFFFF)
     kmax = np.uint32(0)
     for j in range(a_.size):
         x = a_[j]
-        code, fw = _hif8_lane(x, sc_[j], al_[j], ovf_pos, ovf_neg)
+        code, ab, key = _hif8_lane(x, mp_[j], mn_[j], ovf_pos)
         o_[j] = np.uint8(code)
-        acc = np.uint32(acc | fw)
-        kmax = max(kmax, _fp32_key_number(x, absm))
-    return acc, kmax
+        kmin = min(kmin, key)
+        kmax = max(kmax, ab)
+        kb[j] = _fp32_key_number(x, absm)
+    return _hif8_word(kmin, kmax)
 
 
 @njit
-def _hif8_pass_keys(a_: Any, o_: Any, sc_: Any, al_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any, kb: Any) -> Any:
-    """:func:`_hif8_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
-    acc = np.uint32(0)
-    for j in range(a_.size):
-        x = a_[j]
-        code, fw = _hif8_lane(x, sc_[j], al_[j], ovf_pos, ovf_neg)
-        o_[j] = np.uint8(code)
-        acc = np.uint32(acc | fw)
-        kb[j] = _fp32_key_number(x, absm)
-    return acc
+def _hif8_finite_flags(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> int:
+    """The flags of a row's lanes whose source is finite: :func:`_hif8_pass` again over each run
+    between NaN/Inf sources (whose lanes' flags are garbage)."""
+    f_or = 0
+    start = 0
+    for j in range(a_.size + 1):
+        if j == a_.size or (np.int64(a_[j]) & FP32_INF) == FP32_INF:
+            if j > start:
+                f_or |= np.int64(_hif8_pass(a_[start:j], o_[start:j], mp_[start:j], mn_[start:j], ovf_pos,
+                                            ovf_neg)) & _ALL_FLAGS
+            start = j + 1
+    return f_or
 
 
 @njit
 def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
                   fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
     """FP32 -> HiF8 under RHB (modes 25/28): :func:`_hif8_lane` on 32-bit lanes, ``sc32_``/``al32_``
-    the multipliers of a positive / negative source (:func:`run_tile`); NaN/Inf sources are
-    redone by :func:`_element`."""
+    the multipliers of a positive / negative source (:func:`run_tile`).  A row with a NaN/Inf
+    source: the flags of the finite lanes again (:func:`_hif8_finite_flags`), then those sources
+    (and the fold's NaN rules) by :func:`_redo_rare`."""
     ovf_pos = np.uint32(HIF8_SAT_POS) if sat else np.uint32(HIF8_OVF_POS)
     ovf_neg = np.uint32(HIF8_SAT_NEG) if sat else np.uint32(HIF8_OVF_NEG)
     if not fold:
@@ -1357,8 +1446,8 @@ def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
         acc = _hif8_pass_keys(a_, o_, sc32_, al32_, ovf_pos, ovf_neg, absm, kb)
         _group_max(kb, seg, gk)
     res = np.int64(acc) & _ALL_FLAGS
-    rare = (acc & np.uint32(_RARE)) != np.uint32(0)
-    if rare:
+    if (acc & np.uint32(_RARE)) != np.uint32(0):
+        res = _hif8_finite_flags(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
         res |= _redo_rare(a_, o_, sc_, al_, relu, D_HIF8, R_RHB, sat, spec, HIF8_ZERO, False, fold, absm, seg,
                           gk, gs)
     return res
