@@ -134,6 +134,8 @@ HIF8_OVF_BITS = _f64_bits_of(_HIF8.largest_value)  #: |v| above the largest fini
 HIF8_OVF_POS, HIF8_OVF_NEG, HIF8_SAT_POS, HIF8_SAT_NEG = (
     _HIF8.overflow_code(s, n) for s in (False, True) for n in (False, True))
 HIF8_ZERO = int(_HIF8.negative_zero_result or 0)  #: the code of a -0 result (HiF8 has one zero)
+# the HiF8 lane sets the sign bit on the positive overflow code (Inf or, with Sat, 32768)
+assert HIF8_OVF_NEG == HIF8_OVF_POS | HIF8_SIGN and HIF8_SAT_NEG == HIF8_SAT_POS | HIF8_SIGN
 
 # The float32-lane row loops (FP32 -> BF16/FP16/E4M3/HiF8; see :func:`_row_fp32_seg`)
 FP32_BIAS = 1 - _FP32.emin
