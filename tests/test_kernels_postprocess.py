@@ -810,3 +810,34 @@ def test_fp32_float_loops_scales_relu_sat_folds_match_reference(mode: str) -> No
                 assert got.flags == ref.flags, (relu, sat, attrs)
                 for a, b in ((got.row_max_bits, ref.row_max_bits), (got.group_max_bits, ref.group_max_bits)):
                     assert (a is None and b is None) or np.array_equal(a, b), (relu, sat, attrs)
+
+
+@pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE", "F322BF16", "F322F16"])
+def test_fp32_loops_fold_sign_mixes_like_reference(mode: str) -> None:
+    """RowMax/GroupMax folded into the FP32 loops' pass on rows without a NaN/Inf (the vector fold's
+    result is used, not redone): spans all negative (with and without -0), only +0/-0, one positive
+    among negatives at either end, the smallest and largest finite magnitudes; GroupN 8, 16, 48 and
+    the row (RowMax alone), MaxAbs on/off, rows of 37: RowMaxOut, GroupMaxOut and flags equal the
+    reference engine's."""
+    rng = np.random.default_rng(13)
+    n = 37
+    neg = _f32(-rng.uniform(0.5, 100.0, n))
+    rows = [neg.copy() for _ in range(6)]
+    rows[1][::5] = 0x80000000  # -0 among negatives: the largest of them
+    rows[2][:] = np.where(rng.integers(0, 2, n) == 1, 0x80000000, 0).astype(np.uint32)  # +0 / -0
+    rows[2][:9] = 0x80000000  # a first group of -0 only
+    rows[3][0] = int(_f32(3.0))  # one positive at a group's start
+    rows[3][15] = int(_f32(2.0 ** -140))  # a positive subnormal at a group's end
+    rows[4][[7, 30]] = [0x00800000, 0x80000001]  # smallest normal, -smallest subnormal
+    rows[5][[3, 20]] = [0x7F7FFFFF, 0xFF7FFFFF]  # +-largest finite
+    acc = np.stack(rows).astype(np.uint32)
+    kw: Dict[str, Any] = {"quant_param": int(_f32(1.0)) >> 13 << 13} if mode.startswith("Q") else {}
+    for code in (1, 2, 4, 0):
+        for max_abs in (False, True):
+            attrs = dict(pre_quant_mode=mode, row_max_en=True, group_max_en=code != 0, group_n_code=code,
+                         max_abs_en=max_abs)
+            got = postprocess(acc, acc_type="FP32", attributes=attrs, sat=True, **kw)
+            ref = postprocess(acc, acc_type="FP32", attributes=attrs, sat=True, engine="reference", **kw)
+            assert np.array_equal(got.d_bits, ref.d_bits) and got.flags == ref.flags, (code, max_abs)
+            for a, b in ((got.row_max_bits, ref.row_max_bits), (got.group_max_bits, ref.group_max_bits)):
+                assert (a is None and b is None) or np.array_equal(a, b), (code, max_abs, a, b)

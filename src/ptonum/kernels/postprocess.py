@@ -1968,6 +1968,13 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     """Rows ``i0 .. i1 - 1`` of :func:`_tile_kernel`."""
     fuse = red_t == SRC_FP32  # RowMax/GroupMax folded into the FP32 row loops' pass
     absm = np.uint32(0x7FFFFFFF) if max_abs else np.uint32(0xFFFFFFFF)
+    # the FP32 row loops' fold buffers, once for the block's rows (not three allocations a row):
+    # per-group key maxima, sNaN bits (zero between rows) and, for GroupMax, the row's keys
+    fold_any = fuse and (row_en or group_n > 0) and (fast == 1 or fast == 4 or fast == 5 or fast == 6)
+    ng_max = (n + group_n - 1) // group_n if group_n > 0 else 1
+    gk_b = np.empty(max(ng_max, 1), np.uint32)
+    gs_b = np.zeros(max(ng_max, 1), np.uint32)
+    kb_b = np.empty(n if (fold_any and group_n > 0) else 1, np.uint32)
     for i in range(i0, i1):
         base = i * n
         cnt = min(n, total - base)
@@ -1991,9 +1998,9 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
             folded = fuse and (row_en or group_n > 0)
             seg = group_n if (folded and group_n > 0) else max(cnt, 1)
             ng = (cnt + seg - 1) // seg if folded else 1
-            gk = np.zeros(max(ng, 1), np.uint32)
-            gs = np.zeros(max(ng, 1), np.uint32)
-            kb = np.empty(cnt if (folded and group_n > 0) else 1, np.uint32)  # the row's fold keys (GroupMax)
+            gk = gk_b[:max(ng, 1)]  # every entry written by the pass when folded
+            gs = gs_b[:max(ng, 1)]  # written only for a row with a rare source; cleared below
+            kb = kb_b[:cnt] if (folded and group_n > 0) else kb_b[:1]  # the row's fold keys (GroupMax)
             qb = i * qrow
             rb0 = i * rrow
             f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
@@ -2003,14 +2010,21 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                 kr = np.uint32(0)
                 sr = np.uint32(0)
                 for g in range(ng):
+                    kg = gk[g]
+                    sg = gs[g]
                     if group_n > 0:
-                        s0 = g * seg
-                        gb, gf = _fold_finish(gk[g], gs[g], min(s0 + seg, cnt) - s0, np.int64(acc[base + s0]),
-                                              max_abs)
-                        group_out[i * ng + g] = gb
-                        f_or |= gf
-                    kr = max(kr, gk[g])
-                    sr = np.uint32(sr | gs[g])
+                        if sg == np.uint32(0) and kg > np.uint32(0):  # no sNaN, a number seen: its bits
+                            group_out[i * ng + g] = kg ^ np.uint32(0x80000000) if kg >= np.uint32(0x80000000) \
+                                else np.uint32(~kg)
+                        else:
+                            s0 = g * seg
+                            gb, gf = _fold_finish(kg, sg, min(s0 + seg, cnt) - s0, np.int64(acc[base + s0]),
+                                                  max_abs)
+                            group_out[i * ng + g] = gb
+                            f_or |= gf
+                    kr = max(kr, kg)
+                    sr = np.uint32(sr | sg)
+                    gs[g] = np.uint32(0)
                 if row_en:
                     rb, rf = _fold_finish(kr, sr, cnt, np.int64(acc[base]), max_abs)
                     if has_init:
