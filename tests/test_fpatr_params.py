@@ -388,3 +388,23 @@ def test_quant_param_from_text_rounds_the_decimal_once() -> None:
     assert relu_param("0.25").fp19 == (125 << 10)
     # the way Python prints an FP19 value names it (0.0011072158813476562 is 0.00110721588134765625 printed)
     assert quant_param(repr(0.00110721588134765625), mode="REQ8").fp19 == 0x1D489
+
+
+def test_huge_ints_and_decimals_as_parameters() -> None:
+    """An int beyond binary64 is refused as an infinity would be (was a bare OverflowError), and a
+    decimal.Decimal is read exactly, as its text."""
+    from decimal import Decimal
+
+    from ptonum import fpatr
+
+    with pytest.raises(UsageError, match="positive infinity"):
+        fpatr.quant_param(10**400, 0, mode="REQ8")
+    with pytest.raises(UsageError, match="negative infinity"):
+        fpatr.quant_param(-(10**400), 0, mode="REQ8", rounding="rne")
+    with pytest.raises(UsageError, match="positive infinity"):
+        fpatr.relu_param(10**400)
+    assert fpatr.quant_param(Decimal("0.25"), 3, mode="REQ8") == fpatr.quant_param("0.25", 3, mode="REQ8")
+    assert fpatr.quant_param(Decimal("0.25"), 3, mode="REQ8").fp19 == 0x1F400  # 2^-2: exponent 125, fraction 0
+    with pytest.raises(UsageError, match="not exactly representable"):
+        fpatr.quant_param(Decimal("0.1"), 0, mode="REQ8")
+    assert fpatr.relu_param(Decimal("0.1"), rounding="rne").fp19 == fpatr.relu_param("0.1", rounding="rne").fp19

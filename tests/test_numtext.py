@@ -137,4 +137,9 @@ def test_format_facts_agree_with_their_owners() -> None:
         assert (fmt.exponent_bits, fmt.fraction_bits, fmt.width) == (d.exponent_bits_max, d.fraction_bits_max,
                                                                      d.carrier_bits)
         assert fmt.quiet_nan == CANONICAL_NANS[dt]
-    assert decimal_to_bits("-nan", "FP19", "v")[0] == fp19.from_fp32(0x7FC00000)
+    assert decimal_to_bits("nan", "FP19", "v")[0] == fp19.from_fp32(0x7FC00000)
+    # the sign of a NaN is kept (it was dropped, and -nan read back as the positive NaN)
+    for name, fmt in BINARY_FORMATS.items():
+        sign = 1 << (fmt.width - 1)
+        assert decimal_to_bits("-nan", name, "v") == (fmt.quiet_nan | sign, True), name
+        assert decimal_to_bits("+NaN", name, "v") == (fmt.quiet_nan, True), name

@@ -15,6 +15,7 @@ Source: ADR-0085 D182 (the format descriptors of FP32, FP16, BF16; ``formats/*.a
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from typing import Dict, NamedTuple, Optional, Tuple, Union
@@ -66,8 +67,8 @@ def parse_real(text: str, name: str) -> Union[Fraction, float]:
     sp = _SPECIAL.fullmatch(t)
     if sp:
         kind = sp.group(2).lower()
-        if kind == "nan":
-            return float("nan")
+        if kind == "nan":  # the sign is kept (-nan: the format's NaN with its sign bit set)
+            return -math.nan if sp.group(1) == "-" else math.nan
         return float("-inf") if sp.group(1) == "-" else float("inf")
     if not _NUMBER.fullmatch(t):
         raise UsageError(f"{name} = {text!r}: not a decimal number (e.g. 1.5, -2e-3, inf, nan)")
@@ -120,7 +121,7 @@ def round_to_format(value: Union[Fraction, float], fmt: BinaryFormat) -> Tuple[i
     inf = ((1 << e_bits) - 1) << f_bits
     if isinstance(value, float):
         if value != value:
-            return fmt.quiet_nan, True
+            return fmt.quiet_nan | (sign_bit if math.copysign(1.0, value) < 0 else 0), True
         if value in (float("inf"), float("-inf")):
             return (sign_bit if value < 0 else 0) | inf, True
         value = Fraction(value)

@@ -173,8 +173,8 @@ def read_text(path: "str | Path") -> bytes:
         except (OSError, EOFError, zlib.error) as exc:
             raise UsageError(f"{path}: not a readable gzip file ({exc})") from None
         if len(raw) > budget:
-            raise UsageError(f"{path}: decompresses to more than {_gib(budget)}, which needs more memory to parse "
-                             f"than the {_gib(available)} available (a file is read whole: split it)")
+            raise UsageError(f"{path}: decompresses to more than {_gib(budget)} of text, and parsing that much needs "
+                             f"more than the {_gib(available)} of memory available (a file is read whole: split it)")
     lines = raw.count(b"\n")
     need = max(len(raw) * PARSE_BYTES_PER_BYTE + lines * PARSE_BYTES_PER_LINE, lines * PARSE_BYTES_PER_BAD_LINE)
     if need > available:

@@ -31,6 +31,7 @@ Source: ADR-0085 D177, D179, D180; pto-spec ``asl/block/attributes/B.FPATR.asl``
 
 from __future__ import annotations
 
+import decimal
 import math
 from fractions import Fraction
 from typing import Any, NamedTuple, Optional, Tuple, Union
@@ -600,6 +601,8 @@ def _float_to_fp19(x: Any, name: str, rounding: str) -> Tuple[int, float, float,
     if rounding not in _ROUNDINGS:
         raise UsageError(f"rounding = {rounding!r}: expected 'exact' or 'rne'")
     exact_in: Optional[Fraction] = None
+    if isinstance(x, decimal.Decimal):  # a decimal number: read exactly, as its text would be
+        x = str(x)
     if isinstance(x, str):
         from ..numtext import BINARY_FORMATS, parse_real, round_to_format
 
@@ -616,7 +619,10 @@ def _float_to_fp19(x: Any, name: str, rounding: str) -> Tuple[int, float, float,
     else:
         if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
             raise UsageError(f"{name} = {x!r}: expected a real number (int, float or decimal text)")
-        requested = float(x)
+        try:
+            requested = float(x)
+        except OverflowError:  # an int beyond binary64 (10**400): as far out as an infinity for FP32/FP19
+            requested = math.inf if x > 0 else -math.inf
         if math.isnan(requested):
             raise UsageError(f"{name} = nan: a parameter must be a finite number")
         with np.errstate(over="ignore"):
@@ -647,14 +653,15 @@ def _float_to_fp19(x: Any, name: str, rounding: str) -> Tuple[int, float, float,
     return fp19, value, requested, how
 
 
-def quant_param(scale: Union[float, str], offset: int = 0, *, mode: Any, rounding: str = "exact") -> ParamWord:
+def quant_param(scale: Union[float, str, decimal.Decimal], offset: int = 0, *, mode: Any, rounding: str = "exact") -> ParamWord:
     """A legal quantization word from a real scale and an integer offset.
 
     The scale becomes FP19 (1 sign, 8-bit bias-127 exponent, 10-bit fraction)
     at [31:13]; the offset becomes the mode's S5/S9/S17 field.
 
-    ``scale`` may be an int, a float or a decimal written as text (``"0.1"``), which is
-    rounded once, from its exact decimal value, to FP32 (never through a binary64 float).
+    ``scale`` may be an int, a float, a :class:`decimal.Decimal` or a decimal written as text
+    (``"0.1"``); a decimal is rounded once, from its exact value, to FP32 (never through a binary64
+    float), and an int beyond binary64 (``10**400``) is as far out as an infinity.
 
     Rounding of the scale:
       * ``rounding="exact"`` (default): the scale must be exactly an FP19
@@ -697,7 +704,7 @@ def quant_param(scale: Union[float, str], offset: int = 0, *, mode: Any, roundin
                      offset=int(offset), how=how)
 
 
-def relu_param(alpha: Union[float, str], *, rounding: str = "exact") -> ParamWord:
+def relu_param(alpha: Union[float, str, decimal.Decimal], *, rounding: str = "exact") -> ParamWord:
     """A legal LReLU/PReLU activation word from a real alpha.
 
     ``alpha`` must be +0 or a positive normal FP19 value (it *replaces* the
