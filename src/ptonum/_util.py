@@ -7,7 +7,8 @@ naming the argument and the offending value, raised before any work).
 
 from __future__ import annotations
 
-from typing import Any, Literal, Tuple
+import functools
+from typing import Any, Callable, Literal, Tuple, TypeVar
 
 import numpy as np
 
@@ -148,3 +149,24 @@ def as_bits(name: str, value: Any, width: int) -> np.ndarray:
                 )
             raise UsageError(f"{name}{where} = {v:#x}: does not fit in {width} bits")
     return arr.astype(np.uint64, copy=False)
+
+
+_R = TypeVar("_R")
+
+
+def remembered(fn: Callable[..., _R], maxsize: int) -> Callable[..., _R]:
+    """``fn`` with its results remembered per spelling of its (positional) arguments, for argument
+    parsing that would otherwise cost a small call more than its work.  ``typed``: ``1`` and ``True``
+    are separate entries; a call that raises is never remembered (it raises every time); a call with an
+    unhashable argument (e.g. a 0-d array) runs ``fn`` every time.  ``fn`` must return an immutable value.
+    """
+    cached = functools.lru_cache(maxsize=maxsize, typed=True)(fn)
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> _R:
+        try:
+            return cached(*args)
+        except TypeError:  # an unhashable argument
+            return fn(*args)
+
+    return call

@@ -53,7 +53,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from . import engines
-from ._util import as_array, as_bits, check_bool, check_engine, native
+from ._util import as_array, as_bits, check_bool, check_engine, native, remembered
 from .errors import UnsupportedConversionError, UsageError
 from .flags import NV, NX, OF, UF, flag_names
 from .formats import TileDataType, parse_data_type
@@ -129,23 +129,9 @@ def _parse_source_type(src_type: Any) -> TileDataType:
 # did; the parsed ``src_type`` and ``rmode`` are therefore remembered per spelling (``typed``:
 # ``1`` and ``True`` are separate entries; a rejected value is never stored, so it raises every
 # time; an unhashable value, e.g. a 0-d array, is parsed every time).
-_parse_source_type_memo = functools.lru_cache(maxsize=64, typed=True)(_parse_source_type)
-_parse_mode_memo = functools.lru_cache(maxsize=64, typed=True)(parse_rounding_mode)
-
-
-def _check_source_type(src_type: Any) -> TileDataType:
-    try:
-        return _parse_source_type_memo(src_type)
-    except TypeError:  # unhashable
-        return _parse_source_type(src_type)
-
-
-def _parse_mode(rmode: Any) -> RoundingMode:
-    """The B.DATR RMode as given (``NONE`` kept)."""
-    try:
-        return _parse_mode_memo(rmode)
-    except TypeError:  # unhashable
-        return parse_rounding_mode(rmode, "rmode")
+_check_source_type = remembered(_parse_source_type, 64)
+#: the B.DATR RMode as given (``NONE`` kept)
+_parse_mode = remembered(parse_rounding_mode, 64)
 
 
 def _check_mode(rmode: Any) -> RoundingMode:

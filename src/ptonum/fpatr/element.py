@@ -53,7 +53,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from .. import engines
-from .._util import as_bits, check_bool, check_engine
+from .._util import as_bits, check_bool, check_engine, remembered
 from ..encode import encode_ratio, round_and_saturate_signed_ratio
 from ..errors import TileLegalityError, UsageError
 from ..flags import flag_names
@@ -320,14 +320,7 @@ _Config = ElementConfig
 # configuration arguments than in the element itself: the checked configuration is remembered per
 # spelling of the arguments (``typed``: ``1`` and ``True`` are separate entries; a rejected
 # configuration is never stored, so it raises every time; unhashable arguments are parsed every time).
-_element_config_memo = functools.lru_cache(maxsize=256, typed=True)(element_config)
-
-
-def _config(pre_quant_mode: Any, relu_mode: Any, acc_type: Any, rmode: Any, sat: Any) -> ElementConfig:
-    try:
-        return _element_config_memo(pre_quant_mode, relu_mode, acc_type, rmode, sat)
-    except TypeError:  # unhashable
-        return element_config(pre_quant_mode, relu_mode, acc_type, rmode, sat)
+_config = remembered(element_config, 256)
 
 
 _SPECIAL_CLASSES = ("QuietNaN", "SignalingNaN", "PositiveInfinity", "NegativeInfinity")
