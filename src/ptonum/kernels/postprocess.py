@@ -1331,26 +1331,11 @@ def _e4m3_pass_keys(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg:
 
 
 @njit
-def _e4m3_finite_flags(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> int:
-    """The flags of a row's lanes whose source is finite: :func:`_e4m3_pass` again over each run
-    between NaN/Inf sources (whose lanes' flags are garbage)."""
-    f_or = 0
-    start = 0
-    for j in range(a_.size + 1):
-        if j == a_.size or (np.int64(a_[j]) & FP32_INF) == FP32_INF:
-            if j > start:
-                f_or |= np.int64(_e4m3_pass(a_[start:j], o_[start:j], mp_[start:j], mn_[start:j], ovf_pos,
-                                            ovf_neg)) & _ALL_FLAGS
-            start = j + 1
-    return f_or
-
-
-@njit
 def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
                   fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
     """FP32 -> E4M3 under RNE (modes 26/37): :func:`_e4m3_lane` on float32 lanes, ``sc32_``/``al32_``
     the multipliers of a positive / negative source (:func:`run_tile`).  A row with a NaN/Inf or
-    -0 source: the flags of the finite lanes again (:func:`_e4m3_finite_flags`), then those
+    -0 source: the flags of the finite lanes again (:func:`_fp8_finite_flags`), then those
     sources (and the fold's NaN rules) by :func:`_redo_rare`."""
     ovf_pos = np.uint32(E4M3_SAT_POS) if sat else np.uint32(E4M3_OVF_POS)
     ovf_neg = np.uint32(E4M3_SAT_NEG) if sat else np.uint32(E4M3_OVF_NEG)
@@ -1364,7 +1349,7 @@ def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
         _group_max(kb, seg, gk)
     res = np.int64(acc) & _ALL_FLAGS
     if (acc & np.uint32(_RARE)) != np.uint32(0):
-        res = _e4m3_finite_flags(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
+        res = _fp8_finite_flags(False, a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
         res |= _redo_rare(a_, o_, sc_, al_, relu, D_E4M3, R_RNE, sat, spec, E4M3_SIGN, True, fold, absm, seg,
                           gk, gs)
     return res
@@ -1416,16 +1401,20 @@ def _hif8_pass_keys(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg:
 
 
 @njit
-def _hif8_finite_flags(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> int:
-    """The flags of a row's lanes whose source is finite: :func:`_hif8_pass` again over each run
-    between NaN/Inf sources (whose lanes' flags are garbage)."""
+def _fp8_finite_flags(hif8: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> int:
+    """The flags of an E4M3 or HiF8 row's lanes whose source is finite: the row's pass
+    (:func:`_hif8_pass` if ``hif8``, else :func:`_e4m3_pass`) again over each run between NaN/Inf
+    sources (whose lanes' flags are garbage).  A rare path: only rows with such a source."""
     f_or = 0
     start = 0
     for j in range(a_.size + 1):
         if j == a_.size or (np.int64(a_[j]) & FP32_INF) == FP32_INF:
             if j > start:
-                f_or |= np.int64(_hif8_pass(a_[start:j], o_[start:j], mp_[start:j], mn_[start:j], ovf_pos,
-                                            ovf_neg)) & _ALL_FLAGS
+                if hif8:
+                    w = _hif8_pass(a_[start:j], o_[start:j], mp_[start:j], mn_[start:j], ovf_pos, ovf_neg)
+                else:
+                    w = _e4m3_pass(a_[start:j], o_[start:j], mp_[start:j], mn_[start:j], ovf_pos, ovf_neg)
+                f_or |= np.int64(w) & _ALL_FLAGS
             start = j + 1
     return f_or
 
@@ -1435,7 +1424,7 @@ def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
                   fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
     """FP32 -> HiF8 under RHB (modes 25/28): :func:`_hif8_lane` on 32-bit lanes, ``sc32_``/``al32_``
     the multipliers of a positive / negative source (:func:`run_tile`).  A row with a NaN/Inf
-    source: the flags of the finite lanes again (:func:`_hif8_finite_flags`), then those sources
+    source: the flags of the finite lanes again (:func:`_fp8_finite_flags`), then those sources
     (and the fold's NaN rules) by :func:`_redo_rare`."""
     ovf_pos = np.uint32(HIF8_SAT_POS) if sat else np.uint32(HIF8_OVF_POS)
     ovf_neg = np.uint32(HIF8_SAT_NEG) if sat else np.uint32(HIF8_OVF_NEG)
@@ -1449,7 +1438,7 @@ def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
         _group_max(kb, seg, gk)
     res = np.int64(acc) & _ALL_FLAGS
     if (acc & np.uint32(_RARE)) != np.uint32(0):
-        res = _hif8_finite_flags(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
+        res = _fp8_finite_flags(True, a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
         res |= _redo_rare(a_, o_, sc_, al_, relu, D_HIF8, R_RHB, sat, spec, HIF8_ZERO, False, fold, absm, seg,
                           gk, gs)
     return res
