@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -56,28 +57,38 @@ def f32_file(tmp_path):
     return str(p)
 
 
+@pytest.fixture
+def armed(monkeypatch):
+    """The texts the command arms :class:`ptonum.kernels.compile_note` with (nothing is written)."""
+    seen = []
+
+    class Recorder(contextlib.nullcontext):
+        def __init__(self, text):
+            seen.append(text)
+            super().__init__()
+
+    monkeypatch.setattr(kernels, "compile_note", Recorder)
+    return seen
+
+
 @needs_numba
-@pytest.mark.parametrize("warm,min_elements,engine,noted", [
-    (False, "0", "fast", True),        # kernels used, cache cold: the note
-    (True, "0", "fast", False),        # warm: silent
-    (False, "1000", "fast", False),    # below PTONUM_KERNEL_MIN_ELEMENTS: numpy path, silent
-    (False, "0", "reference", False),  # reference engine never compiles
+@pytest.mark.parametrize("min_elements,engine,noted", [
+    ("0", "fast", True),         # kernels used: the note is armed for a compilation
+    ("1000", "fast", False),     # below PTONUM_KERNEL_MIN_ELEMENTS: numpy path, nothing armed
+    ("0", "reference", False),   # reference engine never compiles
 ])
-def test_tcvt_cold_cache_note(monkeypatch, f32_file, warm, min_elements, engine, noted):
+def test_tcvt_arms_the_compile_note(monkeypatch, f32_file, armed, min_elements, engine, noted):
     monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", min_elements)
-    monkeypatch.setattr(kernels, "kernel_cache_warm", lambda name: warm)
     r = CliRunner().invoke(main, ["tcvt", f32_file, "--engine", engine])
     assert r.exit_code == 0, r.output
-    assert (r.stderr == COLD_NOTE + "\n") is noted, r.stderr
+    assert armed == ([COLD_NOTE] if noted else []) and r.stderr == ""
     assert "0x7f" in r.stdout  # 1.0 -> 2^0: E8M0 code 0x7f (bias 127, ADR-0085 D183)
 
 
 @needs_numba
 @pytest.mark.parametrize("cmd", ["postprocess", "compare"])
-def test_tile_commands_cold_cache_note(monkeypatch, tmp_path, cmd):
+def test_tile_commands_arm_the_compile_note(monkeypatch, tmp_path, armed, cmd):
     monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
-    seen = []
-    monkeypatch.setattr(kernels, "kernel_cache_warm", lambda name: seen.append(name) or False)
     acc = tmp_path / "acc.npy"
     np.save(acc, np.arange(-8, 8, dtype=np.int32).reshape(2, 8))
     args = [cmd, str(acc), "--mode", "SHIFTS322S16", "--shift", "1", "--out-dir", str(tmp_path / "o")]
@@ -89,19 +100,66 @@ def test_tile_commands_cold_cache_note(monkeypatch, tmp_path, cmd):
                                                                                    str(tmp_path / "dev.npy")]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
-    assert r.stderr.splitlines()[0] == COLD_NOTE and seen == ["postprocess"]
+    assert armed == [COLD_NOTE] and r.stderr == ""
+
+
+# A kernel module of its own (its own cache entries): the note is written from the cache's miss
+KERNEL_MODULE = """
+from ptonum.kernels import njit
+
+
+@njit
+def add_kernel(x):
+    return x + 1
+"""
+
+KERNEL_RUN = """
+import sys
+from ptonum import kernels
+import {name} as mod
+with kernels.compile_note("COMPILING"):
+    for x in {args}:
+        sys.stderr.write("call %r\\n" % (x,))
+        mod.add_kernel(x)
+"""
 
 
 @needs_numba
-def test_cold_note_without_writable_cache_dir_is_the_one_note(monkeypatch, capsys):
-    from ptonum.cli.compile_cmd import warn_if_cold
+def test_compile_note_exactly_when_a_kernel_compiles(tmp_path):
+    # fresh processes over a fresh cache directory: the note appears before the first compilation only,
+    # not for a specialization the cache holds, and again for a new argument type (a new compilation)
+    (tmp_path / "pt_note_kernels.py").write_text(KERNEL_MODULE)
+    env = {**os.environ, "PTONUM_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
+    env.pop("NUMBA_CACHE_DIR", None)
 
-    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
-    monkeypatch.setattr(kernels, "kernel_cache_warm", lambda name: False)
-    monkeypatch.setattr(kernels, "writable_cache_dir", lambda: None)
+    def run(args):
+        code = KERNEL_RUN.format(name="pt_note_kernels", args=args)
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True).stderr
+
+    assert run("[1, 2]") == "call 1\nCOMPILING\ncall 2\n"
+    assert run("[1, 2.5]") == "call 1\ncall 2.5\nCOMPILING\n"
+
+
+@needs_numba
+def test_compile_note_without_writable_cache_dir_is_the_one_note(monkeypatch, tmp_path, capsys):
+    (tmp_path / "pt_note_nocache.py").write_text(KERNEL_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(kernels, "_writable_dir", lambda path: False)
     monkeypatch.setattr(kernels, "_NOTED", set())
-    warn_if_cold("tcvt", 4)
-    warn_if_cold("tcvt", 4)
+    import pt_note_nocache
+
+    with kernels.compile_note(COLD_NOTE):
+        assert pt_note_nocache.add_kernel(1) == 2
+        assert pt_note_nocache.add_kernel(1.5) == 2.5
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ptonum: note: no writable kernel cache directory (tried ")
     assert COLD_NOTE not in err  # "cached for later runs" would not be true
+
+
+def test_compile_note_is_silent_outside_its_block(monkeypatch, capsys):
+    monkeypatch.setattr(kernels, "_NOTED", set())
+    with kernels.compile_note("inner"):
+        pass
+    kernels._say_compiling()  # a compilation outside any block: the library stays silent
+    assert capsys.readouterr().err == ""

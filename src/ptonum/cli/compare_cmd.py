@@ -175,8 +175,8 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
             relu_param=relu_param, relu_tile=relu_tile, row_max_in=row_max_in, rmode=rmode, sat=sat, shift=shift,
             scale_tile=scale_tile, offset_tile=offset_tile, alpha_tile=alpha_tile)
         attrs, a = call.attributes, call.acc
-        warn_if_cold("postprocess", int(a.size), engine)
-        res = call.run(engine=engine)
+        with warn_if_cold(int(a.size), engine):
+            res = call.run(engine=engine)
         reports: List[CompareReport] = []
         dev_bits = _read_d(device_d, res.dst_type, res.d_bits.shape, packed)
         reports.append(compare_arrays("D", res.dst_type, res.d_bits, dev_bits, max_report))

@@ -6,10 +6,10 @@ cache otherwise compiles them on the spot, for tens of seconds.  No spec counter
 
 from __future__ import annotations
 
+import contextlib
 import os
-import sys
 import time
-from typing import Iterator
+from typing import ContextManager, Iterator
 
 import numpy as np
 import rich_click as click
@@ -23,23 +23,21 @@ COLD_NOTE = ("compiling the fast kernels once (tens of seconds; cached for later
              "`ptonum compile` does it ahead of time)")
 
 
-def warn_if_cold(module_name: str, size: int, engine: str = "fast") -> None:
-    """One line on stderr when a ``size``-element ``engine`` call will compile ``module_name``'s kernels
-    (the no-writable-cache note instead when the compilation cannot be kept).  A small call never
-    imports numba (start-up time)."""
+def warn_if_cold(size: int, engine: str = "fast") -> ContextManager[object]:
+    """A context for a ``size``-element ``engine`` call: one line on stderr (:data:`COLD_NOTE`) just before
+    a kernel the call uses is compiled, i.e. when the kernel cache holds no compilation of it for these
+    argument types (:class:`ptonum.kernels.compile_note`); the no-writable-cache note instead when the
+    compilation cannot be kept.  Kernels the call does not use are not asked about.  A small call, or
+    the reference engine, never imports numba (start-up time)."""
     from ..tables import kernel_size
 
-    if engine != "fast" or not kernel_size(size):
-        return
-    from ..kernels import NO_CACHE_NOTE, kernel_cache_dirs, kernel_cache_warm, note, numba_enabled, \
-        writable_cache_dir
+    if engine != "fast" or not size or not kernel_size(size):
+        return contextlib.nullcontext()
+    from ..kernels import compile_note, numba_enabled
 
-    if engine == "fast" and size and numba_enabled(size) and not kernel_cache_warm(module_name):
-        if writable_cache_dir() is None:
-            note("nocache", NO_CACHE_NOTE.format(dirs=", ".join(kernel_cache_dirs())))
-            return
-        sys.stderr.write(COLD_NOTE + "\n")
-        sys.stderr.flush()
+    if not numba_enabled(size):
+        return contextlib.nullcontext()
+    return compile_note(COLD_NOTE)
 
 
 class _all_sizes:

@@ -360,6 +360,20 @@ def run_file(console: TextOut, **options: Any) -> Dict[str, Any]:
     return _run_file(console, **options)
 
 
+def _run_call(call: Any, engine: str, m: int, show: bool) -> Any:
+    """``call.run``, with a progress bar of the rows on stderr when ``show``."""
+    if not show:
+        return call.run(engine=engine)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("post-processing rows"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as prog:
+        task = prog.add_task("rows", total=m)
+        cb: Callable[[int, int], None] = lambda done, total: prog.update(task, completed=done)
+        return call.run(engine=engine, progress=cb)
+
+
 def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
               acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str], relu: Optional[str],
               group_n: Optional[int], row_max: bool, group_max: bool, row_max_init: bool, max_abs: bool,
@@ -382,21 +396,10 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
     attrs = call.attributes
     m, n = call.acc.shape
 
-    warn_if_cold("postprocess", m * n, engine)
-
-    # ---- run (progress bar on large inputs)
+    # ---- run (progress bar on large inputs; a note just before a kernel compiles)
     show = progress if progress is not None else (m * n > PROGRESS_ELEMENTS)
-    if show:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(TextColumn("post-processing rows"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=Console(stderr=True), transient=True) as prog:
-            task = prog.add_task("rows", total=m)
-            cb: Callable[[int, int], None] = lambda done, total: prog.update(task, completed=done)
-            res = call.run(engine=engine, progress=cb)
-    else:
-        res = call.run(engine=engine)
+    with warn_if_cold(m * n, engine):
+        res = _run_call(call, engine, m, show)
 
     # ---- outputs, only after success
     files: Dict[str, np.ndarray] = {f"{stem}.d": np.asarray(res.d_bits)}

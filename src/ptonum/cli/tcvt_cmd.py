@@ -194,8 +194,8 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
                 output_path("--out", out)  # refused before any work: a directory, an unwritable folder
             else:
                 raise UsageError(f"--out = {out}: give a .npy file name (the codes) or .npz (codes and flags)")
-        warn_if_cold("tcvt", int(bits.size), engine)
-        codes, flags = to_e8m0(bits, src_type=src, rmode=mode, sat=sat, engine=engine)
+        with warn_if_cold(int(bits.size), engine):
+            codes, flags = to_e8m0(bits, src_type=src, rmode=mode, sat=sat, engine=engine)
         if out is not None:
             with Publication() as pub, pub.open(out) as fh:  # a file object: numpy adds no suffix
                 if Path(out).suffix.lower() == ".npz":

@@ -49,7 +49,7 @@ from ..tables import DEFAULT_KERNEL_MIN_ELEMENTS, kernel_facts_stamp, kernel_min
 
 __all__ = ["NUMBA_AVAILABLE", "DEFAULT_KERNEL_MIN_ELEMENTS", "kernel_min_elements", "numba_enabled", "njit",
            "numba_usable", "MAX_THREADS", "prange", "launch", "launch_ready", "kernel_array", "kernel_cache_warm", "kernel_cache_dir", "kernel_cache_dirs",
-           "writable_cache_dir", "note", "entry_kernels", "publish_kernels"]
+           "writable_cache_dir", "note", "entry_kernels", "publish_kernels", "compile_note"]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,6 +91,48 @@ def note(key: str, text: str) -> None:
         _NOTED.add(key)
     try:
         sys.stderr.write(f"ptonum: note: {text}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed stderr must not break a computation
+        pass
+
+
+_COMPILE_NOTE: List[str] = []  # the innermost compile_note() text, if any
+
+
+class compile_note:
+    """Within the block, write ``text`` as one line on stderr (once per process) just before a kernel
+    compilation starts, i.e. when a call meets a kernel specialization that no cache directory holds.
+
+    Exact by construction: the line is written from the kernel cache's miss, so it appears when that
+    kernel will really compile (a new kernel, a new argument type, a changed kernel source), and
+    never for kernels the call does not use or that load from the cache.  With no writable cache
+    directory the no-cache note is written instead (the compilation is not kept).  The command
+    line uses it around its large fast-engine calls; the library itself stays silent.
+
+    Source: no spec counterpart (diagnostics of the fast engine).
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __enter__(self) -> "compile_note":
+        _COMPILE_NOTE.append(self.text)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _COMPILE_NOTE.pop()
+
+
+def _say_compiling() -> None:
+    """The active :class:`compile_note` line, once per process (a compilation is about to start)."""
+    if not _COMPILE_NOTE:
+        return
+    with _NOTE_LOCK:
+        if "compile" in _NOTED:
+            return
+        _NOTED.add("compile")
+    try:
+        sys.stderr.write(_COMPILE_NOTE[-1] + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):  # a closed stderr must not break a computation
         pass
@@ -473,6 +515,8 @@ if _numba is not None:
                     _discard(f._data_path(f._load_index().get(key, "")), exc)
             if self.save_dir_file() is None:  # say it before the compile, not after
                 self._note_no_cache()
+            else:
+                _say_compiling()
             return None
 
         def _note_no_cache(self) -> None:
