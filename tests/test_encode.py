@@ -590,3 +590,15 @@ def test_public_encoders_parse_arguments_once(monkeypatch: pytest.MonkeyPatch) -
     bits, flags = enc.encode([0.5, 2.5, Fraction(1, 3)], "S8", rmode="RNE", engine="reference")
     assert bits.tolist() == [0, 2, 0] and flags.tolist() == [0x10, 0x10, 0x10]
     assert calls == ["_check_destination", "parse_rounding_mode"]  # not once per element
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_scalar_input_gives_0d_arrays_in_both_engines(engine: str) -> None:
+    # 1.5 is exact in FP16: 0x3e00 (ml_dtypes/numpy float16 agree), no flag
+    assert int(np.float16(1.5).view(np.uint16)) == 0x3E00
+    for value in (1.5, np.float64(1.5), np.array(1.5), np.float32(1.5)):
+        bits, flags = encode(value, "FP16", engine=engine)
+        assert type(bits) is np.ndarray and type(flags) is np.ndarray
+        assert (bits.shape, bits.dtype, int(bits), flags.shape, int(flags)) == ((), np.uint16, 0x3E00, (), 0)
+    bits, flags = encode([1.5], "FP16", engine=engine)
+    assert bits.shape == flags.shape == (1,)

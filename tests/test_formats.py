@@ -665,3 +665,20 @@ def test_bad_input_raises_usage_error(func: str, engine: str, label: str, kwargs
 def test_exact_value_rejects_arrays() -> None:
     with pytest.raises(UsageError, match=r"encoding: exact_value takes one encoding"):
         F.exact_value("FP16", [1, 2])
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+@pytest.mark.parametrize("dt,code,expected", [
+    ("FP32", 0x3F800000, (True, False, 1 << 23, -23)),   # 1.0 = 2^23 * 2^-23 (binary32: 23 fraction bits)
+    ("FP16", 0xBC00, (True, True, 1 << 10, -10)),        # -1.0 (binary16: 10 fraction bits)
+    ("E4M3", 0x38, (True, False, 8, -3)),                # 1.0 (OCP E4M3: 3 fraction bits, bias 7)
+])
+def test_decompose_scalar_gives_0d_arrays_in_both_engines(engine: str, dt: str, code: int, expected: Any) -> None:
+    d = F.decompose(dt, code, engine=engine)
+    assert all(type(x) is np.ndarray and x.shape == () for x in d)
+    assert [x.dtype for x in d] == [np.dtype(bool), np.dtype(bool), np.dtype(np.uint64), np.dtype(np.int64)]
+    assert tuple(x.item() for x in d) == expected
+    v = F.to_float64(dt, code)
+    assert type(v) is np.ndarray and v.shape == () and float(v) == (-1.0 if expected[1] else 1.0)
+    lane = F.to_float64("U4X2", 0x21, lane=1)  # the high nibble: 2
+    assert type(lane) is np.ndarray and lane.shape == () and float(lane) == 2.0

@@ -311,3 +311,12 @@ def test_fast_equals_reference_hypothesis(t, ma, gn, data):
 def test_fold_rejects(call, match):
     with pytest.raises(PtonumError, match=match):
         call()
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_scalar_step_gives_0d_arrays_in_both_engines(engine: str) -> None:
+    # S32 max(1, 2) = 2, no flag
+    bits, flags = reduction_step(1, 2, acc_type="S32", max_abs=False, engine=engine)
+    assert type(bits) is np.ndarray and type(flags) is np.ndarray
+    assert (bits.shape, bits.dtype, int(bits), flags.shape, flags.dtype, int(flags)) == \
+        ((), np.uint32, 2, (), np.uint8, 0)

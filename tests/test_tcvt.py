@@ -439,3 +439,17 @@ def test_parsed_arguments_remembered_per_spelling() -> None:
         with pytest.raises(UsageError, match="rmode"):
             tcvt.to_e8m0(1, src_type="FP32", rmode=True, engine="reference")
     assert int(tcvt.to_e8m0(0x3FC0, src_type=np.array(5), engine="reference")[0]) == 128  # BF16 1.5; an unhashable 0-d code
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_scalar_input_gives_0d_arrays_in_both_engines(engine: str) -> None:
+    # FP16 1.0 (0x3c00) is 2^0: E8M0 code 0x7f (bias 127, ADR-0085 D183), exact, no flag
+    for codes, flags in (tcvt.to_e8m0(0x3c00, src_type="FP16", engine=engine),
+                         tcvt.to_e8m0(np.uint16(0x3c00), src_type="FP16", engine=engine),
+                         tcvt.to_e8m0_values(np.float16(1.0), engine=engine),
+                         tcvt.to_e8m0_values(np.array(np.float16(1.0)), engine=engine)):
+        assert type(codes) is np.ndarray and type(flags) is np.ndarray
+        assert (codes.shape, codes.dtype, int(codes)) == ((), np.uint8, 0x7F)
+        assert (flags.shape, flags.dtype, int(flags)) == ((), np.uint8, 0)
+    codes, flags = tcvt.to_e8m0([0x3c00], src_type="FP16", engine=engine)
+    assert codes.shape == flags.shape == (1,)

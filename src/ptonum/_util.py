@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import UsageError
 
-__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array"]
+__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array", "shaped"]
 
 Engine = Literal["reference", "fast"]
 ENGINES: Tuple[str, ...] = ("reference", "fast")
@@ -41,6 +41,18 @@ def as_array(name: str, value: Any) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{name}: cannot be read as an array ({exc})") from None
     return native(arr)
+
+
+def shaped(shape: Tuple[int, ...], *arrays: Any) -> Tuple[np.ndarray, ...]:
+    """Each of ``arrays`` as an ``np.ndarray`` of ``shape`` (a 0-d array for a scalar input's ``()``), so a
+    public function returns the same documented types whichever engine computed it (numpy's element
+    indexing yields numpy scalars, ``np.ascontiguousarray`` turns 0-d into 1-d).  An array already of
+    that shape is returned as is; otherwise a view or a 0-d wrap (no copy of the data).
+
+    Source: no ASL counterpart (result normalisation).
+    """
+    return tuple(a if type(a) is np.ndarray and a.shape == shape else np.asarray(a).reshape(shape)
+                 for a in arrays)
 
 
 def native(arr: np.ndarray) -> np.ndarray:

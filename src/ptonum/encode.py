@@ -43,7 +43,7 @@ from typing import Any, Callable, Dict, List, Tuple, Union
 
 import numpy as np
 
-from ._util import Engine, as_array, check_bool, check_engine
+from ._util import Engine, as_array, check_bool, check_engine, shaped
 from .errors import UsageError
 from . import engines, tables
 from .formats import TileDataType, parse_data_type
@@ -822,7 +822,8 @@ def encode_fast(values: Any, dst_type: object, rmode: object, sat: object) -> Tu
     dst = _check_destination(dst_type)
     mode = check_resolved_mode(rmode)
     s = check_bool("sat", sat)
-    return encode_array(_as_float64(values), dst, mode, s)
+    v = _as_float64(values)
+    return shaped(np.shape(values) if v.size == 1 else v.shape, *encode_array(v, dst, mode, s))  # type: ignore[return-value]
 
 
 def encode_array(v: np.ndarray, dst: TileDataType, mode: RoundingMode, sat: bool) -> Tuple[np.ndarray, np.ndarray]:
@@ -910,7 +911,8 @@ def encode(values: Any, dst_type: object, *, rmode: object = "RNE", sat: object 
     mode = parse_rounding_mode(rmode).resolved()  # type: ignore[arg-type]
     s = check_bool("sat", sat)
     if eng == "fast":
-        return encode_array(_as_float64(values), dst, mode, s)
+        v = _as_float64(values)  # 1-D for a scalar (np.ascontiguousarray): the result takes the input's shape
+        return shaped(np.shape(values) if v.size == 1 else v.shape, *encode_array(v, dst, mode, s))  # type: ignore[return-value]
     bits_dtype = _BITS_DTYPE[_WIDTH[dst]]
     if isinstance(values, (int, Fraction, float, np.integer, np.floating)) and not isinstance(values, bool):
         b, f = _encode_exact(values, dst, mode, s)

@@ -42,7 +42,7 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple
 import numpy as np
 
 from . import engines
-from ._util import as_bits, check_engine, native
+from ._util import as_bits, check_engine, native, shaped
 from .datatypes import (
     CANONICAL_NANS,
     DESCRIPTORS,
@@ -548,7 +548,7 @@ def decompose(data_type: DataTypeLike, encoding: Any, lane: int = 0, *,
 
     Returns :class:`Decomposition` ``(available, negative, significand,
     exponent)`` arrays (bool, bool, uint64, int64) with the shape of
-    ``encoding``; an available element's value is
+    ``encoding`` (0-d arrays for a scalar, in both engines); an available element's value is
     ``(-1)**negative * significand * 2**exponent`` (a zero keeps its sign in
     ``negative`` and has exponent 0).  Infinities, NaNs, invalid encodings and
     integer types are unavailable (all fields zero).  For ``X2`` types ``lane``
@@ -575,13 +575,14 @@ def decompose(data_type: DataTypeLike, encoding: Any, lane: int = 0, *,
         table = _lut(dt, ln)
         # numba kernel (``ptonum.kernels.decompose``) from ``PTONUM_KERNEL_MIN_ELEMENTS`` elements on
         if engines.select("fast", codes.size) == "numba":
-            return Decomposition(*engines.decompose_codes(codes, (dt, ln), DESCRIPTORS[dt], table.se[:, 0],
-                                                      table.se[:, 1], table.flags[:, 0], table.flags[:, 1]))
+            return Decomposition(*shaped(codes.shape, *engines.decompose_codes(
+                codes, (dt, ln), DESCRIPTORS[dt], table.se[:, 0], table.se[:, 1], table.flags[:, 0],
+                table.flags[:, 1])))
         idx = _index(codes)
         se = np.take(table.se, idx, axis=0)
         fl = np.take(table.flags, idx, axis=0)
-        return Decomposition(fl[..., 0], fl[..., 1], se[..., 0].view(_U64), se[..., 1])
-    return _np_decompose(dt, codes.astype(_U64, copy=False), ln)
+        return Decomposition(*shaped(codes.shape, fl[..., 0], fl[..., 1], se[..., 0].view(_U64), se[..., 1]))
+    return Decomposition(*shaped(codes.shape, *_np_decompose(dt, codes.astype(_U64, copy=False), ln)))
 
 
 def exact_value(data_type: DataTypeLike, encoding: Any, lane: int = 0) -> Optional[Fraction]:
@@ -620,8 +621,14 @@ def to_float64(data_type: DataTypeLike, encoding: Any, lane: int = 0) -> np.ndar
 
     Raises :class:`UsageError` for an unknown type, a too-wide encoding, a
     non-integer dtype, a lane out of range, or S64/U64 (not exact in float64).
+    A scalar encoding gives a 0-d array.
     """
     dt, codes, ln = _prepare(data_type, encoding, lane)
+    return shaped(codes.shape, _to_float64(dt, codes, ln))[0]
+
+
+def _to_float64(dt: TileDataType, codes: np.ndarray, ln: int) -> np.ndarray:
+    """:func:`to_float64` on prepared arguments."""
     if _uses_lut(dt):
         return np.asarray(np.take(_lut(dt, ln).f64, _index(codes)))
     if dt in INTEGER_LAYOUTS:

@@ -53,7 +53,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from . import engines
-from ._util import as_array, as_bits, check_bool, check_engine, native, remembered
+from ._util import as_array, as_bits, check_bool, check_engine, native, remembered, shaped
 from .errors import UnsupportedConversionError, UsageError
 from .flags import NV, NX, OF, UF, flag_names
 from .formats import TileDataType, parse_data_type
@@ -726,8 +726,8 @@ def to_e8m0(src_bits: Any, *, src_type: Any, rmode: Any = "NONE", sat: Any = Fal
             ints one element at a time below 40 elements, int64 arrays above).
 
     Returns:
-        ``(codes, flags)``: two ``uint8`` arrays of ``src_bits``' shape (0-d for a
-        scalar).  ``codes`` are E8M0 encodings (value ``2^(code-127)``, 0xFF NaN);
+        ``(codes, flags)``: two ``uint8`` arrays (``np.ndarray``) of ``src_bits``' shape
+        (0-d arrays for a scalar, in both engines).  ``codes`` are E8M0 encodings (value ``2^(code-127)``, 0xFF NaN);
         ``flags`` are per-element 5-bit NV/DZ/OF/UF/NX values.
 
     Raises:
@@ -742,10 +742,9 @@ def to_e8m0(src_bits: Any, *, src_type: Any, rmode: Any = "NONE", sat: Any = Fal
     satb = check_bool("sat", sat)
     eng = check_engine(engine)
     lay = _LAYOUTS[src]
-    bits = _source_bits(src_bits, lay.width)
-    if eng == "reference":
-        return _reference(np.asarray(bits), src, mode, satb)
-    return _fast(np.asarray(bits), src, mode, satb)
+    bits = np.asarray(_source_bits(src_bits, lay.width))
+    codes, flags = (_reference if eng == "reference" else _fast)(bits, src, mode, satb)
+    return shaped(bits.shape, codes, flags)  # type: ignore[return-value]
 
 
 def to_e8m0_trace(src_bits: int, *, src_type: Any, rmode: Any = "NONE",
@@ -820,7 +819,8 @@ def to_e8m0_values(values: Any, *, rmode: Any = "NONE", sat: Any = False, out: s
             ``ml_dtypes.float8_e8m0fnu`` view of the same bytes.
 
     Returns:
-        ``(codes, flags)`` with the shape of ``values``; ``flags`` is ``uint8``.
+        ``(codes, flags)`` arrays with the shape of ``values`` (0-d for a numpy scalar or a 0-d array);
+        ``flags`` is ``uint8``.  Both engines return the same types.
 
     Raises:
         UnsupportedConversionError: the dtype holds another Tile DataType (float64,
@@ -846,7 +846,7 @@ def to_e8m0_values(values: Any, *, rmode: Any = "NONE", sat: Any = False, out: s
         )
     width = _LAYOUTS[src].width
     bits = np.ascontiguousarray(arr).view(np.uint32 if width == 32 else np.uint16)
-    codes, flags = to_e8m0(bits, src_type=src, rmode=rmode, sat=sat, engine=engine)
+    codes, flags = shaped(arr.shape, *to_e8m0(bits, src_type=src, rmode=rmode, sat=sat, engine=engine))
     if out == "e8m0":
         codes = codes.view(ml_dtypes.float8_e8m0fnu)
     return codes, flags

@@ -49,7 +49,7 @@ from typing import Any, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from .._util import as_bits, check_bool, check_engine, scalar_int
+from .._util import as_bits, check_bool, check_engine, scalar_int, shaped
 from ..errors import UsageError
 from ..formats import TileDataType, parse_data_type
 from ..tables import DESTINATIONS, NV, OF
@@ -294,7 +294,7 @@ def reduction_step(
         ) from None
     cur32 = np.broadcast_to(cur, shape).astype(np.uint32)
     cand32 = np.broadcast_to(cand, shape).astype(np.uint32)
-    return _steps(cur32, cand32, t, mabs, eng)
+    return shaped(shape, *_steps(cur32, cand32, t, mabs, eng))  # type: ignore[return-value]
 
 
 class ReductionTraceStep(NamedTuple):
