@@ -35,6 +35,7 @@ import ptonum.cli.gen_cmd
 import ptonum.cli.postprocess_cmd
 import ptonum.cli.tcvt_cmd
 import ptonum.conformance.schema
+from ptonum.errors import UsageError
 import ptonum.publish
 from ptonum import publish
 from ptonum.cli import main
@@ -462,6 +463,35 @@ def test_lying_headers_are_one_line_before_any_allocation(tmp_path: Path, acc_fi
         assert "claims" in r.stderr and "Traceback" not in r.output, r.stderr
     assert _listing(tmp_path) == sorted(["acc.npy", "big.npy", "v3.npy", "member.npz", "zipsize.npz", "qt.npy",
                                          "dev.npy"])
+
+
+def test_npy_with_more_data_than_its_header_claims_is_refused(tmp_path: Path, acc_file: Path,
+                                                             monkeypatch: Any) -> None:
+    """A .npy holding bytes after the array its header describes (numpy's np.load ignores them) is refused,
+    naming the file and both sizes; as an npz member too, and when opened chunked (``ptonum.dask``)."""
+    monkeypatch.chdir(tmp_path)
+    good = io.BytesIO()
+    np.save(good, np.arange(16, dtype=np.int32).reshape(2, 8))
+    data = good.getvalue() + b"\0" * 8  # 64 bytes of int32 claimed, 72 held
+    trail = tmp_path / "trail.npy"
+    trail.write_bytes(data)
+    member = _lying_npz(tmp_path / "trail.npz", "acc.npy", data)
+    claim = "the header claims 2x8 int32 (64 bytes) but the file holds 72 bytes of data (8 bytes after the array)"
+    for option, args, where in (("ACC", ["postprocess", trail, "--mode", "REQ8", "--scale", "0.5"], trail),
+                                ("ACC", ["postprocess", member, "--mode", "REQ8", "--scale", "0.5"],
+                                 f"{member} member acc.npy"),
+                                ("FILE", ["tcvt", trail], trail)):
+        r = _run(args)
+        assert (r.exit_code, r.stdout) == (2, ""), r.output
+        assert r.stderr == (f"ptonum {args[0]}: error: {option}: {where}: not a valid .npy file (trailing data or "
+                            f"lying header): {claim}\n")
+    assert _listing(tmp_path) == ["acc.npy", "trail.npy", "trail.npz"]
+    pytest.importorskip("dask")
+    from ptonum.dask import open_tile
+
+    with pytest.raises(UsageError) as exc:
+        open_tile(trail)
+    assert str(exc.value) == f"ACC: {trail}: not a valid .npy file (trailing data or lying header): {claim}"
 
 
 @pytest.mark.parametrize("body, reason", [

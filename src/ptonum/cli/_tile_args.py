@@ -68,14 +68,16 @@ def check_numpy_file(name: str, path: Path, key: Optional[str] = None) -> None:
     """Refuse a .npy/.npz file that is not one, or whose header claims more data than the file holds,
     before numpy allocates anything; ``name`` (the option) and the path are in every message.
 
-    For a .npy file the header's shape x itemsize must fit in the bytes after the header.  For a
+    For a .npy file the header's shape x itemsize must equal the bytes after the header (fewer: a
+    truncated file; more: data numpy would silently ignore).  For a
     .npz file every member (or only ``KEY.npy`` when ``key`` is given) is checked the same way against
     its uncompressed size, and that size against what its compressed bytes can hold (stored: equal;
     deflate: at most 1032 x; the bytes themselves inside the archive).
 
     Raises:
         UsageError: not a .npy/.npz file, an unreadable or malformed header, an object array, or a
-            header claiming more data than there is (one line: the claimed shape, dtype and sizes).
+            header claiming more or less data than there is (one line: the claimed shape, dtype and
+            both sizes).
     """
 
     suffix = path.suffix.lower()
@@ -174,6 +176,10 @@ def _check_npy_stream(name: str, where: str, fh: Any, size: int) -> None:
         raise UsageError(f"{name}: {where}: not a valid .npy file (truncated or lying header): the header "
                          f"claims {shape_text(shape)} {dtype} ({claimed} bytes) but the file holds {available} "
                          "bytes of data")
+    if claimed < available:  # numpy would ignore the rest: a golden-results tool does not drop data
+        raise UsageError(f"{name}: {where}: not a valid .npy file (trailing data or lying header): the header "
+                         f"claims {shape_text(shape)} {dtype} ({claimed} bytes) but the file holds {available} "
+                         f"bytes of data ({available - claimed} bytes after the array)")
 
 
 def numpy_read_error(name: str, path: Path, exc: Exception) -> UsageError:

@@ -9,6 +9,7 @@ No spec counterpart (file access only).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Optional, Tuple
 
@@ -43,7 +44,8 @@ class NpyTile:
 
     Each ``__getitem__`` memory-maps the file and copies out the requested block in native byte
     order; pickling keeps only the path and header (for Dask workers).
-    Raises :class:`UsageError` when the file is not a readable numeric ``.npy``.
+    Raises :class:`UsageError` when the file is not a readable numeric ``.npy``, or holds more bytes than its
+    header's shape and dtype (numpy ignores them; ptonum does not drop data silently).
     """
 
     def __init__(self, path: Any) -> None:
@@ -54,6 +56,12 @@ class NpyTile:
             raise UsageError(f"ACC: {self.path}: not a readable .npy file ({exc})") from None
         if not isinstance(mm, np.ndarray) or mm.dtype.hasobject:
             raise UsageError(f"ACC: {self.path}: not a numeric .npy array")
+        offset = int(getattr(mm, "offset", 0))
+        held = os.path.getsize(self.path) - offset
+        if isinstance(mm, np.memmap) and held != mm.nbytes:  # numpy ignores bytes after the array
+            raise UsageError(f"ACC: {self.path}: not a valid .npy file (trailing data or lying header): the header "
+                             f"claims {'x'.join(map(str, mm.shape))} {mm.dtype} ({mm.nbytes} bytes) but the file "
+                             f"holds {held} bytes of data ({held - mm.nbytes} bytes after the array)")
         self.shape: Tuple[int, ...] = tuple(int(s) for s in mm.shape)
         self.dtype = mm.dtype.newbyteorder("=") if not mm.dtype.isnative else mm.dtype
         self.ndim = len(self.shape)
