@@ -129,6 +129,23 @@ def test_unknown_header_is_one_line_error(tmp_path: Path) -> None:
     assert r.stderr.startswith("ptonum check: error:") and r.stderr.count("\n") == 1
 
 
+VECTOR_FILE = "a vector file (CSV text whose header names a schema's columns, or a JSON list of tile cases)"
+
+
+def test_check_says_what_a_non_vector_file_is(tmp_path: Path) -> None:
+    """An .npy array or a JSON object is named as such (was: its first bytes shown as a CSV header
+    "matching no schema")."""
+    import numpy as np
+
+    np.save(tmp_path / "a.npy", np.arange(4, dtype=np.int32))
+    (tmp_path / "o.json").write_text('{"a": 1}')
+    (tmp_path / "z.bin").write_bytes(b"\x01\x00\x02")
+    for name, what in (("a.npy", "an .npy array"), ("o.json", "a JSON object"), ("z.bin", "binary data")):
+        r = CliRunner().invoke(main, ["check", str(tmp_path / name)])
+        assert (r.exit_code, r.stdout) == (2, ""), r.output
+        assert r.stderr == f"ptonum check: error: {tmp_path / name}: {what}, not {VECTOR_FILE}\n"
+
+
 # ---------------------------------------------------------------------------
 # New-user defects (regressions)
 

@@ -131,3 +131,20 @@ def test_explain_errors_are_one_line_on_stderr() -> None:
     r = RUN.invoke(main, ["explain", "postprocess", "--mode", "99", "--acc-type", "S32", "--acc", "1"])
     assert r.exit_code == 2 and r.stdout == "" and r.stderr.startswith("ptonum explain: error:")
     assert r.stderr.count("\n") == 1
+
+
+def test_explain_row_of_a_tile_file_or_an_npy_says_what_the_file_is(tmp_path) -> None:
+    """A tile case is a whole tile, not one element: --row refuses a tile file by name (was: its JSON shown
+    as a CSV header "matching no schema"); an .npy likewise."""
+    import numpy as np
+
+    tiles = vectors_dir() / "tiles.json.gz"
+    r = RUN.invoke(main, ["explain", "--row", f"{tiles}:2"])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == (f"ptonum explain: error: {tiles} is a tile file (a JSON list of tile cases); --row takes a "
+                        f"line of a CSV vector file (`ptonum check {tiles}` runs its cases; `ptonum explain "
+                        "postprocess` traces one element of a tile)\n")
+    np.save(tmp_path / "a.npy", np.arange(4, dtype=np.int32))
+    r = RUN.invoke(main, ["explain", "--row", f"{tmp_path / 'a.npy'}:2"])
+    assert r.stderr == (f"ptonum explain: error: {tmp_path / 'a.npy'} is an .npy array; --row takes a line of a CSV "
+                        "vector file\n")

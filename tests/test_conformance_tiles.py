@@ -68,9 +68,9 @@ def test_flipped_bit_flags_and_legality_are_mismatches(tmp_path: Path) -> None:
     path = _write(tmp_path, items)
     r = CliRunner().invoke(main, ["check", path])
     assert r.exit_code == 1, r.output
-    assert f"{path}:{i}: tile:" in r.output and "D: 1 element(s) differ, first [0, 0]" in r.output
-    assert f"{path}:{j}: tile:" in r.output and "flags" in r.output
-    assert f"{path}:{k}: tile:" in r.output and "rejected, but the ASL commits it" in r.output
+    assert f"  {path}: item {i}: tile: " in r.output and "D: 1 element(s) differ, first [0, 0]" in r.output
+    assert f"  {path}: item {j}: tile: " in r.output and "flags" in r.output
+    assert f"  {path}: item {k}: tile: " in r.output and "rejected, but the ASL commits it" in r.output
     assert "FAIL: 3 failing row(s)" in r.output
 
 
@@ -85,9 +85,11 @@ def test_accepting_a_rejected_case_is_a_mismatch(tmp_path: Path) -> None:
 def test_malformed_tile_file_is_one_line_exit_2(tmp_path: Path) -> None:
     items = _items()[:2]
     items[1]["case"]["acc"][0][0] = "12"
-    r = CliRunner().invoke(main, ["check", _write(tmp_path, items)])
+    path = _write(tmp_path, items)
+    r = CliRunner().invoke(main, ["check", path])
     assert r.exit_code == 2
-    assert "item 1.case.acc[0][0] = '12': expected a 0x-prefixed hex string" in r.output
+    assert r.stderr == (f"ptonum check: error: {path}: item 1.case.acc[0][0] = '12': expected a 0x-prefixed hex "
+                        "string\n")
     (tmp_path / "bad.json").write_text("[{\"case\": ")
     r = CliRunner().invoke(main, ["check", str(tmp_path / "bad.json")])
     assert r.exit_code == 2 and "not a JSON tile list" in r.output and "Traceback" not in r.output

@@ -34,7 +34,8 @@ def _run(name: str, fn: Callable[[], Any]) -> None:
 
 @click.group("explain", invoke_without_command=True)
 @click.option("--row", "row", default=None, metavar="FILE:LINE",
-              help="Explain one row of a vector file (1-based line); exit 1 when the model contradicts it.")
+              help="Explain one row of a CSV vector file (1-based line); exit 1 when the model contradicts it. "
+                   "A tile file's cases (tiles.json.gz) are whole tiles: `ptonum check` runs them.")
 @click.pass_context
 def command(ctx: click.Context, row: Optional[str]) -> None:
     """Explain one element: `explain postprocess|tcvt|reduction ...` or `explain --row FILE:LINE`.

@@ -39,6 +39,10 @@ class Failure:
 
     @property
     def where(self) -> str:
+        """``FILE:LINE`` of a CSV row; ``FILE: item N`` of a tile case (``line`` is its 0-based index in
+        the JSON list), the form every tile-file message uses."""
+        if self.kind == "tile":
+            return f"{self.path}: item {self.line}"
         return f"{self.path}:{self.line}"
 
 

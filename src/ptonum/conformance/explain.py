@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..flags import flag_names
-from .schema import Schema, parse_file
+from .schema import TILE_FILE, Schema, describe_content, parse_text, read_text
 
 __all__ = [
     "Explanation",
@@ -260,7 +260,8 @@ def explain_row(spec: str) -> RowExplanation:
     """Explain row ``FILE:LINE`` and compare the model (reference engine) with its expected columns.
 
     The text ends with ``MATCH: ...`` or ``MISMATCH: ...``.  Raises :class:`UsageError` for
-    a bad spec, an unreadable file, a malformed row or a line that holds no data row.
+    a bad spec, an unreadable file, a file that is not a CSV vector file (a tile file, whose cases
+    are whole tiles, included), a malformed row or a line that holds no data row.
     """
     from .check import mismatch_text
 
@@ -268,7 +269,13 @@ def explain_row(spec: str) -> RowExplanation:
     if not sep or not line_s.isdigit():
         raise UsageError(f"--row = {spec!r}: expected FILE:LINE")
     line = int(line_s)
-    parsed = parse_file(path)
+    raw = read_text(path)
+    what = describe_content(raw)
+    if what is not None:  # a tile case is a whole tile, not one element: no line of it to explain
+        raise UsageError(f"{path} is {what}; --row takes a line of a CSV vector file" + (
+            f" (`ptonum check {path}` runs its cases; `ptonum explain postprocess` traces one element of a tile)"
+            if what == TILE_FILE else ""))
+    parsed = parse_text(raw, path)
     for ln, msg in parsed.bad:
         if ln == line:
             raise UsageError(f"{path}:{line}: malformed row: {msg}")

@@ -45,6 +45,8 @@ __all__ = [
     "schema_for",
     "detect_schema",
     "read_text",
+    "describe_content",
+    "TILE_FILE",
     "parse_text",
     "parse_file",
     "write_rows",
@@ -337,12 +339,47 @@ def _parse_named(col: Sequence[str], table: Dict[str, int], what: str, choices: 
     return arr, bad
 
 
+#: what :func:`describe_content` calls a JSON list (the tile files, ``tiles.json.gz``)
+TILE_FILE = "a tile file (a JSON list of tile cases)"
+
+#: what a vector file is, for messages about a file that is not one
+VECTOR_FILE = "a vector file (CSV text whose header names a schema's columns, or a JSON list of tile cases)"
+
+
+def describe_content(raw: bytes) -> Optional[str]:
+    """What the (decompressed) bytes of a file are when they are not CSV text, from their first bytes:
+    :data:`TILE_FILE`, ``"a JSON object"``, ``"an .npy array"``, ``"a zip archive (an .npz?)"`` or
+    ``"binary data"``; None for anything that may be CSV text.  Lets a message say what a file is
+    instead of reading its first bytes as a header that matches no schema.
+
+    Source: no spec counterpart (file formats of the vector tools).
+    """
+    if raw.startswith(b"\x93NUMPY"):
+        return "an .npy array"
+    if raw.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return "a zip archive (an .npz?)"
+    first = raw.lstrip()[:1]
+    if first == b"[":
+        return TILE_FILE
+    if first == b"{":
+        return "a JSON object"
+    if b"\x00" in raw[:4096]:
+        return "binary data"
+    return None
+
+
 def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] = None) -> ParsedFile:
     """Parse raw CSV bytes. The schema is detected from the header when not given.
 
-    Raises :class:`UsageError` when no schema matches the header (the only
-    whole-file failure); malformed rows are returned in ``bad``.
+    Raises :class:`UsageError` when the bytes are not CSV text (saying what they are: a tile file, a
+    JSON object, an .npy array, ...) or no schema matches the header (the only whole-file failures);
+    malformed rows are returned in ``bad``.
     """
+    what = describe_content(raw)
+    if what == TILE_FILE:
+        raise UsageError(f"{path}: {what}, not a CSV vector file")
+    if what is not None:
+        raise UsageError(f"{path}: {what}, not {VECTOR_FILE}")
     if b"\r" in raw:
         raw = raw.replace(b"\r\n", b"\n")
     if not raw.strip():
