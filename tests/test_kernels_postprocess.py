@@ -841,3 +841,30 @@ def test_fp32_loops_fold_sign_mixes_like_reference(mode: str) -> None:
             assert np.array_equal(got.d_bits, ref.d_bits) and got.flags == ref.flags, (code, max_abs)
             for a, b in ((got.row_max_bits, ref.row_max_bits), (got.group_max_bits, ref.group_max_bits)):
                 assert (a is None and b is None) or np.array_equal(a, b), (code, max_abs, a, b)
+
+
+@pytest.mark.parametrize("mode", ["QF322FP8_PRE", "F322BF16"])
+def test_fp32_fold_pass_every_position_like_reference(mode: str) -> None:
+    """The FP32 rows' fold pass (its 4 x 8-lane vector body, its 4-lane remainder and its scalar
+    tail): row k of 61 holds one maximum at column k, among negatives (the int32 maximum) and,
+    negated, one smallest magnitude among negatives (the all-negative pass); GroupN 48 (32 + 16,
+    then 12 + 1) and 128 (the row: 32 + 28 + 1), MaxAbs on/off: RowMaxOut and GroupMaxOut equal the
+    reference engine's fold (:func:`ptonum.fpatr.reduction.row_max`/``group_max``)."""
+    from ptonum.fpatr.reduction import group_max, row_max
+
+    n = 61
+    mags = _f32(np.linspace(2.0, 3.0, n))
+    big = np.tile(mags | np.uint32(0x80000000), (n, 1))
+    big[np.arange(n), np.arange(n)] = _f32(1.5)  # the one positive: each row's maximum
+    small = np.tile(mags | np.uint32(0x80000000), (n, 1))
+    small[np.arange(n), np.arange(n)] = _f32(-1.0)  # the one smallest magnitude: each all-negative group's maximum
+    acc = np.concatenate([big, small]).astype(np.uint32)
+    kw: Dict[str, Any] = {"quant_param": int(_f32(1.0)) >> 13 << 13} if mode.startswith("Q") else {}
+    for gn in (48, 128):
+        for max_abs in (False, True):
+            attrs = dict(pre_quant_mode=mode, row_max_en=True, group_max_en=True, group_n=gn, max_abs_en=max_abs)
+            got = postprocess(acc, acc_type="FP32", attributes=attrs, **kw)
+            rb, _ = row_max(acc, acc_type="FP32", max_abs=max_abs, engine="reference")
+            gb, _ = group_max(acc, acc_type="FP32", max_abs=max_abs, group_n=gn, engine="reference")
+            assert np.array_equal(got.row_max_bits, rb), (gn, max_abs)
+            assert np.array_equal(got.group_max_bits, gb), (gn, max_abs)

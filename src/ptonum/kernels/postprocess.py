@@ -24,7 +24,7 @@ is compiled.
 
 The four throughput-critical conversions (FP32 -> BF16/FP16/E4M3/HiF8 with a
 per-column or scalar scale and no offset) have branch-light row loops
-(:func:`_row_fp32_seg`: 8 x 32-bit lanes, RowMax/GroupMax in the same pass) with the
+(:func:`_row_fp32_seg`: 8 x 32-bit lanes, RowMax/GroupMax keys in a load-only pass after) with the
 same rules as :func:`_element`.  The S32 offset modes
 (REQ8/VREQ8, REQ4/VREQ4, DEQS16/VDEQS16) without per-element flags run
 :func:`_row_s32_int`: one select-only pass per row for every RMode (RNE with ReluMode
@@ -857,14 +857,14 @@ def _row_general(acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: b
 
 
 # The four FP32 -> floating-destination row loops (F322BF16, F322F16, QF322FP8_PRE/VQF322FP8_PRE,
-# QF322HIF8_PRE/VQF322HIF8_PRE) work on one row segment (a GroupN group, or the whole row) and are
-# select-only so that LLVM vectorizes them (AVX2: 8 x 32-bit or 4 x 64-bit lanes).  Each returns
-# (OR of the flags, the segment's fold key maximum, its sNaN bit): with ``fold`` the RowMax/GroupMax
-# key maximum of the accumulator is taken in the same pass (order-free formulation of
-# :func:`_fold_group`), so the reductions cost no second read of the row.  NaN/Inf sources (and, for
-# E4M3/HiF8, -0) are rare: the vector loop only notes that one occurred, and a second pass over the
-# segment redoes exactly those elements with the exact scalar :func:`_element` and, with ``fold``,
-# the fold's NaN rules (:func:`_redo_rare`).
+# QF322HIF8_PRE/VQF322HIF8_PRE) work on one accumulator row and are select-only so that LLVM
+# vectorizes them (AVX2: 8 x 32-bit lanes); each returns the OR of the flags.  NaN/Inf sources (and,
+# for E4M3/HiF8, -0) are rare: the vector loop only notes that one occurred, and a second pass over
+# the row redoes exactly those elements with the exact scalar :func:`_element` and, with ``fold``,
+# the RowMax/GroupMax keys with the fold's NaN rules (:func:`_redo_rare`).  A row without a rare
+# source takes its fold keys from a load-only pass of their own (:func:`_fp32_fold_groups`): a fold
+# inside the conversion loop costs that loop its register allocation once it is split per group
+# (docs/performance.md, "Float GroupMax folds").
 
 
 @njit(inline="always")
@@ -876,13 +876,6 @@ def _fp32_key(x: Any, absm: Any) -> Tuple[Any, Any]:
     sn = nan & np.uint32((v & np.uint32(0x400000)) == np.uint32(0))
     k = _sel(np.uint32(v >> np.uint32(31)), np.uint32(~v), np.uint32(v ^ np.uint32(0x80000000)))
     return _sel(nan, np.uint32(0), k), sn
-
-
-@njit(inline="always")
-def _fp32_key_number(x: Any, absm: Any) -> Any:
-    """The order key of :func:`_fp32_key` for a source that is not a NaN (3 lane operations)."""
-    v = np.uint32(x & absm)
-    return np.uint32(v ^ np.uint32(np.uint32(np.int32(v) >> np.int32(31)) | np.uint32(0x80000000)))
 
 
 @njit
@@ -898,14 +891,39 @@ def _fold_finish(kmax: Any, snan: Any, size: int, first: int, max_abs: bool) -> 
 
 
 @njit
-def _group_max(kb: Any, seg: int, gk: Any) -> None:
-    """gk[g] = the maximum of kb over the ``seg``-element group g (a vectorized max per group)."""
+def _fp32_fold_groups(a_: Any, absm: Any, seg: int, gk: Any) -> None:
+    """The RowMax/GroupMax fold keys of a row without a NaN (the caller redoes a row with a NaN/Inf
+    source by :func:`_redo_rare`): gk[g] = the order key (:func:`_fp32_key`) of the maximum of
+    the ``seg``-element group g (one group, the row, for RowMax alone), in a pass of its own
+    after the row's conversion loop (the row is still in L1/L2), so that loop keeps its own
+    register allocation.
+
+    The maximum is taken on the bits as int32 (one lane operation): their largest is the result
+    when it is >= 0 (some source has its sign clear: +0 and positives order as their bits, and
+    +0 beats -0); a group whose sources are all negative takes a second pass for the smallest
+    int32 (-0 = INT_MIN is the largest of them, larger magnitudes have larger bits).  With MaxAbs
+    (``absm`` 0x7FFFFFFF) every masked source is >= 0.  Indices are unsigned: no negative-index
+    wraparound code in the loops."""
+    n = np.uint64(a_.size)
+    useg = np.uint64(seg)
+    s = np.uint64(0)
     for g in range(gk.size):
-        part = kb[g * seg:min(g * seg + seg, kb.size)]  # indices from 0: no negative-index wraparound
-        kmax = np.uint32(0)
-        for j in range(part.size):
-            kmax = max(kmax, part[j])
-        gk[g] = kmax
+        e = min(s + useg, n)
+        hi = np.int32(-2147483648)
+        if absm == np.uint32(0xFFFFFFFF):
+            for j in range(s, e):
+                hi = max(hi, np.int32(a_[j]))
+        else:
+            for j in range(s, e):
+                hi = max(hi, np.int32(a_[j] & absm))
+        b = np.uint32(hi)
+        if hi < np.int32(0):  # every source negative
+            lo = np.int32(2147483647)
+            for j in range(s, e):
+                lo = min(lo, np.int32(a_[j]))
+            b = np.uint32(lo)
+        gk[g] = np.uint32(b ^ np.uint32(0x80000000)) if b < np.uint32(0x80000000) else np.uint32(~b)
+        s = e
 
 
 @njit
@@ -1164,24 +1182,20 @@ def _hif8_word(kmin: Any, kmax: Any) -> Any:
 
 
 # The float32-lane row loops share one template: :func:`_fp32_row` (flags, rare sources redone) over
-# :func:`_fp32_pass` (the vector loop and the folds).  Both are inlined (``inline="always"``) into each
-# destination's row function with ``lane`` (one of the LANE_* codes) and ``fold`` as constants, so
-# numba's dead-branch pruning keeps one lane and one fold before type inference: each destination
+# :func:`_fp32_span` (the vector loop).  Both are inlined (``inline="always"``) with ``lane`` (one of
+# the LANE_* codes) as a constant, so numba's dead-branch pruning keeps one lane before type
+# inference: each destination
 # compiles only its own loop, and no function is passed as an argument (which numba 0.68.1's cache
 # would never serve).  The lane codes are the ``fast`` codes of :func:`run_tile`.
 LANE_BF16, LANE_E4M3, LANE_HIF8, LANE_FP16 = 1, 4, 5, 6
 
 
 @njit(inline="always")
-def _fp32_span(lane: int, fold: bool, a: Any, o: Any, sc: Any, al: Any, p: Any, absm: Any) -> Tuple[Any, Any]:
-    """The vector loop of a float32-lane row over one span (arrays sliced to it, indexed from 0:
-    no negative-index wraparound): (the OR of the lanes' flag words, with ``fold`` the span's
-    fold key maximum, :func:`_fp32_key_number`, valid when the span has no rare source).
-
-    ``lane`` and ``fold`` must be constants at the call (see above).  ``p``: the lane's own
-    parameters after (source, scale, alpha), as a tuple."""
+def _fp32_span(lane: int, a: Any, o: Any, p: Any) -> Any:
+    """The vector loop of a float32-lane row (arrays indexed from 0: no negative-index
+    wraparound): the OR of the lanes' flag words.  ``lane`` must be a constant at the call (see
+    above).  ``p``: the lane's own parameters, as a tuple."""
     acc = np.uint32(0)
-    kmax = np.uint32(0)
     for j in range(a.size):
         x = a[j]
         # a lane added here must be called with its own arity (numba binds the arguments of every
@@ -1192,68 +1206,45 @@ def _fp32_span(lane: int, fold: bool, a: Any, o: Any, sc: Any, al: Any, p: Any, 
             code, fw = _f16_lane(x, p[0], p[1])
         o[j] = code  # the carrier's low 16 or 8 bits
         acc = np.uint32(acc | fw)
-        if fold:
-            kmax = max(kmax, _fp32_key_number(x, absm))
-    return acc, kmax
-
-
-@njit(inline="always")
-def _fp32_pass(lane: int, fold: bool, a_: Any, o_: Any, sc_: Any, al_: Any, p: Any, absm: Any, seg: int,
-               gk: Any) -> Any:
-    """:func:`_fp32_span` over a row: the OR of the flag words.  With ``fold`` the row is taken
-    in ``gk.size`` groups of ``seg`` elements (GroupMax; one group, the row, for RowMax alone) and
-    gk[g] receives group g's key maximum, taken in the same loop (no key is stored)."""
-    if not fold or gk.size == 1:
-        acc, kmax = _fp32_span(lane, fold, a_, o_, sc_, al_, p, absm)
-        gk[0] = kmax
-        return acc
-    acc = np.uint32(0)
-    for g in range(gk.size):
-        s = g * seg
-        e = min(s + seg, a_.size)
-        ag, kg = _fp32_span(lane, fold, a_[s:e], o_[s:e], sc_[s:e], al_[s:e], p, absm)
-        acc = np.uint32(acc | ag)
-        gk[g] = kg
     return acc
 
 
 @njit
-def _bf16_pass(fold: bool, a_: Any, o_: Any, sc_: Any, al_: Any, p: Any, absm: Any, seg: int, gk: Any) -> Any:
-    """:func:`_fp32_pass` for BF16 (a function of its own: its parameters stay opaque to LLVM)."""
-    if fold:
-        return _fp32_pass(LANE_BF16, True, a_, o_, sc_, al_, p, absm, seg, gk)
-    return _fp32_pass(LANE_BF16, False, a_, o_, sc_, al_, p, absm, seg, gk)
+def _bf16_pass(a_: Any, o_: Any, p: Any) -> Any:
+    """:func:`_fp32_span` for BF16 (a function of its own: its parameters stay opaque to LLVM)."""
+    return _fp32_span(LANE_BF16, a_, o_, p)
 
 
 @njit
-def _f16_pass(fold: bool, a_: Any, o_: Any, sc_: Any, al_: Any, p: Any, absm: Any, seg: int, gk: Any) -> Any:
-    """:func:`_fp32_pass` for FP16."""
-    if fold:
-        return _fp32_pass(LANE_FP16, True, a_, o_, sc_, al_, p, absm, seg, gk)
-    return _fp32_pass(LANE_FP16, False, a_, o_, sc_, al_, p, absm, seg, gk)
+def _f16_pass(a_: Any, o_: Any, p: Any) -> Any:
+    """:func:`_fp32_span` for FP16."""
+    return _fp32_span(LANE_FP16, a_, o_, p)
 
 
 @njit(inline="always")
 def _fp32_row(lane: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool,
               spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, p: Any, dst: int, mode: int,
               negzero: int, neg_zero_too: bool) -> int:
-    """One float32-lane row (``lane`` a constant): :func:`_fp32_pass`, then the flags, and the
-    rare sources (NaN/Inf; with ``neg_zero_too`` also -0) and, with ``fold``, the groups' fold
-    keys redone exactly by :func:`_redo_rare` (``dst``, ``mode``, ``negzero``: :func:`_element`'s)."""
+    """One float32-lane row (``lane`` a constant): its pass, then the flags; the rare sources
+    (NaN/Inf; with ``neg_zero_too`` also -0) and, with ``fold``, the groups' fold keys redone
+    exactly by :func:`_redo_rare` (``dst``, ``mode``, ``negzero``: :func:`_element`'s); without
+    a rare source the fold keys by :func:`_fp32_fold_groups`."""
     if lane == LANE_BF16:
-        acc = _bf16_pass(fold, a_, o_, sc32_, al32_, p, absm, seg, gk)
+        acc = _bf16_pass(a_, o_, p)
     else:
-        acc = _f16_pass(fold, a_, o_, sc32_, al32_, p, absm, seg, gk)
+        acc = _f16_pass(a_, o_, p)
     res = np.int64(acc) & _ALL_FLAGS
     if (acc & np.uint32(_RARE)) != np.uint32(0):
         res |= _redo_rare(a_, o_, sc_, al_, relu, dst, mode, sat, spec, negzero, neg_zero_too, fold, absm, seg,
                           gk, gs)
+    elif fold:
+        _fp32_fold_groups(a_, absm, seg, gk)
     return res
 
 
 @njit
 def _row_bf16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
-              fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+              fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
     """FP32 -> BF16, RNE, scale 1, ReluMode NONE/RELU (mode F322BF16): the rules of _element.
 
     RNE on the FP32 bits (:func:`_bf16_lane`), NX when bits [15:0] are nonzero, UF|NX when the
@@ -1268,7 +1259,7 @@ def _row_bf16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu
 
 @njit
 def _row_f16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
-             fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+             fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
     """FP32 -> FP16, RNE, scale 1, ReluMode NONE/RELU (mode F322F16): the rules of _element.
 
     With a multiplier of one the product is the FP32 source itself, converted by the hardware
@@ -1297,61 +1288,22 @@ def _e4m3_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any)
 
 
 @njit
-def _e4m3_pass_max(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any
-                   ) -> Tuple[Any, Any]:
-    """:func:`_e4m3_pass` that also takes the row's fold key maximum (valid without rare sources)."""
-    fnx = fuf = fof = frare = np.uint32(0)
-    kmax = np.uint32(0)
-    for j in range(a_.size):
-        x = a_[j]
-        code, nx, uf, of, rare = _e4m3_lane(x, mp_[j], mn_[j], ovf_pos, ovf_neg)
-        o_[j] = np.uint8(code)
-        fnx = max(fnx, nx)
-        fuf = max(fuf, uf)
-        fof = max(fof, of)
-        frare = max(frare, rare)
-        kmax = max(kmax, _fp32_key_number(x, absm))
-    return _e4m3_word(fnx, fuf, fof, frare), kmax
-
-
-@njit
-def _e4m3_pass_keys(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any, kb: Any) -> Any:
-    """:func:`_e4m3_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
-    fnx = fuf = fof = frare = np.uint32(0)
-    for j in range(a_.size):
-        x = a_[j]
-        code, nx, uf, of, rare = _e4m3_lane(x, mp_[j], mn_[j], ovf_pos, ovf_neg)
-        o_[j] = np.uint8(code)
-        fnx = max(fnx, nx)
-        fuf = max(fuf, uf)
-        fof = max(fof, of)
-        frare = max(frare, rare)
-        kb[j] = _fp32_key_number(x, absm)
-    return _e4m3_word(fnx, fuf, fof, frare)
-
-
-@njit
 def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
-                  fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+                  fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
     """FP32 -> E4M3 under RNE (modes 26/37): :func:`_e4m3_lane` on float32 lanes, ``sc32_``/``al32_``
     the multipliers of a positive / negative source (:func:`run_tile`).  A row with a NaN/Inf or
     -0 source: the flags of the finite lanes again (:func:`_fp8_finite_flags`), then those
     sources (and the fold's NaN rules) by :func:`_redo_rare`."""
     ovf_pos = np.uint32(E4M3_SAT_POS) if sat else np.uint32(E4M3_OVF_POS)
     ovf_neg = np.uint32(E4M3_SAT_NEG) if sat else np.uint32(E4M3_OVF_NEG)
-    if not fold:
-        acc = _e4m3_pass(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
-    elif seg >= a_.size:
-        acc, k0 = _e4m3_pass_max(a_, o_, sc32_, al32_, ovf_pos, ovf_neg, absm)
-        gk[0] = k0
-    else:
-        acc = _e4m3_pass_keys(a_, o_, sc32_, al32_, ovf_pos, ovf_neg, absm, kb)
-        _group_max(kb, seg, gk)
+    acc = _e4m3_pass(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
     res = np.int64(acc) & _ALL_FLAGS
     if (acc & np.uint32(_RARE)) != np.uint32(0):
         res = _fp8_finite_flags(False, a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
         res |= _redo_rare(a_, o_, sc_, al_, relu, D_E4M3, R_RNE, sat, spec, E4M3_SIGN, True, fold, absm, seg,
                           gk, gs)
+    elif fold:
+        _fp32_fold_groups(a_, absm, seg, gk)
     return res
 
 
@@ -1365,38 +1317,6 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any)
         o_[j] = np.uint8(code)
         kmin = min(kmin, key)
         kmax = max(kmax, ab)
-    return _hif8_word(kmin, kmax)
-
-
-@njit
-def _hif8_pass_max(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any
-                   ) -> Tuple[Any, Any]:
-    """:func:`_hif8_pass` that also takes the row's fold key maximum (valid without rare sources)."""
-    kmin = np.uint32(0xFFFFFFFF)
-    kmax = np.uint32(0)
-    fmax = np.uint32(0)
-    for j in range(a_.size):
-        x = a_[j]
-        code, ab, key = _hif8_lane(x, mp_[j], mn_[j], ovf_pos)
-        o_[j] = np.uint8(code)
-        kmin = min(kmin, key)
-        kmax = max(kmax, ab)
-        fmax = max(fmax, _fp32_key_number(x, absm))
-    return _hif8_word(kmin, kmax), fmax
-
-
-@njit
-def _hif8_pass_keys(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, absm: Any, kb: Any) -> Any:
-    """:func:`_hif8_pass` that also stores every element's fold key in ``kb`` (for GroupMax)."""
-    kmin = np.uint32(0xFFFFFFFF)
-    kmax = np.uint32(0)
-    for j in range(a_.size):
-        x = a_[j]
-        code, ab, key = _hif8_lane(x, mp_[j], mn_[j], ovf_pos)
-        o_[j] = np.uint8(code)
-        kmin = min(kmin, key)
-        kmax = max(kmax, ab)
-        kb[j] = _fp32_key_number(x, absm)
     return _hif8_word(kmin, kmax)
 
 
@@ -1421,26 +1341,21 @@ def _fp8_finite_flags(hif8: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos:
 
 @njit
 def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
-                  fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+                  fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
     """FP32 -> HiF8 under RHB (modes 25/28): :func:`_hif8_lane` on 32-bit lanes, ``sc32_``/``al32_``
     the multipliers of a positive / negative source (:func:`run_tile`).  A row with a NaN/Inf
     source: the flags of the finite lanes again (:func:`_fp8_finite_flags`), then those sources
     (and the fold's NaN rules) by :func:`_redo_rare`."""
     ovf_pos = np.uint32(HIF8_SAT_POS) if sat else np.uint32(HIF8_OVF_POS)
     ovf_neg = np.uint32(HIF8_SAT_NEG) if sat else np.uint32(HIF8_OVF_NEG)
-    if not fold:
-        acc = _hif8_pass(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
-    elif seg >= a_.size:
-        acc, k0 = _hif8_pass_max(a_, o_, sc32_, al32_, ovf_pos, ovf_neg, absm)
-        gk[0] = k0
-    else:
-        acc = _hif8_pass_keys(a_, o_, sc32_, al32_, ovf_pos, ovf_neg, absm, kb)
-        _group_max(kb, seg, gk)
+    acc = _hif8_pass(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
     res = np.int64(acc) & _ALL_FLAGS
     if (acc & np.uint32(_RARE)) != np.uint32(0):
         res = _fp8_finite_flags(True, a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
         res |= _redo_rare(a_, o_, sc_, al_, relu, D_HIF8, R_RHB, sat, spec, HIF8_ZERO, False, fold, absm, seg,
                           gk, gs)
+    elif fold:
+        _fp32_fold_groups(a_, absm, seg, gk)
     return res
 
 
@@ -1452,27 +1367,27 @@ def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
 
 
 def _row_fp32_seg(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool,
-                  spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+                  spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
     """Dispatch one row to its FP32 -> floating-destination loop (``fast`` code; compiled gate)."""
     raise NotImplementedError  # pragma: no cover - only called from compiled code
 
 
 def _row_fp32_seg_u16(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
-                      sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+                      sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
     if fast == LANE_BF16:
-        return _row_bf16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
-    return _row_f16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
+        return _row_bf16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs)
+    return _row_f16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs)
 
 
 def _row_fp32_seg_u8(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
-                     sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+                     sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
     if fast == LANE_E4M3:
-        return _row_e4m3_rne(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
-    return _row_hif8_rhb(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, kb)
+        return _row_e4m3_rne(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs)
+    return _row_hif8_rhb(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs)
 
 
 def _row_fp32_seg_none(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
-                       sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, kb: Any) -> int:
+                       sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
     return 0  # never called: no FP32 fast loop writes this carrier
 
 
@@ -1957,13 +1872,11 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     """Rows ``i0 .. i1 - 1`` of :func:`_tile_kernel`."""
     fuse = red_t == SRC_FP32  # RowMax/GroupMax folded into the FP32 row loops' pass
     absm = np.uint32(0x7FFFFFFF) if max_abs else np.uint32(0xFFFFFFFF)
-    # the FP32 row loops' fold buffers, once for the block's rows (not three allocations a row):
-    # per-group key maxima, sNaN bits (zero between rows) and, for GroupMax, the row's keys
-    fold_any = fuse and (row_en or group_n > 0) and (fast == 1 or fast == 4 or fast == 5 or fast == 6)
+    # the FP32 row loops' fold buffers, once for the block's rows (not two allocations a row):
+    # per-group key maxima and sNaN bits (zero between rows)
     ng_max = (n + group_n - 1) // group_n if group_n > 0 else 1
     gk_b = np.empty(max(ng_max, 1), np.uint32)
     gs_b = np.zeros(max(ng_max, 1), np.uint32)
-    kb_b = np.empty(n if (fold_any and group_n > 0) else 1, np.uint32)
     for i in range(i0, i1):
         base = i * n
         cnt = min(n, total - base)
@@ -1989,12 +1902,11 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
             ng = (cnt + seg - 1) // seg if folded else 1
             gk = gk_b[:max(ng, 1)]  # every entry written by the pass when folded
             gs = gs_b[:max(ng, 1)]  # written only for a row with a rare source; cleared below
-            kb = kb_b[:cnt] if (folded and group_n > 0) else kb_b[:1]  # the row's fold keys (GroupMax)
             qb = i * qrow
             rb0 = i * rrow
             f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
                                  alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu, sat,
-                                 spec, folded, absm, seg, gk, gs, kb)
+                                 spec, folded, absm, seg, gk, gs)
             if folded:
                 kr = np.uint32(0)
                 sr = np.uint32(0)
