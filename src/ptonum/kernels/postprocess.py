@@ -1908,24 +1908,30 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                                  alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu, sat,
                                  spec, folded, absm, seg, gk, gs)
             if folded:
+                # every group's bits from its key maximum (select-only: the loop vectorizes), then the
+                # NaN rules for the groups that saw an sNaN or no number (only after a rare source)
                 kr = np.uint32(0)
+                kmin = np.uint32(0xFFFFFFFF)
                 sr = np.uint32(0)
+                gb_ = group_out[i * ng:i * ng + ng] if group_n > 0 else group_out[0:0]
                 for g in range(ng):
                     kg = gk[g]
-                    sg = gs[g]
                     if group_n > 0:
-                        if sg == np.uint32(0) and kg > np.uint32(0):  # no sNaN, a number seen: its bits
-                            group_out[i * ng + g] = kg ^ np.uint32(0x80000000) if kg >= np.uint32(0x80000000) \
-                                else np.uint32(~kg)
-                        else:
-                            s0 = g * seg
-                            gb, gf = _fold_finish(kg, sg, min(s0 + seg, cnt) - s0, np.int64(acc[base + s0]),
-                                                  max_abs)
-                            group_out[i * ng + g] = gb
-                            f_or |= gf
+                        gb_[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
+                                                         | np.uint32(0x80000000)))
                     kr = max(kr, kg)
-                    sr = np.uint32(sr | sg)
-                    gs[g] = np.uint32(0)
+                    kmin = min(kmin, kg)
+                    sr = np.uint32(sr | gs[g])
+                if sr != np.uint32(0) or kmin == np.uint32(0):
+                    for g in range(ng):
+                        if gs[g] != np.uint32(0) or gk[g] == np.uint32(0):
+                            if group_n > 0:
+                                s0 = g * seg
+                                gb, gf = _fold_finish(gk[g], gs[g], min(s0 + seg, cnt) - s0,
+                                                      np.int64(acc[base + s0]), max_abs)
+                                gb_[g] = gb
+                                f_or |= gf
+                            gs[g] = np.uint32(0)
                 if row_en:
                     rb, rf = _fold_finish(kr, sr, cnt, np.int64(acc[base]), max_abs)
                     if has_init:
