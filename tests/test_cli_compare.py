@@ -48,10 +48,12 @@ def test_signed_dump_values_must_fit_the_destination(acc, tmp_path: Path) -> Non
     np.save(tmp_path / "bad.npy", vals)
     r = _cmp(tmp_path, "REQ8", QP8, tmp_path / "bad.npy")
     assert r.exit_code == 2, r.output
-    assert "--device-d[2, 7] = -1000: does not fit the 8-bit S8 element (-128 .. 127)" in r.stderr
+    assert f"--device-d: {tmp_path / 'bad.npy'}[2, 7] = -1000: does not fit the 8-bit S8 element (-128 .. 127)" \
+        in r.stderr
     vals[2, 7] = 128
     np.save(tmp_path / "bad.npy", vals)
-    assert "--device-d[2, 7] = 128: does not fit" in _cmp(tmp_path, "REQ8", QP8, tmp_path / "bad.npy").stderr
+    assert f"--device-d: {tmp_path / 'bad.npy'}[2, 7] = 128: does not fit" in _cmp(tmp_path, "REQ8", QP8,
+                                                                              tmp_path / "bad.npy").stderr
 
 
 def test_packed_s4x2_dump_by_size_or_option(acc, tmp_path: Path) -> None:

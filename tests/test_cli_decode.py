@@ -48,3 +48,19 @@ def test_decode_value_rounds_the_decimal_once() -> None:
     assert "BF16 0x3fc0 (--value 1.5: exact)" in r.output
     r = CliRunner().invoke(main, ["decode", "E4M3", "--value", "1"])
     assert r.exit_code == 2 and "decimals are rounded to FP64, FP32, FP16 or BF16 only" in r.output
+
+
+@pytest.mark.parametrize("args, line", [
+    (["FP16", "--value", "\u0663"], "--value = '\u0663': not a decimal number: write ASCII digits 0-9 with an optional "
+                                    "sign, point and exponent, no digit separators (e.g. 1.5, -2e-3, .25, 1000), or "
+                                    "inf/nan"),
+    (["FP16", "--value", "1_000"], "--value = '1_000': not a decimal number: write ASCII digits 0-9 with an optional "
+                                   "sign, point and exponent, no digit separators (e.g. 1.5, -2e-3, .25, 1000), or "
+                                   "inf/nan"),
+    (["\u0663", "0x1"], "TYPE = '\u0663': unknown Tile DataType; expected one of FP64, FP32, TF32, HF32, FP16, BF16, "
+                        "HiF8, E4M3, E5M2, E3M2, E2M3, E2M1X2, E1M2X2, E8M0, HiF4X2, S64, S32, S16, S8, S4X2, U64, U32, "
+                        "U16, U8, U4X2"),
+])
+def test_decode_refuses_numbers_outside_the_ascii_grammar(args, line) -> None:
+    r = CliRunner().invoke(main, ["decode", *args])
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"ptonum decode: error: {line}\n")

@@ -65,3 +65,56 @@ def test_truncated_and_object_npy(tmp_path):
     obj = tmp_path / "obj.npy"
     np.save(obj, np.array([1, "a"], dtype=object), allow_pickle=True)
     _one_line(_run("tcvt", obj), "ptonum tcvt: error: FILE: ", "holds Python objects")
+
+
+def _exact_error(r, line):
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == line + "\n"
+
+
+def test_accumulator_and_dump_errors_name_the_file(tmp_path, monkeypatch):
+    """A bad ACC or device dump (dtype, shape, element) is named by option and file (was: `acc:`/`ACC:`
+    or the option alone)."""
+    monkeypatch.chdir(tmp_path)
+    np.save("f64.npy", np.zeros((2, 8)))
+    np.save("t3.npy", np.zeros((2, 2, 8), np.int32))
+    np.save("wide.npy", np.array([[1, 1 << 40]], np.int64))
+    np.save("f32.npy", np.ones((2, 8), np.float32))
+    np.save("acc.npy", np.ones((2, 8), np.int32))
+    shift = ["--mode", "SHIFTS322S16", "--shift", "1"]
+    cmd = "ptonum postprocess: error: "
+    _exact_error(_run("postprocess", "f64.npy", *shift),
+                 cmd + "ACC: f64.npy: dtype float64 is not an accumulator; pass float32 values (FP32), int32 (S32) "
+                       "or raw 32-bit encodings with --acc-type")
+    _exact_error(_run("postprocess", "t3.npy", *shift), cmd + "ACC: t3.npy: expected an M x N tile, got shape 2x2x8")
+    _exact_error(_run("postprocess", "wide.npy", *shift, "--acc-type", "S32"),
+                 cmd + "ACC: wide.npy: acc[0, 1] = 1099511627776: does not fit S32")
+    _exact_error(_run("postprocess", "f32.npy", *shift),
+                 cmd + "ACC: f32.npy is FP32 (from its dtype float32): PreQuantMode 13 (SHIFTS322S16) accepts only "
+                       "S32 accumulators (ADR-0085 D179, BundleFPATRAccumulatorTypeLegal)")
+    cmp = "ptonum compare: error: "
+    _exact_error(_run("compare", "acc.npy", *shift, "--device-d", "f64.npy"),
+                 cmp + "--device-d: f64.npy: dtype float64 is not a S16 element (give raw bits or S16 values)")
+    _exact_error(_run("compare", "acc.npy", *shift, "--device-d", "t3.npy"),
+                 cmp + "--device-d: t3.npy: shape 2x2x8 does not match the model's D 2x8 (a .npy/.npz dump must "
+                       "have exactly the model's shape; only a raw .bin dump is read in the model's shape)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.npy", "f32.npy", "f64.npy", "t3.npy", "wide.npy"]
+
+
+def test_empty_paths_are_named_empty(tmp_path, monkeypatch, facc):
+    """An empty path is not the current directory (was: `--out = : is a directory`, and `--out-dir ''`
+    wrote into the current directory)."""
+    monkeypatch.chdir(tmp_path)
+    for args, line in (
+        (["tcvt", facc, "--out", ""], "ptonum tcvt: error: --out: the path is empty; give a file name"),
+        (["tcvt", ""], "ptonum tcvt: error: FILE: the path is empty; give a file name"),
+        (["postprocess", facc, "--mode", "F322F16", "--out-dir", ""],
+         "ptonum postprocess: error: --out-dir: the path is empty; give a directory (. for the current one)"),
+        (["postprocess", "", "--mode", "F322F16"],
+         "ptonum postprocess: error: ACC: the path is empty; give a .npy, .npz or .bin file"),
+        (["check", ""], "ptonum check: error: FILES: the path is empty; give a vector file"),
+        (["explain", "--row", ":2"], "ptonum explain: error: --row = ':2': expected FILE:LINE (the file name is "
+                                     "empty)"),
+    ):
+        _exact_error(_run(*args), line)
+    assert [p.name for p in tmp_path.iterdir()] == ["facc.npy"]

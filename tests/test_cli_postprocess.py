@@ -505,3 +505,16 @@ def test_summary_head_is_bold_on_a_terminal_only() -> None:
 def test_engine_help_names_the_compiled_kernels(cmd: str) -> None:
     r = CliRunner(env={"COLUMNS": "200"}).invoke(main, [cmd, "--help"])
     assert r.exit_code == 0 and "compiled numba kernels" in " ".join(r.output.split())
+
+
+def test_redirected_stderr_gets_no_progress_line(tmp_path, monkeypatch):
+    """The default progress bar is drawn only on a terminal: redirected, rich left a blank line on stderr."""
+    import ptonum.cli.postprocess_cmd
+
+    monkeypatch.setattr(ptonum.cli.postprocess_cmd, "PROGRESS_ELEMENTS", 4)  # a 2 x 8 tile would show a bar
+    acc = tmp_path / "acc.npy"
+    np.save(acc, np.arange(-8, 8, dtype=np.int32).reshape(2, 8))
+    r = CliRunner().invoke(main, ["postprocess", str(acc), "--mode", "SHIFTS322S16", "--shift", "1",
+                                  "--out-dir", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert r.stderr == ""

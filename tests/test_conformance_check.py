@@ -225,3 +225,14 @@ def test_extra_source_and_comment_columns_are_ignored_and_shown(tmp_path: Path, 
     assert shown in r.output
     r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["explain", "--row", f"{path}:{i + 2}"])
     assert r.exit_code == 1 and f"{path}:{i + 2} ({shown})" in r.output, r.output
+
+
+def test_redirected_check_prints_no_blank_line_before_its_table(tmp_path: Path, monkeypatch) -> None:
+    """With stdout not a terminal no progress bar is drawn (rich left a blank line where it was)."""
+    import ptonum.cli.check_cmd
+
+    monkeypatch.setattr(ptonum.cli.check_cmd, "PROGRESS_ROWS", 5)  # the 30-row file would show a bar
+    r = CliRunner().invoke(main, ["check", str(_small(tmp_path)), str(_small(tmp_path, 40, "u.csv"))])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0].strip() == "ptonum check" and "" not in lines, r.stdout

@@ -100,12 +100,14 @@ def test_compare_refuses_dumps_of_another_shape(tmp_path: Path) -> None:
         r = _cmp(tmp_path, str(tmp_path / f"{name}.npy"))
         assert r.exit_code == 2, (name, r.output)
         want = "x".join(map(str, arr.shape))
-        assert f"--device-d: shape {want} does not match the model's D 64x48" in r.stderr, r.stderr
+        assert f"--device-d: {tmp_path / name}.npy: shape {want} does not match the model's D 64x48" in r.stderr, \
+            r.stderr
         assert r.stderr.count("\n") == 1 and r.stdout == "" and "MATCH" not in r.output
     np.save(tmp_path / "d.npy", d)
     np.save(tmp_path / "rm_flat.npy", rmax.reshape(-1))
     r = _cmp(tmp_path, str(tmp_path / "d.npy"), "--device-row-max", str(tmp_path / "rm_flat.npy"))
-    assert r.exit_code == 2 and "--device-row-max: shape 64 does not match the model's RowMaxOut 64x1" in r.stderr
+    assert r.exit_code == 2 and (f"--device-row-max: {tmp_path / 'rm_flat.npy'}: shape 64 does not match the model's "
+                                 "RowMaxOut 64x1") in r.stderr
     # a raw .bin dump takes the model's shape
     d.tofile(tmp_path / "d.bin")
     r = _cmp(tmp_path, str(tmp_path / "d.bin"))

@@ -143,3 +143,17 @@ def test_format_facts_agree_with_their_owners() -> None:
         sign = 1 << (fmt.width - 1)
         assert decimal_to_bits("-nan", name, "v") == (fmt.quiet_nan | sign, True), name
         assert decimal_to_bits("+NaN", name, "v") == (fmt.quiet_nan, True), name
+
+
+@pytest.mark.parametrize("text", ["\u0663", "1_000", "1_0.5", "\uff11", "1e\u0663", "0x1p3", "\u0663.5", "inf\u0131"])
+def test_only_the_ascii_decimal_grammar_is_a_number(text: str) -> None:
+    """Arabic-Indic and fullwidth digits and digit separators are refused (Python's float/Fraction
+    read them: float('\u0663') is 3.0, Fraction('1_000') is 1000)."""
+    with pytest.raises(UsageError) as exc:
+        decimal_to_bits(text, "FP16", "--value")
+    assert str(exc.value) == (f"--value = {text!r}: not a decimal number: write ASCII digits 0-9 with an optional "
+                              "sign, point and exponent, no digit separators (e.g. 1.5, -2e-3, .25, 1000), or inf/nan")
+    # the grammar's own forms: 1000 = 0x63d0 in FP16 (numpy float16 agrees)
+    assert int(np.float16(1000).view(np.uint16)) == 0x63D0
+    for ok in ("1000", "+1e3", "1000.", "1.000e+3", " 1000 "):
+        assert decimal_to_bits(ok, "FP16", "--value") == (0x63D0, True)

@@ -60,3 +60,28 @@ def test_rounding_mode_codes_are_bdatr_rmode():
         parse_rounding_mode(8)
     with pytest.raises(UsageError, match="rmode = 'RNX'"):
         parse_rounding_mode("RNX")
+
+
+def test_digit_text_is_ascii_only() -> None:
+    from ptonum._util import int_text, is_digits
+
+    assert [is_digits(t) for t in ("12", "\u0663", "\u00b2", "", "1_2")] == [True, False, False, False, False]
+    assert [int_text(t) for t in ("12", "0x1f", "0b101", "1_000")] == [12, 31, 5, 1000]  # Python's literal forms
+    for bad in ("\u0663", "0x\u0663", "\uff11"):
+        with pytest.raises(ValueError):
+            int_text(bad)
+
+
+def test_words_and_codes_refuse_other_scripts_digits(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    acc = tmp_path / "acc.npy"
+    np.save(acc, np.ones((2, 8), np.int32))
+    r = CliRunner().invoke(main, ["postprocess", str(acc), "--mode", "REQ8", "--quant-param", "\u0663",
+                                  "--out-dir", str(tmp_path)])
+    assert (r.exit_code, r.stderr) == (2, "ptonum postprocess: error: --quant-param = '\u0663': expected an integer "
+                                          "word (decimal or 0x-hex)\n")
+    r = CliRunner().invoke(main, ["explain", "--row", f"{acc}:\u0663"])
+    assert (r.exit_code, r.stderr) == (2, f"ptonum explain: error: --row = '{acc}:\u0663': expected FILE:LINE\n")

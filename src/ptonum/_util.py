@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import UsageError
 
-__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array", "shaped"]
+__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array", "shaped", "is_digits", "int_text"]
 
 Engine = Literal["reference", "fast"]
 ENGINES: Tuple[str, ...] = ("reference", "fast")
@@ -41,6 +41,27 @@ def as_array(name: str, value: Any) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{name}: cannot be read as an array ({exc})") from None
     return native(arr)
+
+
+def is_digits(text: str) -> bool:
+    """True for a non-empty run of the ASCII digits 0-9 (``str.isdigit`` also takes other scripts'
+    digits such as ``'٣'``, and superscripts).
+
+    Source: no ASL counterpart (argument parsing).
+    """
+    return text.isascii() and text.isdigit()
+
+
+def int_text(text: str) -> int:
+    """``int(text, 0)`` for ASCII text only: decimal, ``0x``/``0o``/``0b`` forms, underscores between
+    digits as Python writes them.  Raises ValueError for anything else (``int`` alone would also read
+    other scripts' digits, e.g. ``'٣'`` as 3).
+
+    Source: no ASL counterpart (argument parsing).
+    """
+    if not text.isascii():
+        raise ValueError(f"{text!r}: not ASCII")
+    return int(text, 0)
 
 
 def shaped(shape: Tuple[int, ...], *arrays: Any) -> Tuple[np.ndarray, ...]:

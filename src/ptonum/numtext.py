@@ -50,8 +50,10 @@ BINARY_FORMATS: Dict[str, BinaryFormat] = {
     "FP19": BinaryFormat("FP19", 8, 10, 0x3FF00),
 }
 
-_NUMBER = re.compile(r"[+-]?(\d+(_?\d+)*(\.(\d+(_?\d+)*)?)?|\.\d+(_?\d+)*)([eE][+-]?\d+)?")
-_SPECIAL = re.compile(r"([+-]?)(inf|infinity|nan)", re.IGNORECASE)
+#: the decimal grammar: ASCII digits, an optional sign, point and exponent; no digit separators (``1_000``)
+#: and no other scripts' digits (``'٣'``), which Python's own ``float``/``Fraction`` would read
+_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+_SPECIAL = re.compile(r"([+-]?)(inf|infinity|nan)", re.IGNORECASE | re.ASCII)
 
 
 def is_decimal_text(text: str) -> bool:
@@ -62,7 +64,10 @@ def is_decimal_text(text: str) -> bool:
 
 def parse_real(text: str, name: str) -> Union[Fraction, float]:
     """The exact value of a decimal (a :class:`Fraction`; ``-0`` as the float ``-0.0``), or ``±inf``/``nan``
-    as floats.  Raises :class:`UsageError` naming ``name`` for anything else."""
+    as floats.  The grammar: ``[+-]`` digits ``[.digits]`` ``[e[+-]digits]`` (or ``.digits``) in ASCII
+    digits 0-9, and ``inf``/``infinity``/``nan`` in any case, surrounding blanks ignored.  Raises
+    :class:`UsageError` naming ``name`` for anything else (digit separators ``1_000``, other scripts'
+    digits ``'٣'``, hex floats)."""
     t = text.strip()
     sp = _SPECIAL.fullmatch(t)
     if sp:
@@ -71,12 +76,12 @@ def parse_real(text: str, name: str) -> Union[Fraction, float]:
             return -math.nan if sp.group(1) == "-" else math.nan
         return float("-inf") if sp.group(1) == "-" else float("inf")
     if not _NUMBER.fullmatch(t):
-        raise UsageError(f"{name} = {text!r}: not a decimal number (e.g. 1.5, -2e-3, inf, nan)")
-    digits = t.replace("_", "")
-    far = _far_magnitude(digits)
+        raise UsageError(f"{name} = {text!r}: not a decimal number: write ASCII digits 0-9 with an optional sign, "
+                         "point and exponent, no digit separators (e.g. 1.5, -2e-3, .25, 1000), or inf/nan")
+    far = _far_magnitude(t)
     if far is not None:
         return far
-    v = Fraction(digits)
+    v = Fraction(t)
     if v == 0 and t.startswith("-"):
         return -0.0
     return v

@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, Iterator, NoReturn, Optional, Tuple
 
 import click
 
+from .._util import is_digits
 from ..errors import PtonumError, UsageError
 from ..rounding import RoundingMode, parse_rounding_mode
 
@@ -132,7 +133,7 @@ def errors_to_exit(command: str, translate: bool = True) -> Iterator[None]:
 
 def parse_rmode(text: Any, name: str = "--rmode") -> RoundingMode:
     """``--rmode``: a name (NONE, RNE, ..., the aliases RDN/RUP) or a B.DATR code 0-7."""
-    if isinstance(text, str) and text.strip().isdigit():
+    if isinstance(text, str) and is_digits(text.strip()):
         return parse_rounding_mode(int(text.strip()), name)
     return parse_rounding_mode(text, name)
 
@@ -146,10 +147,26 @@ def rmode_text(attrs: Any, rmode: Any) -> str:
     return f"RMode={rmode.name}" + (f" ({used.name} used)" if used != rmode else "")
 
 
+def stderr_is_terminal() -> bool:
+    """Is stderr a terminal?  A progress bar is drawn by default only there: redirected, rich would
+    leave a blank line where the bar was."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # closed or replaced by an object without isatty
+        return False
+
+
+def refuse_empty_path(option: str, path: str, what: str) -> None:
+    """An empty (or blank) path is refused by name: ``Path("")`` would be the current directory."""
+    if not str(path).strip():
+        raise UsageError(f"{option}: the path is empty; give {what}")
+
+
 def output_path(option: str, path: str) -> Path:
-    """An output file, checked before any work and without writing anything: not a directory, and its
-    nearest existing ancestor a writable directory (missing directories are created when the output
-    is published, :class:`ptonum.publish.Publication`)."""
+    """An output file, checked before any work and without writing anything: not empty, not a directory,
+    and its nearest existing ancestor a writable directory (missing directories are created when the
+    output is published, :class:`ptonum.publish.Publication`)."""
+    refuse_empty_path(option, path, "a file name")
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{option} = {path}: is a directory; give a file name")
@@ -158,8 +175,9 @@ def output_path(option: str, path: str) -> Path:
 
 
 def output_dir(option: str, path: str) -> Path:
-    """An output directory, checked before any work and without creating it: an existing
+    """An output directory, checked before any work and without creating it: an empty path, an existing
     non-directory, or an unwritable nearest existing ancestor, is refused."""
+    refuse_empty_path(option, path, "a directory (. for the current one)")
     p = Path(path)
     _check_dir(option, path, p, "is not a directory")
     return p
@@ -179,7 +197,8 @@ def _check_dir(option: str, path: str, directory: Path, not_dir: str) -> None:
 
 
 def input_file(option: str, path: str) -> Path:
-    """An input file that must exist and not be a directory."""
+    """An input file that must exist and not be a directory (nor an empty path)."""
+    refuse_empty_path(option, path, "a file name")
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{option}: {path} is a directory, not a file")

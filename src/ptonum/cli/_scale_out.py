@@ -21,7 +21,8 @@ import rich_click as click
 
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
-from ._common import TextOut, cli_message, error_line, os_error_text, out_console, rmode_text
+from ._common import TextOut, cli_message, error_line, os_error_text, out_console, rmode_text, \
+    stderr_is_terminal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -212,7 +213,8 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
     call = build_tile_call(acc, acc_array=x, **call_options)
     lazy = call.run_chunked(engine=options.get("engine", "fast"))
     m, n = x.shape
-    enabled = show_progress if show_progress is not None else (m * n > (1 << 20) and not quiet)
+    enabled = show_progress if show_progress is not None else (m * n > (1 << 20) and not quiet
+                                                               and stderr_is_terminal())
     stale = stale_outputs(out_dir, stem, [f"{stem}.zarr"])
     with task_progress(f"{Path(acc).name}: chunks", bool(enabled)) as cb:
         flags = lazy.to_zarr(dest, client=client, progress=cb, overwrite=True,
@@ -326,7 +328,7 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
 def _run_plain(files: List[str], options: Dict[str, Any], client: Any, fail_fast: bool,
                progress: Optional[bool], run_file: Callable[..., Dict[str, Any]]) -> List[Dict[str, Any]]:
     rows: Dict[str, Dict[str, Any]] = {}
-    enabled = progress if progress is not None else len(files) > 1
+    enabled = progress if progress is not None else (len(files) > 1 and stderr_is_terminal())
     with task_progress("files", bool(enabled)) as cb:
         if client is None:
             for k, f in enumerate(files, 1):

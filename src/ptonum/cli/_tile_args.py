@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Type, TypeVar
 import numpy as np
 import rich_click as click
 
+from .._util import int_text, is_digits
 from ..errors import UsageError
 from ..rounding import RoundingMode
 from ._common import RMODE_HELP, parse_rmode, shape_text
@@ -206,6 +207,8 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
     """
     path_text, inline_key = split_key(spec)
     key = key or inline_key
+    if not path_text.strip():
+        raise UsageError(f"{name}: the path is empty; give a .npy, .npz or .bin file")
     path = Path(path_text)
     if path.is_dir():
         raise UsageError(f"{name}: {path} is a directory, not a file")
@@ -286,7 +289,7 @@ def accumulator_values(acc: np.ndarray, acc_type: Optional[str]) -> Tuple[np.nda
 
 def int_word(name: str, text: str, width: int = 64) -> int:
     try:
-        v = int(text, 0)
+        v = int_text(text)
     except ValueError:
         raise UsageError(f"{name} = {text!r}: expected an integer word (decimal or 0x-hex)") from None
     if v < 0 or v >> width:
@@ -367,6 +370,8 @@ class TileCall:
     rmode: RoundingMode
     sat: bool
     params: Dict[str, Any] = field(default_factory=dict)
+    #: the ACC file (as given), named in the model's messages about the accumulator
+    acc_source: Optional[str] = None
 
     def run(self, *, engine: str = "fast", progress: Optional[Callable[[int, int], None]] = None) -> Any:
         from ..fpatr.tile import postprocess
@@ -393,9 +398,15 @@ class TileCall:
             return call()
         except PtonumError as exc:
             msg = str(exc)
+            where = f"ACC: {self.acc_source}: " if self.acc_source else "ACC: "
             if self.acc_type is None and msg.startswith("acc_type = "):  # inferred, not given: say so
                 head, sep, tail = msg.partition(": ")
-                raise type(exc)(f"ACC is {head[len('acc_type = '):]} (from its dtype {self.acc.dtype}){sep}{tail}") from None
+                raise type(exc)(f"{where[:-2]} is {head[len('acc_type = '):]} (from its dtype {self.acc.dtype})"
+                                f"{sep}{tail}") from None
+            if msg.startswith("acc: "):  # the model's accumulator is this file
+                raise type(exc)(where + msg[len("acc: "):]) from None
+            if msg.startswith("acc["):
+                raise type(exc)(where + msg) from None
             raise
 
     def element_param(self, scalar: str, tile: str, column: int) -> int:
@@ -522,6 +533,14 @@ def _after_name(msg: str) -> str:
     return tail if sep and " = " in head else msg
 
 
+def _named(option: str, spec: str, fn: Callable[[], Any]) -> Any:
+    """``fn()``; a :class:`UsageError` about ``acc[...]`` elements names the option and the file."""
+    try:
+        return fn()
+    except UsageError as exc:
+        raise UsageError(f"{option}: {spec}: {exc}") from None
+
+
 def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],
                     acc_type: Optional[str], attributes_word: Optional[str], mode: Optional[str],
                     relu: Optional[str], group_n: Optional[int], row_max: bool, group_max: bool,
@@ -556,8 +575,8 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
     else:
         if mode is None:
             raise UsageError("give --mode NAME (and field options) or --attributes WORD")
-        mode_value: Any = int(mode) if mode.strip().isdigit() else mode
-        relu_value: Any = "NONE" if relu is None else int(relu) if relu.strip().isdigit() else relu
+        mode_value: Any = int(mode) if is_digits(mode.strip()) else mode
+        relu_value: Any = "NONE" if relu is None else int(relu) if is_digits(relu.strip()) else relu
         attrs = FPATRAttributes.from_fields(
             pre_quant_mode=mode_value, relu_mode=relu_value,
             group_n=group_n if group_n is not None else 0, row_max_en=row_max, group_max_en=group_max,
@@ -576,9 +595,9 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
         acc_arr, acc_t = acc_array, (acc_type.upper() if acc_type else None)
     else:
         acc_arr = read_tile("ACC", acc, key=key, bin_dtype=BIN_DTYPES.get(bin_dtype or ""), bin_shape=shape)
-        acc_arr, acc_t = accumulator_values(acc_arr, acc_type)
+        acc_arr, acc_t = _named("ACC", acc, lambda: accumulator_values(acc_arr, acc_type))
     if acc_arr.ndim != 2:
-        raise UsageError(f"ACC: expected an M x N tile, got shape {shape_text(acc_arr.shape)}")
+        raise UsageError(f"ACC: {acc}: expected an M x N tile, got shape {shape_text(acc_arr.shape)}")
     m, n = acc_arr.shape
 
     # ---- quantization parameter
@@ -669,4 +688,4 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
     if row_max_in is not None:
         rdt = {"FP32": np.float32, "S32": np.int32}.get(acc_t or "", np.uint32)
         params["row_max_in"] = read_tile("--row-max-in", row_max_in, bin_dtype=rdt, bin_shape=(m, 1))
-    return TileCall(acc=acc_arr, acc_type=acc_t, attributes=attrs, rmode=rm, sat=sat, params=params)
+    return TileCall(acc=acc_arr, acc_type=acc_t, attributes=attrs, rmode=rm, sat=sat, params=params, acc_source=acc)

@@ -86,6 +86,10 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
     reports: List[FileReport] = []
     unreadable = 0
     for path in files:
+        if not path.strip():
+            error("FILES: the path is empty; give a vector file")
+            unreadable += 1
+            continue
         if Path(path).is_dir():
             error(f"{path}: is a directory, not a vector file")
             unreadable += 1
@@ -105,7 +109,7 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
         for eng in engines:
             n = int(select_rows(len(parsed), limit, sample, seed).size)
             try:
-                if n > PROGRESS_ROWS:
+                if n > PROGRESS_ROWS and console.is_terminal:  # redirected: no bar (it left a blank line)
                     with Progress(TextColumn(f"{path} [{eng}]"), BarColumn(), MofNCompleteColumn(),
                                   TimeElapsedColumn(), console=console, transient=True) as prog:
                         task = prog.add_task("check", total=n)

@@ -34,7 +34,7 @@ def _read_dump(option: str, spec: str, output: str, bin_dtype: Any, shape: Tuple
     """A device dump: a raw .bin takes the model's shape; a .npy/.npz must have exactly that shape."""
     arr = read_tile(option, spec, bin_dtype=bin_dtype, bin_shape=shape)
     if not is_bin(spec) and arr.shape != tuple(shape):
-        raise UsageError(f"{option}: shape {shape_text(arr.shape)} does not match the model's {output} "
+        raise UsageError(f"{option}: {spec}: shape {shape_text(arr.shape)} does not match the model's {output} "
                          f"{shape_text(tuple(shape))} (a .npy/.npz dump must have exactly the model's shape; "
                          "only a raw .bin dump is read in the model's shape)")
     return arr
@@ -66,9 +66,9 @@ def _read_d(spec: str, dst: TileDataType, shape: Tuple[int, int], packed: bool) 
     if dst is TileDataType.S4X2 and _packed_dump(spec, shape, packed):
         m, n = shape
         raw = read_tile("--device-d", spec, bin_dtype=np.uint8, bin_shape=(m, (n + 1) // 2))
-        return unpack_s4x2("--device-d", raw, shape)
+        return unpack_s4x2(f"--device-d: {spec}", raw, shape)
     dev = _read_dump("--device-d", spec, "D", destination_dtype(dst), shape)
-    return as_device_bits("--device-d", dev, dst, shape, "D")
+    return as_device_bits(f"--device-d: {spec}", dev, dst, shape, "D")  # messages name the file
 
 
 def _hex(bits: int, dst: TileDataType) -> str:
@@ -190,7 +190,8 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
                 raise UsageError(f"{option}: the attributes do not enable {name}")
             devx = _read_dump(option, spec, name, np.uint32, model.shape)
             reports.append(compare_arrays(name, res.acc_type, model,
-                                          as_device_bits(option, devx, res.acc_type, model.shape, name), max_report))
+                                          as_device_bits(f"{option}: {spec}", devx, res.acc_type, model.shape, name),
+                                          max_report))
 
     mode_name = attrs.pre_quant_mode.name
     table = Table(title=f"ptonum compare ({mode_name} -> {res.dst_type.name}, RMode={call.rmode.name}, "

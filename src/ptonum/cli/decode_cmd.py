@@ -13,6 +13,7 @@ from typing import List, Tuple
 
 import rich_click as click
 
+from .._util import is_digits
 from ..errors import UsageError
 from ._common import errors_to_exit
 from ..formats import (TileDataType, ValueClass, carrier_bits, decompose, descriptor, parse_data_type, to_float64,
@@ -40,7 +41,7 @@ def parse_code(text: str) -> int:
 
 def _parse_type(text: str) -> TileDataType:
     raw = text.strip()
-    return parse_data_type(int(raw) if raw.isdigit() else raw, "TYPE")
+    return parse_data_type(int(raw) if is_digits(raw) else raw, "TYPE")
 
 
 def _fraction_text(negative: bool, significand: int, exponent: int) -> str:

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ._common import PIPE_WIDTH, errors_to_exit
+from .._util import is_digits
 from ..formats import FormatDescriptor, FormatKind, TileDataType, canonical_nan, descriptor, parse_data_type
 
 
@@ -98,7 +99,7 @@ def command(types: Tuple[str, ...]) -> None:
         console.print(f"Integer types have no floating-format descriptor: {integers}.")
         return
     with errors_to_exit("formats"):
-        parsed = [parse_data_type(int(t.strip()) if t.strip().isdigit() else t.strip(), "TYPE") for t in types]
+        parsed = [parse_data_type(int(t.strip()) if is_digits(t.strip()) else t.strip(), "TYPE") for t in types]
     for dt in parsed:
         d = descriptor(dt)
         if not d.available:

@@ -23,7 +23,8 @@ import rich_click as click
 from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication
-from ._common import TextOut, errors_to_exit, out_console, output_dir, rmode_text, shape_text
+from ._common import TextOut, errors_to_exit, out_console, output_dir, rmode_text, shape_text, \
+    stderr_is_terminal
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
                          refuse_inputs_among_outputs, stale_outputs, wants_scale_out)
 from .compile_cmd import warn_if_cold
@@ -202,7 +203,8 @@ def _run_example(console: "Console", engine: str, plot: Optional[str] = None) ->
               help="Directory for the output files (created when missing).")
 @click.option("--bin", "write_bin", is_flag=True, help="Also write raw little-endian .bin files.")
 @click.option("--progress/--no-progress", default=None,
-              help=f"Progress bar (default: on for more than {PROGRESS_ELEMENTS} elements).")
+              help=f"Progress bar on stderr (default: on for more than {PROGRESS_ELEMENTS} elements when stderr is "
+                   "a terminal).")
 @click.option("--plot", "plot", default=None, metavar="FILE.png",
               help="Bundled example only: draw SQNR per configuration and each destination's error "
                    "distribution to FILE.png (needs matplotlib).")
@@ -397,7 +399,7 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
     m, n = call.acc.shape
 
     # ---- run (progress bar on large inputs; a note just before a kernel compiles)
-    show = progress if progress is not None else (m * n > PROGRESS_ELEMENTS)
+    show = progress if progress is not None else (m * n > PROGRESS_ELEMENTS and stderr_is_terminal())
     with warn_if_cold(m * n, engine):
         res = _run_call(call, engine, m, show)
 

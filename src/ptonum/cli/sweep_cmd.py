@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 import rich_click as click
 
+from .._util import int_text, is_digits
 from ..errors import UsageError
 from ._common import EXIT_MISMATCH, RMODE_HELP, errors_to_exit, out_console
 from ._scale_out import client_for, placement_options, task_progress
@@ -100,8 +101,8 @@ def postprocess(mode: str, relu: str, acc_type: Optional[str], rmode: str, sat: 
     from ._common import parse_rmode
 
     with errors_to_exit("sweep postprocess"):
-        mode_value: Any = int(mode) if mode.strip().isdigit() else mode
-        relu_value: Any = int(relu) if relu.strip().isdigit() else relu
+        mode_value: Any = int(mode) if is_digits(mode.strip()) else mode
+        relu_value: Any = int(relu) if is_digits(relu.strip()) else relu
         info = mode_info(mode_value)
         given = [o for o, v in (("--scale", scale), ("--shift", shift), ("--quant-param", quant_param)) if v is not None]
         if len(given) > 1:
@@ -112,10 +113,10 @@ def postprocess(mode: str, relu: str, acc_type: Optional[str], rmode: str, sat: 
         elif shift is not None:
             qword = int(shift_param_word(shift=shift))
         elif quant_param is not None:
-            qword = int(quant_param, 0)
+            qword = int_text(quant_param)
         if alpha is not None and relu_param is not None:
             raise UsageError("--alpha and --relu-param both give the activation parameter")
-        rword = int(make_rp(alpha)) if alpha is not None else int(relu_param, 0) if relu_param is not None else None
+        rword = int(make_rp(alpha)) if alpha is not None else int_text(relu_param) if relu_param is not None else None
         lo, hi = parse_range(options["code_range"], 32)
         sw = postprocess_sweep(pre_quant_mode=mode_value, relu_mode=relu_value,
                                acc_type=acc_type.upper() if acc_type else info.accumulator_types[0].name,

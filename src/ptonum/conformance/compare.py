@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._util import int_text
 from ..errors import UsageError
 
 __all__ = ["parse_int", "parse_mode", "parse_relu"]
@@ -18,7 +19,7 @@ def parse_int(text: Any, name: str) -> int:
     if isinstance(text, int):
         return text
     try:
-        v = int(str(text).strip(), 0)
+        v = int_text(str(text).strip())
     except ValueError:
         raise UsageError(f"{name} = {text!r}: expected an integer (0x... hex or decimal)") from None
     if v < 0:
@@ -44,7 +45,7 @@ def _code_or_name(text: Any) -> Any:
     """An option value as an int when it reads as one (``12``, ``0x0c``), else the stripped text."""
     s = str(text).strip()
     try:
-        return int(s, 0)
+        return int_text(s)
     except ValueError:
         return s
 
@@ -167,7 +168,7 @@ def parse_flags(text: Any, name: str = "--device-flags") -> int:
 
     s = str(text).strip()
     try:
-        v = int(s, 0)
+        v = int_text(s)
     except ValueError:
         v = -1
     if v >= 0:

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._util import is_digits
 from ..errors import UsageError
 from ..flags import flag_names
 from .schema import TILE_FILE, Schema, describe_content, parse_text, read_text
@@ -266,8 +267,9 @@ def explain_row(spec: str) -> RowExplanation:
     from .check import mismatch_text
 
     path, sep, line_s = spec.rpartition(":")
-    if not sep or not line_s.isdigit():
-        raise UsageError(f"--row = {spec!r}: expected FILE:LINE")
+    if not sep or not is_digits(line_s) or not path.strip():
+        raise UsageError(f"--row = {spec!r}: expected FILE:LINE" + (" (the file name is empty)" if sep and is_digits(line_s)
+                                                                   else ""))
     line = int(line_s)
     raw = read_text(path)
     what = describe_content(raw)

@@ -17,6 +17,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._util import int_text
 from ..errors import UsageError
 from ..formats import TileDataType, parse_data_type
 from ..rounding import RoundingMode, parse_rounding_mode
@@ -49,7 +50,7 @@ class Filters:
             out = []
             for v in vals:
                 s = str(v).strip()
-                out.append(int(fn(int(s, 0) if _is_intlike(s) else s, name)))
+                out.append(int(fn(int_text(s) if _is_intlike(s) else s, name)))
             return tuple(out)
 
         sats = []
@@ -100,7 +101,7 @@ APPLICABLE_FILTERS: Dict[str, Tuple[str, ...]] = {
 
 def _is_intlike(s: str) -> bool:
     try:
-        int(s, 0)
+        int_text(s)
         return True
     except ValueError:
         return False

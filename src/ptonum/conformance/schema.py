@@ -154,6 +154,8 @@ def read_text(path: "str | Path") -> bytes:
     Raises :class:`UsageError` (path and reason) for an unreadable file, damaged gzip data, or text too
     large for the available memory.
     """
+    if not str(path).strip():
+        raise UsageError("vector file: the path is empty; give a file name")
     p = Path(path)
     available = _available_memory()
     budget = available // PARSE_BYTES_PER_BYTE

@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .._util import int_text
 from ..errors import UsageError
 from ..publish import Publication, PublishError
 
@@ -93,8 +94,8 @@ def parse_range(text: Optional[str], width: int) -> Tuple[int, int]:
     if not sep:
         raise UsageError(f"--range = {text!r}: expected LO:HI (HI exclusive), e.g. 0x3c00:0x4000")
     try:
-        lo = int(lo_s, 0) if lo_s.strip() else 0
-        hi = int(hi_s, 0) if hi_s.strip() else full
+        lo = int_text(lo_s) if lo_s.strip() else 0
+        hi = int_text(hi_s) if hi_s.strip() else full
     except ValueError:
         raise UsageError(f"--range = {text!r}: LO and HI are integers (decimal or 0x-hex)") from None
     if not 0 <= lo < hi <= full:

@@ -37,7 +37,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 
-from .._util import scalar_int
+from .._util import is_digits, scalar_int
 from ..errors import IllegalEncodingError, TileLegalityError, UsageError
 from ..formats import TileDataType, parse_data_type
 from ..rounding import RoundingMode, parse_rounding_mode
@@ -176,7 +176,7 @@ def parse_pre_quant_mode(value: PreQuantModeLike, name: str = "pre_quant_mode") 
         compact = key.replace("_", "")
         if compact in _PRE_QUANT_ALIASES:
             return _PRE_QUANT_ALIASES[compact]
-        if key.isdigit():
+        if is_digits(key):
             return parse_pre_quant_mode(int(key), name)
         raise UsageError(
             f"{name} = {value!r}: unknown PreQuantMode; expected a code or one of "
@@ -209,7 +209,7 @@ def parse_relu_mode(value: ReluModeLike, name: str = "relu_mode") -> ReluMode:
         key = value.strip().upper()
         if key in _RELU_ALIASES:
             return _RELU_ALIASES[key]
-        if key.isdigit():
+        if is_digits(key):
             return parse_relu_mode(int(key), name)
         raise UsageError(f"{name} = {value!r}: unknown ReluMode; expected NONE, RELU, LRELU or PRELU")
     raise UsageError(f"{name} = {value!r}: expected a ReluMode name or code")
