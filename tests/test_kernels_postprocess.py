@@ -745,6 +745,44 @@ def _hif8_decision_sources(scale: float) -> np.ndarray:
     return np.concatenate([b, b | np.uint32(0x80000000)])
 
 
+@pytest.mark.parametrize("mode", ["F322BF16", "F322F16"])
+def test_bf16_f16_rows_with_nan_keep_finite_flags_like_reference(mode: str) -> None:
+    """The BF16/FP16 vector loops decide their flags once per row, and a NaN/Inf source spoils its
+    lane's: a row with one takes the finite lanes' flags again.  Rows of 11 (a vector body of 8,
+    then the scalar remainder): one NaN/Inf source at column k and one flag-raising source
+    (overflow, tiny and inexact, inexact, exact) at column j, every other source exact; each row's
+    flags and codes equal the reference engine's (flags ORed over the row), ReluMode NONE/RELU, Sat
+    on/off."""
+    from ptonum.fpatr.element import element_config
+    from ptonum.kernels.postprocess import run_tile
+
+    n = 11
+    rare = [0x7FC00000, 0xFF800001, 0x7F800000, 0xFF800000]
+    raising = [int(_f32(-70000.0)), 0x7F7FFFFF, int(_f32(3.0e-6)), 0x80000001, int(_f32(1.0 + 2.0 ** -20)),
+               int(_f32(2.0))]
+    rows = []
+    for k in (0, 5, 9):
+        for j in (2, 7, 10):
+            for r in rare:
+                for v in raising:
+                    row = [int(_f32(1.5))] * n
+                    row[k], row[j] = r, v
+                    rows.append(row)
+    bits = np.array(rows, np.uint32)
+    m = bits.shape[0]
+    for relu in (0, 1):
+        for sat in (False, True):
+            cfg = element_config(mode, relu, "FP32", "NONE", sat)
+            out = np.empty(m * n, np.uint16)
+            row_flags = np.zeros(m, np.uint8)
+            run_tile(bits.ravel(), m=m, n=n, cfg=cfg.kernel, qp=np.uint64(0), rp=np.uint64(0), out=out,
+                     row_flags=row_flags)
+            rb, rf = postprocess_element(bits.ravel(), pre_quant_mode=mode, relu_mode=relu, acc_type="FP32", sat=sat,
+                                         engine="reference")
+            assert np.array_equal(out, rb), (relu, sat)
+            assert np.array_equal(row_flags, np.bitwise_or.reduce(rf.reshape(m, n), axis=1)), (relu, sat)
+
+
 @pytest.mark.parametrize("scale", [1.0, 3.0, 1.0 + 2.0 ** -10])
 def test_hif8_loop_each_decision_like_reference(scale: float) -> None:
     """The vectorized FP32 -> HiF8 loop (RHB) on every rounding decision (:func:`_hif8_decision_sources`):

@@ -112,9 +112,7 @@ _FP16 = tables.DESTINATIONS[T_.FP16]
 _BF16 = tables.DESTINATIONS[T_.BF16]
 FP16_NEG_ZERO = int(_FP16.negative_zero or 0)
 BF16_NEG_ZERO = int(_BF16.negative_zero or 0)
-#: FP32 -> FP16 without a multiplier: the fraction bits dropped and the FP32 bits of FP16's
-#: smallest normal 2^-14
-F16_DROP = _FP32.precision - _FP16.precision
+#: FP32 -> FP16 without a multiplier: the FP32 bits of FP16's smallest normal 2^-14
 F16_TINY = (_FP16.emin - _FP32.emin + 1) << (_FP32.precision - 1)
 #: FP32 -> BF16: the smallest FP32 magnitude that rounds (RNE) to BF16's infinity
 BF16_BIG = (BIN_BF16[4] << (_FP32.width - _BF16.width)) - (1 << (_FP32.width - _BF16.width - 1))
@@ -144,8 +142,11 @@ BF16_TINY = (_BF16.emin - _FP32.emin + 1) << (_FP32.precision - 1)
 BF16_LARGEST = _BF16.largest[0]
 #: FP32 -> FP16: the smallest FP32 magnitude that rounds (RNE) to FP16's infinity (65520), the
 #: largest finite code
-F16_BIG = _f32_bits_of(_FP16.largest_value) + (1 << (F16_DROP - 1))
+F16_BIG = _f32_bits_of(_FP16.largest_value) + (1 << (_FP32.precision - _FP16.precision - 1))
 FP16_LARGEST = _FP16.largest[0]
+F16_INF = _FP16.overflow_code(False, False)  #: +Inf's code
+# Sat on an overflow: the lanes subtract one from Inf's code (either sign) to get the largest finite
+assert FP16_LARGEST == F16_INF - 1 and BF16_LARGEST == (FP32_INF >> 16) - 1
 #: E4M3/HiF8 on float32 lanes: largest finite values (|v| above overflows), E4M3's biased
 #: emin and the shift from a binade's exponent to the exponent of its rounding constant
 #: M = 2^(23 - (p - 1)) u, HiF8's exponent range and the exponent below which it is tiny
@@ -960,14 +961,6 @@ _RARE = 0x100
 
 
 @njit(inline="always")
-def _flag_word(nx: bool, uf: bool, of: bool, rare: bool) -> Any:
-    """One lane's flags as a word (NX, UF|NX, OF|NX and the rare-source bit), so that a row loop
-    ORs one accumulator (four boolean reductions would cost mask packing and registers)."""
-    return np.uint32((np.uint32(_NX) if nx else np.uint32(0)) | (np.uint32(_UF_NX) if uf else np.uint32(0))
-                     | (np.uint32(_OF_NX) if of else np.uint32(0)) | (np.uint32(_RARE) if rare else np.uint32(0)))
-
-
-@njit(inline="always")
 def _relu_bits(x: Any, relum: Any) -> Any:
     """ReLU on FP32 bits with a multiplier of one: a negative source (sign set) becomes +0 when
     ``relum`` is all ones (ReluMode RELU), else unchanged (NaNs are redone apart)."""
@@ -975,37 +968,43 @@ def _relu_bits(x: Any, relum: Any) -> Any:
 
 
 @njit(inline="always")
-def _bf16_lane(x: Any, relum: Any, satm: Any) -> Tuple[Any, Any]:
-    """One F322BF16 element: (code, flag word).  RNE on the FP32 bits (add 0x7FFF plus the
-    kept lsb, drop 16 bits); a carry out of the largest binade is the overflow to Inf, or with
-    Sat the largest finite; BF16 has FP32's exponent range, so subnormals need no care."""
-    xr = _relu_bits(x, relum)
-    ax = np.uint32(xr & np.uint32(0x7FFFFFFF))
-    lsb = np.uint32((xr >> np.uint32(16)) & np.uint32(1))
-    r = np.uint32(np.uint32(np.uint32(xr + np.uint32(0x7FFF)) + lsb) >> np.uint32(16))  # 32-bit lanes (NaNs wrap)
-    nx = (xr & np.uint32(0xFFFF)) != np.uint32(0)
-    ovf = (ax >= np.uint32(BF16_BIG)) & (ax < np.uint32(FP32_INF))
-    sat_code = np.uint32((r & np.uint32(BF16_NEG_ZERO)) | np.uint32(BF16_LARGEST))
-    code = _sel(np.uint32(ovf) & satm, sat_code, r)
-    return code, _flag_word(nx, nx & (ax < np.uint32(BF16_TINY)), ovf, (x & FP32_INF) == FP32_INF)
+def _mask(c: Any) -> Any:
+    """A lane condition as a uint32 mask (all ones when true): a sign extension, no instruction."""
+    return np.uint32(np.uint32(0) - np.uint32(c))
 
 
 @njit(inline="always")
-def _f16_lane(x: Any, relum: Any, satm: Any) -> Tuple[Any, Any]:
-    """One F322F16 element: (code, flag word).  FP32 -> FP16 under RNE is the hardware
-    conversion (``fptrunc``; F16C ``vcvtps2ph``, 8 lanes): correctly rounded, subnormal results
-    included, Inf on overflow, the sign kept.  NX: the result converted back differs from the
-    source (an ordered comparison, false for a NaN); UF: also below 2^-14."""
+def _bf16_lane(x: Any, relum: Any, satm: Any) -> Tuple[Any, Any, Any, Any]:
+    """One F322BF16 element of a source that is not NaN/Inf: (code, inexact bits, tiny mask,
+    magnitude): NX when the inexact bits [15:0] are nonzero, UF|NX when also under the tiny mask
+    (below 2^-126), OF|NX when the magnitude (after ReLU) is at least :data:`BF16_BIG`.  RNE on
+    the FP32 bits (add 0x7FFF plus the kept lsb, drop 16 bits): a carry out of the largest binade
+    is the overflow to Inf, or with Sat (``satm`` all ones) Inf's code minus one, the largest
+    finite; BF16 has FP32's exponent range, so subnormals need no care."""
+    xr = _relu_bits(x, relum)
+    ax = np.uint32(xr & np.uint32(0x7FFFFFFF))
+    lsb = np.uint32((xr >> np.uint32(16)) & np.uint32(1))
+    r = np.uint32(np.uint32(np.uint32(xr + np.uint32(0x7FFF)) + lsb) >> np.uint32(16))  # 32-bit lanes
+    code = np.uint32(r + (_mask(np.int32(ax) >= np.int32(BF16_BIG)) & satm))
+    return code, xr, _mask(np.int32(ax) < np.int32(BF16_TINY)), ax
+
+
+@njit(inline="always")
+def _f16_lane(x: Any, relum: Any, satm: Any) -> Tuple[Any, Any, Any, Any]:
+    """One F322F16 element of a source that is not NaN/Inf: (code, inexact mask, tiny mask,
+    magnitude), as :func:`_bf16_lane` (OF|NX from :data:`F16_BIG`, 65520).  FP32 -> FP16 under
+    RNE is the hardware conversion (``fptrunc``; F16C ``vcvtps2ph``, 8 lanes): correctly rounded,
+    subnormal results included, Inf on overflow, the sign kept; with Sat (``satm`` all ones) Inf's
+    code minus one, the largest finite (16-bit lanes).  Inexact: the result converted back differs
+    from the source; tiny: below 2^-14."""
     xr = _relu_bits(x, relum)
     ax = np.uint32(xr & np.uint32(0x7FFFFFFF))
     xf = _u32_f32(xr)
-    h = np.uint32(_f32_f16(xf))
-    back = _f16_f32(np.uint16(h))
-    nx = (back < xf) | (back > xf)
-    ovf = (ax >= np.uint32(F16_BIG)) & (ax < np.uint32(FP32_INF))  # |x| >= 65520: rounds to 2^16
-    sat_code = np.uint32((h & np.uint32(FP16_NEG_ZERO)) | np.uint32(FP16_LARGEST))
-    code = _sel(np.uint32(ovf) & satm, sat_code, h)
-    return code, _flag_word(nx, nx & (ax < np.uint32(F16_TINY)), ovf, (x & FP32_INF) == FP32_INF)
+    h = _f32_f16(xf)
+    back = _f16_f32(h)
+    infm = np.uint16(np.uint16(0) - np.uint16((h & np.uint16(0x7FFF)) == np.uint16(F16_INF)))  # the overflows
+    return (np.uint16(h + (infm & np.uint16(satm))), _mask((back < xf) | (back > xf)),
+            _mask(np.int32(ax) < np.int32(F16_TINY)), ax)
 
 
 @njit(inline="always")
@@ -1067,7 +1066,7 @@ def _e4m3_word(nx: Any, uf: Any, of: Any, rare: Any) -> Any:
     """The flag word of :func:`_e4m3_lane`'s flag maxima over a row (NX, UF|NX, OF|NX, the rare bit)."""
     return np.uint32((np.uint32(_NX) if nx != np.uint32(0) else np.uint32(0))
                      | (np.uint32(_UF_NX) if uf != np.uint32(0) else np.uint32(0))
-                     | (np.uint32(_OF_NX) if of != np.uint32(0) else np.uint32(0))
+                     | (np.uint32(_OF_NX) if of != np.uint16(0) else np.uint32(0))
                      | (np.uint32(_RARE) if rare != np.uint32(0) else np.uint32(0)))
 
 
@@ -1193,20 +1192,33 @@ LANE_BF16, LANE_E4M3, LANE_HIF8, LANE_FP16 = 1, 4, 5, 6
 @njit(inline="always")
 def _fp32_span(lane: int, a: Any, o: Any, p: Any) -> Any:
     """The vector loop of a float32-lane row (arrays indexed from 0: no negative-index
-    wraparound): the OR of the lanes' flag words.  ``lane`` must be a constant at the call (see
-    above).  ``p``: the lane's own parameters, as a tuple."""
-    acc = np.uint32(0)
+    wraparound): its flag word (NX, UF|NX, OF|NX and :data:`_RARE` for a NaN/Inf source, whose
+    lanes' flags and codes are garbage: :func:`_fp32_row` redoes them).  Each flag is a
+    row-wide OR of the lanes' masks (one lane operation each), decided once after the loop.
+    ``lane`` must be a constant at the call (see above).  ``p``: the lane's own parameters."""
+    nx = np.uint32(0)
+    uf = np.uint32(0)
+    amax = np.uint32(0)  # of the magnitudes after ReLU: the overflow
+    smax = np.uint32(0)  # of the sources' magnitudes: a NaN/Inf source
     for j in range(a.size):
         x = a[j]
         # a lane added here must be called with its own arity (numba binds the arguments of every
         # branch when it inlines, before pruning); E4M3 and HiF8 keep their own passes for now
         if lane == LANE_BF16:
-            code, fw = _bf16_lane(x, p[0], p[1])
+            code, nxb, tinym, ax = _bf16_lane(x, p[0], p[1])
         else:
-            code, fw = _f16_lane(x, p[0], p[1])
-        o[j] = code  # the carrier's low 16 or 8 bits
-        acc = np.uint32(acc | fw)
-    return acc
+            code, nxb, tinym, ax = _f16_lane(x, p[0], p[1])
+        o[j] = code  # the carrier's low 16 bits
+        nx = np.uint32(nx | nxb)
+        uf = np.uint32(uf | (nxb & tinym))
+        amax = max(amax, ax)
+        smax = max(smax, np.uint32(x & np.uint32(0x7FFFFFFF)))
+    kept = np.uint32(0xFFFF) if lane == LANE_BF16 else np.uint32(0xFFFFFFFF)  # BF16: bits [15:0] are dropped
+    big = np.uint32(BF16_BIG) if lane == LANE_BF16 else np.uint32(F16_BIG)
+    return np.uint32((np.uint32(_NX) if (nx & kept) != np.uint32(0) else np.uint32(0))
+                     | (np.uint32(_UF_NX) if (uf & kept) != np.uint32(0) else np.uint32(0))
+                     | (np.uint32(_OF_NX) if amax >= big else np.uint32(0))
+                     | (np.uint32(_RARE) if smax >= np.uint32(FP32_INF) else np.uint32(0)))
 
 
 @njit
@@ -1235,6 +1247,19 @@ def _fp32_row(lane: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_
         acc = _f16_pass(a_, o_, p)
     res = np.int64(acc) & _ALL_FLAGS
     if (acc & np.uint32(_RARE)) != np.uint32(0):
+        # the flags of the lanes with a finite source: the pass again over each run between NaN/Inf
+        # sources (a rare path, as :func:`_fp8_finite_flags`)
+        res = 0
+        start = 0
+        for j in range(a_.size + 1):
+            if j == a_.size or (np.int64(a_[j]) & FP32_INF) == FP32_INF:
+                if j > start:
+                    if lane == LANE_BF16:
+                        w = _bf16_pass(a_[start:j], o_[start:j], p)
+                    else:
+                        w = _f16_pass(a_[start:j], o_[start:j], p)
+                    res |= np.int64(w) & _ALL_FLAGS
+                start = j + 1
         res |= _redo_rare(a_, o_, sc_, al_, relu, dst, mode, sat, spec, negzero, neg_zero_too, fold, absm, seg,
                           gk, gs)
     elif fold:
@@ -1252,7 +1277,7 @@ def _row_bf16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu
     the largest finite, OF|NX); a -0 source keeps its sign (0x8000, the signed-zero rule); ReLU
     sends a negative source to +0 with no flag.  NaN/Inf sources are redone by :func:`_element`.
     """
-    p = (np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0), np.uint32(1) if sat else np.uint32(0))
+    p = (np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0), np.uint32(0xFFFFFFFF) if sat else np.uint32(0))
     return _fp32_row(LANE_BF16, a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, p,
                      D_BF16, R_RNE, BF16_NEG_ZERO, False)
 
@@ -1268,7 +1293,7 @@ def _row_f16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu:
     with Sat the largest finite, OF|NX).  ReLU sends a negative source to +0 with no flag.
     NaN/Inf sources are redone by :func:`_element`.
     """
-    p = (np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0), np.uint32(1) if sat else np.uint32(0))
+    p = (np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0), np.uint32(0xFFFFFFFF) if sat else np.uint32(0))
     return _fp32_row(LANE_FP16, a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, p,
                      D_FP16, R_RNE, FP16_NEG_ZERO, False)
 
