@@ -1895,7 +1895,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                group_n: int, group_out: Any, rowflags: Any, offs_f: Any, blo: Any, bhi: Any, s32p: Any,
                s32rne: int) -> None:
     """Rows ``i0 .. i1 - 1`` of :func:`_tile_kernel`."""
-    fuse = red_t == SRC_FP32  # RowMax/GroupMax folded into the FP32 row loops' pass
+    fuse = red_t == SRC_FP32  # RowMax/GroupMax of the FP32 row loops: their own fold pass
     absm = np.uint32(0x7FFFFFFF) if max_abs else np.uint32(0xFFFFFFFF)
     # the FP32 row loops' fold buffers, once for the block's rows (not two allocations a row):
     # per-group key maxima and sNaN bits (zero between rows)
@@ -1920,12 +1920,12 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
             rowflags[i] = f_or
             continue
         if fast == 1 or fast == 4 or fast == 5 or fast == 6:
-            # FP32 -> BF16/FP16/E4M3/HiF8: one vectorized pass over the row, the RowMax/GroupMax key
-            # maxima (per GroupN group, or of the row) taken in the same pass
+            # FP32 -> BF16/FP16/E4M3/HiF8: one vectorized pass over the row, then the RowMax/GroupMax
+            # key maxima (per GroupN group, or of the row) from a load-only pass (_fp32_fold_groups)
             folded = fuse and (row_en or group_n > 0)
             seg = group_n if (folded and group_n > 0) else max(cnt, 1)
             ng = (cnt + seg - 1) // seg if folded else 1
-            gk = gk_b[:max(ng, 1)]  # every entry written by the pass when folded
+            gk = gk_b[:max(ng, 1)]  # every entry written by the fold pass (or _redo_rare) when folded
             gs = gs_b[:max(ng, 1)]  # written only for a row with a rare source; cleared below
             qb = i * qrow
             rb0 = i * rrow
