@@ -927,6 +927,39 @@ def test_output_buffer_is_reused_only_after_every_view_is_gone(monkeypatch: pyte
     tile_mod.release_output_buffers()
 
 
+def test_kept_plan_carries_the_kernel_parameter_rows(monkeypatch) -> None:
+    """A repeated call with the same vector words compares them once (the kept-plan lookup): the compiled
+    kernel reuses the parameter rows kept on that plan and looks nothing up itself; words changed in place
+    make a new plan whose rows give the new result (expected values: the reference engine)."""
+    from ptonum import engines, fpatr
+    from ptonum.kernels import NUMBA_AVAILABLE
+
+    if not NUMBA_AVAILABLE:
+        pytest.skip("numba not installed: no compiled kernel to keep rows for")  # the numpy path keeps none
+    import ptonum.kernels.postprocess as kpost
+
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")  # the compiled kernel for this small tile
+    n = 8
+    words = np.array([[int(fpatr.quant_param(2.0 ** -k, k, mode="VREQ8", rounding="rne")) for k in range(n)]],
+                     np.uint64)
+    attrs = FPATRAttributes.from_fields(pre_quant_mode="VREQ8", relu_mode="RELU", row_max_en=True)
+    acc = (np.arange(4 * n, dtype=np.int32).reshape(4, n) - 16) * 1000
+    kw: Dict[str, Any] = dict(acc_type="S32", attributes=attrs, quant_tile=words, sat=True)
+    looked_up = []
+    derive = kpost._tile_params
+    monkeypatch.setattr(kpost, "_tile_params", lambda *a: looked_up.append(1) or derive(*a))
+    tile_mod._PLANS.clear()
+    results = [postprocess(acc + i, **kw) for i in range(3)]
+    assert engines.select("fast", acc.size) == "numba" and len(looked_up) == 1  # the first call only
+    for i, res in enumerate(results):
+        want = postprocess(acc + i, engine="reference", **kw)
+        assert np.array_equal(res.d_bits, want.d_bits) and np.array_equal(res.row_max_bits, want.row_max_bits)
+    words[0, 2] = words[0, 5]  # changed in place: another plan, other rows
+    res = postprocess(acc, **kw)
+    assert np.array_equal(res.d_bits, postprocess(acc, engine="reference", **kw).d_bits)
+    assert not np.array_equal(res.d_bits, results[0].d_bits)
+
+
 def test_preflight_kept_plan_stands_only_for_the_same_arguments() -> None:
     """A successful preflight is kept for the next call with the same arguments (same plan, fresh
     accumulator data); a tile changed in place to an illegal word, a bool where an int was, and an

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -437,6 +437,10 @@ class TilePlan:
         origin: ``(row, column)`` of this block's first element in the whole tile.
         tile_shape: ``(M, N)`` of the whole tile.
         datr_rmode: B.DATR RMode as given (NONE allowed; :attr:`rmode` is what it resolves to).
+        kernel_params: the compiled kernel's derived parameter rows of this plan's words, kept across
+            calls (``ptonum.kernels.postprocess.run_tile``'s ``kept_params``), or ``None``: only a plan
+            kept by :func:`preflight` for repeated calls has one, whose words (private, read-only
+            copies) the kept-plan lookup has already compared, so the kernel compares nothing again.
 
     Source: ADR-0085 D175-D181; the preflight ``BundleMatrixPostProcessSourcesLegal``.
     """
@@ -457,6 +461,7 @@ class TilePlan:
     origin: Tuple[int, int] = (0, 0)
     tile_shape: Tuple[int, int] = (0, 0)
     datr_rmode: RoundingMode = RoundingMode.NONE
+    kernel_params: Optional[Dict[Any, Any]] = field(default=None, compare=False, repr=False)
 
     def record(self, flags: int) -> Dict[str, Any]:
         """:func:`run_record` of this plan's run with result ``flags``."""
@@ -520,7 +525,8 @@ class TilePlan:
         r = self.relu_words if self.relu_words.ndim == 0 else self.relu_words[:, c0:c1]
         init = None if self.row_max_in is None else self.row_max_in[r0:r1]
         return replace(self, acc_bits=bits, quant_words=q, relu_words=r, row_max_in=init,
-                       m=r1 - r0, n=c1 - c0, origin=(self.origin[0] + r0, self.origin[1] + c0))
+                       m=r1 - r0, n=c1 - c0, origin=(self.origin[0] + r0, self.origin[1] + c0),
+                       kernel_params=None)  # other words (a column block): nothing kept applies
 
 
 def _check_slice(name: str, s: Any, size: int) -> Tuple[int, int]:
@@ -685,7 +691,7 @@ def _preflight(arr: Optional[np.ndarray], shape: Tuple[int, ...], dtype: np.dtyp
             except (KeyError, StopIteration, RuntimeError):  # pragma: no cover - another thread got there first
                 pass
         _PLANS[memo[0]] = (memo[1], memo[2], replace(plan, acc_bits=None, quant_words=_private(plan.quant_words),
-                                                     relu_words=_private(plan.relu_words)))
+                                                     relu_words=_private(plan.relu_words), kernel_params={}))
     return plan
 
 
@@ -1022,6 +1028,7 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
                 init=None if init is None else np.ascontiguousarray(init[r0:r1]).reshape(-1),
                 group_n=group if kernel_groups else 0,
                 group_out=group_out[r0:r1].reshape(-1) if kernel_groups and group_out is not None else None,
+                kept_params=plan.kernel_params,
             )
             if group_out is not None and not kernel_groups:
                 gb, gf = fold_groups(bits[r0:r1], group, t, attrs.max_abs_en, eng, first=first_group)

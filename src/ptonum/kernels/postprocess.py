@@ -2242,7 +2242,7 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
              red_type: Optional[Any] = None, max_abs: bool = False,
              row_out: Optional[np.ndarray] = None, init: Optional[np.ndarray] = None,
              group_n: int = 0, group_out: Optional[np.ndarray] = None,
-             row_flags: Optional[np.ndarray] = None) -> int:
+             row_flags: Optional[np.ndarray] = None, kept_params: Optional[Dict[Any, Any]] = None) -> int:
     """Run the fused element pipeline (and folds) over ``acc``; returns the OR of all flags.
 
     ``acc``: flat C-contiguous uint32 accumulator bits, ``m`` rows of ``n``
@@ -2253,7 +2253,10 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
     Reductions (tile only): ``red_type`` (accumulator TileDataType), ``row_out``
     uint32[m], ``init`` uint32[m] or None, ``group_n`` and ``group_out``
     uint32[m * ceil(n / group_n)].  ``row_flags``: optional uint8[m] that receives each row's OR of
-    flags (element and reduction flags).  Validation is the caller's job.
+    flags (element and reduction flags).  ``kept_params``: a dict the caller keeps with words it guarantees unchanged across calls
+    (a kept tile plan's private words): the derived parameter rows are kept there, and nothing is
+    compared; without it they are kept in a module table after comparing the words' bytes.
+    Validation is the caller's job.
 
     Source: ADR-0085 D175-D181; ``TileProfileMatrixPostProcessWithFlags``, ``MatrixRowMaxResult``,
     ``MatrixGroupMaxResult``.
@@ -2261,7 +2264,14 @@ def run_tile(acc: np.ndarray, *, m: int, n: int, cfg: tables.TileKernelConfig, q
     q = np.asarray(qp, dtype=np.uint64)
     r = np.asarray(rp, dtype=np.uint64)
     want_flags = flags_out is not None
-    head, bounds = _tile_params(cfg, q, r, m, n, per_element, want_flags, red_type)
+    if kept_params is not None and not per_element:
+        key = (cfg, n, want_flags, red_type)
+        kept = kept_params.get(key)
+        if kept is None:
+            kept = kept_params[key] = _derive_params(cfg, q, r, m, n, per_element, want_flags, red_type)
+        head, bounds = kept
+    else:
+        head, bounds = _tile_params(cfg, q, r, m, n, per_element, want_flags, red_type)
     # the caller's arrays in kernel form (the parameter rows above are made here and already are)
     acc, out = kernel_array(acc), kernel_array(out)
     fl = kernel_array(flags_out) if flags_out is not None else _UNUSED_U8
