@@ -21,6 +21,13 @@ CASES = [
     (["tcvt", "--rmode"], "tcvt", "Option '--rmode' requires an argument"),
     (["explain", "reduction", "--bogus"], "explain reduction", "No such option '--bogus'"),
     (["explain", "nope"], "explain", "No such command 'nope'"),
+    # integers are ASCII digits (click's int read '\u0663' as 3 and '1_0' as 10)
+    (["postprocess", "acc.npy", "--mode", "SHIFTS322S16", "--shift", "\u0663"], "postprocess",
+     "Invalid value for '--shift': '\u0663' is not a valid integer (ASCII digits 0-9, optional sign)."),
+    (["postprocess", "acc.npy", "--offset", "1_0"], "postprocess",
+     "Invalid value for '--offset': '1_0' is not a valid integer (ASCII digits 0-9, optional sign)."),
+    (["check", "x.csv", "--limit", "\u0663"], "check",
+     "Invalid value for '--limit': '\u0663' is not a valid integer (ASCII digits 0-9, optional sign)."),
 ]
 
 

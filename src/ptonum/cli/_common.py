@@ -147,6 +147,31 @@ def rmode_text(attrs: Any, rmode: Any) -> str:
     return f"RMode={rmode.name}" + (f" ({used.name} used)" if used != rmode else "")
 
 
+_ASCII_INT = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
+
+
+class _AsciiInt:
+    """An integer option read from ASCII digits only: click's ``int`` also reads other scripts' digits
+    (``'٣'`` as 3) and digit separators (``1_000``)."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not _ASCII_INT.fullmatch(value):
+            self.fail(f"{value!r} is not a valid integer (ASCII digits 0-9, optional sign).", param, ctx)  # type: ignore[attr-defined]
+        return super().convert(value, param, ctx)  # type: ignore[misc]
+
+
+class AsciiIntRange(_AsciiInt, click.IntRange):
+    """:class:`click.IntRange` over ASCII digits only (:class:`_AsciiInt`)."""
+
+
+class _AsciiIntType(_AsciiInt, click.types.IntParamType):
+    """click's ``int`` option type over ASCII digits only (:class:`_AsciiInt`)."""
+
+
+#: ``type=`` of an integer option (ASCII digits only)
+ASCII_INT = _AsciiIntType()
+
+
 def stderr_is_terminal() -> bool:
     """Is stderr a terminal?  A progress bar is drawn by default only there: redirected, rich would
     leave a blank line where the bar was."""

@@ -17,7 +17,7 @@ import rich_click as click
 from .._util import int_text, is_digits
 from ..errors import UsageError
 from ..rounding import RoundingMode
-from ._common import RMODE_HELP, parse_rmode, shape_text
+from ._common import ASCII_INT, AsciiIntRange, RMODE_HELP, parse_rmode, shape_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -311,7 +311,7 @@ def tile_options(fn: F) -> F:
         click.option("--mode", help="PreQuantMode name or code (e.g. VREQ8, QF322FP8_PRE, 26)."),
         click.option("--relu", default=None,
                      help="ReluMode: NONE, RELU, LRELU (scalar alpha) or PRELU (per-column tile)."),
-        click.option("--group-n", type=int, default=None,
+        click.option("--group-n", type=ASCII_INT, default=None,
                      help="GroupN columns (8, 16, 32, 48, 64, 80, 96, 112, 128)."),
         click.option("--row-max", is_flag=True, help="RowMaxEn: RowMaxOut (M x 1, accumulator type)."),
         click.option("--group-max", is_flag=True, help="GroupMaxEn: GroupMaxOut (needs --group-n)."),
@@ -322,7 +322,7 @@ def tile_options(fn: F) -> F:
         click.option("--sat", is_flag=True, help="B.DATR Sat=1: clamp on overflow (default: wrap / Inf)."),
         click.option("--scale", default=None, metavar="NUMBER",
                      help="Quantization scale as a decimal (read exactly, converted to FP19; see --scale-rounding)."),
-        click.option("--offset", type=int, default=0, show_default=True,
+        click.option("--offset", type=ASCII_INT, default=0, show_default=True,
                      help="Signed offset (S5/S9/S17 by mode); with --scale-tile, the offset of every column."),
         click.option("--scale-tile", metavar="FILE",
                      help="Per-column scales of a vector mode as numbers: N or 1 x N floats (.npy, FILE.npz:KEY or "
@@ -333,7 +333,7 @@ def tile_options(fn: F) -> F:
         click.option("--scale-rounding", type=click.Choice(["exact", "rne"]), default="exact", show_default=True,
                      help="exact: refuse a scale or alpha (also in --scale-tile, --alpha-tile) FP19 cannot hold; rne: "
                           "round it once to FP32 and then to FP19 (FP32ToFP19, nearest even)."),
-        click.option("--shift", type=click.IntRange(1, 16), default=None,
+        click.option("--shift", type=AsciiIntRange(1, 16), default=None,
                      help="Shift modes 12/13 (VSHIFTS322S16, SHIFTS322S16): the arithmetic right shift, 1..16 "
                           "bits (the word shift_param_word(N) makes; mode 12 gets it in every column)."),
         click.option("--quant-param", metavar="WORD",

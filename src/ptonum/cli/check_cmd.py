@@ -15,7 +15,7 @@ from ..conformance.check import FileReport, check_parsed, select_rows
 from ..conformance.schema import parse_text, read_text
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tiles
 from ..errors import PtonumError
-from ._common import EXIT_ERROR, EXIT_MISMATCH, error_line, errors_to_exit, out_console
+from ._common import ASCII_INT, AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, error_line, errors_to_exit, out_console
 from ._scale_out import client_for, placement_options
 
 #: files with more rows than this show a progress bar
@@ -30,11 +30,11 @@ PROGRESS_ROWS = 50_000
 @click.option("--engine", type=click.Choice(["fast", "reference", "both"]), default="fast", show_default=True,
               help="Model engine to check: fast (numpy, compiled numba kernels for large files), reference "
                    "(per-element model), both = each file in both engines.")
-@click.option("--max-report", type=click.IntRange(min=0), default=5, show_default=True,
+@click.option("--max-report", type=AsciiIntRange(min=0), default=5, show_default=True,
               help="Failures listed per file and engine.")
-@click.option("--limit", type=click.IntRange(min=0), default=None, help="Check only the first N rows of each file.")
-@click.option("--sample", type=click.IntRange(min=0), default=None, help="Check N rows drawn at random (with --seed).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for --sample.")
+@click.option("--limit", type=AsciiIntRange(min=0), default=None, help="Check only the first N rows of each file.")
+@click.option("--sample", type=AsciiIntRange(min=0), default=None, help="Check N rows drawn at random (with --seed).")
+@click.option("--seed", type=ASCII_INT, default=0, show_default=True, help="Seed for --sample.")
 @click.option("--no-explain", is_flag=True, help="Do not print the explain trace of the first mismatch.")
 @placement_options
 def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int, limit: Optional[int], sample: Optional[int],

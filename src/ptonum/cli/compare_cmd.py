@@ -17,7 +17,7 @@ from ..conformance.compare import (CompareReport, as_device_bits, compare_arrays
                                    unpack_s4x2)
 from ..errors import UsageError
 from ..flags import flag_names
-from ._common import EXIT_MISMATCH, errors_to_exit, out_console, shape_text
+from ._common import AsciiIntRange, EXIT_MISMATCH, errors_to_exit, out_console, shape_text
 from .compile_cmd import warn_if_cold
 from ..fpatr.element import destination_dtype
 from ..formats import TileDataType
@@ -111,9 +111,9 @@ def _value_text(x: float) -> str:
 @click.option("--plot", "plot", default=None, metavar="FILE.png",
               help="Draw the D mismatch map (coloured by distance, per-row and per-column counts on the edges) and "
                    "the distance histogram to FILE.png (needs matplotlib).")
-@click.option("--max-report", type=click.IntRange(min=0), default=10, show_default=True,
+@click.option("--max-report", type=AsciiIntRange(min=0), default=10, show_default=True,
               help="Mismatch positions listed per output.")
-@click.option("--explain", "n_explain", type=click.IntRange(min=0), default=1, show_default=True,
+@click.option("--explain", "n_explain", type=AsciiIntRange(min=0), default=1, show_default=True,
               help="Explain the first N D mismatches.")
 def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str], acc_type: Optional[str],
             attributes_word: Optional[str], mode: Optional[str], relu: Optional[str], group_n: Optional[int],

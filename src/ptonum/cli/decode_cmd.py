@@ -15,7 +15,7 @@ import rich_click as click
 
 from .._util import is_digits
 from ..errors import UsageError
-from ._common import errors_to_exit
+from ._common import ASCII_INT, errors_to_exit
 from ..formats import (TileDataType, ValueClass, carrier_bits, decompose, descriptor, parse_data_type, to_float64,
                        value_class)
 
@@ -125,7 +125,7 @@ def _describe(dt: TileDataType, code: int, lane: int, engine: str) -> List[Tuple
 @click.option("--value", "decimals", multiple=True, metavar="DECIMAL",
               help="Decode the encoding of a decimal instead of a CODE (FP64, FP32, FP16, BF16): the decimal is "
                    "rounded once, from its exact value, to TYPE (nearest even; repeatable).")
-@click.option("--lane", type=int, default=0, show_default=True,
+@click.option("--lane", type=ASCII_INT, default=0, show_default=True,
               help="Lane of a packed X2 carrier: 0 = low nibble, 1 = high nibble.")
 @click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True,
               help="Decoder: numpy lookup tables/bit arithmetic, or the step-by-step reference.")

@@ -17,21 +17,21 @@ import rich_click as click
 
 from .._util import int_text, is_digits
 from ..errors import UsageError
-from ._common import EXIT_MISMATCH, RMODE_HELP, errors_to_exit, out_console
+from ._common import ASCII_INT, AsciiIntRange, EXIT_MISMATCH, RMODE_HELP, errors_to_exit, out_console
 from ._scale_out import client_for, placement_options, task_progress
 
 
 def _common_options(fn: Any) -> Any:
     fn = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")(fn)
     fn = click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")(fn)
-    fn = click.option("--max-report", type=click.IntRange(min=0), default=5, show_default=True,
+    fn = click.option("--max-report", type=AsciiIntRange(min=0), default=5, show_default=True,
                       help="Mismatches listed (the first is explained step by step).")(fn)
     fn = placement_options(fn)
     fn = click.option("--resume", is_flag=True,
                       help="Continue the sweep recorded in --state (finished partitions are not run again).")(fn)
     fn = click.option("--state", "state_dir", default=None, metavar="DIR",
                       help="Directory recording finished partitions (default: ptonum-sweep-OP-HASH here).")(fn)
-    fn = click.option("--partition-size", type=click.IntRange(min=1), default=None,
+    fn = click.option("--partition-size", type=AsciiIntRange(min=1), default=None,
                       help="Codes per partition (one task each; default 262144 for tcvt, 131072 for postprocess: "
                            "about half a second of one core each).")(fn)
     fn = click.option("--range", "code_range", metavar="LO:HI", default=None,
@@ -76,8 +76,8 @@ def tcvt(src_type: str, **options: Any) -> None:
 @click.option("--rmode", default="NONE", show_default=True, help=RMODE_HELP)
 @click.option("--sat", is_flag=True, help="B.DATR Sat=1.")
 @click.option("--scale", type=float, default=None, help="Quantization scale (exactly an FP19 value).")
-@click.option("--offset", type=int, default=0, show_default=True, help="Signed offset with --scale.")
-@click.option("--shift", type=click.IntRange(1, 16), default=None, help="Shift modes 12/13: right shift 1..16.")
+@click.option("--offset", type=ASCII_INT, default=0, show_default=True, help="Signed offset with --scale.")
+@click.option("--shift", type=AsciiIntRange(1, 16), default=None, help="Shift modes 12/13: right shift 1..16.")
 @click.option("--quant-param", metavar="WORD", default=None, help="Raw 64-bit quantization word.")
 @click.option("--alpha", type=float, default=None, help="LReLU/PReLU multiplier (exactly an FP19 value).")
 @click.option("--relu-param", metavar="WORD", default=None, help="Raw activation word (FP19 in bits [18:0]).")

@@ -14,7 +14,7 @@ from ..flags import flag_names
 from ..formats import TileDataType, parse_data_type
 from ..publish import Publication
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
-from ._common import RMODE_HELP, errors_to_exit, input_file, out_console, output_path, parse_rmode
+from ._common import AsciiIntRange, RMODE_HELP, errors_to_exit, input_file, out_console, output_path, parse_rmode
 from ._tile_args import check_numpy_file, numpy_read_error, parse_shape
 from .compile_cmd import warn_if_cold
 
@@ -155,7 +155,7 @@ def _scale_text(code: int) -> str:
 @click.option("--out", default=None,
               help="Write the codes (uint8) to OUT.npy, or codes and flags to OUT.npz (directories are created; "
                    "another suffix is refused).")
-@click.option("--max-rows", type=click.IntRange(min=0), default=64, show_default=True,
+@click.option("--max-rows", type=AsciiIntRange(min=0), default=64, show_default=True,
               help="Inputs up to this size are listed element by element; larger ones are summarized.")
 def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Optional[str], engine: str,
             values: Optional[str], dtype: Optional[str], shape: Optional[str], out: Optional[str],
