@@ -156,11 +156,13 @@ E4M3_MAGIC = _FP32.precision - _E4M3.precision
 #: E4M3 loop (:func:`_e4m3_lane`): FP32 bits of 2^emin (below it a result is tiny); the offset that puts
 #: the code of a binade's first value, (q - emin_b) << 3, into the low mantissa bits of its rounding
 #: constant M; |v| at or below half the smallest subnormal (2^-10) rounds to 0 (a tie goes to even 0);
-#: the largest finite FP32 bits (a product above them comes from a NaN/Inf source)
+#: the FP32 bits of the largest finite E4M3 (448: above it overflows); the largest finite FP32 bits
+#: (a product above them comes from a NaN/Inf source)
 E4M3_EMIN_BITS = E4M3_EMIN_F32 << (_FP32.precision - 1)
+E4M3_TINY_BITS = E4M3_EMIN_BITS
 E4M3_M_OFF = (E4M3_MAGIC << (_FP32.precision - 1)) - (E4M3_EMIN_F32 << (E4M3_P - 1))
 E4M3_ZERO_F = 2.0 ** (_E4M3.emin - E4M3_P)
-E4M3_TINY_F = 2.0 ** _E4M3.emin
+E4M3_MAX_BITS = _f32_bits_of(_E4M3.largest_value)
 FP32_FINITE_MAX = FP32_INF - 1
 HIF8_EMIN_F32 = _HIF8.emin + FP32_BIAS
 #: HiF8's smallest value 2^-22 and largest binade 2^15 (ptonum.tables)
@@ -1008,66 +1010,73 @@ def _f16_lane(x: Any, relum: Any, satm: Any) -> Tuple[Any, Any, Any, Any]:
 
 
 @njit(inline="always")
-def _e4m3_lane(x: Any, mp: Any, mn: Any, ovf_pos: Any, ovf_neg: Any) -> Tuple[Any, Any, Any, Any, Any]:
-    """One E4M3 element under RNE, 8 float32 lanes: (code, NX, UF, OF, rare), each flag a uint32
-    that is nonzero when raised (the pass keeps their maxima: one lane operation each).
+def _e4m3_lane(x: Any, mp: Any, mn: Any, ovf_pos: Any, ovf_neg: Any) -> Tuple[Any, Any, Any]:
+    """One E4M3 element under RNE, 8 float32 lanes: (code, the exact product's magnitude rounded to
+    odd onto float32 as bits ab, the flag key: ab if inexact, else all ones).  The pass keeps the
+    least key and the largest ab | rare mark (:func:`_e4m3_word`).
 
     ``mp``/``mn``: the multiplier of a positive / negative source (MatrixSelectedMultiplier:
-    the FP19 scale, or 0 (ReLU) or alpha (LReLU/PReLU) for a negative source), both finite and
-    >= 0, chosen by the source's sign bit (one blend).
+    the FP19 scale, or 0 (ReLU) or alpha (LReLU/PReLU) for a negative source), chosen by the
+    source's sign bit (one blend); ``ovf_mag``: the code of an overflow without its sign (0x7F, the
+    NaN, or with Sat 0x7E, 448).
 
     1. The product p = x m rounded to nearest on float32 and its exact remainder by a fused
        multiply-add; the remainder's sign against p's says whether the exact magnitude lies below
        |p| (then one ulp down: the truncation), and an inexact product gets its last bit set: p
        rounded *to odd* onto 24 bits.  Rounding that once more onto E4M3 (4 bits) equals one
-       rounding of the exact value and keeps every threshold (2^-10, 2^-6, 448).
+       rounding of the exact value and keeps every comparison with 2^-10, 2^-6 and 448 (no float32
+       value between those and a neighbour of theirs is odd).
     2. With q = max(binade of a = |p|, emin) and quantum u = 2^(q-127-3), a + M for
        M = 2^23 u rounds a to a multiple of u, ties to even, in one hardware addition.  M also
        carries ((q - emin) << 3), a multiple of 8 (so "even" is unchanged), in its low mantissa
        bits, so the low byte of bits(a + M) is the E4M3 code of |v| (a carry into the next binade
-       is the next code): no integer rounding at all.  NX: a + M - M differs from a.
+       is the next code): no integer rounding at all.  Inexact: a + M - M differs from a.
     3. |v| <= 2^-10 rounds to 0: code 0 (+0 also for a negative value), inexact unless the exact
        product is 0, i.e. unless x or m is 0 (a product that underflowed float32 is inexact);
-       tiny (UF with NX) below 2^-6; |v| > 448 overflows (0x7F, with Sat +-448; OF|NX).
-    4. rare: a NaN/Inf source (its product is NaN/Inf: a finite product that overflowed float32
-       is rounded to odd onto the largest finite value) or a -0 source; their lanes' codes and
-       flags are garbage and the row is redone (:func:`_row_e4m3_rne`).
+       |v| > 448 overflows (``ovf_mag``); the sign is set on a nonzero code.
+    4. A NaN/Inf source gives ab above the largest finite float32 (a finite product that overflowed
+       float32 is rounded to odd onto the largest finite value); a -0 source (whose code may be the
+       signed zero) is marked by all ones in the returned ab: those lanes' codes and flags are
+       garbage and the row is redone (:func:`_row_e4m3_rne`).
     """
+    ones = np.uint32(0xFFFFFFFF)
+    one = np.uint32(ovf_pos >> np.uint32(6))  # 1, opaque to LLVM: min(y, 1) stays one vpminud
     m = mn if np.int32(x) < np.int32(0) else mp
     xf = _u32_f32(x)
-    p = xf * m
-    err = _fma32(xf, m, -p)
+    ax = _u32_f32(np.uint32(x & np.uint32(0x7FFFFFFF)))
+    am = _u32_f32(np.uint32(_f32_bits(m) & np.uint32(0x7FFFFFFF)))
+    p = ax * am
     pb = _f32_bits(p)
-    down = np.uint32(0xFFFFFFFF) if err * p < np.float32(0.0) else np.uint32(0)  # exact magnitude below |p|
-    po = np.uint32(np.uint32(pb + down) | (np.uint32(1) if err != np.float32(0.0) else np.uint32(0)))
-    ab = np.uint32(po & np.uint32(0x7FFFFFFF))
+    err = _fma32(ax, am, -p)  # the exact |v| - |p|: +0 when the product is exact (never -0)
+    eb = _f32_bits(err)
+    down = ones if np.int32(eb) < np.int32(0) else np.uint32(0)  # |v| lies below |p|
+    ab = np.uint32(np.uint32(pb + down) | min(eb, one))  # |v| rounded to odd onto float32
     a = _u32_f32(ab)
-    e = np.uint32(max(ab, np.uint32(E4M3_EMIN_BITS)) & np.uint32(FP32_INF))
+    # the binade from |p| (rounding to odd moves |p| below a power of two at most: the same rounding)
+    e = np.uint32(max(np.uint32(pb & np.uint32(FP32_INF)), np.uint32(E4M3_EMIN_BITS)))
     mb = np.uint32(np.uint32(e + np.uint32(e >> np.uint32(E4M3_MAGIC))) + np.uint32(E4M3_M_OFF))
     mf = _u32_f32(mb)
     t = a + mf
-    code = _f32_bits(t)  # the low byte is the code of |v|
-    neg = np.int32(pb) < np.int32(0)
-    zero = a <= np.float32(E4M3_ZERO_F)
-    code = np.uint32(code | np.uint32(E4M3_SIGN)) if neg & (not zero) else code
-    ovf = a > np.float32(E4M3_MAX_F)
-    code = (ovf_neg if neg else ovf_pos) if ovf else code
-    nonzero = min(np.uint32(x << np.uint32(1)), np.uint32(_f32_bits(m) << np.uint32(1)))  # 0 if x or m is 0
-    nx = nonzero if zero else (np.uint32(0xFFFFFFFF) if (t - mf) != a else np.uint32(0))
-    uf = np.uint32(nx & (np.uint32(0xFFFFFFFF) if a < np.float32(E4M3_TINY_F) else np.uint32(0)))
-    of = np.uint32(0xFFFFFFFF) if ovf else np.uint32(0)
-    rare = np.uint32(0xFFFFFFFF) if (ab > np.uint32(FP32_FINITE_MAX)) | (x == np.uint32(FP32_NEG_ZERO)) \
-        else np.uint32(0)
-    return code, nx, uf, of, rare
+    # the sign on a nonzero code: v below -2^-10 (the sign of v + 2^-10, one rounding: a blend selector)
+    neg = np.int32(_f32_bits(_fma32(xf, m, np.float32(E4M3_ZERO_F)))) < np.int32(0)
+    code = np.uint32(_f32_bits(t) | np.uint32(E4M3_SIGN)) if neg else _f32_bits(t)  # low byte: the code
+    if np.int32(ab) > np.int32(E4M3_MAX_BITS):
+        code = ovf_neg if neg else ovf_pos
+    # a product that underflowed float32 (x, m nonzero, |v| <= 2^-150) counts as 2^-149: inexact, tiny
+    ak = max(ab, min(_f32_bits(ax), _f32_bits(am), one))
+    key = np.uint32(ak | (ones if _f32_bits(t - mf) == ak else np.uint32(0)))
+    mark = ones if x == np.uint32(FP32_NEG_ZERO) else ab
+    return code, mark, key
 
 
-@njit(inline="always")
-def _e4m3_word(nx: Any, uf: Any, of: Any, rare: Any) -> Any:
-    """The flag word of :func:`_e4m3_lane`'s flag maxima over a row (NX, UF|NX, OF|NX, the rare bit)."""
-    return np.uint32((np.uint32(_NX) if nx != np.uint32(0) else np.uint32(0))
-                     | (np.uint32(_UF_NX) if uf != np.uint32(0) else np.uint32(0))
-                     | (np.uint32(_OF_NX) if of != np.uint16(0) else np.uint32(0))
-                     | (np.uint32(_RARE) if rare != np.uint32(0) else np.uint32(0)))
+@njit
+def _e4m3_word(kmin: Any, kmax: Any) -> Any:
+    """The flag word of :func:`_e4m3_lane`'s least key and largest marked magnitude over a row (NX,
+    UF|NX, OF|NX, the rare bit).  Not inlined (as :func:`_hif8_word`: LLVM keeps the pass vectorized)."""
+    return np.uint32((np.uint32(_NX) if kmin != np.uint32(0xFFFFFFFF) else np.uint32(0))
+                     | (np.uint32(_UF_NX) if kmin < np.uint32(E4M3_TINY_BITS) else np.uint32(0))
+                     | (np.uint32(_OF_NX) if kmax > np.uint32(E4M3_MAX_BITS) else np.uint32(0))
+                     | (np.uint32(_RARE) if kmax > np.uint32(FP32_FINITE_MAX) else np.uint32(0)))
 
 
 @njit(inline="always")
@@ -1301,15 +1310,14 @@ def _row_f16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu:
 @njit
 def _e4m3_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
     """The vector loop of the E4M3 row: the flag word (:func:`_e4m3_word`)."""
-    fnx = fuf = fof = frare = np.uint32(0)
+    kmin = np.uint32(0xFFFFFFFF)
+    kmax = np.uint32(0)
     for j in range(a_.size):
-        code, nx, uf, of, rare = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
+        code, ab, key = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
-        fnx = max(fnx, nx)
-        fuf = max(fuf, uf)
-        fof = max(fof, of)
-        frare = max(frare, rare)
-    return _e4m3_word(fnx, fuf, fof, frare)
+        kmin = min(kmin, key)
+        kmax = max(kmax, ab)
+    return _e4m3_word(kmin, kmax)
 
 
 @njit
@@ -1317,7 +1325,7 @@ def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
                   fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
     """FP32 -> E4M3 under RNE (modes 26/37): :func:`_e4m3_lane` on float32 lanes, ``sc32_``/``al32_``
     the multipliers of a positive / negative source (:func:`run_tile`).  A row with a NaN/Inf or
-    -0 source: the flags of the finite lanes again (:func:`_fp8_finite_flags`), then those
+    -0 source: the flags of the other lanes again (:func:`_fp8_finite_flags`), then those
     sources (and the fold's NaN rules) by :func:`_redo_rare`."""
     ovf_pos = np.uint32(E4M3_SAT_POS) if sat else np.uint32(E4M3_OVF_POS)
     ovf_neg = np.uint32(E4M3_SAT_NEG) if sat else np.uint32(E4M3_OVF_NEG)
@@ -1347,13 +1355,14 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any)
 
 @njit
 def _fp8_finite_flags(hif8: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> int:
-    """The flags of an E4M3 or HiF8 row's lanes whose source is finite: the row's pass
-    (:func:`_hif8_pass` if ``hif8``, else :func:`_e4m3_pass`) again over each run between NaN/Inf
-    sources (whose lanes' flags are garbage).  A rare path: only rows with such a source."""
+    """The flags of an E4M3 or HiF8 row's lanes whose source is finite (for E4M3 also not -0): the
+    row's pass (:func:`_hif8_pass` if ``hif8``, else :func:`_e4m3_pass`) again over each run between
+    NaN/Inf sources (and E4M3's -0 sources), whose lanes' flags are garbage (E4M3's -0 lanes raise
+    none).  A rare path: only rows with such a source."""
     f_or = 0
     start = 0
     for j in range(a_.size + 1):
-        if j == a_.size or (np.int64(a_[j]) & FP32_INF) == FP32_INF:
+        if j == a_.size or (np.int64(a_[j]) & FP32_INF) == FP32_INF or (not hif8 and a_[j] == FP32_NEG_ZERO):
             if j > start:
                 if hif8:
                     w = _hif8_pass(a_[start:j], o_[start:j], mp_[start:j], mn_[start:j], ovf_pos, ovf_neg)
