@@ -1049,7 +1049,9 @@ def _e4m3_lane(x: Any, mp: Any, mn: Any, ovf_pos: Any, ovf_neg: Any) -> Tuple[An
     pb = _f32_bits(p)
     err = _fma32(ax, am, -p)  # the exact |v| - |p|: +0 when the product is exact (never -0)
     eb = _f32_bits(err)
-    down = ones if np.int32(eb) < np.int32(0) else np.uint32(0)  # |v| lies below |p|
+    # |v| lies below |p| (a float compare: the NaN remainder of an Inf source does not count, so that
+    # source's |p| stays above the largest finite float32)
+    down = ones if err < np.float32(0.0) else np.uint32(0)
     ab = np.uint32(np.uint32(pb + down) | min(eb, one))  # |v| rounded to odd onto float32
     a = _u32_f32(ab)
     # the binade from |p| (rounding to odd moves |p| below a power of two at most: the same rounding)
