@@ -1082,32 +1082,37 @@ def _e4m3_word(kmin: Any, kmax: Any) -> Any:
 
 
 @njit(inline="always")
-def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any, Any]:
-    """The exact product source x multiplier (MatrixSelectedMultiplier) for HiF8: (its magnitude
-    rounded to float32 *to odd*, as bits; the float32 product's bits, for the sign; 0 if x or the
-    multiplier is 0, else nonzero).  ``mp``/``mn``: the multiplier of a positive / negative
-    source (the scale, or for a negative source 0 (ReLU) or alpha (LReLU/PReLU);
-    :func:`run_tile` lays them out), chosen by the sign bit.
+def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any, Any, Any, Any]:
+    """The exact product source x multiplier (MatrixSelectedMultiplier) for HiF8: (ab, its
+    magnitude rounded to float32 *to odd*, as bits; pb, the float32 product's bits; ap = |pb|;
+    tie, -1 when a tie of |p| must round down (see below), else 0; inexact, -1 when the float32
+    product is not exact, else 0).  ``mp``/``mn``: the multiplier of a positive / negative source
+    (the scale, or for a negative source 0 (ReLU) or alpha (LReLU/PReLU); :func:`run_tile` lays
+    them out), chosen by the sign bit.
 
-    A float32 product and its exact remainder by a fused multiply-add, on the magnitude: the
-    truncation is |p| or, when the exact magnitude is below |p| (err * p < 0), the float one ulp
-    below; an inexact product sets the last bit.  Rounding to odd onto 24 bits and then once more
-    to at most 4 significant bits (HiF8) equals rounding the exact value once, and keeps every
-    threshold (powers of two, their midpoints, 2^15).  Below 2^-62 the remainder (or the product)
-    may underflow: such a magnitude is only known to be far below 2^-23, which is all the lane
-    needs, and whether the exact product is 0 comes from x and the multiplier.  A NaN/Inf source
-    gives a magnitude above the largest finite float32 (a finite product that overflows is rounded
-    to odd onto the largest finite)."""
+    A float32 product p and its exact remainder twice by fused multiply-adds: err = x m - p and
+    -(x m) + p.  The two are each other's negatives, so their signs differ exactly when the
+    remainder is not zero -- also when it underflows to a signed zero (a product below 2^-149
+    rounds to 0 with err -0 or -err -0); an exact remainder is +0 in both.  So the product is
+    inexact when the sign bits of the two differ; its exact magnitude is below |p| when err and p
+    have opposite signs (``tie`` for an inexact product; for an exact one the sign of p, which is
+    RHB's direction for a negative tie).  The truncation is |p| or the float one ulp below; an
+    inexact product sets the last bit.  Rounding to odd onto 24 bits and then once more to at most
+    4 significant bits (HiF8) equals rounding the exact value once, and keeps every threshold
+    (powers of two, their midpoints, 2^15).  A NaN/Inf source gives a magnitude above the largest
+    finite float32 (its remainders are the same default NaN: no adjustment); a finite product that
+    overflows (remainders -+Inf) is rounded to odd onto the largest finite."""
     m = mn if np.int32(x) < np.int32(0) else mp  # one blend on the sign bit
     xf = _u32_f32(x)
     p = xf * m
     err = _fma32(xf, m, -p)
+    nerr = _fma32(-xf, m, p)
     pb = _f32_bits(p)
-    down = np.uint32(0xFFFFFFFF) if err * p < np.float32(0.0) else np.uint32(0)  # exact magnitude below |p|
-    ab = np.uint32(np.uint32(np.uint32(pb & np.uint32(0x7FFFFFFF)) + down)
-                   | (np.uint32(1) if err != np.float32(0.0) else np.uint32(0)))
-    nonzero = min(np.uint32(x << np.uint32(1)), np.uint32(_f32_bits(m) << np.uint32(1)))
-    return ab, pb, nonzero
+    ap = np.uint32(pb & np.uint32(0x7FFFFFFF))
+    tie = np.uint32(_sar32(_xor32(np.int32(_f32_bits(err)), np.int32(pb)), np.int32(31)))
+    inexact = np.uint32(_sar32(_xor32(np.int32(_f32_bits(err)), np.int32(_f32_bits(nerr))), np.int32(31)))
+    ab = np.uint32(np.uint32(ap + np.uint32(tie & inexact)) | _shr32(inexact, np.uint32(31)))
+    return ab, pb, ap, tie, inexact
 
 
 @njit(inline="always")
@@ -1125,26 +1130,29 @@ def _hif8_geometry(b: Any) -> Tuple[Any, Any, Any]:
 
 
 @njit(inline="always")
-def _hif8_code(s: Any) -> Tuple[Any, Any, Any]:
+def _hif8_code(s: Any) -> Tuple[Any, Any]:
     """The 7-bit HiF8 code (no sign) of the magnitude r whose float32 bits are the top bits of s
     (uint32 lane; the bits below r's quantum are ignored), r zero or a finite HiF8 value
-    (``HiF8FiniteDecomposition`` backwards; equal to tables.HIF8_BASE + mantissa); also
-    q = r >> (23 - mb) and the width of :func:`_hif8_geometry`, so that r = q << (23 - mb).
+    (``HiF8FiniteDecomposition`` backwards; equal to tables.HIF8_BASE + mantissa); also the width
+    of r's binade (:func:`_hif8_geometry`), so that r = s & (0xFFF00000 << width).
 
-    q is (E << mb) + mantissa, E the biased exponent; XOR (e < 0) or subtracting (e >= 0)
-    127 << mb gives |e| << mb + mantissa; the code adds (|e| >> 1)'s nibble of HIF8_OFF_NEG /
-    HIF8_OFF_POS times 8 (the dot field, the exponent's sign and its implicit leading one).
-    Below 2^-15 (the denormal binades) the code of 2^e is e + 23, and 0 gives 0."""
-    ec, aec, narrow = _hif8_geometry(s)
-    q = _shr32(_shr32(s, np.uint32(FP32_FRAC - HIF8_MB_MAX)), narrow)
-    oneq = _shr32(np.uint32(FP32_BIAS << HIF8_MB_MAX), narrow)
-    neg = ec < np.int32(0)
-    t = np.uint32(q ^ oneq) if neg else np.uint32(q - oneq)
-    tab = np.uint32(HIF8_OFF_NEG) if neg else np.uint32(HIF8_OFF_POS)
+    With e the exponent and f the fraction of s, (|e| << 3 | the top 3 bits of f) >> width is
+    |e| << mb + the mantissa, for either sign of e; the code adds (|e| >> 1)'s nibble of
+    HIF8_OFF_NEG / HIF8_OFF_POS times 8 (the dot field, the exponent's sign and its implicit
+    leading one).  Below 2^-15 (the denormal binades) the code of 2^e is e + 23, and 0 gives 0."""
+    es = np.int32(_shr32(s, np.uint32(FP32_FRAC)))
+    ec = np.int32(es - np.int32(FP32_BIAS))
+    aec = _abs32(ec)
+    narrow = _shr32(_shl32(np.uint32(HIF8_NARROW), np.uint32(aec & np.uint32(28))), np.uint32(28))
+    top = np.uint32(_shl32(aec, np.uint32(HIF8_MB_MAX))
+                    | np.uint32(_shr32(s, np.uint32(FP32_FRAC - HIF8_MB_MAX)) & np.uint32(7)))
+    # the binade tests compare s itself (signed): LLVM would turn a test of es (known >= 0) into
+    # an unsigned compare, which AVX2 emulates with two instructions
+    tab = np.uint32(HIF8_OFF_NEG) if np.int32(s) < np.int32(FP32_ONE_BITS) else np.uint32(HIF8_OFF_POS)
     off = _shr32(_shl32(tab, np.uint32(_shl32(aec, np.uint32(1)) & np.uint32(28))), np.uint32(28))
-    code = np.uint32(t + _shl32(off, np.uint32(3)))
-    den = np.uint32(max(np.int32(ec + np.int32(HIF8_DML_BIAS)), np.int32(0)))
-    return (den if ec < np.int32(HIF8_EMIN_F32 - FP32_BIAS) else code), q, narrow
+    code = np.uint32(_shr32(top, narrow) + _shl32(off, np.uint32(3)))
+    den = np.uint32(max(np.int32(es + np.int32(HIF8_DML_BIAS - FP32_BIAS)), np.int32(0)))
+    return (den if np.int32(s) < np.int32(HIF8_TINY_BITS) else code), narrow
 
 
 @njit(inline="always")
@@ -1156,27 +1164,37 @@ def _hif8_lane(x: Any, mp: Any, mn: Any, ovf_pos: Any) -> Tuple[Any, Any, Any]:
     finite float32 (that lane's code and flags are garbage: the row is redone).
 
     ``mp``/``mn``: the multipliers of a positive / negative source (:func:`_hif8_product`).
-    With mb the mantissa bits of ab's binade (:func:`_hif8_geometry`), s = ab + half a quantum
-    (less one for a negative value, whose ties go toward zero) has the rounded magnitude in its
-    top bits, a carry into the next binade included; that binade's geometry gives the code and
-    the rounded r (:func:`_hif8_code`; a carry lands on a power of two, whose quantum is at least
-    the one rounded with).  Below 2^-22 half a quantum is 2^-23: the top bits of s are 2^-22 or
-    below, code 1 or 0.  NX when r differs from ab; below 2^-22 when the exact product is not 0.
-    |v| > 32768 overflows (+-Inf 0x6F/0xEF, or with Sat +-32768 0x6E/0xEE; ``ovf_pos`` is the
-    positive one), the sign is set on a nonzero code.  A -0 source gives 0 with no flag, as the
-    signed-zero rule does for HiF8."""
-    ab, pb, nonzero = _hif8_product(x, mp, mn)
+    The rounding starts from |p| (the float32 product), not from ab, so that it does not wait for
+    the remainder: with mb the mantissa bits of |p|'s binade (:func:`_hif8_geometry`),
+    s = |p| + half a quantum - [tie goes down] has the rounded magnitude in its top bits, a carry
+    into the next binade included.  |p| differs from the exact magnitude by less than half a
+    float32 ulp, far below a HiF8 quantum, so only a tie of |p| (|p| a midpoint) can round
+    otherwise than the exact value: it goes down when the exact magnitude is below |p| (the
+    remainder and p of opposite signs) or when the value is an exact negative (RHB: ties toward
+    +infinity); ``tie`` is -1 then (the sign of remainder XOR p; an exact remainder is +0).  When
+    |p| is a power of two and the exact magnitude below it, the binade below rounds to the same
+    power of two.  The rounded binade's geometry gives the code (:func:`_hif8_code`; a carry
+    lands on a power of two, whose quantum is at least the one rounded with).  Below 2^-22 half
+    a quantum is 2^-23: the top bits of s are 2^-22 or below, code 1 or 0.  NX when the rounded
+    r differs from ab; below 2^-22 when the exact product is not 0.  |v| > 32768 (ab > 2^15)
+    overflows (+-Inf 0x6F/0xEF, or with Sat +-32768 0x6E/0xEE; ``ovf_pos`` is the positive one),
+    the sign is set on a nonzero code (s at or above 2^-22, or an overflow).  A -0 source gives 0
+    with no flag, as the signed-zero rule does for HiF8."""
+    ab, pb, ap, tie, inexact = _hif8_product(x, mp, mn)
     ia = np.int32(ab)
-    sgn = _shr32(pb, np.uint32(31))  # 1 for a negative value
-    _, _, narrow = _hif8_geometry(ab)
-    tiny = ia < np.int32(HIF8_LO_BITS)
-    half = np.uint32(1 << FP32_FRAC) if tiny else _shl32(np.uint32(HIF8_HALF_FINE), narrow)
-    code, q, narrow_r = _hif8_code(np.uint32(np.uint32(ab + half) - sgn))
-    r = _shl32(_shl32(q, narrow_r), np.uint32(FP32_FRAC - HIF8_MB_MAX))
-    exact = np.uint32(0xFFFFFFFF) if (nonzero if tiny else np.uint32(r ^ ab)) == np.uint32(0) else np.uint32(0)
-    code = ovf_pos if ia > np.int32(HIF8_MAX_BITS) else code
-    nzc = np.uint32(0xFFFFFFFF) if code != np.uint32(0) else np.uint32(0)
-    code = np.uint32(code | (_shl32(sgn, np.uint32(7)) & nzc))
+    sgn = np.uint32(np.uint32(_sar32(np.int32(pb), np.int32(31))) & np.uint32(HIF8_SIGN))
+    _, _, narrow = _hif8_geometry(ap)
+    tiny = _u32_f32(ap) < np.float32(2.0 ** HIF8_E_LO)  # a float compare: one vcmpps
+    # below 2^-22 the width table gives half = 2^22 (mb = 0); the tiny lanes add another 2^22
+    base = np.uint32(np.uint32(ap + tie) + (np.uint32(1 << (FP32_FRAC - 1)) if tiny else np.uint32(0)))
+    s = np.uint32(base + _shl32(np.uint32(HIF8_HALF_FINE), narrow))
+    code, narrow_r = _hif8_code(s)
+    r = np.uint32(s & _shl32(np.uint32(0xFFF00000), narrow_r))
+    # exact: a float32-exact product that is r (below 2^-22: only 0 is)
+    exact = np.uint32(~inexact) if (ap if tiny else np.uint32(r ^ ap)) == np.uint32(0) else np.uint32(0)
+    ovf = ia > np.int32(HIF8_MAX_BITS)
+    code = ovf_pos if ovf else code
+    code = np.uint32(code | (sgn if (np.int32(s) >= np.int32(HIF8_LO_BITS)) | ovf else np.uint32(0)))
     return code, ab, np.uint32(ab | exact)
 
 
