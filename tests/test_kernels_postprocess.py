@@ -558,6 +558,46 @@ def test_s32_offset_loop_rows_and_folds_like_reference(n: int, monkeypatch: pyte
                 assert np.array_equal(res.group_max_bits, ref.group_max_bits), where
 
 
+
+@pytest.mark.parametrize("n", [13, 300])
+def test_s32_rne_lane_group_fold_like_reference(n: int) -> None:
+    """GroupMax folded into the 32-bit lane's pass (RNE, ReluMode NONE/RELU, every scale below 1): every
+    GroupN (groups of a multiple of 8 columns, a shorter last group, a group wider than the row), MaxAbs
+    on and off, RowMaxInit, INT_MIN and INT_MAX in inner groups, an all-negative row; per-column words
+    (VREQ8, VDEQS16) and one word (REQ8, REQ4) against the reference engine."""
+    rng = np.random.default_rng(n + 7)
+    m = 4
+    for mode, (offw, dlo, dhi) in _S32_OFFSET_MODES.items():
+        cases = [c for c in _s32_offset_cases(offw, dlo, dhi) if 2.0**-126 <= c[1] < 1.0]
+        pick = rng.integers(0, len(cases), (m, n))
+        acc = np.array([[cases[c][0] for c in row] for row in pick], np.int64)
+        acc[1] = -np.abs(acc[1]) - 1  # an all-negative row
+        acc[2, min(9, n - 1)] = -(2**31)  # INT_MIN in the second group of GroupN 8 (MaxAbs: OF)
+        acc[3, n // 2] = 2**31 - 1
+        acc[0, n - 1] = -(2**31) + 1  # |INT_MIN + 1| = INT_MAX in the last (shorter) group
+        bits = (acc & 0xFFFFFFFF).astype(np.uint32)
+        words = np.array([_scale_word(cases[c][1], cases[c][2], offw) for c in pick[0]], np.uint64)[None, :]
+        for code in range(1, 10):
+            relu = code % 2
+            sat = code % 3 != 0
+            init = code % 4 == 0
+            attrs = dict(pre_quant_mode=mode, relu_mode=relu, row_max_en=code != 5, row_max_init=init and code != 5,
+                         group_max_en=1, group_n_code=code, max_abs_en=(code + n) % 2 == 1)
+            one = mode[1:] if code % 2 == 0 else mode  # REQ8/REQ4/DEQS16: one word, its values in registers
+            kw: Dict[str, Any] = dict(quant_param=int(words[0, code])) if one != mode else dict(quant_tile=words)
+            if init:
+                kw["row_max_in"] = np.array([[5], [0xFFFFFFF0], [0x80000000], [0x7FFFFFFF]], np.uint32)
+            attrs["pre_quant_mode"] = one
+            ref = postprocess(bits, acc_type="S32", attributes=attrs, rmode="RNE", sat=sat, engine="reference", **kw)
+            res = postprocess(bits, acc_type="S32", attributes=attrs, rmode="RNE", sat=sat, **kw)
+            where = (one, code, sat, attrs)
+            assert np.array_equal(res.d_bits, ref.d_bits), where
+            assert res.flags == ref.flags, where
+            assert (res.row_max_bits is None and ref.row_max_bits is None
+                    or np.array_equal(res.row_max_bits, ref.row_max_bits)), where
+            assert np.array_equal(res.group_max_bits, ref.group_max_bits), where
+
+
 # ------------------------------------------------------------------ FP32 -> float row loops (vectorized)
 
 

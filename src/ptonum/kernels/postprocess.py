@@ -1447,7 +1447,7 @@ def _row_fp32_seg_none(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: A
 
 def _s32_rows(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int, relu: int,
               offw: int, dst: int, mode: int, sat: bool, scale: Any, alpha: Any, offs: Any, offs_f: Any, blo: Any,
-              bhi: Any, s32p: Any, s32rne: int, max_abs: bool, group_n: int, group_out: Any, gbase: int
+              bhi: Any, s32p: Any, s32rne: int, max_abs: bool, group_n: int, group_out: Any, gbase: int, gscr: Any
               ) -> Tuple[int, int, int]:
     """The S32 offset row loops (compiled gate): ``fast`` 7 :func:`_row_s32_int`, else
     :func:`_row_s32_offset` (returns its flags, 0, 0)."""
@@ -1456,18 +1456,20 @@ def _s32_rows(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_
 
 def _s32_rows_narrow(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int,
                      relu: int, offw: int, dst: int, mode: int, sat: bool, scale: Any, alpha: Any, offs: Any,
-                     offs_f: Any, blo: Any, bhi: Any, s32p: Any, s32rne: int, max_abs: bool, group_n: int, group_out: Any, gbase: int
+                     offs_f: Any, blo: Any, bhi: Any, s32p: Any, s32rne: int, max_abs: bool, group_n: int,
+                     group_out: Any, gbase: int, gscr: Any
                      ) -> Tuple[int, int, int]:
     if fast == 7:
         return _row_s32_int(acc, base, cnt, out, pb, relu, offw, dst, mode, sat, scale, alpha, offs_f, blo, bhi,
-                            s32p, s32rne, max_abs, group_n, group_out, gbase)
+                            s32p, s32rne, max_abs, group_n, group_out, gbase, gscr)
     return _row_s32_offset(acc, base, cnt, out, fl, want_flags, pb, relu, offw, dst, mode, sat, scale, alpha,
                            offs), 0, 0
 
 
 def _s32_rows_none(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int,
                    relu: int, offw: int, dst: int, mode: int, sat: bool, scale: Any, alpha: Any, offs: Any,
-                   offs_f: Any, blo: Any, bhi: Any, s32p: Any, s32rne: int, max_abs: bool, group_n: int, group_out: Any, gbase: int
+                   offs_f: Any, blo: Any, bhi: Any, s32p: Any, s32rne: int, max_abs: bool, group_n: int,
+                   group_out: Any, gbase: int, gscr: Any
                    ) -> Tuple[int, int, int]:
     return 0, 0, 0  # never called: the S32 offset modes write 8- or 16-bit carriers
 
@@ -1575,6 +1577,211 @@ def _round_mode(p: float, mode: int) -> float:
 _RNE_MAGIC = 6755399441055744.0
 
 
+# ---------------------------------------------------------------------------
+# Eight int32 lanes as one value (one AVX2 register): the S32 rows' GroupMax fold
+#
+# LLVM vectorizes a whole-row loop by itself, but a loop restarted per GroupN group pays a
+# vector preamble, runtime alias checks and four horizontal reductions per group (about as
+# much as the group pass it would replace).  Written with these explicit lanes, the group loop
+# keeps its NX/OF accumulators as vectors across groups and reduces only each group's maximum
+# and minimum (``llvm.vector.reduce``).
+
+if NUMBA_AVAILABLE:  # pragma: no branch
+    from numba.core import cgutils as _cgutils
+    from numba.extending import models as _models
+    from numba.extending import register_model as _register_model
+
+    class _I32x8Type(_types.Type):
+        """Eight int32 lanes (LLVM ``<8 x i32>``), only inside compiled code."""
+
+        def __init__(self) -> None:
+            super().__init__(name="I32x8")
+
+    _I32X8 = _I32x8Type()
+    _V8 = _ir.VectorType(_ir.IntType(32), 8)
+
+    @_register_model(_I32x8Type)
+    class _I32x8Model(_models.PrimitiveModel):
+        def __init__(self, dmm: Any, fe_type: Any) -> None:
+            super().__init__(dmm, fe_type, _V8)
+
+    def _llvm_fn(builder: Any, name: str, ret: Any, args: Any) -> Any:
+        return _cgutils.get_or_insert_function(builder.module, _ir.FunctionType(ret, args), name)
+
+    def _lane_ptr(context: Any, builder: Any, aty: Any, arr: Any, j: Any, vt: Any) -> Any:
+        """Pointer to elements ``j .. j + 7`` of a 1-D contiguous array, as a ``vt`` pointer (no bounds check)."""
+        data = context.make_array(aty)(context, builder, arr).data
+        return builder.bitcast(builder.gep(data, [j]), vt.as_pointer())
+
+    @_intrinsic
+    def _v8_load_i(typingctx: Any, arr: Any, j: Any) -> Any:
+        """Elements ``j .. j + 7`` of a contiguous 1-D int32/uint32 array (no bounds check)."""
+        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
+                and arr.dtype in (_types.int32, _types.uint32) and isinstance(j, _types.Integer)):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            return builder.load(_lane_ptr(context, builder, signature.args[0], args[0], args[1], _V8), align=4)
+
+        return _I32X8(arr, j), codegen
+
+    @_intrinsic
+    def _v8_store_i(typingctx: Any, arr: Any, j: Any, v: Any) -> Any:
+        """Store the low 8/16 bits of each lane to elements ``j .. j + 7`` of a contiguous 1-D
+        8- or 16-bit array (no bounds check): the narrowing store of a scalar ``o_[j] = v``."""
+        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
+                and str(arr.dtype) in ("int8", "uint8", "int16", "uint16") and v == _I32X8):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            bits = signature.args[0].dtype.bitwidth
+            vt = _ir.VectorType(_ir.IntType(bits), 8)
+            builder.store(builder.trunc(args[2], vt),
+                          _lane_ptr(context, builder, signature.args[0], args[0], args[1], vt), align=bits // 8)
+            return context.get_dummy_value()
+
+        return _types.none(arr, j, v), codegen
+
+    def _splat(builder: Any, x: Any, vt: Any) -> Any:
+        v = builder.insert_element(_ir.Constant(vt, _ir.Undefined), x, _ir.Constant(_ir.IntType(32), 0))
+        return builder.shuffle_vector(v, _ir.Constant(vt, _ir.Undefined), _ir.Constant(_V8, [0] * 8))
+
+    @_intrinsic
+    def _v8_splat_i(typingctx: Any, x: Any) -> Any:
+        """One int32 value in all eight lanes (an integer of any width, truncated to 32 bits)."""
+        if not isinstance(x, _types.Integer):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            i32 = _ir.IntType(32)
+            w = args[0].type.width
+            s = args[0] if w == 32 else (builder.trunc(args[0], i32) if w > 32 else builder.sext(args[0], i32))
+            return _splat(builder, s, _V8)
+
+        return _I32X8(x), codegen
+
+    def _v8_binary(op: str) -> Any:
+        """Lane-wise int32 ``op``: ``smax``/``smin`` (signed), ``and``, ``or``, ``xor``, ``add`` (wrapping)."""
+        @_intrinsic
+        def binary(typingctx: Any, a: Any, b: Any) -> Any:
+            if a != _I32X8 or b != _I32X8:
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                if op in ("smax", "smin"):
+                    return builder.call(_llvm_fn(builder, f"llvm.{op}.v8i32", _V8, [_V8, _V8]), list(args))
+                return {"and": builder.and_, "or": builder.or_, "xor": builder.xor, "add": builder.add}[op](*args)
+
+            return _I32X8(a, b), codegen
+        return binary
+
+    def _v8_reduce(op: str) -> Any:
+        """The ``smax``/``smin``/``or`` of the eight lanes, as an int32."""
+        @_intrinsic
+        def reduce(typingctx: Any, a: Any) -> Any:
+            if a != _I32X8:
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                return builder.call(_llvm_fn(builder, f"llvm.vector.reduce.{op}.v8i32", _ir.IntType(32), [_V8]),
+                                    [args[0]])
+
+            return _types.int32(a), codegen
+        return reduce
+
+    @_intrinsic
+    def _v8_rne_i(typingctx: Any, x: Any, sc: Any) -> Any:
+        """Per lane the low 32 bits of the encoding of ``fma(x, sc, 1.5 * 2**52)`` in float64 (see
+        :func:`_s32_rne_lane`); ``sc`` one float64 multiplier, or eight multipliers as float32 bits."""
+        if x != _I32X8 or not (sc == _I32X8 or sc == _types.float64):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            d8 = _ir.VectorType(_ir.DoubleType(), 8)
+            xd = builder.sitofp(args[0], d8)
+            if signature.args[1] == _I32X8:
+                sd = builder.fpext(builder.bitcast(args[1], _ir.VectorType(_ir.FloatType(), 8)), d8)
+            else:
+                sd = _splat(builder, args[1], d8)
+            p = builder.call(_llvm_fn(builder, "llvm.fma.v8f64", d8, [d8, d8, d8]),
+                             [xd, sd, _ir.Constant(d8, [_RNE_MAGIC] * 8)])
+            return builder.trunc(builder.bitcast(p, _ir.VectorType(_ir.IntType(64), 8)), _V8)
+
+        return _I32X8(x, sc), codegen
+
+    @_intrinsic
+    def _v8_no_runtime_unroll_i(typingctx: Any) -> Any:
+        """An empty ``convergent`` marker (emits no instruction): LLVM does not runtime-unroll a loop
+        that holds one.  Numba cannot set the ``llvm.loop.unroll.runtime.disable`` metadata that
+        LLVM's own vectorizer gives the loops it vectorizes; unrolled by 2, the one-word S32 loop
+        runs out of the 16 AVX2 registers (spills and register copies, 34 instead of 28 vector
+        instructions per 8 elements)."""
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            call = builder.call(_ir.InlineAsm(_ir.FunctionType(_ir.VoidType(), []), "", "", side_effect=False), [])
+            call.attributes.add("convergent")
+            return context.get_dummy_value()
+
+        return _types.none(), codegen
+
+    _v8_no_runtime_unroll: Any = _v8_no_runtime_unroll_i
+    _v8_load: Any = _v8_load_i
+    _v8_store: Any = _v8_store_i
+    _v8_splat: Any = _v8_splat_i
+    _v8_rne: Any = _v8_rne_i
+    _v8_max: Any = _v8_binary("smax")
+    _v8_min: Any = _v8_binary("smin")
+    _v8_and: Any = _v8_binary("and")
+    _v8_or: Any = _v8_binary("or")
+    _v8_xor: Any = _v8_binary("xor")
+    _v8_add: Any = _v8_binary("add")
+    _v8_hmax: Any = _v8_reduce("smax")
+    _v8_hmin: Any = _v8_reduce("smin")
+    _v8_hor: Any = _v8_reduce("or")
+else:  # pragma: no cover - kernels are not used without numba; the same lanes as int32 numpy arrays
+    def _v8_no_runtime_unroll() -> None:
+        pass
+
+    def _v8_load(arr: Any, j: int) -> Any:
+        return np.asarray(arr[j:j + 8]).view(np.int32).copy()
+
+    def _v8_store(arr: Any, j: int, v: Any) -> None:
+        arr[j:j + 8] = v.astype(arr.dtype)
+
+    def _v8_splat(x: int) -> Any:
+        return np.full(8, x, np.int64).astype(np.int32)
+
+    def _v8_rne(x: Any, sc: Any) -> Any:
+        s = np.asarray(sc, np.int32).view(np.float32).astype(np.float64) if np.ndim(sc) else np.float64(sc)
+        return np.rint(x.astype(np.float64) * s).astype(np.int64).astype(np.int32)
+
+    def _v8_max(a: Any, b: Any) -> Any:
+        return np.maximum(a, b)
+
+    def _v8_min(a: Any, b: Any) -> Any:
+        return np.minimum(a, b)
+
+    def _v8_and(a: Any, b: Any) -> Any:
+        return a & b
+
+    def _v8_or(a: Any, b: Any) -> Any:
+        return a | b
+
+    def _v8_xor(a: Any, b: Any) -> Any:
+        return a ^ b
+
+    def _v8_add(a: Any, b: Any) -> Any:
+        return a + b  # int32 arrays wrap
+
+    def _v8_hmax(a: Any) -> Any:
+        return np.int32(a.max())
+
+    def _v8_hmin(a: Any) -> Any:
+        return np.int32(a.min())
+
+    def _v8_hor(a: Any) -> Any:
+        return np.int32(np.bitwise_or.reduce(a))
+
+
 @njit(inline="always")
 def _s32_rne_lane(x: Any, xlo: Any, nxm: Any, sc: Any, off: Any, blo: Any, bhi: Any, sat: bool,
                   lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any]:
@@ -1679,6 +1886,131 @@ def _s32_rne_scalar(a_: Any, o_: Any, sc: Any, nxm: Any, off: Any, blo: Any, bhi
 
 
 @njit(inline="always")
+def _s32_rne_vec(x: Any, xlo: Any, nxm: Any, sc: Any, off: Any, blo: Any, bhi: Any, sat: bool,
+                 lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any]:
+    """:func:`_s32_rne_lane` on eight lanes (every argument but ``sc`` and ``sat`` eight int32 lanes;
+    ``sc`` a float64 multiplier, or eight as float32 bits): the same steps, the same results.
+
+    Source: ``MatrixSelectedMultiplier``, ``MatrixRoundAndSaturateSigned``,
+    ``ReferenceMatrixIntegerEncoding``."""
+    xr = _v8_max(x, xlo)
+    r = _v8_rne(xr, sc)
+    t = _v8_add(r, off)
+    fc = _v8_min(_v8_max(t, blo), bhi)
+    if sat:
+        v = fc
+    else:
+        v = _v8_add(_v8_min(_v8_max(r, lim_lo), lim_hi), off)
+    return v, _v8_and(xr, nxm), _v8_xor(t, fc)
+
+
+@njit(inline="always")
+def _s32_rne_chunk(a_: Any, o_: Any, j: int, cols: bool, nxm_: Any, off_: Any, blo_: Any, bhi_: Any, sc_: Any,
+                   xlo: Any, nxm: Any, sc: Any, off: Any, blo: Any, bhi: Any, sat: bool, lim_lo: Any, lim_hi: Any
+                   ) -> Tuple[Any, Any, Any]:
+    """Columns ``j .. j + 7`` through :func:`_s32_rne_vec`, stored; ``cols``: the parameters from the
+    rows ``nxm_`` .. ``sc_`` (else the eight-lane values ``nxm`` .. ``bhi`` and the float64 ``sc``).
+    Returns (the sources, NX lanes, OF lanes)."""
+    x = _v8_load(a_, j)
+    if cols:
+        v, n, o = _s32_rne_vec(x, xlo, _v8_load(nxm_, j), _v8_load(sc_, j), _v8_load(off_, j), _v8_load(blo_, j),
+                               _v8_load(bhi_, j), sat, lim_lo, lim_hi)
+    else:
+        v, n, o = _s32_rne_vec(x, xlo, nxm, sc, off, blo, bhi, sat, lim_lo, lim_hi)
+        _v8_no_runtime_unroll()  # the parameters in registers: unrolled, the loop would spill
+    _v8_store(o_, j, v)
+    return x, n, o
+
+
+@njit(inline="always")
+def _s32_rne_groups(a_: Any, o_: Any, cols: bool, nxm_: Any, off_: Any, blo_: Any, bhi_: Any, sc_: Any,
+                    nxm: Any, off: Any, blo: Any, bhi: Any, sc: Any, xlo: Any, sat: bool, lim_lo: Any, lim_hi: Any,
+                    group_n: int, max_abs: bool, group_out: Any, gbase: int, gscr: Any
+                    ) -> Tuple[Any, Any, Any, Any, int]:
+    """:func:`_s32_rne_cols` (``cols`` True: the parameter rows ``nxm_`` .. ``sc_``) or
+    :func:`_s32_rne_scalar` (``cols`` False: the scalars ``nxm`` .. ``sc``) with GroupMax folded in:
+    one pass over the row, group by group (``group_n`` columns, the last group may be shorter),
+    eight lanes at a time (:func:`_s32_rne_chunk`; a group's last ``size % 8`` columns one at a
+    time).  Each group's signed maximum and minimum come from the lanes already loaded (kept in
+    ``gscr``, int32, at least ``2 * ceil(size / group_n)``) and give ``group_out[gbase + g]``
+    (:func:`_s32_fold_bits`); the NX/OF lanes carry across groups.  Returns (NX bits, OF bits,
+    signed maximum and minimum of the row -- RowMax --, GroupMax flags).
+
+    Source: ``MatrixGroupMaxResult``, ``MatrixRowMaxResult``, ``TileProfileMatrixReductionStepWithFlags``
+    and the steps of :func:`_s32_rne_lane`."""
+    cnt = a_.size
+    vxlo = _v8_splat(xlo)
+    vlo = _v8_splat(lim_lo)
+    vhi = _v8_splat(lim_hi)
+    vnxm = _v8_splat(nxm)
+    voff = _v8_splat(off)
+    vblo = _v8_splat(blo)
+    vbhi = _v8_splat(bhi)
+    nxv = _v8_splat(0)
+    ovv = _v8_splat(0)
+    ng = (cnt + group_n - 1) // group_n
+    # whole groups of a multiple of 8 columns: nothing but the vector loop
+    full = cnt // group_n if group_n % 8 == 0 else 0
+    for g in range(full):
+        hv = _v8_splat(np.int32(S32_MIN))
+        lv = _v8_splat(np.int32(S32_MAX))
+        for j in range(g * group_n, g * group_n + group_n, 8):
+            x, n, o = _s32_rne_chunk(a_, o_, j, cols, nxm_, off_, blo_, bhi_, sc_, vxlo, vnxm, sc, voff, vblo, vbhi,
+                                     sat, vlo, vhi)
+            hv = _v8_max(hv, x)
+            lv = _v8_min(lv, x)
+            nxv = _v8_or(nxv, n)
+            ovv = _v8_or(ovv, o)
+        gscr[2 * g] = _v8_hmax(hv)
+        gscr[2 * g + 1] = _v8_hmin(lv)
+    # the rest (a shorter last group; every group when GroupN is not a multiple of 8)
+    nx = np.int32(0)
+    ov = np.int32(0)
+    for g in range(full, ng):
+        s = g * group_n
+        e = min(s + group_n, cnt)
+        e8 = s + ((e - s) & ~7)
+        hv = _v8_splat(np.int32(S32_MIN))
+        lv = _v8_splat(np.int32(S32_MAX))
+        for j in range(s, e8, 8):
+            x, n, o = _s32_rne_chunk(a_, o_, j, cols, nxm_, off_, blo_, bhi_, sc_, vxlo, vnxm, sc, voff, vblo, vbhi,
+                                     sat, vlo, vhi)
+            hv = _v8_max(hv, x)
+            lv = _v8_min(lv, x)
+            nxv = _v8_or(nxv, n)
+            ovv = _v8_or(ovv, o)
+        hi = _v8_hmax(hv)
+        lo = _v8_hmin(lv)
+        for j in range(e8, e):
+            x1 = np.int32(a_[j])
+            hi = x1 if x1 > hi else hi
+            lo = x1 if x1 < lo else lo
+            if cols:
+                v1, n1, o1 = _s32_rne_lane(x1, xlo, nxm_[j], np.float64(_u32_f32(np.uint32(sc_[j]))), off_[j],
+                                           blo_[j], bhi_[j], sat, lim_lo, lim_hi)
+            else:
+                v1, n1, o1 = _s32_rne_lane(x1, xlo, nxm, sc, off, blo, bhi, sat, lim_lo, lim_hi)
+            nx = _or32(nx, n1)
+            ov = _or32(ov, o1)
+            o_[j] = v1
+        gscr[2 * g] = hi
+        gscr[2 * g + 1] = lo
+    # the groups' results and the row's maximum and minimum
+    flags = 0
+    rmax = np.int32(S32_MIN)
+    rmin = np.int32(S32_MAX)
+    for g in range(ng):
+        hi = gscr[2 * g]
+        lo = gscr[2 * g + 1]
+        gb, gf = _s32_fold_bits(hi, lo, max_abs)
+        group_out[gbase + g] = gb
+        flags |= gf
+        rmax = hi if hi > rmax else rmax
+        rmin = lo if lo < rmin else rmin
+    return _or32(nx, _v8_hor(nxv)), _or32(ov, _v8_hor(ovv)), rmax, rmin, flags
+
+
+@njit(inline="always")
 def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi_: Any,
                   relu: int, rne: bool, sat: bool, mode: int, lim_lo: float, lim_hi: float,
                   relu_zero: bool, relu_al: bool) -> Tuple[int, int, Any, Any]:
@@ -1735,7 +2067,7 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
 @njit
 def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, offw: int, dst: int, mode: int,
                  sat: bool, scale: Any, alpha: Any, offs: Any, blo: Any, bhi: Any, ip: Any, rne: int,
-                 max_abs: bool, group_n: int, group_out: Any, gbase: int) -> Tuple[int, int, int]:
+                 max_abs: bool, group_n: int, group_out: Any, gbase: int, gscr: Any) -> Tuple[int, int, int]:
     """S32 source with an offset (REQ8/VREQ8, REQ4/VREQ4, DEQS16/VDEQS16), no per-element
     flags: the rules of :func:`_row_s32_offset` (and so of :func:`_element`) in one
     select-only pass over the row that vectorizes, RowMax folded in.
@@ -1750,7 +2082,9 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
     one clamp of ``r + offset`` to per-column bounds (OF|NX when it moves); with Sat=0 the
     value is wrapped instead.  The flags are ORs over the row, so no element branches.  RowMax comes from the row's
     signed maximum and minimum, taken in the same pass; GroupMax (``group_n`` > 0, written
-    to ``group_out[gbase + g]``) from a load-only pass over the row while it is in L1.
+    to ``group_out[gbase + g]``) too in the 32-bit lanes (:func:`_s32_rne_groups`: the same
+    pass, group by group, in explicit 8-lane vectors), and for the float64 loop from a
+    load-only pass over the row while it is in L1.
     Returns (element and GroupMax flags, RowMax bits of the row, RowMax flags).
 
     Source: ``MatrixPostQuantBaseWithFlags``, ``MatrixRoundAndSaturateSigned``,
@@ -1760,6 +2094,7 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
     a_ = acc[base:base + cnt]
     o_ = out[base:base + cnt]
     sc_ = scale[pb:pb + cnt]
+    flags = 0
     if rne == 0:  # other RModes, LReLU/PReLU, a multiplier of magnitude >= 1: the select-only float64 loop
         of_ = offs[pb:pb + cnt]
         bl_ = blo[pb:pb + cnt]
@@ -1771,7 +2106,36 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
         xlo = np.int32(0) if relu == 1 else np.int32(S32_MIN)
         ilo = np.int32(lim_lo)
         ihi = np.int32(lim_hi)
-        if rne == 2:  # one parameter word (REQ8, REQ4, DEQS16)
+        if group_n > 0:  # GroupMax folded into the pass (explicit 8-lane loop, _s32_rne_groups)
+            k = 0 if rne == 2 else pb
+            kc = 1 if rne == 2 else cnt
+            nxm_ = ip[0, k:k + kc]
+            off_ = ip[1, k:k + kc]
+            bl_ = ip[2, k:k + kc]
+            bh_ = ip[3, k:k + kc]
+            sc_ = ip[4, k:k + kc]
+            nxm, off, bl, bh = nxm_[0], off_[0], bl_[0], bh_[0]
+            sc = np.float64(_u32_f32(np.uint32(sc_[0])))
+            cols = rne != 2
+            if cols and sat:
+                nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, True, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
+                                                               bh, sc, xlo, True, ilo, ihi, group_n, max_abs,
+                                                               group_out, gbase, gscr)
+            elif cols:
+                nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, True, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
+                                                               bh, sc, xlo, False, ilo, ihi, group_n, max_abs,
+                                                               group_out, gbase, gscr)
+            elif sat:
+                nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, False, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
+                                                               bh, sc, xlo, True, ilo, ihi, group_n, max_abs,
+                                                               group_out, gbase, gscr)
+            else:
+                nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, False, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
+                                                               bh, sc, xlo, False, ilo, ihi, group_n, max_abs,
+                                                               group_out, gbase, gscr)
+            flags |= gflags
+            group_n = 0  # done: no group pass below
+        elif rne == 2:  # one parameter word (REQ8, REQ4, DEQS16)
             nxm, off, bl, bh = ip[0, 0], ip[1, 0], ip[2, 0], ip[3, 0]
             sc = np.float64(_u32_f32(np.uint32(ip[4, 0])))
             if sat:
@@ -1788,8 +2152,7 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
                 nxb, ovb, rmax, rmin = _s32_rne_cols(a_, o_, sc_, nxm_, off_, bl_, bh_, xlo, True, ilo, ihi)
             else:
                 nxb, ovb, rmax, rmin = _s32_rne_cols(a_, o_, sc_, nxm_, off_, bl_, bh_, xlo, False, ilo, ihi)
-    flags = 0
-    if group_n > 0:  # GroupMax: a load-only pass over the row, still in L1
+    if group_n > 0:  # GroupMax of the float64 loop (rne 0): a load-only pass over the row, still in L1
         g = 0
         for s in range(0, cnt, group_n):
             seg = a_[s:min(s + group_n, cnt)]
@@ -1931,6 +2294,8 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     ng_max = (n + group_n - 1) // group_n if group_n > 0 else 1
     gk_b = np.empty(max(ng_max, 1), np.uint32)
     gs_b = np.zeros(max(ng_max, 1), np.uint32)
+    # the S32 rows' GroupMax: each group's signed maximum and minimum (_s32_rne_groups)
+    s32g_b = np.empty(2 * ng_max if (fast == 7 and group_n > 0) else 2, np.int32)
     for i in range(i0, i1):
         base = i * n
         cnt = min(n, total - base)
@@ -1939,7 +2304,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
             gn = group_n if group_n > 0 else 0
             f_or, rb, rf = _s32_rows(fast, acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode, sat,
                                      scale, alpha, offs, offs_f, blo, bhi, s32p, s32rne, max_abs, gn, group_out,
-                                     i * ((cnt + group_n - 1) // group_n) if group_n > 0 else 0)
+                                     i * ((cnt + group_n - 1) // group_n) if group_n > 0 else 0, s32g_b)
             if row_en:
                 f_or |= rf
                 if has_init:
@@ -1995,7 +2360,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                     f_or |= rf
         elif fast == 3:
             f_or, _, _ = _s32_rows(fast, acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode, sat,
-                                   scale, alpha, offs, offs_f, blo, bhi, s32p, s32rne, max_abs, 0, group_out, 0)
+                                   scale, alpha, offs, offs_f, blo, bhi, s32p, s32rne, max_abs, 0, group_out, 0, s32g_b)
         elif fast == 2:
             f_or = _row_float(acc, base, cnt, out, i, relu, dst, mode, sat, scale, alpha,
                               qrow, rrow, spec, negzero)
