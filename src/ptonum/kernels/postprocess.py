@@ -1949,20 +1949,33 @@ def _s32_rne_groups(a_: Any, o_: Any, cols: bool, nxm_: Any, off_: Any, blo_: An
     nxv = _v8_splat(0)
     ovv = _v8_splat(0)
     ng = (cnt + group_n - 1) // group_n
-    # whole groups of a multiple of 8 columns: nothing but the vector loop
+    # whole groups of a multiple of 8 columns: nothing but the vector loop; the minimum only for
+    # MaxAbs (one register fewer: the one-word Sat=0 loop has none to spare)
     full = cnt // group_n if group_n % 8 == 0 else 0
-    for g in range(full):
-        hv = _v8_splat(np.int32(S32_MIN))
-        lv = _v8_splat(np.int32(S32_MAX))
-        for j in range(g * group_n, g * group_n + group_n, 8):
-            x, n, o = _s32_rne_chunk(a_, o_, j, cols, nxm_, off_, blo_, bhi_, sc_, vxlo, vnxm, sc, voff, vblo, vbhi,
-                                     sat, vlo, vhi)
-            hv = _v8_max(hv, x)
-            lv = _v8_min(lv, x)
-            nxv = _v8_or(nxv, n)
-            ovv = _v8_or(ovv, o)
-        gscr[2 * g] = _v8_hmax(hv)
-        gscr[2 * g + 1] = _v8_hmin(lv)
+    if max_abs:
+        for g in range(full):
+            hv = _v8_splat(np.int32(S32_MIN))
+            lv = _v8_splat(np.int32(S32_MAX))
+            for j in range(g * group_n, g * group_n + group_n, 8):
+                x, n, o = _s32_rne_chunk(a_, o_, j, cols, nxm_, off_, blo_, bhi_, sc_, vxlo, vnxm, sc, voff, vblo,
+                                         vbhi, sat, vlo, vhi)
+                hv = _v8_max(hv, x)
+                lv = _v8_min(lv, x)
+                nxv = _v8_or(nxv, n)
+                ovv = _v8_or(ovv, o)
+            gscr[2 * g] = _v8_hmax(hv)
+            gscr[2 * g + 1] = _v8_hmin(lv)
+    else:
+        for g in range(full):
+            hv = _v8_splat(np.int32(S32_MIN))
+            for j in range(g * group_n, g * group_n + group_n, 8):
+                x, n, o = _s32_rne_chunk(a_, o_, j, cols, nxm_, off_, blo_, bhi_, sc_, vxlo, vnxm, sc, voff, vblo,
+                                         vbhi, sat, vlo, vhi)
+                hv = _v8_max(hv, x)
+                nxv = _v8_or(nxv, n)
+                ovv = _v8_or(ovv, o)
+            gscr[2 * g] = _v8_hmax(hv)
+            gscr[2 * g + 1] = np.int32(S32_MAX)  # not used without MaxAbs
     # the rest (a shorter last group; every group when GroupN is not a multiple of 8)
     nx = np.int32(0)
     ov = np.int32(0)
