@@ -17,7 +17,7 @@ import rich_click as click
 from .._util import int_text, is_digits
 from ..errors import UsageError
 from ..rounding import RoundingMode
-from ._common import ASCII_INT, AsciiIntRange, RMODE_HELP, parse_rmode, shape_text
+from ._common import ASCII_INT, AsciiIntRange, RMODE_HELP, parse_rmode, refuse_empty_path, shape_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -207,8 +207,7 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
     """
     path_text, inline_key = split_key(spec)
     key = key or inline_key
-    if not path_text.strip():
-        raise UsageError(f"{name}: the path is empty; give a .npy, .npz or .bin file")
+    refuse_empty_path(name, path_text, "a .npy, .npz or .bin file")
     path = Path(path_text)
     if path.is_dir():
         raise UsageError(f"{name}: {path} is a directory, not a file")

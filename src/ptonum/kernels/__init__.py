@@ -85,12 +85,17 @@ def note(key: str, text: str) -> None:
 
     Source: no spec counterpart (diagnostics of the fast engine).
     """
+    _write_once(key, f"ptonum: note: {text}")
+
+
+def _write_once(key: str, line: str) -> None:
+    """``line`` on stderr, once per process for each ``key`` (a closed stderr is ignored)."""
     with _NOTE_LOCK:
         if key in _NOTED:
             return
         _NOTED.add(key)
     try:
-        sys.stderr.write(f"ptonum: note: {text}\n")
+        sys.stderr.write(line + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):  # a closed stderr must not break a computation
         pass
@@ -125,17 +130,8 @@ class compile_note:
 
 def _say_compiling() -> None:
     """The active :class:`compile_note` line, once per process (a compilation is about to start)."""
-    if not _COMPILE_NOTE:
-        return
-    with _NOTE_LOCK:
-        if "compile" in _NOTED:
-            return
-        _NOTED.add("compile")
-    try:
-        sys.stderr.write(_COMPILE_NOTE[-1] + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):  # a closed stderr must not break a computation
-        pass
+    if _COMPILE_NOTE:
+        _write_once("compile", _COMPILE_NOTE[-1])
 
 
 # ---------------------------------------------------------------------------
