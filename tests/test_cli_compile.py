@@ -137,8 +137,9 @@ def test_compile_note_exactly_when_a_kernel_compiles(tmp_path):
         return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                               check=True).stderr
 
-    assert run("[1, 2]") == "call 1\nCOMPILING\ncall 2\n"
-    assert run("[1, 2.5]") == "call 1\ncall 2.5\nCOMPILING\n"
+    # the note is a ptonum note like every other one (the prefix was missing until stop 13)
+    assert run("[1, 2]") == "call 1\nptonum: note: COMPILING\ncall 2\n"
+    assert run("[1, 2.5]") == "call 1\ncall 2.5\nptonum: note: COMPILING\n"
 
 
 @needs_numba

@@ -83,13 +83,11 @@ _NOTE_LOCK = threading.Lock()
 def note(key: str, text: str) -> None:
     """Write ``ptonum: note: <text>`` as one line on stderr, once per process for each ``key``.
 
+    A closed stderr is ignored.
+
     Source: no spec counterpart (diagnostics of the fast engine).
     """
-    _write_once(key, f"ptonum: note: {text}")
-
-
-def _write_once(key: str, line: str) -> None:
-    """``line`` on stderr, once per process for each ``key`` (a closed stderr is ignored)."""
+    line = f"ptonum: note: {text}"
     with _NOTE_LOCK:
         if key in _NOTED:
             return
@@ -105,7 +103,8 @@ _COMPILE_NOTE: List[str] = []  # the innermost compile_note() text, if any
 
 
 class compile_note:
-    """Within the block, write ``text`` as one line on stderr (once per process) just before a kernel
+    """Within the block, write ``ptonum: note: <text>`` as one line on stderr (once per process, as
+    :func:`note` writes every note) just before a kernel
     compilation starts, i.e. when a call meets a kernel specialization that no cache directory holds.
 
     Exact by construction: the line is written from the kernel cache's miss, so it appears when that
@@ -131,7 +130,7 @@ class compile_note:
 def _say_compiling() -> None:
     """The active :class:`compile_note` line, once per process (a compilation is about to start)."""
     if _COMPILE_NOTE:
-        _write_once("compile", _COMPILE_NOTE[-1])
+        note("compile", _COMPILE_NOTE[-1])
 
 
 # ---------------------------------------------------------------------------
