@@ -27,7 +27,7 @@ SRC = pathlib.Path(ptonum.__file__).parent
 #: Bottom to top; a module imports only from its own layer or lower ones.  Keep in step with
 #: the layer table of docs/design.md.  A pattern ending in ".*" covers a package's submodules.
 LAYERS: List[Tuple[str, ...]] = [
-    ("ptonum.errors", "ptonum._util", "ptonum.publish", "ptonum.numtext"),
+    ("ptonum.errors", "ptonum._util", "ptonum.publish", "ptonum.numtext", "ptonum.npyfile"),
     ("ptonum.flags", "ptonum.rounding", "ptonum.datatypes"),
     ("ptonum.tables",),
     ("ptonum.kernels", "ptonum.kernels.*"),

@@ -8,13 +8,13 @@ naming the argument and the offending value, raised before any work).
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Literal, Tuple, TypeVar
+from typing import Any, Callable, Literal, Optional, Tuple, TypeVar
 
 import numpy as np
 
 from .errors import UsageError
 
-__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array", "shaped", "is_digits", "int_text"]
+__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array", "shaped", "is_digits", "int_text", "shape_text"]
 
 Engine = Literal["reference", "fast"]
 ENGINES: Tuple[str, ...] = ("reference", "fast")
@@ -62,6 +62,16 @@ def int_text(text: str) -> int:
     if not text.isascii():
         raise ValueError(f"{text!r}: not ASCII")
     return int(text, 0)
+
+
+def shape_text(shape: Optional[Tuple[int, ...]]) -> str:
+    """``(64, 48)`` -> ``64x48`` (``-`` for None, ``scalar`` for ``()``), as every message writes a shape.
+
+    Source: no ASL counterpart (message text).
+    """
+    if shape is None:
+        return "-"
+    return "x".join(str(int(s)) for s in shape) if len(shape) else "scalar"
 
 
 def shaped(shape: Tuple[int, ...], *arrays: Any) -> Tuple[np.ndarray, ...]:

@@ -23,6 +23,7 @@ from .._util import is_digits
 from ..errors import PtonumError, UsageError
 from ..rounding import RoundingMode, parse_rounding_mode
 
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -237,10 +238,3 @@ def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-def shape_text(shape: Optional[Tuple[int, ...]]) -> str:
-    """``(64, 48)`` -> ``64x48`` (``-`` for None, ``scalar`` for ``()``)."""
-    if shape is None:
-        return "-"
-    return "x".join(str(int(s)) for s in shape) if len(shape) else "scalar"

@@ -15,9 +15,10 @@ from rich.table import Table
 
 from ..conformance.compare import (CompareReport, as_device_bits, compare_arrays, parse_flags,
                                    unpack_s4x2)
+from .._util import shape_text
 from ..errors import UsageError
 from ..flags import flag_names
-from ._common import AsciiIntRange, EXIT_MISMATCH, errors_to_exit, out_console, shape_text
+from ._common import AsciiIntRange, EXIT_MISMATCH, errors_to_exit, out_console
 from .compile_cmd import warn_if_cold
 from ..fpatr.element import destination_dtype
 from ..formats import TileDataType

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 import numpy as np
 import rich_click as click
 
+from .._util import shape_text
 from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication
-from ._common import TextOut, errors_to_exit, out_console, output_dir, rmode_text, shape_text, \
+from ._common import TextOut, errors_to_exit, out_console, output_dir, rmode_text, \
     stderr_is_terminal
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
                          refuse_inputs_among_outputs, stale_outputs, wants_scale_out)

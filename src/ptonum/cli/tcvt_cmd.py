@@ -15,7 +15,8 @@ from ..formats import TileDataType, parse_data_type
 from ..publish import Publication
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
 from ._common import AsciiIntRange, RMODE_HELP, errors_to_exit, input_file, out_console, output_path, parse_rmode
-from ._tile_args import check_numpy_file, numpy_read_error, parse_shape
+from ..npyfile import check_numpy_file, numpy_read_error
+from ._tile_args import parse_shape
 from .compile_cmd import warn_if_cold
 
 _DTYPES = ("float32", "float16", "bfloat16", "uint32", "uint16")

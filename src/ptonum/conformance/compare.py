@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._util import int_text
+from .._util import int_text, shape_text
 from ..errors import UsageError
 
 __all__ = ["parse_int", "parse_mode", "parse_relu"]
@@ -73,10 +73,6 @@ _WIDTH = {
 }
 
 
-def _shape_text(shape: Tuple[int, ...]) -> str:
-    return "x".join(str(int(d)) for d in shape) if len(shape) else "scalar"
-
-
 _CARRIER = {8: np.uint8, 16: np.uint16, 32: np.uint32, 4: np.uint8}
 
 
@@ -107,8 +103,8 @@ def as_device_bits(name: str, arr: np.ndarray, dst: TileDataType, shape: Tuple[i
     a = np.asarray(arr)
     if a.shape != tuple(shape):
         what = f"{output} " if output else ""
-        raise UsageError(f"{name}: shape {_shape_text(a.shape)} does not match the model's {what}"
-                         f"{_shape_text(tuple(shape))}")
+        raise UsageError(f"{name}: shape {shape_text(a.shape)} does not match the model's {what}"
+                         f"{shape_text(tuple(shape))}")
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     width = _WIDTH[dst]
@@ -149,7 +145,7 @@ def unpack_s4x2(name: str, packed: np.ndarray, shape: Tuple[int, int]) -> np.nda
     b = np.asarray(packed)
     if b.dtype.kind not in "iu" or b.dtype.itemsize != 1 or b.shape != (m, half):
         raise UsageError(f"{name}: a packed S4X2 dump is {m} x {half} bytes (two elements a byte) for D "
-                         f"{m}x{n}; got {_shape_text(b.shape)} {b.dtype}")
+                         f"{m}x{n}; got {shape_text(b.shape)} {b.dtype}")
     b = b.view(np.uint8)
     out = np.empty((m, 2 * half), dtype=np.uint8)
     out[:, 0::2] = b & np.uint8(0x0F)

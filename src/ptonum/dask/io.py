@@ -9,13 +9,13 @@ No spec counterpart (file access only).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from ..errors import UsageError
+from ..npyfile import check_numpy_file, numpy_read_error
 from .cluster import require_dask
 
 __all__ = ["NpyTile", "open_tile", "parse_chunks", "is_zarr"]
@@ -44,24 +44,18 @@ class NpyTile:
 
     Each ``__getitem__`` memory-maps the file and copies out the requested block in native byte
     order; pickling keeps only the path and header (for Dask workers).
-    Raises :class:`UsageError` when the file is not a readable numeric ``.npy``, or holds more bytes than its
-    header's shape and dtype (numpy ignores them; ptonum does not drop data silently).
+    Raises :class:`UsageError` when the file is not a readable numeric ``.npy``, or holds more or fewer
+    bytes than its header's shape and dtype (:func:`ptonum.npyfile.check_numpy_file`, the check and
+    message of the command line's inputs).
     """
 
     def __init__(self, path: Any) -> None:
         self.path = str(path)
+        check_numpy_file("ACC", Path(self.path))
         try:
             mm = np.load(self.path, mmap_mode="r", allow_pickle=False)
         except (ValueError, OSError, EOFError) as exc:
-            raise UsageError(f"ACC: {self.path}: not a readable .npy file ({exc})") from None
-        if not isinstance(mm, np.ndarray) or mm.dtype.hasobject:
-            raise UsageError(f"ACC: {self.path}: not a numeric .npy array")
-        offset = int(getattr(mm, "offset", 0))
-        held = os.path.getsize(self.path) - offset
-        if isinstance(mm, np.memmap) and held != mm.nbytes:  # numpy ignores bytes after the array
-            raise UsageError(f"ACC: {self.path}: not a valid .npy file (trailing data or lying header): the header "
-                             f"claims {'x'.join(map(str, mm.shape))} {mm.dtype} ({mm.nbytes} bytes) but the file "
-                             f"holds {held} bytes of data ({held - mm.nbytes} bytes after the array)")
+            raise numpy_read_error("ACC", Path(self.path), exc) from None
         self.shape: Tuple[int, ...] = tuple(int(s) for s in mm.shape)
         self.dtype = mm.dtype.newbyteorder("=") if not mm.dtype.isnative else mm.dtype
         self.ndim = len(self.shape)
