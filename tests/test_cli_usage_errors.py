@@ -124,3 +124,41 @@ def test_field_combination_error_names_the_options(tmp_path, opts, start):
     assert line.startswith(f"ptonum postprocess: error: {start}"), line
     assert "GroupMaxEn=" in line and "B.FPATR REQ8," not in line  # fields by name, never a bare tuple
     assert not (tmp_path / "acc.d.npy").exists()
+
+
+def test_digit_separators_are_refused_in_every_integer_the_command_line_reads(tmp_path, monkeypatch):
+    """One rule for integers (``_util.int_text``: ASCII digits, no separators): integer options already
+    refused ``1_0``; integer words, codes, shapes, list items and vector-file numbers read it as ten."""
+    import gzip
+
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)
+    np.save("acc.npy", np.ones((2, 8), np.int32))
+    np.ones(16, np.int32).tofile("acc.bin")
+    with gzip.open("v.csv.gz", "wt") as fh:
+        fh.write("fp32_bits,expected_fp19\n0x00000000,0x00000\n0x3f80_0000,0x1fc00\n")
+    op = ["--mode", "REQ8", "--scale", "0.5"]
+    cases = [
+        (["postprocess", "acc.npy", "--mode", "REQ8", "--quant-param", "1_000"],
+         "--quant-param = '1_000': expected an integer word (ASCII decimal digits or 0x-hex, no separators)"),
+        (["postprocess", "acc.npy", "--attributes", "0x0800_2023"],
+         "--attributes = '0x0800_2023': expected an integer word"),
+        (["postprocess", "acc.bin", "--dtype", "int32", "--shape", "2x1_6", *op], "--shape = '2x1_6': expected M x N"),
+        (["postprocess", "acc.npy", "--chunks", "1_0x8", *op], "--chunks = '1_0x8': expected ROWSxCOLUMNS"),
+        (["postprocess", "acc.npy", "--workers", "1_0", *op], "'1_0' is not a number of workers"),
+        (["decode", "E4M3", "0b0_0111_000"], "CODE '0b0_0111_000': not a non-negative integer"),
+        (["tcvt", "--src-type", "FP32", "--values", "0x3f80_0000"], "--values[0] = '0x3f80_0000': not a hex encoding"),
+        (["explain", "postprocess", "--attributes", "0x08002023", "--acc-type", "S32", "--acc", "1_000",
+          "--quant-param", "0x3c000000"], "--acc = '1_000': expected an integer"),
+        (["explain", "postprocess", "--attributes", "0x0800_2023", "--acc-type", "S32", "--acc", "1"],
+         "--attributes = '0x0800_2023': expected an integer"),
+        (["compare", "acc.npy", *op, "--device-d", "acc.npy", "--device-flags", "1_6"], "--device-flags"),
+    ]
+    for argv, fragment in cases:
+        r = CliRunner().invoke(main, argv)
+        assert (r.exit_code, r.stdout) == (2, ""), (argv, r.output)
+        assert r.stderr.count("\n") == 1 and fragment in r.stderr, (argv, r.stderr)
+    r = CliRunner().invoke(main, ["check", "v.csv.gz"])
+    assert r.exit_code == 1 and "v.csv.gz:3" in r.stdout and "'0x3f80_0000'" in r.stdout, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.bin", "acc.npy", "v.csv.gz"]

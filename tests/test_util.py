@@ -66,10 +66,15 @@ def test_digit_text_is_ascii_only() -> None:
     from ptonum._util import int_text, is_digits
 
     assert [is_digits(t) for t in ("12", "\u0663", "\u00b2", "", "1_2")] == [True, False, False, False, False]
-    assert [int_text(t) for t in ("12", "0x1f", "0b101", "1_000")] == [12, 31, 5, 1000]  # Python's literal forms
-    for bad in ("\u0663", "0x\u0663", "\uff11"):
+    assert [int_text(t) for t in ("12", "0x1f", "0b101", "0o17", "-3", " 7 ", "010")] == [12, 31, 5, 15, -3, 7, 10]
+    assert int_text("+42", decimal_only=True) == 42
+    # one rule: no digit separators (Python's int reads 1_000), no other scripts' digits, nothing empty
+    for bad in ("\u0663", "0x\u0663", "\uff11", "1_000", "0x_1f", "0x1_f", "", " ", "0x", "1.0", "1e3", "--1",
+                "\u00a01"):
         with pytest.raises(ValueError):
             int_text(bad)
+    with pytest.raises(ValueError):
+        int_text("0x10", decimal_only=True)
 
 
 def test_words_and_codes_refuse_other_scripts_digits(tmp_path) -> None:
@@ -82,6 +87,6 @@ def test_words_and_codes_refuse_other_scripts_digits(tmp_path) -> None:
     r = CliRunner().invoke(main, ["postprocess", str(acc), "--mode", "REQ8", "--quant-param", "\u0663",
                                   "--out-dir", str(tmp_path)])
     assert (r.exit_code, r.stderr) == (2, "ptonum postprocess: error: --quant-param = '\u0663': expected an integer "
-                                          "word (decimal or 0x-hex)\n")
+                                          "word (ASCII decimal digits or 0x-hex, no separators)\n")
     r = CliRunner().invoke(main, ["explain", "--row", f"{acc}:\u0663"])
     assert (r.exit_code, r.stderr) == (2, f"ptonum explain: error: --row = '{acc}:\u0663': expected FILE:LINE\n")

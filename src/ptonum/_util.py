@@ -8,6 +8,7 @@ naming the argument and the offending value, raised before any work).
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Callable, Literal, Optional, Tuple, TypeVar
 
 import numpy as np
@@ -52,16 +53,27 @@ def is_digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def int_text(text: str) -> int:
-    """``int(text, 0)`` for ASCII text only: decimal, ``0x``/``0o``/``0b`` forms, underscores between
-    digits as Python writes them.  Raises ValueError for anything else (``int`` alone would also read
-    other scripts' digits, e.g. ``'٣'`` as 3).
+#: an integer as the command line reads it: an optional sign, then ASCII decimal digits (leading zeros
+#: allowed, still decimal) or a ``0x``/``0o``/``0b`` prefix and its digits; blanks around it ignored
+_DECIMAL_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_PREFIXED_INT = re.compile(r"[+-]?0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)", re.ASCII)
+
+
+def int_text(text: str, *, decimal_only: bool = False) -> int:
+    """The one rule for an integer read from text (an integer option, a word such as
+    ``--quant-param``, a number inside a list or a shape): an optional sign, then ASCII decimal digits
+    (``010`` is ten) or, unless ``decimal_only``, ``0x``/``0o``/``0b`` and their digits; blanks around it
+    are ignored.  Raises ValueError for anything else, such as digit separators (``1_000``, which
+    Python's ``int`` reads), other scripts' digits (``'٣'``, which ``int`` reads as 3) or an empty text.
 
     Source: no ASL counterpart (argument parsing).
     """
-    if not text.isascii():
-        raise ValueError(f"{text!r}: not ASCII")
-    return int(text, 0)
+    s = text.strip(" \t\n\r\f\v")
+    if _DECIMAL_INT.fullmatch(s):
+        return int(s, 10)
+    if not decimal_only and _PREFIXED_INT.fullmatch(s):
+        return int(s, 0)
+    raise ValueError(f"{text!r}: not an integer ({'ASCII decimal digits' if decimal_only else 'ASCII decimal digits or 0x/0o/0b'}, no separators)")
 
 
 def shape_text(shape: Optional[Tuple[int, ...]]) -> str:

@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, Iterator, NoReturn, Optional, Tuple
 
 import click
 
-from .._util import is_digits
+from .._util import int_text, is_digits
 from ..errors import PtonumError, UsageError
 from ..rounding import RoundingMode, parse_rounding_mode
 
@@ -148,15 +148,15 @@ def rmode_text(attrs: Any, rmode: Any) -> str:
     return f"RMode={rmode.name}" + (f" ({used.name} used)" if used != rmode else "")
 
 
-_ASCII_INT = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
-
-
 class _AsciiInt:
-    """An integer option read from ASCII digits only: click's ``int`` also reads other scripts' digits
-    (``'٣'`` as 3) and digit separators (``1_000``)."""
+    """An integer option read by :func:`ptonum._util.int_text` (ASCII decimal digits, no separators):
+    click's ``int`` also reads other scripts' digits (``'٣'`` as 3) and digit separators (``1_000``)."""
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        if isinstance(value, str) and not _ASCII_INT.fullmatch(value):
+        try:
+            if isinstance(value, str):
+                int_text(value, decimal_only=True)
+        except ValueError:
             self.fail(f"{value!r} is not a valid integer (ASCII digits 0-9, optional sign).", param, ctx)  # type: ignore[attr-defined]
         return super().convert(value, param, ctx)  # type: ignore[misc]
 

@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Type
 
 import rich_click as click
 
+from .._util import int_text
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
 from ._common import TextOut, cli_message, error_line, os_error_text, out_console, rmode_text, \
@@ -55,7 +56,7 @@ def _workers_value(ctx: Any, param: Any, value: Optional[str]) -> Optional[int]:
 
         return default_workers()
     try:
-        n = int(value)
+        n = int_text(value, decimal_only=True)
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a number of workers (a positive integer or auto)") from None
     if n < 1:

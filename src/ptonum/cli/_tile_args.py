@@ -46,7 +46,7 @@ def split_key(spec: str) -> Tuple[str, Optional[str]]:
 def parse_shape(text: str) -> Tuple[int, ...]:
     parts = [p for p in text.replace("x", ",").replace("X", ",").split(",") if p.strip()]
     try:
-        shape = tuple(int(p) for p in parts)
+        shape = tuple(int_text(p, decimal_only=True) for p in parts)
     except ValueError:
         raise UsageError(f"--shape = {text!r}: expected M x N, e.g. 256x32 or 256,32") from None
     if not shape or any(s < 1 for s in shape):
@@ -154,7 +154,7 @@ def int_word(name: str, text: str, width: int = 64) -> int:
     try:
         v = int_text(text)
     except ValueError:
-        raise UsageError(f"{name} = {text!r}: expected an integer word (decimal or 0x-hex)") from None
+        raise UsageError(f"{name} = {text!r}: expected an integer word (ASCII decimal digits or 0x-hex, no separators)") from None
     if v < 0 or v >> width:
         raise UsageError(f"{name} = {text}: does not fit in {width} bits")
     return v

@@ -7,13 +7,12 @@ Source: ADR-0085 decision 182; ASL ``TileNumericValueClass`` and
 
 from __future__ import annotations
 
-import re
 from decimal import Context, Decimal
 from typing import List, Tuple
 
 import rich_click as click
 
-from .._util import is_digits
+from .._util import int_text, is_digits
 from ..errors import UsageError
 from ._common import ASCII_INT, errors_to_exit
 from ..formats import (TileDataType, ValueClass, carrier_bits, decompose, descriptor, parse_data_type, to_float64,
@@ -25,18 +24,18 @@ _MAX_EXACT_DECIMAL = 60  # characters; longer exact expansions are shown rounded
 def parse_code(text: str) -> int:
     """Read a raw encoding written as ``0x..`` (hex), ``0b..`` (binary), ``0o..`` (octal) or decimal.
 
-    Underscores between digits are allowed.  Raises :class:`UsageError`
-    naming the code otherwise (negative numbers included).
+    ASCII digits only, no separators (:func:`ptonum._util.int_text`, the rule of every integer the
+    command line reads).  Raises :class:`UsageError` naming the code otherwise (negative numbers included).
     """
-    raw = text.strip().lower()
-    base = {"0x": 16, "0b": 2, "0o": 8}.get(raw[:2], 10)
-    digits = raw[2:] if base != 10 else raw
-    pattern = {16: r"[0-9a-f]+(_?[0-9a-f]+)*", 2: r"[01]+(_?[01]+)*", 8: r"[0-7]+(_?[0-7]+)*",
-               10: r"[0-9]+(_?[0-9]+)*"}[base]
-    if not re.fullmatch(pattern, digits):
+    try:
+        code = int_text(text)
+    except ValueError:
+        code = -1
+    if code < 0:
         raise UsageError(
-            f"CODE {text!r}: not a non-negative integer (write 0x.. hex, 0b.. binary, 0o.. octal or decimal)")
-    return int(digits.replace("_", ""), base)
+            f"CODE {text!r}: not a non-negative integer (write 0x.. hex, 0b.. binary, 0o.. octal or decimal, "
+            "ASCII digits without separators)")
+    return code
 
 
 def _parse_type(text: str) -> TileDataType:

@@ -22,6 +22,7 @@ from ..conformance.explain import (
     explain_tcvt,
     tile_rejection,
 )
+from .._util import int_text
 from ..errors import UsageError
 from ._common import EXIT_MISMATCH, RMODE_HELP, errors_to_exit, parse_rmode
 
@@ -146,7 +147,7 @@ def acc_bits(text: str, acc_type: str, name: str = "--acc") -> int:
     if not is_decimal_text(s) or any(c in s for c in ".eE"):
         raise UsageError(f"{name} = {text!r}: expected an integer (a decimal {t.name} value, or 0x... bits)")
     try:
-        v = int(s.replace("_", ""), 10)
+        v = int_text(s, decimal_only=True)
     except ValueError:
         raise UsageError(f"{name} = {text!r}: expected an integer (a decimal {t.name} value, or 0x... bits)") from None
     lo, hi = (-(1 << 31), (1 << 31) - 1) if t.name == "S32" else (0, (1 << 32) - 1)

@@ -9,6 +9,7 @@ import numpy as np
 import rich_click as click
 from rich.table import Table
 
+from .._util import int_text
 from ..errors import UsageError
 from ..flags import flag_names
 from ..formats import TileDataType, parse_data_type
@@ -56,7 +57,7 @@ def _from_values(text: str, src: TileDataType) -> np.ndarray:
     for i, tok in enumerate(tokens):
         if tok.lower().startswith("0x"):
             try:
-                v = int(tok, 16)
+                v = int_text(tok)
             except ValueError:
                 raise UsageError(f"--values[{i}] = {tok!r}: not a hex encoding") from None
             if v >> width:

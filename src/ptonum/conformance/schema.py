@@ -28,6 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._util import int_text
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
 from ..formats import TileDataType
@@ -266,9 +267,13 @@ def _fast_columns(raw: bytes, ncols: int) -> Optional[Tuple[str, List[List[str]]
     return header, [toks[i::ncols] for i in range(ncols)], nrows
 
 
-def _parse_hex(col: Sequence[str], width: int) -> Tuple[np.ndarray, Dict[int, str]]:
+def _parse_hex(col: Sequence[str], width: int, separators: bool = False) -> Tuple[np.ndarray, Dict[int, str]]:
+    """A column of ``0x`` hex words; ``separators``: the file holds a ``_`` somewhere, so each element
+    is checked for digit separators (``int`` reads ``0x1_0``; the command line's integers refuse them)."""
     bad: Dict[int, str] = {}
     try:
+        if separators and any("_" in s for s in col):
+            raise ValueError
         vals = [int(s, 16) for s in col]
         ok = all(s.startswith("0x") for s in col) or all(s[:2] in ("0x", "0X") for s in col)
         arr = np.array(vals, dtype=np.uint64) if vals else np.zeros(0, np.uint64)
@@ -297,15 +302,20 @@ def _parse_hex(col: Sequence[str], width: int) -> Tuple[np.ndarray, Dict[int, st
     return arr, bad
 
 
-def _parse_dec(col: Sequence[str], lo: Optional[int], hi: Optional[int], what: str) -> Tuple[np.ndarray, Dict[int, str]]:
+def _parse_dec(col: Sequence[str], lo: Optional[int], hi: Optional[int], what: str,
+               separators: bool = False) -> Tuple[np.ndarray, Dict[int, str]]:
+    """A column of decimal integers (ASCII digits, :func:`ptonum._util.int_text`); ``separators`` as
+    for :func:`_parse_hex`."""
     bad: Dict[int, str] = {}
     try:
+        if separators and any("_" in s for s in col):
+            raise ValueError
         arr = np.fromiter(map(int, col), dtype=np.int64, count=len(col))
     except (ValueError, OverflowError):
         arr = np.zeros(len(col), dtype=np.int64)
         for i, s in enumerate(col):
             try:
-                arr[i] = int(s)
+                arr[i] = int_text(s, decimal_only=True)
             except (ValueError, OverflowError):
                 bad[i] = f"bad {what} {s!r} (expected a decimal integer)"
     if arr.size and (lo is not None or hi is not None):
@@ -423,13 +433,14 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         nrows = len(good_rows)
         pre_bad = bad_lines
     rows: Batch = {}
+    separators = b"_" in raw  # one memchr: only then is each number column searched for a digit separator
     for c, colvals in zip(schema.columns, cols):
         if c.kind == "hex":
-            arr, b = _parse_hex(colvals, c.width)
+            arr, b = _parse_hex(colvals, c.width, separators)
         elif c.kind == "dec":
-            arr, b = _parse_dec(colvals, c.lo, c.hi, c.name)
+            arr, b = _parse_dec(colvals, c.lo, c.hi, c.name, separators)
         elif c.kind == "bool":
-            arr, b = _parse_dec(colvals, 0, 1, c.name)
+            arr, b = _parse_dec(colvals, 0, 1, c.name, separators)
         elif c.kind == "rmode":
             arr, b = _parse_named(colvals, _RMODE_NAMES, "rounding mode", None)
         elif c.kind == "dtype":

@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._util import check_engine
+from .._util import check_engine, int_text
 from ..errors import PtonumError, UsageError
 from ..flags import StatusRegister, flag_names
 from ..fpatr import postprocess
@@ -74,7 +74,7 @@ def _hex(where: str, text: Any, width: int) -> int:
     if not isinstance(text, str) or not text.lower().startswith("0x"):
         raise UsageError(f"{where} = {text!r}: expected a 0x-prefixed hex string")
     try:
-        value = int(text, 16)
+        value = int_text(text)
     except ValueError:
         raise UsageError(f"{where} = {text!r}: not a hex number") from None
     if value >> width:

@@ -14,6 +14,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .._util import int_text
 from ..errors import UsageError
 from ..npyfile import check_numpy_file, numpy_read_error
 from .cluster import require_dask
@@ -31,7 +32,7 @@ def parse_chunks(text: Any, option: str = "--chunks") -> Tuple[int, int]:
     else:
         parts = [p.strip() for p in str(text).lower().replace("x", ",").split(",")]
     try:
-        r, c = (int(p) for p in parts)
+        r, c = (int_text(p, decimal_only=True) for p in parts)
     except ValueError:
         raise UsageError(f"{option} = {text!r}: expected ROWSxCOLUMNS, e.g. 1024x4096") from None
     if r < 1 or c < 1:
