@@ -518,3 +518,21 @@ def test_redirected_stderr_gets_no_progress_line(tmp_path, monkeypatch):
                                   "--out-dir", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert r.stderr == ""
+
+
+def test_explicit_progress_on_a_redirected_stderr_writes_plain_lines(tmp_path):
+    """``--progress`` with stderr in a file or pipe: plain ``ptonum: progress:`` lines, each tenth of the
+    work at most once, ending at 100% (rich's transient bar left only a blank line there)."""
+    import re
+
+    acc = tmp_path / "acc.npy"
+    np.save(acc, np.arange(-256, 256, dtype=np.int32).reshape(64, 8))
+    r = CliRunner().invoke(main, ["postprocess", str(acc), "--mode", "SHIFTS322S16", "--shift", "1",
+                                  "--out-dir", str(tmp_path), "--progress", "--engine", "reference"])
+    assert r.exit_code == 0, r.output
+    lines = r.stderr.splitlines()
+    assert lines and all(re.fullmatch(r"ptonum: progress: post-processing rows (\d+)/64 \((\d+)%\), \d+\.\d s", x)
+                         for x in lines), r.stderr
+    assert lines[-1].startswith("ptonum: progress: post-processing rows 64/64 (100%), ")
+    tenths = [int(re.search(r"\((\d+)%\)", x).group(1)) // 10 for x in lines]
+    assert tenths == sorted(set(tenths)) and "\x1b" not in r.stderr and "\r" not in r.stderr

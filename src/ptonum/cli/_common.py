@@ -15,7 +15,7 @@ import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterator, NoReturn, Optional, Tuple
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Optional, Tuple
 
 import click
 
@@ -174,12 +174,58 @@ ASCII_INT = _AsciiIntType()
 
 
 def stderr_is_terminal() -> bool:
-    """Is stderr a terminal?  A progress bar is drawn by default only there: redirected, rich would
-    leave a blank line where the bar was."""
+    """Is stderr a terminal?  Progress is reported by default only there (:func:`progress_report`)."""
     try:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):  # closed or replaced by an object without isatty
         return False
+
+
+@contextmanager
+def progress_report(label: str, enabled: bool, total: Optional[int] = None
+                    ) -> Iterator[Optional[Callable[[int, Optional[int]], None]]]:
+    """Progress of ``label`` on stderr, and its callback ``cb(done, total)`` (None when not ``enabled``).
+
+    On a terminal: a transient bar (rich), gone when the work ends.  Redirected (a file, a pipe, a CI
+    log): plain lines, ``ptonum: progress: LABEL DONE/TOTAL (P%), S s``, one at each tenth of the work
+    (and at the end), without control characters; nothing before the total is known.  A closed or
+    broken stderr is ignored (the work goes on).
+    """
+    if not enabled:
+        yield None
+        return
+    if stderr_is_terminal():
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=Console(stderr=True), transient=True) as prog:
+            task = prog.add_task(label, total=total)
+
+            def bar(done: int, of: Optional[int] = None) -> None:
+                prog.update(task, completed=done, total=of if of is not None else total)
+            yield bar
+        return
+    import time
+
+    start = time.monotonic()
+    said = [-1]  # the last tenth written
+
+    def lines(done: int, of: Optional[int] = None) -> None:
+        n = of if of is not None else total
+        if not n:
+            return
+        tenth = min(10, done * 10 // n)
+        if tenth <= said[0]:
+            return
+        said[0] = tenth
+        try:
+            sys.stderr.write(f"ptonum: progress: {label} {done}/{n} ({100 * done // n}%), "
+                             f"{time.monotonic() - start:.1f} s\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+    yield lines
 
 
 def refuse_empty_path(option: str, path: str, what: str) -> None:

@@ -23,7 +23,7 @@ from .._util import int_text
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
 from ._common import TextOut, cli_message, error_line, os_error_text, out_console, rmode_text, \
-    stderr_is_terminal
+    progress_report, stderr_is_terminal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -88,26 +88,9 @@ def client_for(command: str, scheduler: Optional[str], workers: Optional[int]) -
 
 
 def task_progress(label: str, enabled: bool) -> Any:
-    """A transient stderr progress bar and its ``progress(done, total)`` callback (or a no-op)."""
-    if not enabled:
-        @contextmanager
-        def nothing() -> Iterator[Optional[Callable[[int, int], None]]]:
-            yield None
-        return nothing()
-
-    @contextmanager
-    def bar() -> Iterator[Callable[[int, int], None]]:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=Console(stderr=True), transient=True) as prog:
-            task = prog.add_task(label, total=None)
-
-            def cb(done: int, total: int) -> None:
-                prog.update(task, completed=done, total=total)
-            yield cb
-    return bar()
+    """Progress of a Dask run on stderr (:func:`progress_report`) and its ``progress(done, total)``
+    callback, or None."""
+    return progress_report(label, enabled)
 
 
 # ---------------------------------------------------------------------------

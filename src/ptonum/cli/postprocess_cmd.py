@@ -25,7 +25,7 @@ from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication
 from ._common import TextOut, errors_to_exit, out_console, output_dir, rmode_text, \
-    stderr_is_terminal
+    progress_report, stderr_is_terminal
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
                          refuse_inputs_among_outputs, stale_outputs, wants_scale_out)
 from .compile_cmd import warn_if_cold
@@ -204,8 +204,9 @@ def _run_example(console: "Console", engine: str, plot: Optional[str] = None) ->
               help="Directory for the output files (created when missing).")
 @click.option("--bin", "write_bin", is_flag=True, help="Also write raw little-endian .bin files.")
 @click.option("--progress/--no-progress", default=None,
-              help=f"Progress bar on stderr (default: on for more than {PROGRESS_ELEMENTS} elements when stderr is "
-                   "a terminal).")
+              help=f"Progress on stderr (default: on for more than {PROGRESS_ELEMENTS} elements when stderr is a "
+                   "terminal): a bar on a terminal; redirected to a file or pipe, --progress writes a plain line "
+                   "'ptonum: progress: ... DONE/TOTAL (P%), S s' at each tenth of the work.")
 @click.option("--plot", "plot", default=None, metavar="FILE.png",
               help="Bundled example only: draw SQNR per configuration and each destination's error "
                    "distribution to FILE.png (needs matplotlib).")
@@ -364,17 +365,9 @@ def run_file(console: TextOut, **options: Any) -> Dict[str, Any]:
 
 
 def _run_call(call: Any, engine: str, m: int, show: bool) -> Any:
-    """``call.run``, with a progress bar of the rows on stderr when ``show``."""
-    if not show:
-        return call.run(engine=engine)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("post-processing rows"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as prog:
-        task = prog.add_task("rows", total=m)
-        cb: Callable[[int, int], None] = lambda done, total: prog.update(task, completed=done)
-        return call.run(engine=engine, progress=cb)
+    """``call.run``, with the progress of the rows on stderr when ``show`` (:func:`progress_report`)."""
+    with progress_report("post-processing rows", show, m) as cb:
+        return call.run(engine=engine, progress=cb) if cb is not None else call.run(engine=engine)
 
 
 def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: Optional[str],

@@ -17,13 +17,16 @@ import rich_click as click
 
 from .._util import int_text, is_digits
 from ..errors import UsageError
-from ._common import ASCII_INT, AsciiIntRange, EXIT_MISMATCH, RMODE_HELP, errors_to_exit, out_console
+from ._common import ASCII_INT, AsciiIntRange, EXIT_MISMATCH, RMODE_HELP, errors_to_exit, out_console, \
+    stderr_is_terminal
 from ._scale_out import client_for, placement_options, task_progress
 
 
 def _common_options(fn: Any) -> Any:
     fn = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")(fn)
-    fn = click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")(fn)
+    fn = click.option("--progress/--no-progress", default=None,
+                      help="Progress on stderr (default: on a terminal): a bar on a terminal; redirected, "
+                           "--progress writes a plain line at each tenth of the work.")(fn)
     fn = click.option("--max-report", type=AsciiIntRange(min=0), default=5, show_default=True,
                       help="Mismatches listed (the first is explained step by step).")(fn)
     fn = placement_options(fn)
@@ -135,7 +138,7 @@ def _run(name: str, sw: Any, options: Any) -> None:
         console.print(f"[bold]{sw.describe()}[/bold]", highlight=False, soft_wrap=True)
         console.print(f"{len(sw.partitions())} partition(s) of {sw.partition} codes; state in {state}",
                       highlight=False, soft_wrap=True, markup=False)
-    show = options["progress"] if options["progress"] is not None else sys.stderr.isatty()
+    show = options["progress"] if options["progress"] is not None else stderr_is_terminal()
     with client_for(name, options["scheduler"], options["workers"]) as client:
         with task_progress("inputs", bool(show)) as cb:
             rep = run_sweep(sw, state_dir=state, resume=options["resume"], client=client, progress=cb,
