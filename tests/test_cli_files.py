@@ -86,6 +86,12 @@ def test_accumulator_and_dump_errors_name_the_file(tmp_path, monkeypatch):
     _exact_error(_run("postprocess", "f64.npy", *shift),
                  cmd + "ACC: f64.npy: dtype float64 is not an accumulator; pass float32 values (FP32), int32 (S32) "
                        "or raw 32-bit encodings with --acc-type")
+    for f, dt in (("b.npy", np.bool_), ("c.npy", np.complex64)):  # not "raw encodings; give --acc-type"
+        np.save(f, np.zeros((2, 8), dt))
+        for more in ([], ["--acc-type", "U32"]):
+            _exact_error(_run("postprocess", f, *shift, *more),
+                         cmd + f"ACC: {f}: dtype {np.dtype(dt)} is not an accumulator; pass float32 values (FP32), "
+                               "int32 (S32) or raw 32-bit encodings with --acc-type")
     _exact_error(_run("postprocess", "t3.npy", *shift), cmd + "ACC: t3.npy: expected an M x N tile, got shape 2x2x8")
     _exact_error(_run("postprocess", "wide.npy", *shift, "--acc-type", "S32"),
                  cmd + "ACC: wide.npy: acc[0, 1] = 1099511627776: does not fit S32")
@@ -98,7 +104,8 @@ def test_accumulator_and_dump_errors_name_the_file(tmp_path, monkeypatch):
     _exact_error(_run("compare", "acc.npy", *shift, "--device-d", "t3.npy"),
                  cmp + "--device-d: t3.npy: shape 2x2x8 does not match the model's D 2x8 (a .npy/.npz dump must "
                        "have exactly the model's shape; only a raw .bin dump is read in the model's shape)")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.npy", "f32.npy", "f64.npy", "t3.npy", "wide.npy"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.npy", "b.npy", "c.npy", "f32.npy", "f64.npy", "t3.npy",
+                                                          "wide.npy"]
 
 
 def test_empty_paths_are_named_empty(tmp_path, monkeypatch, facc):

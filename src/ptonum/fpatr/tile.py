@@ -302,7 +302,7 @@ def _accumulator_type(dtype: np.dtype, acc_type: Any) -> TileDataType:
         if given is not None and given is not TileDataType.S32:
             raise UsageError(f"acc: int32 values are an S32 accumulator, but acc_type = {given.name}")
         return TileDataType.S32
-    if dtype.kind == "f":
+    if dtype.kind not in "iu":  # float64/float16, and bool, complex, text, dates, records: no accumulator
         raise UsageError(
             f"acc: dtype {dtype} is not an accumulator; pass float32 values (FP32), int32 (S32) "
             "or raw 32-bit encodings with acc_type"
