@@ -128,9 +128,13 @@ def test_explain_rmode_codes() -> None:
 
 
 def test_explain_errors_are_one_line_on_stderr() -> None:
-    r = RUN.invoke(main, ["explain", "postprocess", "--mode", "99", "--acc-type", "S32", "--acc", "1"])
-    assert r.exit_code == 2 and r.stdout == "" and r.stderr.startswith("ptonum explain: error:")
-    assert r.stderr.count("\n") == 1
+    # named by the subcommand, as click's option errors are (was: `ptonum explain: error:` for these)
+    for args, sub in ((["postprocess", "--mode", "99", "--acc-type", "S32", "--acc", "1"], "postprocess"),
+                      (["tcvt", "--bits", "0x3f80", "--src-type", "BF16", "--rmode", "RXX"], "tcvt"),
+                      (["reduction", "--acc-type", "S32", "--current", "1", "--candidate", "x"], "reduction")):
+        r = RUN.invoke(main, ["explain", *args])
+        assert r.exit_code == 2 and r.stdout == "" and r.stderr.startswith(f"ptonum explain {sub}: error: --")
+        assert r.stderr.count("\n") == 1
 
 
 def test_explain_row_of_a_tile_file_or_an_npy_says_what_the_file_is(tmp_path) -> None:

@@ -220,3 +220,25 @@ def test_sigterm_handler_raises_terminated(tmp_path: Path) -> None:
         signal.signal(signal.SIGTERM, old)
     assert listing(tmp_path) == []
     assert publish.remove_temporaries() == []
+
+
+def test_numpy_short_write_is_said_as_a_full_disk(tmp_path: Path, monkeypatch: Any) -> None:
+    """numpy's ``tofile`` on a full file system raises an errno-less ``N requested and M written``:
+    said as no space left on the device when the file system lacks the missing bytes (checked on a real
+    1 MiB tmpfs by hand), as a short write otherwise; nothing is published either way."""
+    import numpy as np
+
+    class Full:
+        f_bavail, f_frsize = 0, 4096
+
+    for room, why in ((Full, os.strerror(errno.ENOSPC)), (None, "short write")):
+        if room is not None:
+            monkeypatch.setattr(os, "statvfs", lambda path: room)
+        with pytest.raises(PublishError) as exc:
+            with Publication() as pub:
+                with pub.open(tmp_path / "d.npy") as fh:
+                    np.lib.format.write_array(fh, np.zeros(8, np.uint8))
+                    raise OSError("1048576 requested and 1048448 written")
+        assert str(exc.value) == f"cannot write {tmp_path / 'd.npy'}: {why} (1048576 bytes requested, 1048448 written)"
+        assert listing(tmp_path) == []
+        monkeypatch.undo()

@@ -47,8 +47,10 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import itertools
 import os
+import re
 import signal
 import threading
 from dataclasses import dataclass
@@ -275,8 +277,25 @@ def check_destination(dest: PathLike, *, directory: bool = False, replace: bool 
     return p
 
 
-def _os_text(exc: OSError) -> str:
-    return exc.strerror or str(exc)
+#: numpy's ``tofile`` reports a short write (a full disk, a quota) without an errno
+_SHORT_WRITE = re.compile(r"(\d+) requested and (\d+) written")
+
+
+def _os_text(exc: OSError, path: Optional[Path] = None) -> str:
+    """An OSError as text; numpy's errno-less short write of ``path`` is said as what it (almost always)
+    is: no space left on the device, when the file system has less room than the bytes missing."""
+    text = exc.strerror or str(exc)
+    short = _SHORT_WRITE.fullmatch(str(exc)) if exc.errno is None else None
+    if short and path is not None:
+        missing = int(short.group(1)) - int(short.group(2))
+        try:
+            st = os.statvfs(path.parent)
+            room: Optional[int] = st.f_bavail * st.f_frsize
+        except (OSError, AttributeError):
+            room = None
+        why = os.strerror(errno.ENOSPC) if room is not None and room < missing else "short write"
+        return f"{why} ({short.group(1)} bytes requested, {short.group(2)} written)"
+    return text
 
 
 # ---------------------------------------------------------------------------
@@ -403,7 +422,7 @@ class Publication:
             with open(item.temp, mode, **kwargs) as fh:
                 yield fh
         except OSError as exc:
-            raise PublishError(f"cannot write {item.dest}: {_os_text(exc)}") from None
+            raise PublishError(f"cannot write {item.dest}: {_os_text(exc, item.temp)}") from None
 
     def write_bytes(self, dest: PathLike, data: bytes) -> None:
         """Stage ``dest`` with the bytes ``data``."""

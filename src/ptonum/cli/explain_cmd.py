@@ -110,7 +110,7 @@ def postprocess(attributes_word: Optional[str], mode: Optional[str], relu: Optio
         if why is not None:
             text = f"note: the B.FPATR tile operation rejects this configuration: {why}\n{text}"
         return text
-    _run("explain", go)
+    _run("explain postprocess", go)
 
 
 def acc_bits(text: str, acc_type: str, name: str = "--acc") -> int:
@@ -192,7 +192,7 @@ def tcvt(src_type: str, bits: Optional[str], decimal: Optional[str], rmode: str,
         else:
             code, note = parse_int(bits, "--bits"), ""
         return note + str(explain_tcvt(code, src_type=src_type, rmode=parse_rmode(rmode, "--rmode"), sat=sat))
-    _run("explain", go)
+    _run("explain tcvt", go)
 
 
 @command.command("reduction")
@@ -203,6 +203,6 @@ def tcvt(src_type: str, bits: Optional[str], decimal: Optional[str], rmode: str,
 @click.option("--candidate", required=True, help="Candidate (right) operand, as --current.")
 def reduction(acc_type: str, max_abs: bool, current: str, candidate: str) -> None:
     """Trace TileProfileMatrixReductionStepWithFlags for one step."""
-    _run("explain", lambda: explain_reduction(acc_bits(current, acc_type, "--current"),
+    _run("explain reduction", lambda: explain_reduction(acc_bits(current, acc_type, "--current"),
                                               acc_bits(candidate, acc_type, "--candidate"),
                                               acc_type=acc_type, max_abs=max_abs))
