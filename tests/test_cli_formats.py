@@ -134,7 +134,7 @@ def test_decode_invalid_encoding() -> None:
 @pytest.mark.parametrize("args,message", [
     (["decode", "FP8", "1"], "TYPE = 'FP8': unknown Tile DataType"),
     (["decode", "E4M3", "0xzz"], "CODE '0xzz': not a non-negative integer"),
-    (["decode", "E4M3", "0x100"], "encoding = 0x100: does not fit in 8 bits"),
+    (["decode", "E4M3", "0x100"], "CODE 0x100: does not fit in 8 bits"),
     (["decode", "FP16", "1", "--lane", "1"], "lane = 1: FP16 has only lane 0"),
     (["decode", "E1M2X2", "1", "--lane", "2"], "lane = 2: E1M2X2 has lanes 0"),
     (["decode", "FP16", "1", "--engine", "gpu"], "gpu"),

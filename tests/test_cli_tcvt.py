@@ -100,6 +100,9 @@ def test_bad_inputs_exit_nonzero_one_line(tmp_path: Path) -> None:
         lines = [ln for ln in r.output.splitlines() if ln.strip()]
         assert len(lines) == 1 and lines[0].startswith("ptonum tcvt: error:"), (args, r.output)
         assert needle in lines[0], (args, lines[0])
+        if args and not args[0].startswith("-") and needle in ("whole number", "FP64", "--src-type", "not a valid .npy file"):
+            # about the file: FILE: PATH
+            assert lines[0].startswith(f"ptonum tcvt: error: FILE: {args[0]}: "), lines[0]
     assert not out.exists()
 
 

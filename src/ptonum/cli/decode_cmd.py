@@ -158,7 +158,11 @@ def command(type_name: str, codes: Tuple[str, ...], decimals: Tuple[str, ...], l
                 values.append(bits)
                 notes.append(f" (--value {text.strip()}: " + ("exact)" if exact else
                                                                 "rounded once from the decimal, nearest even)"))
-        described = [(v, note, _describe(dt, v, lane, engine)) for v, note in zip(values, notes)]
+        try:
+            described = [(v, note, _describe(dt, v, lane, engine)) for v, note in zip(values, notes)]
+        except UsageError as exc:  # the model names its argument `encoding`: here it is a CODE
+            msg = str(exc)
+            raise UsageError("CODE " + msg[len("encoding = "):] if msg.startswith("encoding = ") else msg) from None
     for n, (value, note, rows) in enumerate(described):
         if n:
             click.echo("")

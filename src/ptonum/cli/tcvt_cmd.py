@@ -89,14 +89,14 @@ def _load(path: str, dtype: Optional[str], shape: Optional[str],
         dt = arr.dtype
     else:
         if dtype is None:
-            raise UsageError(f"{path}: a raw file needs --dtype ({'|'.join(_DTYPES)})")
+            raise UsageError(f"FILE: {path}: a raw file needs --dtype ({'|'.join(_DTYPES)})")
         dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
         size = p.stat().st_size
         if size % dt.itemsize:
-            raise UsageError(f"{path}: {size} bytes is not a whole number of {dtype} elements")
+            raise UsageError(f"FILE: {path}: {size} bytes is not a whole number of {dtype} elements")
         arr = np.fromfile(p, dtype=dt)
     if arr.size == 0:
-        raise UsageError(f"{path}: holds no elements (an empty file or array)")
+        raise UsageError(f"FILE: {path}: holds no elements (an empty file or array)")
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
         dt = arr.dtype
@@ -111,7 +111,7 @@ def _load(path: str, dtype: Optional[str], shape: Optional[str],
         return np.ascontiguousarray(arr).view(_bits_dtype(src)), src
     if dt.kind in "iu" and src_opt is not None and dt.itemsize * 8 < (32 if src_opt is TileDataType.FP32 else 16):
         raise UsageError(
-            f"{path}: {dt} data cannot hold {src_opt.name} encodings ({32 if src_opt is TileDataType.FP32 else 16} "
+            f"FILE: {path}: {dt} data cannot hold {src_opt.name} encodings ({32 if src_opt is TileDataType.FP32 else 16} "
             f"bits); give {'uint32' if src_opt is TileDataType.FP32 else 'uint16'} encodings or "
             f"{'float32' if src_opt is TileDataType.FP32 else src_opt.name.lower()} values")
     if dt == np.dtype(np.uint32):
@@ -121,12 +121,12 @@ def _load(path: str, dtype: Optional[str], shape: Optional[str],
             arr = arr.view(np.uint16)
             return arr, src_opt or TileDataType.BF16
         if src_opt is None:
-            raise UsageError(f"{path}: uint16 encodings need --src-type FP16 or BF16")
+            raise UsageError(f"FILE: {path}: uint16 encodings need --src-type FP16 or BF16")
         return arr, src_opt
     if dt == np.dtype(np.float64):
-        raise UsageError(f"{path}: float64 data is an FP64 source, which TCVT to E8M0 rejects; "
+        raise UsageError(f"FILE: {path}: float64 data is an FP64 source, which TCVT to E8M0 rejects; "
                          "convert it to float32/float16/bfloat16 first (ADR-0085 D183)")
-    raise UsageError(f"{path}: dtype {dt} is not float32, float16, bfloat16, uint32 or uint16")
+    raise UsageError(f"FILE: {path}: dtype {dt} is not float32, float16, bfloat16, uint32 or uint16")
 
 
 def _source_text(bits: int, src: TileDataType) -> str:
