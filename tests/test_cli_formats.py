@@ -151,7 +151,7 @@ def test_decode_bad_input_is_a_one_message_usage_error(args: List[str], message:
 @pytest.mark.parametrize("args, prefix", [
     (["decode", "FP8", "1"], "ptonum decode: error: TYPE = 'FP8'"),
     (["decode", "E4M3", "0xzz"], "ptonum decode: error: CODE '0xzz'"),
-    (["decode", "E4M3", "0x100"], "ptonum decode: error: encoding = 0x100"),
+    (["decode", "E4M3", "0x100"], "ptonum decode: error: CODE 0x100"),
     (["decode", "FP16", "1", "--lane", "1"], "ptonum decode: error: lane = 1"),
     (["formats", "FP8"], "ptonum formats: error: TYPE = 'FP8'"),
 ])
