@@ -162,3 +162,36 @@ def test_digit_separators_are_refused_in_every_integer_the_command_line_reads(tm
     r = CliRunner().invoke(main, ["check", "v.csv.gz"])
     assert r.exit_code == 1 and "v.csv.gz:3" in r.stdout and "'0x3f80_0000'" in r.stdout, r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.bin", "acc.npy", "v.csv.gz"]
+
+
+def test_mode_relu_attributes_and_sweep_words_are_named_by_option(tmp_path, monkeypatch):
+    """The model's Python names (``pre_quant_mode``, ``relu_mode``, ``word``) become the options; sweep's
+    raw words were an internal error, its --scale/--alpha read floats (``1_0``) and its FP19 refusal
+    pointed to a --scale-rounding it did not have."""
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)
+    np.save("a.npy", np.ones((2, 8), np.int32))
+    pp = "ptonum postprocess: error: "
+    sw = "ptonum sweep postprocess: error: "
+    sweep = ["sweep", "postprocess", "--range", "0:16", "--state", "st"]
+    cases = [
+        (["postprocess", "a.npy", "--mode", "XX"], pp + "--mode = 'XX': unknown PreQuantMode"),
+        (["postprocess", "a.npy", "--mode", "REQ8", "--relu", "XX", "--scale", "1"], pp + "--relu = 'XX': unknown ReluMode"),
+        (["postprocess", "a.npy", "--attributes", "0xff000000"], pp + "--attributes = 0xff000000: does not decode"),
+        (["explain", "postprocess", "--attributes", "0xff000000", "--acc-type", "S32", "--acc", "1"],
+         "ptonum explain postprocess: error: --attributes = 0xff000000: does not decode"),
+        ([*sweep, "--mode", "REQ8", "--quant-param", "xyz"], sw + "--quant-param = 'xyz': expected an integer word"),
+        ([*sweep, "--mode", "REQ8", "--relu", "LRELU", "--scale", "1", "--relu-param", "1_0"],
+         sw + "--relu-param = '1_0': expected an integer word"),
+        ([*sweep, "--mode", "REQ8", "--scale", "1_0"], sw + "--scale = '1_0': not a decimal number"),
+        ([*sweep, "--mode", "XX", "--scale", "1"], sw + "--mode = 'XX': unknown PreQuantMode"),
+        ([*sweep, "--mode", "REQ8", "--scale", "0.1"], sw + "--scale = 0.1 is not exactly representable in FP19"),
+    ]
+    for argv, start in cases:
+        r = CliRunner().invoke(main, argv)
+        assert (r.exit_code, r.stdout) == (2, ""), (argv, r.output)
+        assert r.stderr.count("\n") == 1 and r.stderr.startswith(start), (argv, r.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy"]
+    r = CliRunner().invoke(main, [*sweep, "--mode", "0x3", "--scale", "0.1", "--scale-rounding", "rne"])
+    assert r.exit_code == 0 and "inputs 16, mismatches 0" in r.stdout, r.output

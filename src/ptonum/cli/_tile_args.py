@@ -14,8 +14,8 @@ from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
 import numpy as np
 import rich_click as click
 
-from .._util import int_text, is_digits, shape_text
-from ..errors import UsageError
+from .._util import int_text, shape_text
+from ..errors import PtonumError, UsageError
 from ..npyfile import check_numpy_file, numpy_read_error, zip_errors
 from ..rounding import RoundingMode
 from ._common import ASCII_INT, AsciiIntRange, RMODE_HELP, parse_rmode, refuse_empty_path
@@ -160,6 +160,36 @@ def int_word(name: str, text: str, width: int = 64) -> int:
     return v
 
 
+def attributes_from_word(option: str, text: str) -> Any:
+    """``--attributes WORD`` -> :class:`ptonum.fpatr.FPATRAttributes`; every refusal names ``option`` (the
+    model names its argument ``word``).  Raises the model's typed errors."""
+    from ..fpatr.attributes import FPATRAttributes
+
+    word = int_word(option, text, 32)
+    try:
+        return FPATRAttributes.from_word(word)
+    except PtonumError as exc:
+        msg = str(exc)
+        if not msg.startswith("word = "):
+            raise
+        raise type(exc)(f"{option} = {msg[len('word = '):]}") from None
+
+
+def mode_fields(mode: str, relu: Optional[str]) -> Tuple[Any, Any]:
+    """``--mode`` and ``--relu`` (code, ``0x`` code or name; ``--relu`` NONE when not given) -> the
+    PreQuantMode and ReluMode, refusals naming the option."""
+    from ..fpatr.attributes import parse_pre_quant_mode, parse_relu_mode
+
+    def code_or_name(text: str) -> Any:
+        try:
+            return int_text(text)
+        except ValueError:
+            return text.strip()
+
+    return (parse_pre_quant_mode(code_or_name(mode), "--mode"),
+            parse_relu_mode("NONE" if relu is None else code_or_name(relu), "--relu"))
+
+
 def tile_options(fn: F) -> F:
     """Add the accumulator, B.FPATR/B.DATR and parameter options to a click command."""
     options = [
@@ -279,7 +309,7 @@ class TileCall:
         return int(self.params.get(scalar, 0) or 0)
 
 
-def _scale_word(scale: str, offset: int, mode: Any, rounding: str) -> int:
+def scale_word(scale: str, offset: int, mode: Any, rounding: str) -> int:
     """``--scale``/``--offset`` -> the quantization word; suggests ``--scale-rounding rne`` only when it works."""
     from ..fpatr.params import quant_param as make_quant_param
 
@@ -295,7 +325,7 @@ def _scale_word(scale: str, offset: int, mode: Any, rounding: str) -> int:
         raise UsageError(_option_name(str(exc), "scale", "--scale")) from None
 
 
-def _alpha_word(alpha: str, rounding: str) -> int:
+def alpha_word(alpha: str, rounding: str) -> int:
     from ..fpatr.params import relu_param as make_relu_param
 
     try:
@@ -434,12 +464,11 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
     if attributes_word is not None:
         if field_opts:
             raise UsageError(f"--attributes and {field_opts[0]} both describe B.FPATR; give one or the other")
-        attrs = FPATRAttributes.from_word(int_word("--attributes", attributes_word, 32))
+        attrs = attributes_from_word("--attributes", attributes_word)
     else:
         if mode is None:
             raise UsageError("give --mode NAME (and field options) or --attributes WORD")
-        mode_value: Any = int(mode) if is_digits(mode.strip()) else mode
-        relu_value: Any = "NONE" if relu is None else int(relu) if is_digits(relu.strip()) else relu
+        mode_value, relu_value = mode_fields(mode, relu)
         attrs = FPATRAttributes.from_fields(
             pre_quant_mode=mode_value, relu_mode=relu_value,
             group_n=group_n if group_n is not None else 0, row_max_en=row_max, group_max_en=group_max,
@@ -499,7 +528,7 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
                          "(--shift N for every column, or a --quant-tile of shift words)")
     qword: Optional[int] = None
     if scale is not None:
-        qword = _scale_word(scale, offset, attrs.pre_quant_mode, scale_rounding)
+        qword = scale_word(scale, offset, attrs.pre_quant_mode, scale_rounding)
     elif shift is not None:
         qword = shift_param_word(shift=shift)
     elif quant_param is not None:
@@ -536,7 +565,7 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
                              f"not {tile_opt}")
     rword: Optional[int] = None
     if alpha is not None:
-        rword = _alpha_word(alpha, scale_rounding)
+        rword = alpha_word(alpha, scale_rounding)
     elif relu_param is not None:
         rword = int_word("--relu-param", relu_param)
     if rword is not None:

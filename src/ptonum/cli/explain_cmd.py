@@ -24,6 +24,7 @@ from ..conformance.explain import (
 )
 from .._util import int_text
 from ..errors import UsageError
+from ._tile_args import attributes_from_word
 from ._common import EXIT_MISMATCH, RMODE_HELP, errors_to_exit, parse_rmode
 
 
@@ -87,12 +88,10 @@ def postprocess(attributes_word: Optional[str], mode: Optional[str], relu: Optio
     """
     def go() -> Any:
         if attributes_word is not None:
-            from ..fpatr.attributes import FPATRAttributes
-
             given = [o for o, v in (("--mode", mode), ("--relu", relu)) if v is not None]
             if given:
                 raise UsageError(f"--attributes and {given[0]} both give the {given[0][2:]}; give one or the other")
-            attrs = FPATRAttributes.from_word(parse_int(attributes_word, "--attributes"))
+            attrs = attributes_from_word("--attributes", attributes_word)
             m, r = int(attrs.pre_quant_mode), int(attrs.relu_mode)
         else:
             if mode is None:

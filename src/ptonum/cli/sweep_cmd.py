@@ -15,7 +15,6 @@ from typing import Any, Optional
 
 import rich_click as click
 
-from .._util import int_text, is_digits
 from ..errors import UsageError
 from ._common import ASCII_INT, AsciiIntRange, EXIT_MISMATCH, RMODE_HELP, errors_to_exit, out_console, \
     stderr_is_terminal
@@ -78,16 +77,21 @@ def tcvt(src_type: str, **options: Any) -> None:
               help="Accumulator type (default: the mode's first accumulator class).")
 @click.option("--rmode", default="NONE", show_default=True, help=RMODE_HELP)
 @click.option("--sat", is_flag=True, help="B.DATR Sat=1.")
-@click.option("--scale", type=float, default=None, help="Quantization scale (exactly an FP19 value).")
+@click.option("--scale", default=None, metavar="NUMBER",
+              help="Quantization scale as a decimal (read exactly, converted to FP19; see --scale-rounding).")
 @click.option("--offset", type=ASCII_INT, default=0, show_default=True, help="Signed offset with --scale.")
 @click.option("--shift", type=AsciiIntRange(1, 16), default=None, help="Shift modes 12/13: right shift 1..16.")
 @click.option("--quant-param", metavar="WORD", default=None, help="Raw 64-bit quantization word.")
-@click.option("--alpha", type=float, default=None, help="LReLU/PReLU multiplier (exactly an FP19 value).")
+@click.option("--alpha", default=None, metavar="NUMBER",
+              help="LReLU/PReLU multiplier as a decimal (read exactly, converted to FP19; see --scale-rounding).")
+@click.option("--scale-rounding", type=click.Choice(["exact", "rne"]), default="exact", show_default=True,
+              help="exact: refuse a scale or alpha FP19 cannot hold; rne: round it once to FP32 and then to FP19 "
+                   "(FP32ToFP19, nearest even), as postprocess does.")
 @click.option("--relu-param", metavar="WORD", default=None, help="Raw activation word (FP19 in bits [18:0]).")
 @_common_options
-def postprocess(mode: str, relu: str, acc_type: Optional[str], rmode: str, sat: bool, scale: Optional[float],
-                offset: int, shift: Optional[int], quant_param: Optional[str], alpha: Optional[float],
-                relu_param: Optional[str], **options: Any) -> None:
+def postprocess(mode: str, relu: str, acc_type: Optional[str], rmode: str, sat: bool, scale: Optional[str],
+                offset: int, shift: Optional[int], quant_param: Optional[str], alpha: Optional[str],
+                scale_rounding: str, relu_param: Optional[str], **options: Any) -> None:
     """B.FPATR element post-process: every 32-bit accumulator code of --range through one configuration.
 
     All 2^32 codes by default (see docs/scale-out.md for what that costs); the configuration is
@@ -100,26 +104,27 @@ def postprocess(mode: str, relu: str, acc_type: Optional[str], rmode: str, sat: 
     ```
     """
     from ..dask.sweep import POSTPROCESS_PARTITION, parse_range, postprocess_sweep
-    from ..fpatr import mode_info, quant_param as make_qp, relu_param as make_rp, shift_param_word
+    from ..fpatr import mode_info, shift_param_word
     from ._common import parse_rmode
+    from ._tile_args import alpha_word, int_word, mode_fields, scale_word
 
     with errors_to_exit("sweep postprocess"):
-        mode_value: Any = int(mode) if is_digits(mode.strip()) else mode
-        relu_value: Any = int(relu) if is_digits(relu.strip()) else relu
+        mode_value, relu_value = mode_fields(mode, relu)
         info = mode_info(mode_value)
         given = [o for o, v in (("--scale", scale), ("--shift", shift), ("--quant-param", quant_param)) if v is not None]
         if len(given) > 1:
             raise UsageError(f"{given[0]} and {given[1]} both give the quantization parameter")
         qword: Optional[int] = None
         if scale is not None:
-            qword = int(make_qp(scale, offset, mode=mode_value))
+            qword = scale_word(scale, offset, mode_value, scale_rounding)
         elif shift is not None:
             qword = int(shift_param_word(shift=shift))
         elif quant_param is not None:
-            qword = int_text(quant_param)
+            qword = int_word("--quant-param", quant_param)
         if alpha is not None and relu_param is not None:
             raise UsageError("--alpha and --relu-param both give the activation parameter")
-        rword = int(make_rp(alpha)) if alpha is not None else int_text(relu_param) if relu_param is not None else None
+        rword = (alpha_word(alpha, scale_rounding) if alpha is not None
+                 else int_word("--relu-param", relu_param) if relu_param is not None else None)
         lo, hi = parse_range(options["code_range"], 32)
         sw = postprocess_sweep(pre_quant_mode=mode_value, relu_mode=relu_value,
                                acc_type=acc_type.upper() if acc_type else info.accumulator_types[0].name,
