@@ -44,6 +44,16 @@ def test_cli_check_shared_tiles() -> None:
     assert "PASS: 192" in r.output
 
 
+def test_cli_check_limit_and_sample_apply_to_tile_cases() -> None:
+    """--limit / --sample choose tile cases as they choose CSV rows (they were ignored for tile files)."""
+    for opts, n in ((["--limit", "3"], 3), (["--sample", "5", "--seed", "1"], 5)):
+        r = CliRunner().invoke(main, ["check", str(SHARED), *opts])
+        assert r.exit_code == 0 and f"PASS: {n} row(s) checked" in r.output, r.output
+    cases = read_tiles(str(SHARED))
+    rep = check_tiles(cases, str(SHARED), "fast", select=[2, 90])
+    assert (rep.rows, rep.checked, rep.passed) == (96, 2, 2)
+
+
 def _first(items: List[Dict[str, Any]], legal: bool) -> int:
     for i, it in enumerate(items):
         e = it["expected"]

@@ -99,7 +99,8 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             if is_tiles_file(raw):  # whole tiles (tiles.json.gz): every case through the tile operation
                 cases = parse_tiles(raw, path)
                 for eng in engines:
-                    reports.append(check_tiles(cases, path, eng, max_report=max_report))
+                    reports.append(check_tiles(cases, path, eng, max_report=max_report,
+                                               select=select_rows(len(cases), limit, sample, seed)))
                 continue
             parsed = parse_text(raw, path)
         except PtonumError as exc:

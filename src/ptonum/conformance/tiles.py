@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -202,8 +202,10 @@ def check_tiles(
     *,
     max_report: int = 10,
     progress: Optional[Callable[[int], None]] = None,
+    select: Optional[Sequence[int]] = None,
 ) -> FileReport:
-    """Run every case through ``fpatr.postprocess`` in ``engine`` and compare.
+    """Run every case (or the cases at the indices ``select``, as ``check.select_rows`` gives them for
+    ``--limit``/``--sample``) through ``fpatr.postprocess`` in ``engine`` and compare.
 
     A case counts as a mismatch when any output, the destination type or the
     flags differ, when a case the ASL commits is rejected, or when a case the
@@ -216,7 +218,8 @@ def check_tiles(
     check_engine(engine)
     failures: List[Failure] = []
     mismatched = 0
-    for case in cases:
+    chosen = cases if select is None else [cases[int(i)] for i in select]
+    for case in chosen:
         ok, message = _compare(case, engine)
         if not ok:
             mismatched += 1
@@ -224,8 +227,8 @@ def check_tiles(
                 failures.append(Failure(path, case.index, "tile", f"{case.source} ({case.describe()}): {message}"))
         if progress is not None:
             progress(1)
-    return FileReport(path=path, op=TILES_OP, engine=engine, rows=len(cases), checked=len(cases),
-                      passed=len(cases) - mismatched, mismatched=mismatched, errors=0, malformed=0,
+    return FileReport(path=path, op=TILES_OP, engine=engine, rows=len(cases), checked=len(chosen),
+                      passed=len(chosen) - mismatched, mismatched=mismatched, errors=0, malformed=0,
                       failures=failures, schema=None)
 
 
