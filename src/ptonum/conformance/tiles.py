@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
@@ -202,7 +202,7 @@ def check_tiles(
     *,
     max_report: int = 10,
     progress: Optional[Callable[[int], None]] = None,
-    select: Optional[Sequence[int]] = None,
+    select: Optional[Iterable[int]] = None,
 ) -> FileReport:
     """Run every case (or the cases at the indices ``select``, as ``check.select_rows`` gives them for
     ``--limit``/``--sample``) through ``fpatr.postprocess`` in ``engine`` and compare.
