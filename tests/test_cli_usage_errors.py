@@ -195,3 +195,22 @@ def test_mode_relu_attributes_and_sweep_words_are_named_by_option(tmp_path, monk
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy"]
     r = CliRunner().invoke(main, [*sweep, "--mode", "0x3", "--scale", "0.1", "--scale-rounding", "rne"])
     assert r.exit_code == 0 and "inputs 16, mismatches 0" in r.stdout, r.output
+
+
+def test_unreadable_whole_number_settings_are_noted_once(monkeypatch):
+    """PTONUM_KERNEL_MIN_ELEMENTS / PTONUM_OUTPUT_POOL_MIB that are not whole numbers were dropped for
+    their defaults without a word (and ``1_000`` was read as 1000): one note each, the run goes on."""
+    from ptonum.tables import kernel_min_elements
+
+    r = CliRunner(env={"PTONUM_KERNEL_MIN_ELEMENTS": "1_000", "PTONUM_OUTPUT_POOL_MIB": "lots"}).invoke(
+        main, ["formats", "E4M3"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr == ("ptonum: note: PTONUM_KERNEL_MIN_ELEMENTS = '1_000' is not a whole number (ASCII digits 0-9); "
+                        "the default 65536 is used\n"
+                        "ptonum: note: PTONUM_OUTPUT_POOL_MIB = 'lots' is not a whole number (ASCII digits 0-9); "
+                        "the default 128 is used\n")
+    r = CliRunner(env={"PTONUM_KERNEL_MIN_ELEMENTS": " 4096 ", "PTONUM_OUTPUT_POOL_MIB": "0"}).invoke(
+        main, ["formats", "E4M3"])
+    assert r.exit_code == 0 and r.stderr == "", r.output
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "1_000")
+    assert kernel_min_elements() == 65536  # the note's word: the default, not 1000

@@ -212,8 +212,34 @@ def main(ctx: click.Context) -> None:
     143 terminated (SIGTERM), with one line saying whether anything was written. Outputs are
     published all together or not at all.
     """
+    environment_notes()
     if ctx.invoked_subcommand is None:  # bare `ptonum`: the help, and success
         click.echo(ctx.get_help())
+
+
+#: the whole-number settings ptonum reads from the environment
+_COUNT_VARIABLES = ("PTONUM_KERNEL_MIN_ELEMENTS", "PTONUM_OUTPUT_POOL_MIB")
+
+
+def environment_notes() -> None:
+    """One ``ptonum: note:`` line for each whole-number setting in the environment that is not one
+    (the engine then uses its default, as the library does silently): a typo there must not pass
+    unseen."""
+    from .._util import int_text
+
+    for var in _COUNT_VARIABLES:
+        text = os.environ.get(var, "")
+        if not text.strip():
+            continue
+        try:
+            int_text(text, decimal_only=True)
+        except ValueError:
+            if var == "PTONUM_KERNEL_MIN_ELEMENTS":
+                from ..tables import DEFAULT_KERNEL_MIN_ELEMENTS as default
+            else:
+                from ..fpatr.tile import DEFAULT_OUTPUT_POOL_MIB as default
+            sys.stderr.write(f"ptonum: note: {var} = {text!r} is not a whole number (ASCII digits 0-9); "
+                             f"the default {default} is used\n")
 
 
 # The subcommands: each is ``<name>_cmd``, a module of this package defining a click command
