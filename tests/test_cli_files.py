@@ -125,3 +125,16 @@ def test_empty_paths_are_named_empty(tmp_path, monkeypatch, facc):
     ):
         _exact_error(_run(*args), line)
     assert [p.name for p in tmp_path.iterdir()] == ["facc.npy"]
+
+
+def test_npz_key_given_twice_differently_is_refused(tmp_path, monkeypatch):
+    """``FILE.npz:x --key y`` used y without a word: two names for the array are refused, one is fine."""
+    monkeypatch.chdir(tmp_path)
+    a = np.arange(16, dtype=np.int32).reshape(2, 8)
+    np.savez("m.npz", x=a, y=a)
+    args = ["--mode", "REQ8", "--scale", "1", "--out-dir", "o"]
+    _exact_error(_run("postprocess", "m.npz:x", "--key", "y", *args),
+                 "ptonum postprocess: error: ACC: m.npz:x names the array 'x' and --key names 'y'; give one")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+    r = _run("postprocess", "m.npz:x", "--key", "x", *args)
+    assert r.exit_code == 0 and sorted(p.name for p in (tmp_path / "o").iterdir()) == ["m.x.d.npy", "m.x.flags.json"]

@@ -70,6 +70,8 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
     Raises :class:`UsageError` naming the option, the file and the problem.
     """
     path_text, inline_key = split_key(spec)
+    if key is not None and inline_key is not None and key != inline_key:
+        raise UsageError(f"{name}: {spec} names the array {inline_key!r} and --key names {key!r}; give one")
     key = key or inline_key
     refuse_empty_path(name, path_text, "a .npy, .npz or .bin file")
     path = Path(path_text)
