@@ -136,5 +136,9 @@ def test_npz_key_given_twice_differently_is_refused(tmp_path, monkeypatch):
     _exact_error(_run("postprocess", "m.npz:x", "--key", "y", *args),
                  "ptonum postprocess: error: ACC: m.npz:x names the array 'x' and --key names 'y'; give one")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+    np.ones(16, np.int32).tofile("f.bin")  # a key of a raw file was dropped (and named the outputs f.k.*)
+    _exact_error(_run("postprocess", "f.bin", "--dtype", "int32", "--shape", "2x8", "--key", "k", *args),
+                 "ptonum postprocess: error: ACC: f.bin is a raw .bin file; a key applies only to .npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.bin", "m.npz"]
     r = _run("postprocess", "m.npz:x", "--key", "x", *args)
     assert r.exit_code == 0 and sorted(p.name for p in (tmp_path / "o").iterdir()) == ["m.x.d.npy", "m.x.flags.json"]

@@ -101,6 +101,8 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
                     raise UsageError(f"{name}: {path} has no array {key!r} (it has {', '.join(keys)})")
                 return native(z[key])
         if suffix == ".bin":
+            if key:
+                raise UsageError(f"{name}: {path} is a raw .bin file; a key applies only to .npz")
             if bin_dtype is None or bin_shape is None:
                 raise UsageError(f"{name}: a raw .bin file needs --dtype and --shape (e.g. --dtype int32 --shape 256x32)")
             dt = np.dtype(bin_dtype).newbyteorder("<")
