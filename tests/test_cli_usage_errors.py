@@ -179,6 +179,8 @@ def test_mode_relu_attributes_and_sweep_words_are_named_by_option(tmp_path, monk
         (["postprocess", "a.npy", "--mode", "XX"], pp + "--mode = 'XX': unknown PreQuantMode"),
         (["postprocess", "a.npy", "--mode", "REQ8", "--relu", "XX", "--scale", "1"], pp + "--relu = 'XX': unknown ReluMode"),
         (["postprocess", "a.npy", "--attributes", "0xff000000"], pp + "--attributes = 0xff000000: does not decode"),
+        (["postprocess", "a.npy", "--mode", "REQ8", "--scale", "1", "--group-n", "7", "--group-max"],
+         pp + "--group-n = 7: expected one of 0, 8, 16,"),
         (["explain", "postprocess", "--attributes", "0xff000000", "--acc-type", "S32", "--acc", "1"],
          "ptonum explain postprocess: error: --attributes = 0xff000000: does not decode"),
         ([*sweep, "--mode", "REQ8", "--quant-param", "xyz"], sw + "--quant-param = 'xyz': expected an integer word"),

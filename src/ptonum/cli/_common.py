@@ -80,6 +80,7 @@ _OPTION_NAMES = (
     (re.compile(r"\brow_max_in\b"), "--row-max-in"),
     (re.compile(r"\bacc_type\b"), "--acc-type"),
     (re.compile(r"\bsrc_type\b"), "--src-type"),
+    (re.compile(r"^group_n = "), "--group-n = "),
     # B.FPATR field combinations (BundleFPATRFieldsLegal): the options that set the fields
     (re.compile(r"^RowMaxInit requires RowMaxEn"), "--row-max-init needs --row-max (RowMaxInit requires RowMaxEn)"),
     (re.compile(r"^GroupMaxEn requires a nonzero GroupNCode"),
