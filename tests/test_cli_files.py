@@ -142,3 +142,20 @@ def test_npz_key_given_twice_differently_is_refused(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.bin", "m.npz"]
     r = _run("postprocess", "m.npz:x", "--key", "x", *args)
     assert r.exit_code == 0 and sorted(p.name for p in (tmp_path / "o").iterdir()) == ["m.x.d.npy", "m.x.flags.json"]
+
+
+def test_inputs_that_are_not_regular_files_say_what_they_are(tmp_path, monkeypatch):
+    """A FIFO or device was 'file not found' (and tcvt read on); symbolic links that lead nowhere say so."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo("fifo.npy")
+    os.symlink("loop.npy", "loop.npy")
+    os.symlink("missing.npy", "dangling.npy")
+    op = ["--mode", "REQ8", "--scale", "1"]
+    for path, what in (("fifo.npy", "is a named pipe (FIFO), not a file"), ("/dev/null", "is a character device, not a file"),
+                       ("loop.npy", "is a symbolic link loop"), ("dangling.npy", "is a symbolic link to a missing file")):
+        _exact_error(_run("postprocess", path, *op), f"ptonum postprocess: error: ACC: {path} {what}")
+        _exact_error(_run("tcvt", path, "--dtype", "float32"), f"ptonum tcvt: error: FILE: {path} {what}")
+    _exact_error(_run("postprocess", "nope.npy", *op), "ptonum postprocess: error: ACC: no such file: nope.npy")
+    assert sorted(os.listdir(".")) == ["dangling.npy", "fifo.npy", "loop.npy"]

@@ -269,14 +269,32 @@ def _check_dir(option: str, path: str, directory: Path, not_dir: str) -> None:
         raise UsageError(f"{option} = {path}: {d} is not writable")
 
 
-def input_file(option: str, path: str) -> Path:
-    """An input file that must exist and not be a directory (nor an empty path)."""
-    refuse_empty_path(option, path, "a file name")
+#: what a path that is not a regular file is, by its ``stat.S_IS*`` test
+_SPECIAL_FILES = (("S_ISFIFO", "a named pipe (FIFO)"), ("S_ISCHR", "a character device"),
+                  ("S_ISBLK", "a block device"), ("S_ISSOCK", "a socket"))
+
+
+def input_file(option: str, path: str, what: str = "a file name") -> Path:
+    """An input file that must exist and be a regular file (not a directory, a device, a pipe, nor an
+    empty path); a missing one says whether it is a dangling or looping symbolic link."""
+    import stat
+
+    refuse_empty_path(option, path, what)
     p = Path(path)
-    if p.is_dir():
+    try:
+        mode = os.stat(p).st_mode
+    except OSError as exc:
+        if os.path.islink(p):
+            why = "a symbolic link loop" if exc.errno == errno.ELOOP else "a symbolic link to a missing file"
+            raise UsageError(f"{option}: {path} is {why}") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise UsageError(f"{option}: no such file: {path}") from None
+        raise UsageError(f"{option}: cannot read {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
         raise UsageError(f"{option}: {path} is a directory, not a file")
-    if not p.exists():
-        raise UsageError(f"{option}: no such file: {path}")
+    for test, kind in _SPECIAL_FILES:
+        if getattr(stat, test)(mode):
+            raise UsageError(f"{option}: {path} is {kind}, not a file")
     return p
 
 

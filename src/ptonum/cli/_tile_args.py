@@ -18,7 +18,7 @@ from .._util import int_text, shape_text
 from ..errors import PtonumError, UsageError
 from ..npyfile import check_numpy_file, numpy_read_error, zip_errors
 from ..rounding import RoundingMode
-from ._common import ASCII_INT, AsciiIntRange, RMODE_HELP, parse_rmode, refuse_empty_path
+from ._common import ASCII_INT, AsciiIntRange, RMODE_HELP, input_file, parse_rmode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,12 +73,7 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
     if key is not None and inline_key is not None and key != inline_key:
         raise UsageError(f"{name}: {spec} names the array {inline_key!r} and --key names {key!r}; give one")
     key = key or inline_key
-    refuse_empty_path(name, path_text, "a .npy, .npz or .bin file")
-    path = Path(path_text)
-    if path.is_dir():
-        raise UsageError(f"{name}: {path} is a directory, not a file")
-    if not path.is_file():
-        raise UsageError(f"{name}: file not found: {path}")
+    path = input_file(name, path_text, "a .npy, .npz or .bin file")
     suffix = path.suffix.lower()
     if suffix in (".npy", ".npz"):
         check_numpy_file(name, path, key if suffix == ".npz" else None)
