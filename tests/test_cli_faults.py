@@ -220,6 +220,7 @@ def test_sweep_interrupted_keeps_whole_records_only(tmp_path: Path) -> None:
         for n in names:
             json.loads((state / n).read_text())  # whole
         assert ("nothing was written" in r.stderr) == (names == []), (names, r.stderr)
+        assert r.stderr.startswith(f"ptonum sweep tcvt: {'interrupted' if i % 2 == 0 else 'terminated'} by "), r.stderr
         if names:
             again = _run(args + ["--state", state, "--resume"])
             assert again.exit_code == 0 and json.loads(again.stdout)["inputs"] == json.loads(clean.stdout)["inputs"]

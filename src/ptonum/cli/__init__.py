@@ -158,7 +158,10 @@ class _Group(click.RichGroup):
         before = published_count()
 
         def name() -> str:  # the subcommand is known only once click has resolved it
-            return ctx.invoked_subcommand or _command_from_args(self, self._argv)
+            sub, named = ctx.invoked_subcommand, _command_from_args(self, self._argv)
+            if sub and (named == sub or named.startswith(sub + " ")):
+                return named  # with a nested subcommand: `sweep postprocess`, `explain tcvt`
+            return sub or named
 
         try:
             return super().invoke(ctx)
