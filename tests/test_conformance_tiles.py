@@ -9,11 +9,13 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import vectors_dir
 from ptonum.cli import main
-from ptonum.conformance.tiles import check_tiles, read_tiles
+from ptonum.conformance.tiles import check_tiles, parse_tiles, read_tiles
+from ptonum.errors import UsageError
 
 SHARED = vectors_dir() / "tiles.json.gz"
 
@@ -103,3 +105,80 @@ def test_malformed_tile_file_is_one_line_exit_2(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("[{\"case\": ")
     r = CliRunner().invoke(main, ["check", str(tmp_path / "bad.json")])
     assert r.exit_code == 2 and "not a JSON tile list" in r.output and "Traceback" not in r.output
+
+
+def _pick(items: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The first committing item with RowMaxOut, GroupMaxOut and a scalar quant parameter."""
+    for it in items:
+        c, e = it["case"], it["expected"]
+        if ("error" not in e and e["sources_legal"] and c["row_max_en"] == 1 and c["group_max_en"] == 1
+                and isinstance(c.get("quant_param"), str) and len(c["acc"]) > 1 and len(c["acc"][0]) > 1):
+            return it
+    raise AssertionError("no such item")
+
+
+def _del(d: Dict[str, Any], key: str) -> None:
+    del d[key]
+
+
+def _rename(d: Dict[str, Any], old: str, new: str) -> None:
+    d[new] = d.pop(old)
+
+
+# (what is changed in a shared item, the message naming item, field and problem); each of these passed
+# or was blamed on the model before the tile reader validated every field (probe13 #6-#8, #14)
+CORRUPT = [
+    (lambda it: it["case"].update(sat=5), "item 0.case.sat = 5: expected 0/1 or true/false"),
+    (lambda it: it["case"].update(sat="1"), 'item 0.case.sat = "1": expected 0/1 or true/false'),
+    (lambda it: it["case"].update(sat=1.0), "item 0.case.sat = 1.0: expected 0/1 or true/false"),
+    (lambda it: it["case"].update(row_max_en="no"), 'item 0.case.row_max_en = "no": expected 0/1 or true/false'),
+    (lambda it: it["expected"].update(sources_legal="false"),
+     'item 0.expected.sources_legal = "false": expected 0/1 or true/false'),
+    (lambda it: it["case"].update(rmode="XYZ"),
+     'item 0.case.rmode = "XYZ": expected one of NONE, RNE, RTZ, RTM, RTP, RNA, RTO, RHB'),
+    (lambda it: it["case"].update(pre_quant_mode=float(it["case"]["pre_quant_mode"])),
+     "item 0.case.pre_quant_mode = {pre_quant_mode}.0: expected an integer 0..63"),
+    (lambda it: it["case"].update(group_n=5),
+     "item 0.case.group_n = 5: expected one of 0, 8, 16, 32, 48, 64, 80, 96, 112, 128"),
+    (lambda it: it["expected"].update(dst_type="fp16"), 'item 0.expected.dst_type = "fp16": expected one of'),
+    (lambda it: _rename(it["case"], "max_abs_en", "maxabs_en"), "item 0.case: unknown field 'maxabs_en'"),
+    (lambda it: it["case"].update(bogus=1), "item 0.case: unknown field 'bogus'"),
+    (lambda it: it.update(note="x"), "item 0: unknown field 'note'"),
+    (lambda it: _del(it["case"], "max_abs_en"), "item 0.case: missing field 'max_abs_en'"),
+    (lambda it: _del(it["case"], "group_n"), "item 0.case: missing field 'group_n' (group_max_en = 1 reads it)"),
+    (lambda it: _del(it["case"], "quant_param"), "item 0.case.quant_param: missing, but PreQuantMode"),
+    (lambda it: _del(it["expected"], "row_max_out"), "item 0.expected.row_max_out: missing, but case.row_max_en = 1"),
+    (lambda it: it["case"].update(row_max_en=0, row_max_init=0) or it["case"].pop("row_max_in", None),
+     "item 0.expected.row_max_out: given, but case.row_max_en = 0"),
+    # a missing row and a missing element of D (or GroupMaxOut) are the same kind of error: a malformed file
+    (lambda it: it["expected"]["d"].pop(), "item 0.expected.d: {rows_minus_1} rows, expected {rows}"),
+    (lambda it: it["expected"]["d"][0].pop(), "item 0.expected.d[0]: {cols_minus_1} elements, expected {cols}"),
+    (lambda it: it["expected"]["group_max_out"].pop(), "item 0.expected.group_max_out: {rows_minus_1} rows"),
+    (lambda it: it["expected"]["row_max_out"].pop(), "item 0.expected.row_max_out: {rows_minus_1} words"),
+]
+
+
+def test_every_tile_field_is_validated_as_a_malformed_file(tmp_path: Path) -> None:
+    """A damaged field of a shared item is a malformed file (exit 2 naming item and field), never a pass
+    and never a model failure: JSON booleans/0-1 only, integers in range, names from their vocabulary, no
+    unknown or missing field, D/RowMaxOut/GroupMaxOut shaped as the case."""
+    base = _pick(_items())
+    m, n = len(base["case"]["acc"]), len(base["case"]["acc"][0])
+    fill = {"pre_quant_mode": base["case"]["pre_quant_mode"], "rows": m, "rows_minus_1": m - 1,
+            "cols": n, "cols_minus_1": n - 1}
+    parse_tiles(json.dumps([base]).encode(), "t.json")  # the unchanged item is accepted
+    for change, message in CORRUPT:
+        item = json.loads(json.dumps(base))
+        change(item)
+        with pytest.raises(UsageError) as exc:
+            parse_tiles(json.dumps([item]).encode(), "t.json")
+        assert str(exc.value).startswith("t.json: " + message.format(**fill)), (message, str(exc.value))
+    dup = json.dumps([base]).replace('"sat": ', '"sat": 0, "sat": ', 1)
+    with pytest.raises(UsageError, match="field 'sat' given twice"):
+        parse_tiles(dup.encode(), "t.json")
+    # through the command: one line, exit 2 (it passed with exit 0 when sat = 5 was read as true)
+    item = json.loads(json.dumps(base))
+    item["case"]["sat"] = 5
+    path = _write(tmp_path, [item])
+    r = CliRunner().invoke(main, ["check", path])
+    assert r.exit_code == 2 and r.stderr == f"ptonum check: error: {path}: item 0.case.sat = 5: expected 0/1 or true/false\n"

@@ -26,7 +26,10 @@ import numpy as np
 from .._util import check_engine, int_text
 from ..errors import PtonumError, UsageError
 from ..flags import StatusRegister, flag_names
+from ..formats import TileDataType
 from ..fpatr import postprocess
+from ..fpatr.attributes import GROUP_N_TABLE, mode_info
+from ..rounding import RoundingMode
 from .check import Failure, FileReport
 from .schema import read_text
 
@@ -82,9 +85,12 @@ def _hex(where: str, text: Any, width: int) -> int:
     return value
 
 
-def _hex_rows(where: str, rows: Any, width: int, cols: Optional[int] = None) -> np.ndarray:
+def _hex_rows(where: str, rows: Any, width: int, cols: Optional[int] = None,
+              nrows: Optional[int] = None) -> np.ndarray:
     if not isinstance(rows, list) or not rows or not all(isinstance(r, list) and r for r in rows):
         raise UsageError(f"{where}: expected a non-empty list of non-empty rows")
+    if nrows is not None and len(rows) != nrows:
+        raise UsageError(f"{where}: {len(rows)} rows, expected {nrows}")
     n = len(rows[0]) if cols is None else cols
     out = np.empty((len(rows), n), np.uint64)
     for i, row in enumerate(rows):
@@ -98,47 +104,167 @@ def _hex_rows(where: str, rows: Any, width: int, cols: Optional[int] = None) -> 
 def _hex_list(where: str, items: Any, width: int, count: int) -> np.ndarray:
     if not isinstance(items, list):
         raise UsageError(f"{where}: expected a list of {count} hex words")
+    if len(items) != count:
+        raise UsageError(f"{where}: {len(items)} words, expected {count}")
     return _hex_rows(where, [items], width, count)[0]
 
 
+#: the fields of an item, of its ``case`` and of its ``expected`` (vectors/README.md); any other is refused.
+#: ``expected.mathematical_sources`` and ``expected.fault`` are further ASL outputs the shared file
+#: carries; they are type-checked but not compared (the model has no counterpart).
+_ITEM_FIELDS = ("case", "expected", "source")
+_CASE_FIELDS = ("acc_type", "acc", "pre_quant_mode", "relu_mode", "quant_param", "relu_param", "rmode", "sat",
+                "row_max_en", "row_max_init", "row_max_in", "group_max_en", "group_n", "max_abs_en")
+_EXPECTED_FIELDS = ("dst_type", "d", "row_max_out", "group_max_out", "flags", "sources_legal",
+                    "mathematical_sources", "fault")
+_ACC_TYPES = ("FP32", "S32", "U32")
+_DST_TYPES = tuple(t.name for t in TileDataType)
+_RMODES = tuple(m.name for m in RoundingMode)
+
+
+def _fields(where: str, obj: Dict[str, Any], allowed: Tuple[str, ...], required: Tuple[str, ...]) -> None:
+    """Refuse a field not in ``allowed`` (a misspelt one would otherwise be ignored) and a missing required one."""
+    for key in obj:
+        if key not in allowed:
+            raise UsageError(f"{where}: unknown field {key!r} (expected {', '.join(allowed)})")
+    for key in required:
+        if key not in obj:
+            raise UsageError(f"{where}: missing field {key!r}")
+
+
+def _flag(where: str, value: Any) -> bool:
+    """A boolean field: JSON true/false or the integers 0/1 (never a string, a float or another number)."""
+    if isinstance(value, bool):
+        return value
+    if type(value) is int and value in (0, 1):
+        return bool(value)
+    raise UsageError(f"{where} = {json.dumps(value)}: expected 0/1 or true/false")
+
+
+def _integer(where: str, value: Any, lo: int, hi: int) -> int:
+    """An integer field in ``lo..hi`` (a JSON integer: not a boolean, a float or a string)."""
+    if type(value) is not int or not lo <= value <= hi:
+        raise UsageError(f"{where} = {json.dumps(value)}: expected an integer {lo}..{hi}")
+    return value
+
+
+def _choice(where: str, value: Any, choices: Tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise UsageError(f"{where} = {json.dumps(value)}: expected one of {', '.join(choices)}")
+    return value
+
+
+def _presence(where: str, given: bool, needed: bool, why: str) -> None:
+    """A field written exactly where it is read: ``why`` says what reads it (or takes none)."""
+    if given and not needed:
+        raise UsageError(f"{where}: given, but {why}")
+    if needed and not given:
+        raise UsageError(f"{where}: missing, but {why}")
+
+
 def _parse_case(where: str, index: int, item: Any) -> TileCase:
-    if not isinstance(item, dict) or not isinstance(item.get("case"), dict) or not isinstance(item.get("expected"), dict):
-        raise UsageError(f"{where}: expected an object with 'case' and 'expected'")
+    """One item, every field validated (type, range, presence, shape): :class:`UsageError` naming the
+    item and field otherwise, so a damaged file is a malformed file, never a pass or a model failure."""
+    if not isinstance(item, dict):
+        raise UsageError(f"{where}: expected an object with 'case', 'expected' and 'source'")
+    _fields(where, item, _ITEM_FIELDS, _ITEM_FIELDS)
     case, exp = item["case"], item["expected"]
+    for key, obj in (("case", case), ("expected", exp)):
+        if not isinstance(obj, dict):
+            raise UsageError(f"{where}.{key}: expected an object, got {json.dumps(obj)[:40]}")
+    if not isinstance(item["source"], str):
+        raise UsageError(f"{where}.source = {json.dumps(item['source'])[:40]}: expected a string")
+    c = f"{where}.case"
+    _fields(c, case, _CASE_FIELDS, ("acc_type", "acc", "pre_quant_mode", "relu_mode", "rmode", "sat",
+                                    "row_max_en", "group_max_en", "max_abs_en"))
+    acc = _hex_rows(f"{c}.acc", case["acc"], 32).astype(np.uint32)
+    m, n = acc.shape
+    mode = _integer(f"{c}.pre_quant_mode", case["pre_quant_mode"], 0, 63)
+    relu = _integer(f"{c}.relu_mode", case["relu_mode"], 0, 7)
+    attrs: Dict[str, Any] = {"pre_quant_mode": mode, "relu_mode": relu}
+    for key in ("row_max_en", "group_max_en", "max_abs_en"):
+        attrs[key] = _flag(f"{c}.{key}", case[key])
+    # RowMaxInit and GroupN may be left out where they are not read (the shared file does so): 0 then
+    if attrs["row_max_en"] and "row_max_init" not in case:
+        raise UsageError(f"{c}: missing field 'row_max_init' (row_max_en = 1 reads it)")
+    attrs["row_max_init"] = _flag(f"{c}.row_max_init", case["row_max_init"]) if "row_max_init" in case else False
+    if attrs["group_max_en"] and "group_n" not in case:
+        raise UsageError(f"{c}: missing field 'group_n' (group_max_en = 1 reads it)")
+    if "group_n" in case:
+        attrs["group_n"] = _integer(f"{c}.group_n", case["group_n"], 0, GROUP_N_TABLE[-1])
+        if attrs["group_n"] not in GROUP_N_TABLE:
+            raise UsageError(f"{c}.group_n = {attrs['group_n']}: expected one of "
+                             f"{', '.join(map(str, GROUP_N_TABLE))}")
+    kwargs: Dict[str, Any] = {"acc": acc, "acc_type": _choice(f"{c}.acc_type", case["acc_type"], _ACC_TYPES),
+                              "rmode": _choice(f"{c}.rmode", case["rmode"], _RMODES),
+                              "sat": _flag(f"{c}.sat", case["sat"]), "attributes": attrs}
     try:
-        acc = _hex_rows(f"{where}.case.acc", case["acc"], 32).astype(np.uint32)
-        m, n = acc.shape
-        kwargs: Dict[str, Any] = {"acc": acc, "acc_type": case["acc_type"], "rmode": case["rmode"],
-                                  "sat": bool(case["sat"])}
-        attrs: Dict[str, Any] = {k: case[k] for k in ("pre_quant_mode", "relu_mode")}
-        for k in ("row_max_en", "group_max_en", "row_max_init", "max_abs_en"):
-            attrs[k] = bool(case.get(k, 0))
-        if "group_n" in case:
-            attrs["group_n"] = case["group_n"]
-        kwargs["attributes"] = attrs
-        for key, tile in (("quant_param", "quant_tile"), ("relu_param", "relu_tile")):
-            if key in case:
-                if isinstance(case[key], list):
-                    kwargs[tile] = _hex_list(f"{where}.case.{key}", case[key], 64, n).reshape(1, n)
-                else:
-                    kwargs[key] = _hex(f"{where}.case.{key}", case[key], 64)
-        if "row_max_in" in case:
-            kwargs["row_max_in"] = _hex_list(f"{where}.case.row_max_in", case["row_max_in"], 32, m).astype(
-                np.uint32).reshape(m, 1)
-        expected: Optional[Dict[str, Any]] = None
-        if "error" not in exp and exp.get("sources_legal", True):
-            expected = {
-                "dst_type": exp["dst_type"],
-                "d": _hex_rows(f"{where}.expected.d", exp["d"], 32, n),
-                "row_max_out": None if "row_max_out" not in exp else
-                _hex_list(f"{where}.expected.row_max_out", exp["row_max_out"], 32, m).reshape(m, 1),
-                "group_max_out": None if "group_max_out" not in exp else
-                _hex_rows(f"{where}.expected.group_max_out", exp["group_max_out"], 32),
-                "flags": _hex(f"{where}.expected.flags", exp["flags"], 5),
-            }
-    except KeyError as exc:
-        raise UsageError(f"{where}: missing field {exc.args[0]!r}") from None
-    return TileCase(index=index, source=str(item.get("source", f"item {index}")), kwargs=kwargs, expected=expected)
+        parameter: Optional[str] = mode_info(mode).parameter
+    except PtonumError:  # a reserved code: the tile operation must refuse it (checked against `expected`)
+        parameter = None
+    for key, tile, kind in (("quant_param", "quant_tile", parameter),
+                            ("relu_param", "relu_tile", {2: "scalar", 3: "vector"}.get(relu, "none"))):
+        why = f"PreQuantMode {mode}" if key == "quant_param" else f"ReluMode {relu}"
+        if kind is not None:
+            _presence(f"{c}.{key}", key in case, kind != "none",
+                      f"{why} takes {'none' if kind == 'none' else 'a ' + kind + ' parameter'}")
+        if key not in case:
+            continue
+        value = case[key]
+        if kind == "vector" or (kind is None and isinstance(value, list)):
+            if not isinstance(value, list):
+                raise UsageError(f"{c}.{key}: {why} takes a list of {n} hex words")
+            kwargs[tile] = _hex_list(f"{c}.{key}", value, 64, n).reshape(1, n)
+        else:
+            kwargs[key] = _hex(f"{c}.{key}", value, 64)
+    _presence(f"{c}.row_max_in", "row_max_in" in case, attrs["row_max_init"],
+              f"row_max_init = {int(attrs['row_max_init'])} (RowMaxIn is read only when it is 1)")
+    if "row_max_in" in case:
+        kwargs["row_max_in"] = _hex_list(f"{c}.row_max_in", case["row_max_in"], 32, m).astype(
+            np.uint32).reshape(m, 1)
+
+    e = f"{where}.expected"
+    if "error" in exp:
+        _fields(e, exp, ("error",), ("error",))
+        if not isinstance(exp["error"], str):
+            raise UsageError(f"{e}.error = {json.dumps(exp['error'])[:40]}: expected a string")
+        return TileCase(index=index, source=item["source"], kwargs=kwargs, expected=None)
+    _fields(e, exp, _EXPECTED_FIELDS, ("dst_type", "d", "flags", "sources_legal"))
+    legal = _flag(f"{e}.sources_legal", exp["sources_legal"])
+    if "mathematical_sources" in exp:
+        _integer(f"{e}.mathematical_sources", exp["mathematical_sources"], 0, 1 << 16)
+    if "fault" in exp and not isinstance(exp["fault"], str):
+        raise UsageError(f"{e}.fault = {json.dumps(exp['fault'])[:40]}: expected a string")
+    for key, enable in (("row_max_out", "row_max_en"), ("group_max_out", "group_max_en")):
+        _presence(f"{e}.{key}", key in exp, attrs[enable],
+                  f"case.{enable} = {int(attrs[enable])} (the output exists only when it is 1)")
+    group_n = attrs.get("group_n", 0)
+    expected: Dict[str, Any] = {
+        "dst_type": _choice(f"{e}.dst_type", exp["dst_type"], _DST_TYPES),
+        "d": _hex_rows(f"{e}.d", exp["d"], 32, n, m),
+        "row_max_out": None if "row_max_out" not in exp else
+        _hex_list(f"{e}.row_max_out", exp["row_max_out"], 32, m).reshape(m, 1),
+        "group_max_out": None if "group_max_out" not in exp else
+        _hex_rows(f"{e}.group_max_out", exp["group_max_out"], 32, -(-n // group_n) if group_n else None, m),
+        "flags": _hex(f"{e}.flags", exp["flags"], 5),
+    }
+    return TileCase(index=index, source=item["source"], kwargs=kwargs, expected=expected if legal else None)
+
+
+class _DuplicateField(Exception):
+    pass
+
+
+def _no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    """A JSON object whose keys are all different (``json`` keeps the last of a repeated key silently)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: Dict[str, int] = {}
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateField(key)
+            seen[key] = 1
+    return out
 
 
 def parse_tiles(raw: bytes, path: str = "<tiles>") -> List[TileCase]:
@@ -147,7 +273,9 @@ def parse_tiles(raw: bytes, path: str = "<tiles>") -> List[TileCase]:
     Raises :class:`UsageError` naming the item and field for anything malformed.
     """
     try:
-        items = json.loads(raw.decode("utf-8"))
+        items = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except _DuplicateField as exc:
+        raise UsageError(f"{path}: field {exc.args[0]!r} given twice in one JSON object") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{path}: not a JSON tile list ({exc})") from None
     if not isinstance(items, list):
