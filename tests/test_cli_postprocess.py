@@ -195,7 +195,7 @@ def test_reject_bin_size_mismatch(ex, tmp_path):
 def test_reject_missing_file(tmp_path):
     out = tmp_path / "o"
     res = _invoke([tmp_path / "nope.npy", "--mode", "REQ8", "--scale", 0.5, "--out-dir", out])
-    _assert_rejected(res, out, "not found", "nope.npy")
+    _assert_rejected(res, out, "no such file", "nope.npy")
 
 
 def test_reject_missing_parameter_and_options_without_input(acc_file, tmp_path):

@@ -273,3 +273,25 @@ def test_sweep_on_workers_equals_this_process(scheduler: str, tmp_path: Path) ->
     assert b["partitions_run"] == 8 and len(list((tmp_path / "b").glob("part-*.json"))) == 8
     again = _run(args + ["--state", str(tmp_path / "b"), "--scheduler", scheduler, "--resume"])
     assert json.loads(again.output)["partitions_resumed"] == 8
+
+
+def test_files_named_like_outputs_that_ptonum_did_not_write_are_never_removed(tmp_path: Path) -> None:
+    """probe13 #1 (data loss): the user's own STEM.zarr (e.g. the Zarr copy of the tile) and a STEM.d_packed.bin
+    beside STEM.npy were deleted as 'an earlier run's outputs'; only what an earlier ptonum run wrote goes
+    (its flags.json 'files', a Zarr group with producer ptonum), and a chunked run does not replace a
+    foreign STEM.zarr."""
+    acc = _acc(6, 40, seed=4)
+    np.save(tmp_path / "x.npy", acc)
+    (tmp_path / "x.zarr" / "sub").mkdir(parents=True)
+    (tmp_path / "x.zarr" / "sub" / "data.txt").write_text("precious")
+    (tmp_path / "x.d_packed.bin").write_bytes(b"mine")
+    (tmp_path / "x.flags.json").write_text('{"files": ["x.zarr", "x.d_packed.bin"]}')  # not a ptonum record
+    r = _run(["postprocess", str(tmp_path / "x.npy"), *MODE, "--out-dir", str(tmp_path)])
+    assert r.exit_code == 0 and "removed" not in r.output, r.output
+    assert (tmp_path / "x.zarr" / "sub" / "data.txt").read_text() == "precious"
+    assert (tmp_path / "x.d_packed.bin").read_bytes() == b"mine"
+    r = _run(["postprocess", str(tmp_path / "x.npy"), *MODE, "--chunks", "3x20", "--out-dir", str(tmp_path)])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == (f"ptonum postprocess: error: --out-dir: {tmp_path / 'x.zarr'} exists and is not a ptonum output "
+                        "(its attributes do not say producer ptonum); move it or choose another --out-dir\n")
+    assert (tmp_path / "x.zarr" / "sub" / "data.txt").read_text() == "precious"

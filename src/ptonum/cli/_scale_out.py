@@ -160,12 +160,57 @@ def refuse_inputs_among_outputs(out_dir: Path, stem: str, inputs: Sequence[Optio
                              "replace or remove it; choose another --out-dir or move the file")
 
 
+def _json_file(path: Path) -> Any:
+    """The JSON document in the regular file ``path`` (None when absent, unreadable or not JSON)."""
+    import json
+
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > (1 << 22):
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def ptonum_zarr(path: Path) -> bool:
+    """True when ``path`` is a Zarr group that a ptonum run wrote (its attributes say ``producer``
+    ``ptonum``: :func:`ptonum.fpatr.tile.run_record`), v3 or v2 metadata."""
+    if path.is_symlink() or not path.is_dir():
+        return False
+    for meta, inner in (("zarr.json", "attributes"), (".zattrs", None)):
+        doc = _json_file(path / meta)
+        attrs = doc.get(inner) if inner and isinstance(doc, dict) else doc
+        if isinstance(attrs, dict) and attrs.get("producer") == "ptonum":
+            return True
+    return False
+
+
+def earlier_outputs(out_dir: Path, stem: str) -> List[str]:
+    """The names ``STEM.<name>`` in ``out_dir`` that an earlier ptonum run demonstrably wrote: the
+    ``files`` its ``STEM.flags.json`` lists (with the record itself; ``producer`` ``ptonum``), and a
+    ``STEM.zarr`` whose attributes say ``producer`` ``ptonum``.  A file or directory that merely has
+    an output's name (the user's own ``acc.zarr`` beside ``acc.npy``) is not one."""
+    names: List[str] = []
+    record = _json_file(out_dir / f"{stem}.flags.json")
+    if isinstance(record, dict) and record.get("producer") == "ptonum":
+        names.append(f"{stem}.flags.json")
+        files = record.get("files")
+        if isinstance(files, list):
+            names += [f for f in files if isinstance(f, str)]
+    if ptonum_zarr(out_dir / f"{stem}.zarr"):
+        names.append(f"{stem}.zarr")
+    return names
+
+
 def stale_outputs(out_dir: Path, stem: str, writes: Sequence[str]) -> List[Path]:
-    """The existing ``OUT_DIR/STEM.<name>`` of :data:`OUTPUT_NAMES` that this run does not write
-    (``writes``: the file names it writes): an earlier run's outputs of the same stem, taken away
-    when this run's outputs are published, so that the stem's files are all one run's."""
+    """The existing ``OUT_DIR/STEM.<name>`` of :data:`OUTPUT_NAMES` that an earlier ptonum run wrote
+    (:func:`earlier_outputs`) and this run does not (``writes``: the file names it writes): taken
+    away when this run's outputs are published, so that the stem's outputs are all one run's.
+    Anything else named like an output is left alone."""
+    ours = set(earlier_outputs(out_dir, stem))
     return [out_dir / f"{stem}.{name}" for name in OUTPUT_NAMES
-            if f"{stem}.{name}" not in writes and os.path.lexists(out_dir / f"{stem}.{name}")]
+            if f"{stem}.{name}" not in writes and f"{stem}.{name}" in ours
+            and os.path.lexists(out_dir / f"{stem}.{name}")]
 
 
 def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client: Any, chunks: Optional[str],
@@ -193,6 +238,9 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
     refuse_inputs_among_outputs(out_dir, stem, [acc] + [options.get(k) for k in _PATH_OPTIONS])
     if dest.resolve() == Path(acc).resolve():
         raise UsageError(f"--out-dir: the output {dest} would replace the input ACC; choose another --out-dir")
+    if os.path.lexists(dest) and not ptonum_zarr(dest):  # never replace a tree ptonum did not write
+        raise UsageError(f"--out-dir: {dest} exists and is not a ptonum output (its attributes do not say "
+                         "producer ptonum); move it or choose another --out-dir")
     call_options = {k: v for k, v in options.items() if k not in ("engine", "out_dir", "write_bin", "progress")}
     call = build_tile_call(acc, acc_array=x, **call_options)
     lazy = call.run_chunked(engine=options.get("engine", "fast"))
