@@ -395,3 +395,29 @@ def test_peak_memory_of_every_layout(compiled: str, layout: str, monkeypatch: py
             exp = fpatr.postprocess(np.ascontiguousarray(acc[rows]), attributes={"pre_quant_mode": "REQ8",
                                     "row_max_en": True}, quant_param=qp)
         assert np.array_equal(r.d_bits[rows], exp.d_bits) and np.array_equal(r.row_max_bits[rows], exp.row_max_bits)
+
+
+def test_no_writable_and_no_filled_cache_runs_on_numpy_with_a_note(tmp_path, monkeypatch, capsys) -> None:
+    """probe13 #15: with no writable kernel cache and no compiled kernels anywhere, a large call compiled
+    in memory for minutes in every process, after a note that did not say so; numpy gives the same bits in
+    half a second.  Now: the numpy path and one note.  A read-only directory that holds compiled kernels
+    (a shared install) still serves them."""
+    from ptonum import engines
+
+    empty, shared = tmp_path / "empty", tmp_path / "shared"
+    empty.mkdir()
+    shared.mkdir()
+    (shared / "postprocess._kernel-1.py311.nbi").write_bytes(b"")
+    monkeypatch.setattr(kernels, "_writable_dir", lambda path: False)
+    monkeypatch.setattr(kernels, "_UNCACHED", {})
+    monkeypatch.setattr(kernels, "_NOTED", set())
+    monkeypatch.setattr(kernels, "kernel_cache_dirs", lambda: [str(empty)])
+    assert engines.select("fast", 1 << 20) == "numpy"
+    err = capsys.readouterr().err
+    assert err == (f"ptonum: note: no writable kernel cache directory and no compiled kernels in any (tried {empty}): "
+                   "compiling them would take minutes in every process, so the fast engine runs on numpy here (same "
+                   "bits and flags); set PTONUM_CACHE_DIR to a writable directory, or run `ptonum compile` once with "
+                   "write access to one of them, for the compiled kernels\n")
+    monkeypatch.setattr(kernels, "kernel_cache_dirs", lambda: [str(empty), str(shared)])
+    assert engines.select("fast", 1 << 20) == "numba"
+    assert engines.select("fast", 16) == "numpy" and capsys.readouterr().err == ""

@@ -193,7 +193,33 @@ def numba_usable(size: Optional[int] = None) -> bool:
         if size is not None:
             note("fork", FORK_NOTE)
         return False
+    if size is not None and _compiles_uncached():
+        note("nocache", NUMPY_NOTE.format(dirs=", ".join(kernel_cache_dirs())))
+        return False
     return True
+
+
+_UNCACHED: Dict[tuple, bool] = {}
+
+
+def _holds_index(path: str) -> bool:
+    """Does directory ``path`` hold a kernel cache index (``*.nbi``)?  False when it cannot be read."""
+    try:
+        return any(name.endswith(".nbi") for name in os.listdir(path))
+    except OSError:
+        return False
+
+
+def _compiles_uncached() -> bool:
+    """True when no kernel cache directory is writable and none holds a compiled kernel (no ``*.nbi``
+    index): every kernel a call used would compile in memory, for minutes, in every process (memoised
+    per list of directories)."""
+    dirs = tuple(kernel_cache_dirs())
+    known = _UNCACHED.get(dirs)
+    if known is None:
+        known = not any(_writable_dir(d) for d in dirs) and not any(_holds_index(d) for d in dirs)
+        _UNCACHED[dirs] = known
+    return known
 
 
 def njit(*args: Any, **kwargs: Any) -> Any:
@@ -397,6 +423,10 @@ def writable_cache_dir() -> Optional[str]:
 NO_CACHE_NOTE = ("no writable kernel cache directory (tried {dirs}); the compiled kernels live in this "
                  "process only; set PTONUM_CACHE_DIR to a writable directory, or run `ptonum compile` "
                  "once with write access to one of them")
+NUMPY_NOTE = ("no writable kernel cache directory and no compiled kernels in any (tried {dirs}): compiling "
+              "them would take minutes in every process, so the fast engine runs on numpy here (same bits and "
+              "flags); set PTONUM_CACHE_DIR to a writable directory, or run `ptonum compile` once with write "
+              "access to one of them, for the compiled kernels")
 DAMAGED_NOTE = "damaged kernel cache file {path} ({why}) discarded; recompiling"
 
 
