@@ -531,3 +531,31 @@ def test_internal_error_is_one_line(monkeypatch: Any) -> None:
     assert r.exit_code == 2
     assert r.stderr == ("ptonum tcvt: error: internal error: RuntimeError: unexpected (please report it; "
                         "PTONUM_TRACEBACK=1 shows the traceback)\n")
+
+
+_SHUTDOWN_DRIVER = """
+import atexit, os, signal, sys, time
+import ptonum.__main__ as entry
+sig = getattr(signal, sys.argv[1])
+def late():  # the interpreter is shutting down: the command ended, its outputs are published
+    os.kill(os.getpid(), sig)
+    time.sleep(5)
+atexit.register(late)
+sys.argv = ["ptonum", *sys.argv[2:]]
+entry.main()
+"""
+
+
+@pytest.mark.parametrize("sig, code, what", [("SIGINT", 130, "interrupted by SIGINT"),
+                                             ("SIGTERM", 143, "terminated by SIGTERM")])
+def test_signal_after_the_command_ended_is_reported(tmp_path: Path, acc_file: Path, sig: str, code: int,
+                                                    what: str) -> None:
+    """probe13 #16: a signal while the interpreter shuts down (after the summary) killed the process with
+    nothing said (status -2 / -15); now the one line (the outputs were written in full) and 130 / 143."""
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", _SHUTDOWN_DRIVER, sig, *map(str, _postprocess_args(acc_file, out))],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("wrote "), proc.stdout
+    assert proc.stderr.startswith(f"ptonum postprocess: {what}; ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert "already written in full" in proc.stderr and "acc.flags.json" in proc.stderr, proc.stderr

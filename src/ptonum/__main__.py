@@ -54,6 +54,9 @@ def main() -> None:
         command()  # always ends with SystemExit
     except (_StartupTerminated, KeyboardInterrupt) as exc:
         _stopped(exc)
+    except SystemExit:
+        _guard_shutdown(installed)
+        raise
     finally:
         if installed and signal.getsignal(signal.SIGTERM) is _raise_startup_terminated:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -63,9 +66,41 @@ def _stopped(exc: BaseException) -> NoReturn:
     """The one line and exit status for a signal outside the command's own handling: during start-up
     (nothing can have been written yet) or in the instant after the command gave SIGTERM back (then
     :func:`ptonum.publish.published_summary` says what it wrote)."""
+    term = isinstance(exc, _StartupTerminated)
+    _report(term)
+    sys.exit(_EXIT_SIGTERM if term else _EXIT_SIGINT)
+
+
+def _guard_shutdown(term_installed: bool) -> None:
+    """After the command ended (its outputs published, its summary printed): a SIGINT or SIGTERM that
+    arrives while the interpreter shuts down (thread pools, caches: up to seconds) gives the one line,
+    which says the outputs were written in full, and status 130/143 at once -- instead of the process
+    killed by the signal with nothing said.  A signal the caller set to be ignored stays ignored."""
+    try:
+        if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+            signal.signal(signal.SIGINT, _late_signal)
+        if term_installed:
+            signal.signal(signal.SIGTERM, _late_signal)
+    except ValueError:  # not the main thread
+        pass
+
+
+def _late_signal(signum: int, frame: Optional[FrameType]) -> None:
+    import os
+
+    term = signum == signal.SIGTERM
+    try:
+        sys.stdout.flush()
+    except Exception:  # a closed or broken stdout: the line on stderr still matters
+        pass
+    _report(term)
+    os._exit(_EXIT_SIGTERM if term else _EXIT_SIGINT)  # nothing is left to clean: the command ended
+
+
+def _report(term: bool) -> None:
+    """Write ``ptonum [COMMAND]: interrupted by SIGINT|terminated by SIGTERM; <what was written>``."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second signal must not cut the report short
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    term = isinstance(exc, _StartupTerminated)
     what = "nothing was written"
     command = ""
     try:
@@ -79,9 +114,11 @@ def _stopped(exc: BaseException) -> NoReturn:
     except Exception:  # the report must not fail; nothing was published by a command that never ran
         pass
     name = f"ptonum {command}" if command else "ptonum"
-    sys.stderr.write(f"{name}: {'terminated by SIGTERM' if term else 'interrupted by SIGINT'}; {what}\n")
-    sys.stderr.flush()
-    sys.exit(_EXIT_SIGTERM if term else _EXIT_SIGINT)
+    try:
+        sys.stderr.write(f"{name}: {'terminated by SIGTERM' if term else 'interrupted by SIGINT'}; {what}\n")
+        sys.stderr.flush()
+    except Exception:  # a closed stderr: the exit status still says it
+        pass
 
 
 if __name__ == "__main__":
