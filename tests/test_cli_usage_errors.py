@@ -216,3 +216,34 @@ def test_unreadable_whole_number_settings_are_noted_once(monkeypatch):
     assert r.exit_code == 0 and r.stderr == "", r.output
     monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "1_000")
     assert kernel_min_elements() == 65536  # the note's word: the default, not 1000
+
+
+def test_probe13_postprocess_option_refusals(tmp_path, monkeypatch):
+    """probe13 #2, #4, #18, #19: --chunks on a raw .bin / .npz ran whole without a word; a 1-D --shape was a
+    byte-count mismatch; --out-dir/--bin/--sat without ACC ran the example and wrote nothing; a vector
+    mode's bad --quant-param was reported as a --quant-tile the user did not give."""
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)
+    np.save("a.npy", np.ones((2, 8), np.int32))
+    np.savez("m.npz", x=np.ones((2, 8), np.int32))
+    np.ones(16, np.int32).tofile("f.bin")
+    pp = "ptonum postprocess: error: "
+    op = ["--mode", "REQ8", "--scale", "1"]
+    cases = [
+        (["f.bin", "--dtype", "int32", "--shape", "2x8", *op, "--chunks", "1x8"],
+         pp + "--chunks applies to a .npy or Zarr ACC, not f.bin"),
+        (["m.npz:x", *op, "--chunks", "1x8"], pp + "--chunks applies to a .npy or Zarr ACC, not m.npz:x"),
+        (["f.bin", "--dtype", "int32", "--shape", "16", *op], pp + "--shape = '16': expected M x N"),
+        (["--out-dir", "zz"], pp + "--out-dir needs an ACC input file"),
+        (["--bin"], pp + "--bin needs an ACC input file"),
+        (["--sat"], pp + "--sat needs an ACC input file"),
+        (["a.npy", "--mode", "VDEQS16", "--quant-param", "0x3f800"],
+         pp + "--quant-param = 0x000000000003f800: bits [12:0] must be zero"),
+        (["a.npy", *op, "--relu", "PRELU", "--relu-param", "0x7ffff"], pp + "--relu-param = 0x000000000007ffff: "),
+    ]
+    for argv, start in cases:
+        r = CliRunner().invoke(main, ["postprocess", *argv])
+        assert (r.exit_code, r.stdout) == (2, ""), (argv, r.output)
+        assert r.stderr.count("\n") == 1 and r.stderr.startswith(start), (argv, r.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy", "f.bin", "m.npz"]

@@ -482,6 +482,8 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
         raise UsageError(f"{given}: --dtype/--shape describe a raw .bin ACC file; ACC {split_key(acc)[0]} "
                          "carries its own dtype and shape")
     shape = parse_shape(bin_shape) if bin_shape else None
+    if shape is not None and len(shape) != 2:
+        raise UsageError(f"--shape = {bin_shape!r}: expected M x N (the two dimensions of the ACC tile), e.g. 256x32")
     if acc_array is not None:
         acc_arr, acc_t = acc_array, (acc_type.upper() if acc_type else None)
     else:
@@ -534,6 +536,10 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
         qword = int_word("--quant-param", quant_param)
     params: Dict[str, Any] = {}
     if qword is not None:
+        if info.parameter == "vector" and quant_param is not None:  # refused as the word the user gave,
+            from ..fpatr.params import check_quant_param  # not as a --quant-tile they did not give
+
+            check_quant_param(attrs.pre_quant_mode, qword, "--quant-param")
         if info.parameter == "vector":
             params["quant_tile"] = np.full((1, n), qword, dtype=np.uint64)
         else:
@@ -568,6 +574,10 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
     elif relu_param is not None:
         rword = int_word("--relu-param", relu_param)
     if rword is not None:
+        if relu_code == 3 and relu_param is not None:
+            from ..fpatr.params import check_relu_param
+
+            check_relu_param(rword, "--relu-param")
         if relu_code == 3:
             params["relu_tile"] = np.full((1, n), rword, dtype=np.uint64)
         else:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 
 import numpy as np
 import rich_click as click
+import click as _click
+from click.core import ParameterSource
 
 from .._util import shape_text
 from ..errors import UsageError
@@ -34,6 +36,7 @@ from ._tile_args import (
     OPERATION_OPTIONS,
     PARAMETER_OPTIONS,
     build_tile_call,
+    split_key,
     tile_options,
 )
 
@@ -289,11 +292,12 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
     """
     with errors_to_exit("postprocess"):
         if not accs:
-            scale = [f for f, v in (("--chunks", chunks), ("--workers", workers), ("--scheduler", scheduler),
-                                    ("--fail-fast", fail_fast or None)) if v is not None]
-            if scale:
-                raise UsageError(f"{scale[0]} needs an ACC input file (run without options for the bundled example)")
-            given = [flag for flag, name in _FILE_ONLY_OPTIONS if options[name] is not None]
+            # every option given on the command line but these describes an ACC run (--out-dir, --bin and
+            # --sat were silently ignored by the example, which writes nothing)
+            ctx = _click.get_current_context()
+            given = [p.opts[0] for p in ctx.command.params
+                     if p.name not in ("accs", "engine", "plot", "progress") and p.opts
+                     and _given(ctx.get_parameter_source(p.name or ""))]
             if given:
                 raise UsageError(f"{given[0]} needs an ACC input file (run without options for the bundled example)")
             plot = options["plot"]
@@ -306,6 +310,11 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
         if options.pop("plot") is not None:
             raise UsageError("--plot draws the bundled example (run without ACC); for a tile against a device "
                              "dump, ptonum compare --plot draws the mismatches")
+        if chunks is not None:
+            raw = [a for a in accs if Path(split_key(a)[0]).suffix.lower() in (".bin", ".npz")]
+            if raw:
+                raise UsageError(f"--chunks applies to a .npy or Zarr ACC, not {raw[0]} (a .bin or .npz is read whole; "
+                                 "convert it to .npy or Zarr to read it chunk by chunk)")
         scale_options = {"chunks": chunks, "workers": workers, "scheduler": scheduler}
         if wants_scale_out(accs, scale_options):
             code = run_postprocess(TextOut(), accs, options, chunks=chunks, workers=workers, scheduler=scheduler,
@@ -316,14 +325,9 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
         _run_file(TextOut(), acc=accs[0], **options)
 
 
-#: Options that only make sense with an ACC file: (flag, parameter name), in the order they are reported.
-_FILE_ONLY_OPTIONS = (("--key", "key"), ("--dtype", "bin_dtype"), ("--shape", "bin_shape"),
-                      ("--acc-type", "acc_type"), ("--attributes", "attributes_word"), ("--mode", "mode"),
-                      ("--quant-param", "quant_param"), ("--quant-tile", "quant_tile"),
-                      ("--relu-tile", "relu_tile"), ("--row-max-in", "row_max_in"),
-                      ("--scale", "scale"), ("--shift", "shift"), ("--alpha", "alpha"),
-                      ("--relu-param", "relu_param"), ("--scale-tile", "scale_tile"),
-                      ("--offset-tile", "offset_tile"), ("--alpha-tile", "alpha_tile"))
+def _given(source: Any) -> bool:
+    """Was an option set by the user (command line or environment), not left at its default?"""
+    return source is ParameterSource.COMMANDLINE or source is ParameterSource.ENVIRONMENT
 
 
 def fields_text(attrs: Any) -> str:
