@@ -1082,11 +1082,11 @@ def _e4m3_word(kmin: Any, kmax: Any) -> Any:
 
 
 @njit(inline="always")
-def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any, Any, Any, Any]:
+def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any, Any, Any]:
     """The exact product source x multiplier (MatrixSelectedMultiplier) for HiF8: (ab, its
     magnitude rounded to float32 *to odd*, as bits; pb, the float32 product's bits; ap = |pb|;
-    tie, -1 when a tie of |p| must round down (see below), else 0; inexact, -1 when the float32
-    product is not exact, else 0).  ``mp``/``mn``: the multiplier of a positive / negative source
+    apt = ap + tie, where tie is -1 when a tie of |p| must round down (see below), else 0).
+    ``mp``/``mn``: the multiplier of a positive / negative source
     (the scale, or for a negative source 0 (ReLU) or alpha (LReLU/PReLU); :func:`run_tile` lays
     them out), chosen by the sign bit.
 
@@ -1097,7 +1097,8 @@ def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any, Any, Any, Any]:
     inexact when the sign bits of the two differ; its exact magnitude is below |p| when err and p
     have opposite signs (``tie`` for an inexact product; for an exact one the sign of p, which is
     RHB's direction for a negative tie).  The truncation is |p| or the float one ulp below; an
-    inexact product sets the last bit.  Rounding to odd onto 24 bits and then once more to at most
+    inexact product sets the last bit: ab = apt | 1 for an inexact product (one blend), else |p|,
+    so that an inexact product's ab is odd.  Rounding to odd onto 24 bits and then once more to at most
     4 significant bits (HiF8) equals rounding the exact value once, and keeps every threshold
     (powers of two, their midpoints, 2^15).  A NaN/Inf source gives a magnitude above the largest
     finite float32 (its remainders are the same default NaN: no adjustment); a finite product that
@@ -1110,9 +1111,10 @@ def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any, Any, Any, Any]:
     pb = _f32_bits(p)
     ap = np.uint32(pb & np.uint32(0x7FFFFFFF))
     tie = np.uint32(_sar32(_xor32(np.int32(_f32_bits(err)), np.int32(pb)), np.int32(31)))
-    inexact = np.uint32(_sar32(_xor32(np.int32(_f32_bits(err)), np.int32(_f32_bits(nerr))), np.int32(31)))
-    ab = np.uint32(np.uint32(ap + np.uint32(tie & inexact)) | _shr32(inexact, np.uint32(31)))
-    return ab, pb, ap, tie, inexact
+    apt = np.uint32(ap + tie)
+    inexact = np.int32(_xor32(np.int32(_f32_bits(err)), np.int32(_f32_bits(nerr)))) < np.int32(0)
+    ab = np.uint32(apt | np.uint32(1)) if inexact else ap
+    return ab, pb, ap, apt
 
 
 @njit(inline="always")
@@ -1176,25 +1178,28 @@ def _hif8_lane(x: Any, mp: Any, mn: Any, ovf_pos: Any) -> Tuple[Any, Any, Any]:
     power of two.  The rounded binade's geometry gives the code (:func:`_hif8_code`; a carry
     lands on a power of two, whose quantum is at least the one rounded with).  Below 2^-22 half
     a quantum is 2^-23: the top bits of s are 2^-22 or below, code 1 or 0.  NX when the rounded
-    r differs from ab; below 2^-22 when the exact product is not 0.  |v| > 32768 (ab > 2^15)
-    overflows (+-Inf 0x6F/0xEF, or with Sat +-32768 0x6E/0xEE; ``ovf_pos`` is the positive one),
-    the sign is set on a nonzero code (s at or above 2^-22, or an overflow).  A -0 source gives 0
+    r differs from ab (an inexact product's ab is odd, r is not); below 2^-22 when the exact
+    product is not 0.  |v| > 32768 (ab > 2^15) overflows (+-Inf 0x6F/0xEF, or with Sat +-32768
+    0x6E/0xEE; ``ovf_pos`` is the positive one), the sign is set on a nonzero code (s at or above
+    2^-22, which an overflow's s is).  A -0 source gives 0
     with no flag, as the signed-zero rule does for HiF8."""
-    ab, pb, ap, tie, inexact = _hif8_product(x, mp, mn)
+    ab, pb, ap, apt = _hif8_product(x, mp, mn)
     ia = np.int32(ab)
     sgn = np.uint32(np.uint32(_sar32(np.int32(pb), np.int32(31))) & np.uint32(HIF8_SIGN))
     _, _, narrow = _hif8_geometry(ap)
     tiny = _u32_f32(ap) < np.float32(2.0 ** HIF8_E_LO)  # a float compare: one vcmpps
     # below 2^-22 the width table gives half = 2^22 (mb = 0); the tiny lanes add another 2^22
-    base = np.uint32(np.uint32(ap + tie) + (np.uint32(1 << (FP32_FRAC - 1)) if tiny else np.uint32(0)))
+    base = np.uint32(apt + (np.uint32(1 << (FP32_FRAC - 1)) if tiny else np.uint32(0)))
     s = np.uint32(base + _shl32(np.uint32(HIF8_HALF_FINE), narrow))
     code, narrow_r = _hif8_code(s)
     r = np.uint32(s & _shl32(np.uint32(0xFFF00000), narrow_r))
-    # exact: a float32-exact product that is r (below 2^-22: only 0 is)
-    exact = np.uint32(~inexact) if (ap if tiny else np.uint32(r ^ ap)) == np.uint32(0) else np.uint32(0)
+    # exact: ab is r (an inexact product's ab is odd, r never; below 2^-22 r counts as 0: only a
+    # zero product is exact there)
+    exact = np.uint32(0xFFFFFFFF) if (np.uint32(0) if tiny else r) == ab else np.uint32(0)
     ovf = ia > np.int32(HIF8_MAX_BITS)
     code = ovf_pos if ovf else code
-    code = np.uint32(code | (sgn if (np.int32(s) >= np.int32(HIF8_LO_BITS)) | ovf else np.uint32(0)))
+    # the sign on a nonzero code: s at or above 2^-22 (an overflow's s is above 2^15)
+    code = np.uint32(code | (sgn if np.int32(s) >= np.int32(HIF8_LO_BITS) else np.uint32(0)))
     return code, ab, np.uint32(ab | exact)
 
 
