@@ -86,6 +86,17 @@ def test_tcvt_arms_the_compile_note(monkeypatch, f32_file, armed, min_elements, 
 
 
 @needs_numba
+def test_check_arms_the_compile_note(monkeypatch, tmp_path, armed):
+    """probe13 #11: ``ptonum check`` compiled kernels without the note the other commands print."""
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    vec = tmp_path / "v.csv"
+    vec.write_text("fp32_bits,expected_fp19\n0x3f800000,0x1fc00\n")
+    r = CliRunner().invoke(main, ["check", str(vec)])
+    assert r.exit_code == 0, r.output
+    assert armed == [COLD_NOTE] and r.stderr == ""
+
+
+@needs_numba
 @pytest.mark.parametrize("cmd", ["postprocess", "compare"])
 def test_tile_commands_arm_the_compile_note(monkeypatch, tmp_path, armed, cmd):
     monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")

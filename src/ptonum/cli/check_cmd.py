@@ -75,7 +75,10 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                  sample: Optional[int], seed: int, no_explain: bool, client: Any) -> None:
     def check_rows(parsed: Any, eng: str, **kw: Any) -> FileReport:
         if client is None:
-            return check_parsed(parsed, eng, **kw)
+            from .compile_cmd import warn_if_cold
+
+            with warn_if_cold(len(parsed), eng):  # the note just before a kernel this file uses compiles
+                return check_parsed(parsed, eng, **kw)
         from ..dask.check import check_parsed_blocks
 
         return check_parsed_blocks(parsed, eng, client=client, **kw)
