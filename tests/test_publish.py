@@ -242,3 +242,17 @@ def test_numpy_short_write_is_said_as_a_full_disk(tmp_path: Path, monkeypatch: A
         assert str(exc.value) == f"cannot write {tmp_path / 'd.npy'}: {why} (1048576 bytes requested, 1048448 written)"
         assert listing(tmp_path) == []
         monkeypatch.undo()
+
+
+def test_short_write_under_a_file_size_limit_says_so(tmp_path: Path, monkeypatch: Any) -> None:
+    """probe13 #20: ``ulimit -f`` cut a write short with numpy's bare 'N requested and M written'."""
+    monkeypatch.setattr(publish, "_file_size_limit", lambda: 64)
+    with pytest.raises(PublishError) as exc:
+        with Publication() as pub:
+            with pub.open(tmp_path / "d.bin") as fh:
+                fh.write(b"\0" * 64)
+                fh.flush()
+                raise OSError("100 requested and 36 written")
+    assert str(exc.value) == (f"cannot write {tmp_path / 'd.bin'}: {os.strerror(errno.EFBIG)} (the file size limit, "
+                              "ulimit -f, is 64 bytes) (100 bytes requested, 36 written)")
+    assert listing(tmp_path) == []

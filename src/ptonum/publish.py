@@ -281,6 +281,17 @@ def check_destination(dest: PathLike, *, directory: bool = False, replace: bool 
 _SHORT_WRITE = re.compile(r"(\d+) requested and (\d+) written")
 
 
+def _file_size_limit() -> Optional[int]:
+    """The process's file size limit in bytes (RLIMIT_FSIZE, ``ulimit -f``), None when unlimited."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        return None if soft == resource.RLIM_INFINITY else int(soft)
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+
+
 def _os_text(exc: OSError, path: Optional[Path] = None) -> str:
     """An OSError as text; numpy's errno-less short write of ``path`` is said as what it (almost always)
     is: no space left on the device, when the file system has less room than the bytes missing."""
@@ -293,7 +304,15 @@ def _os_text(exc: OSError, path: Optional[Path] = None) -> str:
             room: Optional[int] = st.f_bavail * st.f_frsize
         except (OSError, AttributeError):
             room = None
-        why = os.strerror(errno.ENOSPC) if room is not None and room < missing else "short write"
+        limit = _file_size_limit()
+        try:
+            size: Optional[int] = os.path.getsize(path)
+        except OSError:
+            size = None
+        if limit is not None and size is not None and size >= limit:
+            why = f"{os.strerror(errno.EFBIG)} (the file size limit, ulimit -f, is {limit} bytes)"
+        else:
+            why = os.strerror(errno.ENOSPC) if room is not None and room < missing else "short write"
         return f"{why} ({short.group(1)} bytes requested, {short.group(2)} written)"
     return text
 
