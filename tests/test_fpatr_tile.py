@@ -989,3 +989,16 @@ def test_preflight_kept_plan_stands_only_for_the_same_arguments() -> None:
     raw[1, 5] = 1 << 33
     with pytest.raises(UsageError, match=r"acc\[1, 5\].*does not fit in 32 bits"):
         tile_mod.preflight(raw, **kw)
+
+
+def test_api_messages_for_a_newcomers_first_calls() -> None:
+    """probe13 #22: a list of ints, None, acc_type S64 and a misspelt field said something else (or raised
+    a bare TypeError)."""
+    with pytest.raises(UsageError, match=r"dtype int64 holds raw encodings.*np\.asarray\(acc, np\.int32\)"):
+        postprocess([[1, 2]], attributes={"pre_quant_mode": "F322F16"})
+    with pytest.raises(UsageError, match="acc: dtype object is not an accumulator"):
+        postprocess(None, attributes={"pre_quant_mode": "F322F16"})
+    with pytest.raises(TileLegalityError, match="acc_type = S64: not an accumulator type"):
+        postprocess(np.ones((1, 2), np.int32), acc_type="S64", attributes={"pre_quant_mode": "F322F16"})
+    with pytest.raises(UsageError, match="attributes: unknown field 'bogus'; the fields are pre_quant_mode, "):
+        postprocess(np.ones((1, 2), np.float32), attributes={"pre_quant_mode": "F322F16", "bogus": 1})

@@ -218,14 +218,20 @@ class PostprocessResult:
 # Argument normalisation (all before any computation)
 
 
+#: the named fields ``attributes={...}`` takes (:meth:`FPATRAttributes.from_fields`)
+_FIELD_NAMES = ("pre_quant_mode", "relu_mode", "group_n", "group_n_code", "row_max_en", "group_max_en",
+                "row_max_init", "max_abs_en", "trans_a", "trans_b")
+
+
 def _attributes(value: Any) -> FPATRAttributes:
     if isinstance(value, FPATRAttributes):
         return value
     if isinstance(value, Mapping):
-        try:
-            return FPATRAttributes.from_fields(**dict(value))
-        except TypeError as exc:
-            raise UsageError(f"attributes: {exc}") from None
+        fields = dict(value)
+        unknown = sorted(str(k) for k in fields if k not in _FIELD_NAMES)
+        if unknown:
+            raise UsageError(f"attributes: unknown field {unknown[0]!r}; the fields are {', '.join(_FIELD_NAMES)}")
+        return FPATRAttributes.from_fields(**fields)
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return FPATRAttributes.from_word(int(value))
     raise UsageError(
@@ -294,6 +300,9 @@ def _int_bits(name: str, arr: np.ndarray, width: int, signed: bool = False) -> n
 def _accumulator_type(dtype: np.dtype, acc_type: Any) -> TileDataType:
     """The accumulator type that ``dtype`` data with the given ``acc_type`` argument is (dtype checks only)."""
     given = None if acc_type is None else parse_data_type(acc_type, "acc_type")
+    if given is not None and given not in (TileDataType.FP32, TileDataType.S32, TileDataType.U32):
+        raise TileLegalityError(f"acc_type = {given.name}: not an accumulator type; B.FPATR accumulators are FP32, "
+                                "S32 or U32 (ADR-0085 D179, BundleFPATRAccumulatorTypeLegal)")
     if dtype == np.float32:
         if given is not None and given is not TileDataType.FP32:
             raise UsageError(f"acc: float32 values are an FP32 accumulator, but acc_type = {given.name}")
@@ -311,6 +320,8 @@ def _accumulator_type(dtype: np.dtype, acc_type: Any) -> TileDataType:
         raise UsageError(
             f"acc: dtype {dtype} holds raw encodings; give acc_type (FP32, S32 or U32) "
             "or pass float32 / int32 values"
+            + (" (a list of Python ints is int64: np.asarray(acc, np.int32) makes S32 values)"
+               if dtype == np.int64 else "")
         )
     return given
 
