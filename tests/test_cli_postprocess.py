@@ -536,3 +536,26 @@ def test_explicit_progress_on_a_redirected_stderr_writes_plain_lines(tmp_path):
     assert lines[-1].startswith("ptonum: progress: post-processing rows 64/64 (100%), ")
     tenths = [int(re.search(r"\((\d+)%\)", x).group(1)) // 10 for x in lines]
     assert tenths == sorted(set(tenths)) and "\x1b" not in r.stderr and "\r" not in r.stderr
+
+
+def test_flags_json_records_the_parameter_words(tmp_path):
+    """probe13 #21: two runs with different --quant-param wrote byte-identical STEM.flags.json; the record
+    now holds the words of the call (scalar words, and the 1 x N words of a vector mode)."""
+    import json
+
+    acc = tmp_path / "acc.npy"
+    np.save(acc, np.arange(16, dtype=np.int32).reshape(2, 8))
+    docs = []
+    for word in ("0x40000000", "0x3f800000"):
+        r = CliRunner().invoke(main, ["postprocess", str(acc), "--mode", "REQ8", "--quant-param", word,
+                                      "--out-dir", str(tmp_path / word)])
+        assert r.exit_code == 0, r.output
+        docs.append(json.loads((tmp_path / word / "acc.flags.json").read_text()))
+    assert [d["parameters"] for d in docs] == [{"quant_param": "0x0000000040000000"},
+                                               {"quant_param": "0x000000003f800000"}]
+    r = CliRunner().invoke(main, ["postprocess", str(acc), "--mode", "VREQ8", "--scale", "0.5", "--relu", "PRELU",
+                                  "--alpha", "0.25", "--out-dir", str(tmp_path / "v")])
+    assert r.exit_code == 0, r.output
+    params = json.loads((tmp_path / "v" / "acc.flags.json").read_text())["parameters"]
+    assert params == {"quant_tile": [f"{quant_param(0.5, 0, mode='VREQ8'):#018x}"] * 8,
+                      "relu_tile": [f"{relu_param(0.25):#018x}"] * 8}

@@ -250,7 +250,8 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
     stale = stale_outputs(out_dir, stem, [f"{stem}.zarr"])
     with task_progress(f"{Path(acc).name}: chunks", bool(enabled)) as cb:
         flags = lazy.to_zarr(dest, client=client, progress=cb, overwrite=True,
-                             attrs={"source": os.path.abspath(acc)}, remove=stale)
+                             attrs={"source": os.path.abspath(acc), "parameters": call.parameter_record()},
+                             remove=stale)
     row = {"file": acc, "ok": True, "shape": (m, n), "acc_type": lazy.acc_type.name, "dst_type": lazy.dst_type.name,
            "flags": int(flags), "outputs": [str(dest)], "removed": [str(p) for p in stale], "chunks": (x.chunksize[0], x.chunksize[1]),
            "tasks": x.numblocks[0] * x.numblocks[1] + x.numblocks[0]}

@@ -265,6 +265,21 @@ class TileCall:
     #: the ACC file (as given), named in the model's messages about the accumulator
     acc_source: Optional[str] = None
 
+    def parameter_record(self) -> Dict[str, Any]:
+        """The parameter words of the call as a run record keeps them (JSON-ready): ``quant_param`` /
+        ``relu_param`` as 16-digit hex words, ``quant_tile`` / ``relu_tile`` as the list of the N column
+        words, ``row_max_in`` as its shape (the values are the file's).  Only what the call has."""
+        out: Dict[str, Any] = {}
+        for key in ("quant_param", "relu_param"):
+            if self.params.get(key) is not None:
+                out[key] = f"{int(self.params[key]):#018x}"
+        for key in ("quant_tile", "relu_tile"):
+            if self.params.get(key) is not None:
+                out[key] = [f"{int(w):#018x}" for w in np.asarray(self.params[key]).reshape(-1)]
+        if self.params.get("row_max_in") is not None:
+            out["row_max_in"] = {"shape": list(np.shape(self.params["row_max_in"]))}
+        return out
+
     def run(self, *, engine: str = "fast", progress: Optional[Callable[[int, int], None]] = None) -> Any:
         from ..fpatr.tile import postprocess
 

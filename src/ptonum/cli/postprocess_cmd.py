@@ -284,11 +284,14 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
     also as a raw little-endian `.bin`. `STEM.flags.json` records the sticky flags (integer, and
     names as printed: `OF|NX`), the B.FPATR word and fields, the rounding mode the conversion used
     (`rmode`: NONE resolved to RNE, or the mode's fixed rounding), Sat, B.DATR as given (`datr`),
-    the types, the engine and the shapes: the same keys and values as a chunked run's Zarr attributes. Nothing is written
+    the types, the engine, the shapes and the parameter words (`parameters`): the same keys and values as a
+    chunked run's Zarr attributes. Nothing is written
     when the operation is rejected. The outputs of a STEM are always one run's: an earlier run's
     `STEM.*` outputs that this run does not write (e.g. `STEM.row_max.npy` of a run with `--row-max`,
     `.bin` files, a chunked run's `STEM.zarr`) are removed in the same all-or-nothing step that
-    publishes the new ones, and the summary says so.
+    publishes the new ones, and the summary says so; only what an earlier ptonum run recorded writing
+    (its `STEM.flags.json` files, a Zarr group marked producer ptonum) is removed, never a file or
+    directory that merely has such a name.
     """
     with errors_to_exit("postprocess"):
         if not accs:
@@ -348,7 +351,8 @@ def _range_text(values: np.ndarray, integer: bool) -> Optional[str]:
 
 def _summary_json(res: Any, call: Any, acc_shape: Tuple[int, int], written: List[str], engine: str) -> str:
     """``STEM.flags.json``: :func:`ptonum.fpatr.tile.run_record` (the keys and values of a chunked
-    run's Zarr attributes) plus the ``shapes`` of ACC and the outputs and the ``files`` written."""
+    run's Zarr attributes) plus the ``shapes`` of ACC and the outputs, the ``parameters`` (the words
+    of the call, :meth:`TileCall.parameter_record`) and the ``files`` written."""
     from ..fpatr.tile import run_record
 
     doc = run_record(call.attributes, acc_type=res.acc_type, dst_type=res.dst_type, rmode=call.rmode, sat=call.sat,
@@ -356,6 +360,7 @@ def _summary_json(res: Any, call: Any, acc_shape: Tuple[int, int], written: List
     doc["shapes"] = {"acc": list(acc_shape), "d": list(res.d_bits.shape),
                      "row_max": None if res.row_max_bits is None else list(res.row_max_bits.shape),
                      "group_max": None if res.group_max_bits is None else list(res.group_max_bits.shape)}
+    doc["parameters"] = call.parameter_record()
     doc["files"] = written
     return json.dumps(doc, indent=2) + "\n"
 
