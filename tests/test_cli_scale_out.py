@@ -295,3 +295,14 @@ def test_files_named_like_outputs_that_ptonum_did_not_write_are_never_removed(tm
     assert r.stderr == (f"ptonum postprocess: error: --out-dir: {tmp_path / 'x.zarr'} exists and is not a ptonum output "
                         "(its attributes do not say producer ptonum); move it or choose another --out-dir\n")
     assert (tmp_path / "x.zarr" / "sub" / "data.txt").read_text() == "precious"
+
+
+def test_batch_refuses_a_missing_input_before_any_work(tmp_path: Path) -> None:
+    """probe13 #24: a mistyped path in a batch was found when its turn came, after other outputs were
+    written; now it is refused before the first file runs (bad contents still fail in the batch)."""
+    np.save(tmp_path / "a.npy", _acc(4, 8, 1))
+    out = tmp_path / "out"
+    r = _run(["postprocess", str(tmp_path / "a.npy"), str(tmp_path / "missing.npy"), *MODE, "--out-dir", str(out)])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == f"ptonum postprocess: error: ACC: no such file: {tmp_path / 'missing.npy'}\n"
+    assert not out.exists()

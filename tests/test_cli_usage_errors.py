@@ -247,3 +247,28 @@ def test_probe13_postprocess_option_refusals(tmp_path, monkeypatch):
         assert (r.exit_code, r.stdout) == (2, ""), (argv, r.output)
         assert r.stderr.count("\n") == 1 and r.stderr.startswith(start), (argv, r.stderr)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy", "f.bin", "m.npz"]
+
+
+def test_an_option_given_twice_is_refused(tmp_path, monkeypatch):
+    """probe13 #17: ``--scale 1 --scale 2`` ran scale 2 without a word; options that collect values still may
+    repeat (gen's filters)."""
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)
+    np.save("a.npy", np.ones((2, 8), np.int32))
+    for argv, line in (
+        (["postprocess", "a.npy", "--mode", "REQ8", "--scale=1", "--scale", "2"],
+         "ptonum postprocess: error: --scale given twice (--scale 1, --scale 2); give it once "
+         "(see 'ptonum postprocess --help')"),
+        (["postprocess", "a.npy", "--mode", "REQ8", "--scale", "1", "--progress", "--no-progress"],
+         "ptonum postprocess: error: --progress given twice (--progress, --no-progress); give it once "
+         "(see 'ptonum postprocess --help')"),
+        (["explain", "reduction", "--acc-type", "S32", "--current", "1", "--current", "2", "--candidate", "3"],
+         "ptonum explain reduction: error: --current given twice (--current 1, --current 2); give it once "
+         "(see 'ptonum explain reduction --help')"),
+    ):
+        r = CliRunner().invoke(main, argv)
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", line + "\n"), (argv, r.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy"]
+    r = CliRunner().invoke(main, ["gen", "postprocess_element", "--count", "2", "--mode", "3", "--mode", "4"])
+    assert r.exit_code == 0, r.output

@@ -76,6 +76,52 @@ def usage_error_line(exc: _click.ClickException, fallback: str = "") -> str:
         "ptonum : error:", "ptonum: error:")
 
 
+def _refuse_repeated_options(cmd: Any) -> None:
+    """Make ``cmd`` (and a group's subcommands) refuse an option given more than once that takes one
+    value (``--scale 1 --scale 2``, ``--progress --no-progress``): click keeps the last one without a
+    word, which the user may not have meant.  Options that collect values (``multiple``) or count
+    are not affected."""
+    if getattr(cmd, "_ptonum_repeats_checked", False):
+        return
+    cmd._ptonum_repeats_checked = True
+    for sub in getattr(cmd, "commands", {}).values():
+        _refuse_repeated_options(sub)
+    original = cmd.parse_args
+
+    def parse_args(ctx: click.Context, args: List[str]) -> List[str]:
+        _check_repeats(ctx, cmd, args)
+        return original(ctx, args)
+
+    cmd.parse_args = parse_args
+
+
+def _check_repeats(ctx: click.Context, cmd: Any, args: Sequence[str]) -> None:
+    """Raise click's UsageError for the first single-valued option of ``cmd`` that ``args`` give twice."""
+    by_name: dict = {}
+    for param in cmd.params:
+        if isinstance(param, _click.Option) and not param.multiple and not param.count:
+            for opt in (*param.opts, *param.secondary_opts):
+                by_name[opt] = param
+    seen: dict = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            break
+        name, eq, value = arg.partition("=")
+        param = by_name.get(name) if arg.startswith("-") else None
+        if param is not None:
+            if not eq and not param.is_flag and i + 1 < len(args):
+                value = args[i + 1]
+                i += 1
+            shown = name if param.is_flag else f"{name} {value}"
+            seen.setdefault(param.name, []).append(shown)
+            if len(seen[param.name]) > 1:
+                raise _click.UsageError(f"{param.opts[0]} given twice ({', '.join(seen[param.name])}); give it once",
+                                        ctx)
+        i += 1
+
+
 class _Group(click.RichGroup):
     """The top-level group: any :class:`PtonumError` or :class:`OSError` a subcommand lets escape
     becomes one line on stderr (``ptonum <command>: error: ...``) and exit status 2; so does every
@@ -93,6 +139,7 @@ class _Group(click.RichGroup):
         """The subcommand ``name``, its module imported on first use (None if there is no such command)."""
         if name not in self.commands and name in _COMMANDS:
             mod = importlib.import_module(f"{__name__}.{name}_cmd")
+            _refuse_repeated_options(mod.command)
             self.add_command(mod.command)
         return self.commands.get(name)
 

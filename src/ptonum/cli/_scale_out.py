@@ -299,6 +299,21 @@ def _report_error(row: Dict[str, Any]) -> None:
     sys.stderr.flush()
 
 
+def _precheck_inputs(files: Sequence[str]) -> None:
+    """Every input of a batch exists (a regular file or a Zarr store) before the first file runs: a
+    mistyped path is refused up front, not after other files' outputs were written.  A file that
+    exists but fails on its contents is reported by the batch while the others complete (--fail-fast
+    stops there)."""
+    from ..dask.io import is_zarr
+    from ._common import input_file
+    from ._tile_args import split_key
+
+    for f in files:
+        path_text = split_key(f)[0]
+        if not is_zarr(path_text):
+            input_file("ACC", path_text, "a .npy, .npz, .bin file or a Zarr store")
+
+
 def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, Any], *, chunks: Optional[str],
                     workers: Optional[int], scheduler: Optional[str], fail_fast: bool,
                     run_file: Callable[..., Dict[str, Any]], fields_text: Callable[[Any], str]) -> int:
@@ -310,6 +325,8 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
     table.  A failing file is reported on stderr while the others complete (``fail_fast``: stop).
     """
     files = expand_inputs(accs)
+    if len(files) > 1:
+        _precheck_inputs(files)
     if options.get("out_dir") is not None:  # two inputs must never write the same outputs
         seen: Dict[str, str] = {}
         for f in files:
