@@ -71,3 +71,22 @@ def test_reduction_operands_as_values() -> None:
     assert a.exit_code == 0 and a.output == b.output, a.output
     r = RUN.invoke(main, ["explain", "reduction", "--acc-type", "FP32", "--current", "-1.5", "--candidate", "0.1"])
     assert r.exit_code == 2 and "--candidate = 0.1: not an FP32 value" in r.stderr
+
+
+def test_explain_postprocess_infers_the_only_accumulator_type_and_takes_scale() -> None:
+    """probe13 #27: REQ8 admits only S32, yet --acc-type was required; --scale/--offset were missing."""
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+    from ptonum.fpatr.params import quant_param
+
+    word = quant_param(0.5, 3, mode="REQ8")
+    base = ["explain", "postprocess", "--mode", "REQ8", "--acc", "-153043"]
+    a = CliRunner().invoke(main, [*base, "--quant-param", hex(word)])
+    b = CliRunner().invoke(main, [*base, "--scale", "0.5", "--offset", "3"])
+    c = CliRunner().invoke(main, [*base, "--acc-type", "S32", "--quant-param", hex(word)])
+    assert a.exit_code == b.exit_code == c.exit_code == 0, (a.output, b.output)
+    assert a.stdout == b.stdout == c.stdout and "acc_type=S32" in a.stdout
+    r = CliRunner().invoke(main, ["explain", "postprocess", "--mode", "NoQuant", "--acc", "1"])
+    assert (r.exit_code, r.stderr) == (2, "ptonum explain postprocess: error: give --acc-type: PreQuantMode 0 admits "
+                                          "FP32 or S32 or U32 accumulators\n")

@@ -25,7 +25,7 @@ from ..conformance.explain import (
 from .._util import int_text
 from ..errors import UsageError
 from ._tile_args import attributes_from_word
-from ._common import EXIT_MISMATCH, RMODE_HELP, errors_to_exit, parse_rmode
+from ._common import ASCII_INT, EXIT_MISMATCH, RMODE_HELP, errors_to_exit, parse_rmode
 
 
 def _run(name: str, fn: Callable[[], Any]) -> None:
@@ -63,17 +63,23 @@ def command(ctx: click.Context, row: Optional[str]) -> None:
                    "and ReluMode come from it (instead of --mode/--relu).")
 @click.option("--mode", default=None, help="PreQuantMode code or name (or give --attributes).")
 @click.option("--relu", default=None, help="ReluMode 0-3 or name (default NONE; or give --attributes).")
-@click.option("--acc-type", required=True, help="Accumulator type FP32, S32 or U32.")
+@click.option("--acc-type", default=None,
+              help="Accumulator type FP32, S32 or U32 (default: the mode's, when it admits only one).")
 @click.option("--acc", required=True,
               help="The accumulator element: its bits (0x... hex, 0b... binary), or its value as a decimal: a signed "
                    "integer for S32 (-153043), an unsigned one for U32, a decimal for FP32 (1.5, -2e-3, inf; it must "
                    "be an FP32 value: an inexact decimal is refused, naming the nearest FP32).")
 @click.option("--quant-param", default=None, help="Quantization parameter word (0x...); default FP19 1.0 / none.")
+@click.option("--scale", default=None, metavar="NUMBER",
+              help="Quantization scale as a decimal (read exactly, converted to FP19), as postprocess takes it; "
+                   "instead of --quant-param.")
+@click.option("--offset", type=ASCII_INT, default=0, show_default=True, help="Signed offset with --scale.")
 @click.option("--relu-param", default="0", show_default=True, help="Activation parameter word (FP19 in [18:0]).")
 @click.option("--rmode", default="NONE", show_default=True, help=RMODE_HELP)
 @click.option("--sat", is_flag=True, help="B.DATR Sat=1 (clamp).")
-def postprocess(attributes_word: Optional[str], mode: Optional[str], relu: Optional[str], acc_type: str, acc: str,
-                quant_param: Optional[str], relu_param: str, rmode: str, sat: bool) -> None:
+def postprocess(attributes_word: Optional[str], mode: Optional[str], relu: Optional[str], acc_type: Optional[str],
+                acc: str, quant_param: Optional[str], scale: Optional[str], offset: int, relu_param: str, rmode: str,
+                sat: bool) -> None:
     """Trace TileProfileMatrixPostProcessWithFlags for one accumulator element.
 
     The tile operation's legality checks (B.DATR RMode/Sat for the mode, accumulator class,
@@ -99,17 +105,38 @@ def postprocess(attributes_word: Optional[str], mode: Optional[str], relu: Optio
             m = parse_mode(mode, "--mode")
             r = parse_relu(relu if relu is not None else "0", "--relu")
         rm = parse_rmode(rmode, "--rmode")
-        qp = parse_int(quant_param, "--quant-param") if quant_param is not None else _default_qp(m)
+        acc_t = acc_type if acc_type is not None else _only_accumulator_type(m)
+        if scale is not None and quant_param is not None:
+            raise UsageError("--scale and --quant-param both give the quantization parameter; give one")
+        if offset and scale is None:
+            raise UsageError("--offset goes with --scale (a raw --quant-param word carries its own offset)")
+        if scale is not None:
+            from ._tile_args import scale_word
+
+            qp = scale_word(scale, offset, m, "exact")
+        else:
+            qp = parse_int(quant_param, "--quant-param") if quant_param is not None else _default_qp(m)
         rp = parse_int(relu_param, "--relu-param")
-        a = acc_bits(acc, acc_type)
-        why = tile_rejection(pre_quant_mode=m, relu_mode=r, acc_type=acc_type, quant_param=qp, relu_param=rp,
+        a = acc_bits(acc, acc_t)
+        why = tile_rejection(pre_quant_mode=m, relu_mode=r, acc_type=acc_t, quant_param=qp, relu_param=rp,
                              rmode=rm, sat=sat)
-        text = explain_postprocess(a, pre_quant_mode=m, relu_mode=r, acc_type=acc_type, quant_param=qp,
+        text = explain_postprocess(a, pre_quant_mode=m, relu_mode=r, acc_type=acc_t, quant_param=qp,
                                    relu_param=rp, rmode=rm, sat=sat).text()
         if why is not None:
             text = f"note: the B.FPATR tile operation rejects this configuration: {why}\n{text}"
         return text
     _run("explain postprocess", go)
+
+
+def _only_accumulator_type(mode: int) -> str:
+    """The accumulator type of ``mode`` when it admits only one; else a UsageError asking for --acc-type."""
+    from ..fpatr import MODE_TABLE
+
+    info = MODE_TABLE.get(int(mode))
+    types = [t.name for t in info.accumulator_types] if info is not None else []
+    if len(types) != 1:
+        raise UsageError(f"give --acc-type: PreQuantMode {mode} admits {' or '.join(types) or 'no'} accumulators")
+    return types[0]
 
 
 def acc_bits(text: str, acc_type: str, name: str = "--acc") -> int:
