@@ -559,3 +559,15 @@ def test_flags_json_records_the_parameter_words(tmp_path):
     params = json.loads((tmp_path / "v" / "acc.flags.json").read_text())["parameters"]
     assert params == {"quant_tile": [f"{quant_param(0.5, 0, mode='VREQ8'):#018x}"] * 8,
                       "relu_tile": [f"{relu_param(0.25):#018x}"] * 8}
+
+
+def test_file_names_with_control_characters_print_escaped(tmp_path):
+    """probe13 #25: an input named 'new\\nline.npy' split the summary's 'wrote' line in three."""
+    acc = tmp_path / "new\nline.npy"
+    np.save(acc, np.arange(16, dtype=np.int32).reshape(2, 8))
+    r = CliRunner().invoke(main, ["postprocess", str(acc), "--mode", "REQ8", "--scale", "1", "--out-dir",
+                                  str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    last = r.stdout.splitlines()[-1]
+    assert last == f"wrote {tmp_path / 'o'}/new\\nline.d.npy, {tmp_path / 'o'}/new\\nline.flags.json", last
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["new\nline.d.npy", "new\nline.flags.json"]

@@ -66,7 +66,15 @@ class TextOut:
         self.file = file
 
     def print(self, text: str = "", *, head: str = "") -> None:
-        click.echo((click.style(head, bold=True) if head else "") + text, file=self.file)
+        click.echo((click.style(head, bold=True) if head else "") + printable(text), file=self.file)
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters (a newline or an escape sequence inside a file name) written
+    as escapes (``\\n``, ``\\x1b``), so one summary line stays one line and cannot move the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 # Python parameter names in model messages -> the command-line options that set them.
