@@ -92,7 +92,11 @@ def test_accumulator_and_dump_errors_name_the_file(tmp_path, monkeypatch):
             _exact_error(_run("postprocess", f, *shift, *more),
                          cmd + f"ACC: {f}: dtype {np.dtype(dt)} is not an accumulator; pass float32 values (FP32), "
                                "int32 (S32) or raw 32-bit encodings with --acc-type")
-    _exact_error(_run("postprocess", "t3.npy", *shift), cmd + "ACC: t3.npy: expected an M x N tile, got shape 2x2x8")
+    _exact_error(_run("postprocess", "t3.npy", *shift),
+                 cmd + "ACC: t3.npy: expected an M x N tile (M, N >= 1), got shape 2x2x8")
+    np.save("e.npy", np.zeros((0, 32), np.int32))  # the same words and shape text (was "got shape (0, 32)")
+    _exact_error(_run("postprocess", "e.npy", *shift),
+                 cmd + "ACC: e.npy: expected an M x N tile (M, N >= 1), got shape 0x32")
     _exact_error(_run("postprocess", "wide.npy", *shift, "--acc-type", "S32"),
                  cmd + "ACC: wide.npy: acc[0, 1] = 1099511627776: does not fit S32")
     _exact_error(_run("postprocess", "f32.npy", *shift),
@@ -104,8 +108,8 @@ def test_accumulator_and_dump_errors_name_the_file(tmp_path, monkeypatch):
     _exact_error(_run("compare", "acc.npy", *shift, "--device-d", "t3.npy"),
                  cmp + "--device-d: t3.npy: shape 2x2x8 does not match the model's D 2x8 (a .npy/.npz dump must "
                        "have exactly the model's shape; only a raw .bin dump is read in the model's shape)")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.npy", "b.npy", "c.npy", "f32.npy", "f64.npy", "t3.npy",
-                                                          "wide.npy"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.npy", "b.npy", "c.npy", "e.npy", "f32.npy", "f64.npy",
+                                                          "t3.npy", "wide.npy"]
 
 
 def test_empty_paths_are_named_empty(tmp_path, monkeypatch, facc):

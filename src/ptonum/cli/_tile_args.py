@@ -504,8 +504,8 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
     else:
         acc_arr = read_tile("ACC", acc, key=key, bin_dtype=BIN_DTYPES.get(bin_dtype or ""), bin_shape=shape)
         acc_arr, acc_t = _named("ACC", acc, lambda: accumulator_values(acc_arr, acc_type))
-    if acc_arr.ndim != 2:
-        raise UsageError(f"ACC: {acc}: expected an M x N tile, got shape {shape_text(acc_arr.shape)}")
+    if acc_arr.ndim != 2 or 0 in acc_arr.shape:
+        raise UsageError(f"ACC: {acc}: expected an M x N tile (M, N >= 1), got shape {shape_text(acc_arr.shape)}")
     m, n = acc_arr.shape
 
     # ---- quantization parameter
