@@ -167,6 +167,7 @@ def test_compile_note_without_writable_cache_dir_is_the_one_note(monkeypatch, tm
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ptonum: note: no writable kernel cache directory (tried ")
     assert COLD_NOTE not in err  # "cached for later runs" would not be true
+    assert "compiling a kernel now (up to a few minutes), kept in this process only" in err  # probe13 #15
 
 
 def test_compile_note_is_silent_outside_its_block(monkeypatch, capsys):

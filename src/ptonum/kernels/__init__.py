@@ -420,9 +420,10 @@ def writable_cache_dir() -> Optional[str]:
     return next((d for d in kernel_cache_dirs() if _writable_dir(d)), None)
 
 
-NO_CACHE_NOTE = ("no writable kernel cache directory (tried {dirs}); the compiled kernels live in this "
-                 "process only; set PTONUM_CACHE_DIR to a writable directory, or run `ptonum compile` "
-                 "once with write access to one of them")
+NO_CACHE_NOTE = ("no writable kernel cache directory (tried {dirs}); compiling a kernel now (up to a few "
+                 "minutes), kept in this process only, so every run pays it again; set PTONUM_CACHE_DIR to a "
+                 "writable directory, or run `ptonum compile` once with write access to one of them "
+                 "(PTONUM_DISABLE_NUMBA=1 runs on numpy instead: same bits)")
 NUMPY_NOTE = ("no writable kernel cache directory and no compiled kernels in any (tried {dirs}): compiling "
               "them would take minutes in every process, so the fast engine runs on numpy here (same bits and "
               "flags); set PTONUM_CACHE_DIR to a writable directory, or run `ptonum compile` once with write "
