@@ -215,6 +215,26 @@ def _hif8_off(e: int) -> int:
     return off // 8
 
 
+#: The eight-lane HiF8 pass (:func:`_hif8_v8`): by |e| >> 2 (|e| < 32), the half quantum of the binade
+#: 2^e and the mask of the bits below its quantum (FP32 bits; below 2^-22 the lane adds 2^22 and an
+#: all-ones mask); by the exponent E = e + 127 of a rounded sum at or above 2^-15, in two 16-byte
+#: tables (E = 112..127, 128..143, indexed by E ^ 0x70 / E ^ 0x80; the index's bytes above carry
+#: 0x80, which a byte shuffle reads as 0), the shift 23 - mb and the offset HiF8 code of 2^e less
+#: E << mb (mod 256); below 2^-15 the code of 2^e is E - HIF8_DML_BIAS_E.
+HIF8_V8_MB = [_hif8_one_per(k, [_hif8_mbits_at(-a) for a in range(4 * k, 4 * k + 4)]
+                            + [_hif8_mbits_at(a) for a in range(4 * k, 4 * k + 4) if a <= HIF8_E_HI])
+              for k in range(8)]
+HIF8_V8_HALF = [1 << (FP32_FRAC - 1 - mb) for mb in HIF8_V8_MB]
+HIF8_V8_QMASK = [(1 << (FP32_FRAC - mb)) - 1 for mb in HIF8_V8_MB]
+HIF8_V8_ILO, HIF8_V8_IHI = 0x80808070, 0x80808080
+_HIF8_V8_E = [list(range(112, 128)), list(range(128, 144))]
+assert all((e ^ (i & 0xFF)) == e - w[0] for w, i in zip(_HIF8_V8_E, (HIF8_V8_ILO, HIF8_V8_IHI)) for e in w)
+HIF8_V8_SH = [[FP32_FRAC - _hif8_mbits_at(e - FP32_BIAS) for e in w] for w in _HIF8_V8_E]
+HIF8_V8_OFF = [[(int(tables.HIF8_BASE[e - FP32_BIAS - tables.HIF8_TABLE_EMIN])
+                 - (e << _hif8_mbits_at(e - FP32_BIAS))) & 0xFF for e in w] for w in _HIF8_V8_E]
+HIF8_DML_BIAS_E = FP32_BIAS - HIF8_DML_BIAS
+assert HIF8_TINY_BITS == _HIF8_V8_E[0][0] << FP32_FRAC
+
 HIF8_OFF_POS = _nibbles([_hif8_one_per(k, [_hif8_off(e) for e in (2 * k, 2 * k + 1)]) for k in range(8)])
 HIF8_OFF_NEG = _nibbles([_hif8_one_per(k, [_hif8_off(-a) for a in (2 * k, 2 * k + 1) if a > 0])
                          for k in range(8)])
@@ -1367,10 +1387,24 @@ def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
 
 @njit
 def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
-    """The vector loop of the HIF8 row: the flag word (:func:`_hif8_word`)."""
+    """The vector loop of the HIF8 row: the flag word (:func:`_hif8_word`).  Eight elements at a
+    time by :func:`_hif8_v8`, the last ``size % 8`` by :func:`_hif8_lane` (the same results)."""
     kmin = np.uint32(0xFFFFFFFF)
     kmax = np.uint32(0)
-    for j in range(a_.size):
+    n = a_.size
+    j0 = 0
+    if NUMBA_AVAILABLE:
+        vmin = _v8_splat(-1)
+        vmax = _v8_splat(0)
+        ovf = _v8_splat(ovf_pos)
+        while j0 + 8 <= n:
+            ab8, key8 = _hif8_v8(a_, mp_, mn_, o_, j0, ovf)
+            vmin = _v8_umin(vmin, key8)
+            vmax = _v8_umax(vmax, ab8)
+            j0 += 8
+        kmin = np.uint32(_v8_humin(vmin))
+        kmax = np.uint32(_v8_humax(vmax))
+    for j in range(j0, n):
         code, ab, key = _hif8_lane(a_[j], mp_[j], mn_[j], ovf_pos)
         o_[j] = np.uint8(code)
         kmin = min(kmin, key)
@@ -1666,14 +1700,15 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         return _I32X8(x), codegen
 
     def _v8_binary(op: str) -> Any:
-        """Lane-wise int32 ``op``: ``smax``/``smin`` (signed), ``and``, ``or``, ``xor``, ``add`` (wrapping)."""
+        """Lane-wise int32 ``op``: ``smax``/``smin`` (signed), ``umax``/``umin`` (unsigned), ``and``, ``or``,
+        ``xor``, ``add`` (wrapping)."""
         @_intrinsic
         def binary(typingctx: Any, a: Any, b: Any) -> Any:
             if a != _I32X8 or b != _I32X8:
                 return None
 
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                if op in ("smax", "smin"):
+                if op in ("smax", "smin", "umax", "umin"):
                     return builder.call(_llvm_fn(builder, f"llvm.{op}.v8i32", _V8, [_V8, _V8]), list(args))
                 return {"and": builder.and_, "or": builder.or_, "xor": builder.xor, "add": builder.add}[op](*args)
 
@@ -1681,7 +1716,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         return binary
 
     def _v8_reduce(op: str) -> Any:
-        """The ``smax``/``smin``/``or`` of the eight lanes, as an int32."""
+        """The ``smax``/``smin``/``umax``/``umin``/``or`` of the eight lanes, as an int32."""
         @_intrinsic
         def reduce(typingctx: Any, a: Any) -> Any:
             if a != _I32X8:
@@ -1742,6 +1777,110 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _v8_hmax: Any = _v8_reduce("smax")
     _v8_hmin: Any = _v8_reduce("smin")
     _v8_hor: Any = _v8_reduce("or")
+    _v8_umin: Any = _v8_binary("umin")
+    _v8_umax: Any = _v8_binary("umax")
+    _v8_humin: Any = _v8_reduce("umin")
+    _v8_humax: Any = _v8_reduce("umax")
+
+    def _v8_const(values: Any, bits: int = 32) -> Any:
+        return _ir.Constant(_ir.VectorType(_ir.IntType(bits), len(values)), [int(v) & ((1 << bits) - 1) for v in values])
+
+    @_intrinsic
+    def _hif8_v8_i(typingctx: Any, a: Any, mp: Any, mn: Any, o: Any, j: Any, ovf: Any) -> Any:
+        """Eight FP32 -> HiF8 elements under RHB at ``j .. j + 7``: the codes stored to ``o`` (uint8),
+        returns (ab, key) as eight lanes each (:func:`_hif8_lane`'s; ``ovf`` the positive overflow
+        code in every lane).  The same rounding as :func:`_hif8_lane` (``HiF8`` encoding with RHB
+        of the product ``MatrixSelectedMultiplier`` x source, rounded to odd onto float32), with the
+        binade geometry read from register tables in one shuffle each instead of nibble arithmetic:
+
+        * the half quantum of |p|'s binade, and the mask of the bits below its quantum (for the
+          key), by ``vpermd`` from 8-entry tables indexed by |e| >> 2 (|e| = 0..31; mantissa bits
+          3/2/1 for |e| < 4/8/16, none above; below 2^-22 the lane adds 2^22 more, as the scalar lane);
+        * the code of the rounded sum s (exponent E = s >> 23; 2^-15 <= s < 2^17): (s >> (23 - mb))
+          + OFF[E] mod 256, where (s >> (23 - mb)) = E << mb | the mantissa and OFF[E] =
+          tables.HIF8_BASE - (E << mb) mod 256; the shift and OFF come from two 16-byte tables each
+          (``vpshufb``; E = 112..127 indexed by E ^ 0x70, E = 128..143 by E ^ 0x80, the other one
+          giving 0 through the index's top bit); below 2^-15 the code of 2^e is E - 104 (saturated
+          at 0: 2^-23 and below round to 0).  The bytes above each lane's low byte are not kept.
+        * the key: ab if (ab & the mask) is not 0 (bits below the quantum, or the sticky bit of
+          an inexact product), else all ones; below 2^-22 the mask is all ones (only 0 is exact)."""
+        if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
+                and isinstance(mp, _types.Array) and mp.layout == "C" and mp.dtype == _types.float32
+                and mn == mp and isinstance(o, _types.Array) and o.layout == "C" and o.dtype == _types.uint8
+                and isinstance(j, _types.Integer) and ovf == _I32X8):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            aty, mty, _, oty, _, _ = signature.args
+            av, mpv, mnv, ov, jv, ovfv = args
+            f8 = _ir.VectorType(_ir.FloatType(), 8)
+            b32 = _ir.VectorType(_ir.IntType(8), 32)
+
+            def k(v: int) -> Any:
+                return _v8_const([v] * 8)
+
+            def call(name: str, ret: Any, *xs: Any) -> Any:
+                return builder.call(_llvm_fn(builder, name, ret, [x.type for x in xs]), list(xs))
+
+            def shuf(table: Any, idx: Any) -> Any:  # vpshufb: 16-byte table per 128-bit half
+                t = _v8_const(list(table) * 2, 8)
+                return builder.bitcast(call("llvm.x86.avx2.pshuf.b", b32, t, builder.bitcast(idx, b32)), _V8)
+
+            def perm(table: Any, idx: Any) -> Any:  # vpermd: 8 x 32-bit table, index bits [2:0]
+                return call("llvm.x86.avx2.permd", _V8, _v8_const(table), idx)
+
+            def sel(c: Any, t: Any, f: Any) -> Any:
+                return builder.select(c, t, f)
+
+            x = builder.load(_lane_ptr(context, builder, aty, av, jv, _V8), align=4)
+            mpf = builder.load(_lane_ptr(context, builder, mty, mpv, jv, f8), align=4)
+            mnf = builder.load(_lane_ptr(context, builder, mty, mnv, jv, f8), align=4)
+            # the product rounded to odd (as _hif8_product)
+            m = sel(builder.icmp_signed("<", x, k(0)), mnf, mpf)
+            xf = builder.bitcast(x, f8)
+            p = builder.fmul(xf, m)
+            fma = _llvm_fn(builder, "llvm.fma.v8f32", f8, [f8, f8, f8])
+            err = builder.call(fma, [xf, m, builder.fneg(p)])
+            nerr = builder.call(fma, [builder.fneg(xf), m, p])
+            pb = builder.bitcast(p, _V8)
+            eb = builder.bitcast(err, _V8)
+            ap = builder.and_(pb, k(0x7FFFFFFF))
+            tie = builder.ashr(builder.xor(eb, pb), k(31))
+            inexact = builder.ashr(builder.xor(eb, builder.bitcast(nerr, _V8)), k(31))
+            ab = builder.or_(builder.add(ap, builder.and_(tie, inexact)), builder.lshr(inexact, k(31)))
+            # the half quantum of |p|'s binade; below 2^-22 another 2^22
+            ae = call("llvm.abs.v8i32", _V8, builder.sub(builder.lshr(ap, k(FP32_FRAC)), k(FP32_BIAS)),
+                      _ir.Constant(_ir.IntType(1), 0))
+            gi = builder.lshr(ae, k(2))
+            tiny = builder.fcmp_ordered("<", builder.bitcast(ap, f8), _ir.Constant(f8, [2.0 ** HIF8_E_LO] * 8))
+            tinym = builder.sext(tiny, _V8)
+            s = builder.add(builder.add(builder.add(ap, tie), builder.and_(tinym, k(1 << (FP32_FRAC - 1)))),
+                            perm(HIF8_V8_HALF, gi))
+            # the code of s
+            es = builder.lshr(s, k(FP32_FRAC))
+            ilo = builder.xor(es, k(HIF8_V8_ILO))
+            ihi = builder.xor(es, k(HIF8_V8_IHI))
+            sh = builder.or_(shuf(HIF8_V8_SH[0], ilo), shuf(HIF8_V8_SH[1], ihi))
+            off = builder.or_(shuf(HIF8_V8_OFF[0], ilo), shuf(HIF8_V8_OFF[1], ihi))
+            code = builder.add(builder.lshr(s, sh), off)
+            den = builder.bitcast(call("llvm.usub.sat.v32i8", b32, builder.bitcast(es, b32),
+                                       _v8_const([HIF8_DML_BIAS_E] * 32, 8)), _V8)
+            code = sel(builder.icmp_signed("<", s, k(HIF8_TINY_BITS)), den, code)
+            code = sel(builder.icmp_signed(">", ab, k(HIF8_MAX_BITS)), ovfv, code)
+            # the sign on a nonzero code (its low byte 1..127: the low byte of -code has bit 7 set)
+            sgn = builder.and_(builder.lshr(pb, k(24)), k(HIF8_SIGN))
+            code = builder.or_(code, builder.and_(sgn, builder.sub(k(0), code)))
+            optr = _lane_ptr(context, builder, oty, ov, jv, _ir.VectorType(_ir.IntType(8), 8))
+            builder.store(builder.trunc(code, _ir.VectorType(_ir.IntType(8), 8)), optr, align=1)
+            # the key: exact when no bit of ab under the quantum mask is set
+            qm = builder.or_(perm(HIF8_V8_QMASK, gi), tinym)
+            exact = builder.sext(builder.icmp_unsigned("==", builder.and_(ab, qm), k(0)), _V8)
+            key = builder.or_(ab, exact)
+            return context.make_tuple(builder, signature.return_type, [ab, key])
+
+        return _types.UniTuple(_I32X8, 2)(a, mp, mn, o, j, ovf), codegen
+
+    _hif8_v8: Any = _hif8_v8_i
 else:  # pragma: no cover - kernels are not used without numba; the same lanes as int32 numpy arrays
     def _v8_no_runtime_unroll() -> None:
         pass
@@ -1785,6 +1924,21 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
 
     def _v8_hor(a: Any) -> Any:
         return np.int32(np.bitwise_or.reduce(a))
+
+    def _v8_umin(a: Any, b: Any) -> Any:
+        return np.minimum(a.view(np.uint32), b.view(np.uint32)).view(np.int32)
+
+    def _v8_umax(a: Any, b: Any) -> Any:
+        return np.maximum(a.view(np.uint32), b.view(np.uint32)).view(np.int32)
+
+    def _v8_humin(a: Any) -> Any:
+        return np.int32(a.view(np.uint32).min())
+
+    def _v8_humax(a: Any) -> Any:
+        return np.int32(a.view(np.uint32).max())
+
+    def _hif8_v8(a: Any, mp: Any, mn: Any, o: Any, j: int, ovf: Any) -> Any:
+        raise NotImplementedError  # the pass takes the scalar lane without numba
 
 
 @njit(inline="always")
