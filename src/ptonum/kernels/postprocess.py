@@ -215,25 +215,29 @@ def _hif8_off(e: int) -> int:
     return off // 8
 
 
-#: The eight-lane HiF8 pass (:func:`_hif8_v8`): by |e| >> 2 (|e| < 32), the half quantum of the binade
-#: 2^e and the mask of the bits below its quantum (FP32 bits; below 2^-22 the lane adds 2^22 and an
-#: all-ones mask); by the exponent E = e + 127 of a rounded sum at or above 2^-15, in two 16-byte
-#: tables (E = 112..127, 128..143, indexed by E ^ 0x70 / E ^ 0x80; the index's bytes above carry
-#: 0x80, which a byte shuffle reads as 0), the shift 23 - mb and the offset HiF8 code of 2^e less
-#: E << mb (mod 256); below 2^-15 the code of 2^e is E - HIF8_DML_BIAS_E.
+#: The eight-lane HiF8 pass (:func:`_hif8_v8`), register tables indexed by the binade 2^e:
+#: HIF8_V8_HALF / _QMASK / _SH by |e| >> 2 (8 x 32 bits, ``vpermd``; |e| < 32): the FP32 bits of half
+#: a quantum, the mask of the bits below a quantum, 23 - mantissa bits (tables.HIF8_MBITS); entry 7
+#: also serves every value below 2^-22 (half 2^23: 2^-23 and above round up to 2^-22; all-ones mask:
+#: only 0 is exact).  HIF8_V8_OFFP / _OFFN by |e| (16 bytes, ``vpshufb``; e >= 0 / e < 0, |e| < 16):
+#: the HiF8 code of 2^e less (e + 127) << mb, mod 256, so that the code of a value r in 2^e's binade
+#: is (bits(r) >> (23 - mb)) + OFF mod 256.  Below 2^-15 the code of 2^e is e + 127 - HIF8_DML_BIAS_E.
 HIF8_V8_MB = [_hif8_one_per(k, [_hif8_mbits_at(-a) for a in range(4 * k, 4 * k + 4)]
                             + [_hif8_mbits_at(a) for a in range(4 * k, 4 * k + 4) if a <= HIF8_E_HI])
-              for k in range(8)]
-HIF8_V8_HALF = [1 << (FP32_FRAC - 1 - mb) for mb in HIF8_V8_MB]
-HIF8_V8_QMASK = [(1 << (FP32_FRAC - mb)) - 1 for mb in HIF8_V8_MB]
-HIF8_V8_ILO, HIF8_V8_IHI = 0x80808070, 0x80808080
-_HIF8_V8_E = [list(range(112, 128)), list(range(128, 144))]
-assert all((e ^ (i & 0xFF)) == e - w[0] for w, i in zip(_HIF8_V8_E, (HIF8_V8_ILO, HIF8_V8_IHI)) for e in w)
-HIF8_V8_SH = [[FP32_FRAC - _hif8_mbits_at(e - FP32_BIAS) for e in w] for w in _HIF8_V8_E]
-HIF8_V8_OFF = [[(int(tables.HIF8_BASE[e - FP32_BIAS - tables.HIF8_TABLE_EMIN])
-                 - (e << _hif8_mbits_at(e - FP32_BIAS))) & 0xFF for e in w] for w in _HIF8_V8_E]
+              for k in range(6)]
+HIF8_V8_HALF = [1 << (FP32_FRAC - 1 - mb) for mb in HIF8_V8_MB] + [1 << FP32_FRAC] * 2
+HIF8_V8_QMASK = [(1 << (FP32_FRAC - mb)) - 1 for mb in HIF8_V8_MB] + [0xFFFFFFFF] * 2
+HIF8_V8_SH = [FP32_FRAC - mb for mb in HIF8_V8_MB] + [FP32_FRAC] * 2
+
+
+def _hif8_v8_off(e: int) -> int:
+    mb = _hif8_mbits_at(e)
+    return (int(tables.HIF8_BASE[e - tables.HIF8_TABLE_EMIN]) - ((e + FP32_BIAS) << mb)) & 0xFF
+
+
+HIF8_V8_OFFP = [_hif8_v8_off(a) for a in range(16)]
+HIF8_V8_OFFN = [0] + [_hif8_v8_off(-a) for a in range(1, 16)]
 HIF8_DML_BIAS_E = FP32_BIAS - HIF8_DML_BIAS
-assert HIF8_TINY_BITS == _HIF8_V8_E[0][0] << FP32_FRAC
 
 HIF8_OFF_POS = _nibbles([_hif8_one_per(k, [_hif8_off(e) for e in (2 * k, 2 * k + 1)]) for k in range(8)])
 HIF8_OFF_NEG = _nibbles([_hif8_one_per(k, [_hif8_off(-a) for a in (2 * k, 2 * k + 1) if a > 0])
@@ -1397,11 +1401,12 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any)
         vmin = _v8_splat(-1)
         vmax = _v8_splat(0)
         ovf = _v8_splat(ovf_pos)
-        while j0 + 8 <= n:
-            ab8, key8 = _hif8_v8(a_, mp_, mn_, o_, j0, ovf)
+        j0 = n - n % 8
+        for j in range(0, j0, 8):
+            code8, ab8, key8 = _hif8_v8(a_, mp_, mn_, j, ovf)
+            _v8_store_u8(o_, j, code8)
             vmin = _v8_umin(vmin, key8)
             vmax = _v8_umax(vmax, ab8)
-            j0 += 8
         kmin = np.uint32(_v8_humin(vmin))
         kmax = np.uint32(_v8_humax(vmax))
     for j in range(j0, n):
@@ -1786,9 +1791,9 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         return _ir.Constant(_ir.VectorType(_ir.IntType(bits), len(values)), [int(v) & ((1 << bits) - 1) for v in values])
 
     @_intrinsic
-    def _hif8_v8_i(typingctx: Any, a: Any, mp: Any, mn: Any, o: Any, j: Any, ovf: Any) -> Any:
-        """Eight FP32 -> HiF8 elements under RHB at ``j .. j + 7``: the codes stored to ``o`` (uint8),
-        returns (ab, key) as eight lanes each (:func:`_hif8_lane`'s; ``ovf`` the positive overflow
+    def _hif8_v8_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, ovf: Any) -> Any:
+        """Eight FP32 -> HiF8 elements under RHB at ``j .. j + 7``: (code, ab, key) as eight lanes
+        each (the code in each lane's low byte) (:func:`_hif8_lane`'s; ``ovf`` the positive overflow
         code in every lane).  The same rounding as :func:`_hif8_lane` (``HiF8`` encoding with RHB
         of the product ``MatrixSelectedMultiplier`` x source, rounded to odd onto float32), with the
         binade geometry read from register tables in one shuffle each instead of nibble arithmetic:
@@ -1806,18 +1811,20 @@ if NUMBA_AVAILABLE:  # pragma: no branch
           an inexact product), else all ones; below 2^-22 the mask is all ones (only 0 is exact)."""
         if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
                 and isinstance(mp, _types.Array) and mp.layout == "C" and mp.dtype == _types.float32
-                and mn == mp and isinstance(o, _types.Array) and o.layout == "C" and o.dtype == _types.uint8
-                and isinstance(j, _types.Integer) and ovf == _I32X8):
+                and mn == mp and isinstance(j, _types.Integer) and ovf == _I32X8):
             return None
 
         def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            aty, mty, _, oty, _, _ = signature.args
-            av, mpv, mnv, ov, jv, ovfv = args
+            aty, mty, _, _, _ = signature.args
+            av, mpv, mnv, jv, ovfv = args
             f8 = _ir.VectorType(_ir.FloatType(), 8)
             b32 = _ir.VectorType(_ir.IntType(8), 32)
 
             def k(v: int) -> Any:
                 return _v8_const([v] * 8)
+
+            def fk(v: float) -> Any:
+                return _ir.Constant(f8, [v] * 8)
 
             def call(name: str, ret: Any, *xs: Any) -> Any:
                 return builder.call(_llvm_fn(builder, name, ret, [x.type for x in xs]), list(xs))
@@ -1848,39 +1855,64 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             tie = builder.ashr(builder.xor(eb, pb), k(31))
             inexact = builder.ashr(builder.xor(eb, builder.bitcast(nerr, _V8)), k(31))
             ab = builder.or_(builder.add(ap, builder.and_(tie, inexact)), builder.lshr(inexact, k(31)))
-            # the half quantum of |p|'s binade; below 2^-22 another 2^22
+            # the geometry of |p|'s binade (|e| >> 2; below 2^-22 entry 7): half a quantum
             ae = call("llvm.abs.v8i32", _V8, builder.sub(builder.lshr(ap, k(FP32_FRAC)), k(FP32_BIAS)),
                       _ir.Constant(_ir.IntType(1), 0))
-            gi = builder.lshr(ae, k(2))
-            tiny = builder.fcmp_ordered("<", builder.bitcast(ap, f8), _ir.Constant(f8, [2.0 ** HIF8_E_LO] * 8))
-            tinym = builder.sext(tiny, _V8)
-            s = builder.add(builder.add(builder.add(ap, tie), builder.and_(tinym, k(1 << (FP32_FRAC - 1)))),
-                            perm(HIF8_V8_HALF, gi))
-            # the code of s
+            # (float compares: LLVM turns an integer one of a value it knows >= 0 into two instructions)
+            tiny = builder.sext(builder.fcmp_ordered("<", builder.bitcast(ap, f8), fk(2.0 ** HIF8_E_LO)), _V8)
+            gi = builder.or_(builder.lshr(ae, k(2)), tiny)
+            s = builder.add(builder.add(ap, tie), perm(HIF8_V8_HALF, gi))
+            # the code of s's top bits: (s >> (23 - mb)) + OFF mod 256 at or above 2^-15, below it the
+            # code of the denormal 2^e (0 for 2^-23 and below)
             es = builder.lshr(s, k(FP32_FRAC))
-            ilo = builder.xor(es, k(HIF8_V8_ILO))
-            ihi = builder.xor(es, k(HIF8_V8_IHI))
-            sh = builder.or_(shuf(HIF8_V8_SH[0], ilo), shuf(HIF8_V8_SH[1], ihi))
-            off = builder.or_(shuf(HIF8_V8_OFF[0], ilo), shuf(HIF8_V8_OFF[1], ihi))
+            e = builder.sub(es, k(FP32_BIAS))
+            aes = call("llvm.abs.v8i32", _V8, e, _ir.Constant(_ir.IntType(1), 0))
+            sh = perm(HIF8_V8_SH, builder.lshr(aes, k(2)))
+            off = sel(builder.icmp_signed("<", e, k(0)), shuf(HIF8_V8_OFFN, aes), shuf(HIF8_V8_OFFP, aes))
             code = builder.add(builder.lshr(s, sh), off)
             den = builder.bitcast(call("llvm.usub.sat.v32i8", b32, builder.bitcast(es, b32),
                                        _v8_const([HIF8_DML_BIAS_E] * 32, 8)), _V8)
-            code = sel(builder.icmp_signed("<", s, k(HIF8_TINY_BITS)), den, code)
+            code = sel(builder.fcmp_ordered("<", builder.bitcast(s, f8), fk(2.0 ** (HIF8_EMIN_F32 - FP32_BIAS))),
+                       den, code)
             code = sel(builder.icmp_signed(">", ab, k(HIF8_MAX_BITS)), ovfv, code)
-            # the sign on a nonzero code (its low byte 1..127: the low byte of -code has bit 7 set)
+            # the sign on a nonzero code (its low byte 0..127; psignb zeroes where that byte is 0)
             sgn = builder.and_(builder.lshr(pb, k(24)), k(HIF8_SIGN))
-            code = builder.or_(code, builder.and_(sgn, builder.sub(k(0), code)))
-            optr = _lane_ptr(context, builder, oty, ov, jv, _ir.VectorType(_ir.IntType(8), 8))
-            builder.store(builder.trunc(code, _ir.VectorType(_ir.IntType(8), 8)), optr, align=1)
+            cb = builder.bitcast(code, b32)
+            code = builder.bitcast(call("llvm.x86.avx2.psign.b", b32, builder.bitcast(builder.or_(code, sgn), b32),
+                                        cb), _V8)
             # the key: exact when no bit of ab under the quantum mask is set
-            qm = builder.or_(perm(HIF8_V8_QMASK, gi), tinym)
-            exact = builder.sext(builder.icmp_unsigned("==", builder.and_(ab, qm), k(0)), _V8)
+            exact = builder.sext(builder.icmp_unsigned("==", builder.and_(ab, perm(HIF8_V8_QMASK, gi)), k(0)), _V8)
             key = builder.or_(ab, exact)
-            return context.make_tuple(builder, signature.return_type, [ab, key])
+            return context.make_tuple(builder, signature.return_type, [code, ab, key])
 
-        return _types.UniTuple(_I32X8, 2)(a, mp, mn, o, j, ovf), codegen
+        return _types.UniTuple(_I32X8, 3)(a, mp, mn, j, ovf), codegen
+
+    @_intrinsic
+    def _v8_store_u8_i(typingctx: Any, arr: Any, j: Any, v: Any) -> Any:
+        """Store the low byte of each lane of ``v`` to elements ``j .. j + 7`` of a contiguous 1-D
+        uint8 array (no bounds check): ``vpshufb`` gathers each 128-bit half's four low bytes,
+        ``vpermd`` the two halves' words, one 8-byte store."""
+        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
+                and arr.dtype == _types.uint8 and v == _I32X8):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            b32 = _ir.VectorType(_ir.IntType(8), 32)
+            ctl = _v8_const(([0, 4, 8, 12] + [0x80] * 12) * 2, 8)
+            g = builder.call(_llvm_fn(builder, "llvm.x86.avx2.pshuf.b", b32, [b32, b32]),
+                             [builder.bitcast(args[2], b32), ctl])
+            g = builder.call(_llvm_fn(builder, "llvm.x86.avx2.permd", _V8, [_V8, _V8]),
+                             [builder.bitcast(g, _V8), _v8_const([0, 4, 0, 0, 0, 0, 0, 0])])
+            q = builder.extract_element(builder.bitcast(g, _ir.VectorType(_ir.IntType(64), 4)),
+                                        _ir.Constant(_ir.IntType(32), 0))
+            builder.store(q, _lane_ptr(context, builder, signature.args[0], args[0], args[1], _ir.IntType(64)),
+                          align=1)
+            return context.get_dummy_value()
+
+        return _types.none(arr, j, v), codegen
 
     _hif8_v8: Any = _hif8_v8_i
+    _v8_store_u8: Any = _v8_store_u8_i
 else:  # pragma: no cover - kernels are not used without numba; the same lanes as int32 numpy arrays
     def _v8_no_runtime_unroll() -> None:
         pass
@@ -1937,8 +1969,11 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
     def _v8_humax(a: Any) -> Any:
         return np.int32(a.view(np.uint32).max())
 
-    def _hif8_v8(a: Any, mp: Any, mn: Any, o: Any, j: int, ovf: Any) -> Any:
+    def _hif8_v8(a: Any, mp: Any, mn: Any, j: int, ovf: Any) -> Any:
         raise NotImplementedError  # the pass takes the scalar lane without numba
+
+    def _v8_store_u8(arr: Any, j: int, v: Any) -> None:
+        raise NotImplementedError
 
 
 @njit(inline="always")
