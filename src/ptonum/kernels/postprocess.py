@@ -235,8 +235,21 @@ def _hif8_v8_off(e: int) -> int:
     return (int(tables.HIF8_BASE[e - tables.HIF8_TABLE_EMIN]) - ((e + FP32_BIAS) << mb)) & 0xFF
 
 
+def _hif8_v8_fix(e: int) -> int:
+    """What a carry out of 2^e's binade adds to the code the binade's own offset gives: the code
+    of 2^(e + 1) less (that of 2^e plus 2^mb), mod 256."""
+    mb = _hif8_mbits_at(e)
+    i = e - tables.HIF8_TABLE_EMIN
+    return (int(tables.HIF8_BASE[i + 1]) - int(tables.HIF8_BASE[i]) - (1 << mb)) & 0xFF
+
+
 HIF8_V8_OFFP = [_hif8_v8_off(a) for a in range(16)]
 HIF8_V8_OFFN = [0] + [_hif8_v8_off(-a) for a in range(1, 16)]
+HIF8_V8_FIXP = [_hif8_v8_fix(a) for a in range(16)]
+HIF8_V8_FIXN = [0] + [_hif8_v8_fix(-a) for a in range(1, 16)]
+#: below 2^-15, by the exponent E - 104 of the rounded sum (0 .. 8): the code of 2^e (2^-15 from a carry)
+HIF8_V8_DEN = [0] + [int(tables.HIF8_BASE[e - tables.HIF8_TABLE_EMIN]) for e in range(HIF8_E_LO, HIF8_EMIN_F32 - FP32_BIAS + 1)]
+HIF8_V8_DEN += [0] * (16 - len(HIF8_V8_DEN))
 HIF8_DML_BIAS_E = FP32_BIAS - HIF8_DML_BIAS
 
 HIF8_OFF_POS = _nibbles([_hif8_one_per(k, [_hif8_off(e) for e in (2 * k, 2 * k + 1)]) for k in range(8)])
@@ -1839,6 +1852,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             def sel(c: Any, t: Any, f: Any) -> Any:
                 return builder.select(c, t, f)
 
+            def bsel(m: Any, t: Any, f: Any) -> Any:  # vblendvps: t where m's sign bit is set, else f
+                return builder.bitcast(call("llvm.x86.avx.blendv.ps.256", f8, builder.bitcast(f, f8),
+                                            builder.bitcast(t, f8), builder.bitcast(m, f8)), _V8)
+
             x = builder.load(_lane_ptr(context, builder, aty, av, jv, _V8), align=4)
             mpf = builder.load(_lane_ptr(context, builder, mty, mpv, jv, f8), align=4)
             mnf = builder.load(_lane_ptr(context, builder, mty, mnv, jv, f8), align=4)
@@ -1856,24 +1873,25 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             inexact = builder.ashr(builder.xor(eb, builder.bitcast(nerr, _V8)), k(31))
             ab = builder.or_(builder.add(ap, builder.and_(tie, inexact)), builder.lshr(inexact, k(31)))
             # the geometry of |p|'s binade (|e| >> 2; below 2^-22 entry 7): half a quantum
-            ae = call("llvm.abs.v8i32", _V8, builder.sub(builder.lshr(ap, k(FP32_FRAC)), k(FP32_BIAS)),
-                      _ir.Constant(_ir.IntType(1), 0))
+            ea = builder.lshr(ap, k(FP32_FRAC))
+            e = builder.sub(ea, k(FP32_BIAS))
+            ae = call("llvm.abs.v8i32", _V8, e, _ir.Constant(_ir.IntType(1), 0))
             # (float compares: LLVM turns an integer one of a value it knows >= 0 into two instructions)
-            tiny = builder.sext(builder.fcmp_ordered("<", builder.bitcast(ap, f8), fk(2.0 ** HIF8_E_LO)), _V8)
+            apf = builder.bitcast(ap, f8)
+            tiny = builder.sext(builder.fcmp_ordered("<", apf, fk(2.0 ** HIF8_E_LO)), _V8)
             gi = builder.or_(builder.lshr(ae, k(2)), tiny)
             s = builder.add(builder.add(ap, tie), perm(HIF8_V8_HALF, gi))
-            # the code of s's top bits: (s >> (23 - mb)) + OFF mod 256 at or above 2^-15, below it the
-            # code of the denormal 2^e (0 for 2^-23 and below)
+            # the code from |p|'s binade: (s >> (23 - mb)) + OFF, plus FIX when the sum carried into
+            # the next binade; below 2^-15 the code of the rounded sum's binade
+            sh = perm(HIF8_V8_SH, gi)
+            off = bsel(e, shuf(HIF8_V8_OFFN, ae), shuf(HIF8_V8_OFFP, ae))
+            fix = bsel(e, shuf(HIF8_V8_FIXN, ae), shuf(HIF8_V8_FIXP, ae))
             es = builder.lshr(s, k(FP32_FRAC))
-            e = builder.sub(es, k(FP32_BIAS))
-            aes = call("llvm.abs.v8i32", _V8, e, _ir.Constant(_ir.IntType(1), 0))
-            sh = perm(HIF8_V8_SH, builder.lshr(aes, k(2)))
-            off = sel(builder.icmp_signed("<", e, k(0)), shuf(HIF8_V8_OFFN, aes), shuf(HIF8_V8_OFFP, aes))
-            code = builder.add(builder.lshr(s, sh), off)
-            den = builder.bitcast(call("llvm.usub.sat.v32i8", b32, builder.bitcast(es, b32),
-                                       _v8_const([HIF8_DML_BIAS_E] * 32, 8)), _V8)
-            code = sel(builder.fcmp_ordered("<", builder.bitcast(s, f8), fk(2.0 ** (HIF8_EMIN_F32 - FP32_BIAS))),
-                       den, code)
+            same = builder.sext(builder.icmp_unsigned("==", es, ea), _V8)
+            code = builder.add(builder.add(builder.lshr(s, sh), off), builder.and_(builder.not_(same), fix))
+            den = shuf(HIF8_V8_DEN, builder.bitcast(call("llvm.usub.sat.v32i8", b32, builder.bitcast(es, b32),
+                                                         _v8_const([HIF8_DML_BIAS_E] * 32, 8)), _V8))
+            code = sel(builder.fcmp_ordered("<", apf, fk(2.0 ** (HIF8_EMIN_F32 - FP32_BIAS))), den, code)
             code = sel(builder.icmp_signed(">", ab, k(HIF8_MAX_BITS)), ovfv, code)
             # the sign on a nonzero code (its low byte 0..127; psignb zeroes where that byte is 0)
             sgn = builder.and_(builder.lshr(pb, k(24)), k(HIF8_SIGN))
