@@ -250,6 +250,7 @@ HIF8_V8_FIXN = [0] + [_hif8_v8_fix(-a) for a in range(1, 16)]
 #: below 2^-15, by the exponent E - 104 of the rounded sum (0 .. 8): the code of 2^e (2^-15 from a carry)
 HIF8_V8_DEN = [0] + [int(tables.HIF8_BASE[e - tables.HIF8_TABLE_EMIN]) for e in range(HIF8_E_LO, HIF8_EMIN_F32 - FP32_BIAS + 1)]
 HIF8_V8_DEN += [0] * (16 - len(HIF8_V8_DEN))
+HIF8_V8_DEN_NEG = [c | HIF8_SIGN if c else 0 for c in HIF8_V8_DEN]  #: the same with the sign on a nonzero code
 HIF8_DML_BIAS_E = FP32_BIAS - HIF8_DML_BIAS
 
 HIF8_OFF_POS = _nibbles([_hif8_one_per(k, [_hif8_off(e) for e in (2 * k, 2 * k + 1)]) for k in range(8)])
@@ -1884,20 +1885,17 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             # the code from |p|'s binade: (s >> (23 - mb)) + OFF, plus FIX when the sum carried into
             # the next binade; below 2^-15 the code of the rounded sum's binade
             sh = perm(HIF8_V8_SH, gi)
-            off = bsel(e, shuf(HIF8_V8_OFFN, ae), shuf(HIF8_V8_OFFP, ae))
-            fix = bsel(e, shuf(HIF8_V8_FIXN, ae), shuf(HIF8_V8_FIXP, ae))
-            es = builder.lshr(s, k(FP32_FRAC))
-            same = builder.sext(builder.icmp_unsigned("==", es, ea), _V8)
-            code = builder.add(builder.add(builder.lshr(s, sh), off), builder.and_(builder.not_(same), fix))
-            den = shuf(HIF8_V8_DEN, builder.bitcast(call("llvm.usub.sat.v32i8", b32, builder.bitcast(es, b32),
-                                                         _v8_const([HIF8_DML_BIAS_E] * 32, 8)), _V8))
-            code = sel(builder.fcmp_ordered("<", apf, fk(2.0 ** (HIF8_EMIN_F32 - FP32_BIAS))), den, code)
-            code = sel(builder.icmp_signed(">", ab, k(HIF8_MAX_BITS)), ovfv, code)
-            # the sign on a nonzero code (its low byte 0..127; psignb zeroes where that byte is 0)
             sgn = builder.and_(builder.lshr(pb, k(24)), k(HIF8_SIGN))
-            cb = builder.bitcast(code, b32)
-            code = builder.bitcast(call("llvm.x86.avx2.psign.b", b32, builder.bitcast(builder.or_(code, sgn), b32),
-                                        cb), _V8)
+            off = builder.xor(bsel(e, shuf(HIF8_V8_OFFN, ae), shuf(HIF8_V8_OFFP, ae)), sgn)  # + the sign, mod 256
+            fix = bsel(e, shuf(HIF8_V8_FIXN, ae), shuf(HIF8_V8_FIXP, ae))
+            carry = builder.sext(builder.icmp_signed(">", s, builder.or_(ap, k((1 << FP32_FRAC) - 1))), _V8)
+            code = builder.add(builder.add(builder.lshr(s, sh), off), builder.and_(carry, fix))
+            es = builder.lshr(s, k(FP32_FRAC))
+            di = builder.bitcast(call("llvm.usub.sat.v32i8", b32, builder.bitcast(es, b32),
+                                      _v8_const([HIF8_DML_BIAS_E] * 32, 8)), _V8)
+            den = bsel(pb, shuf(HIF8_V8_DEN_NEG, di), shuf(HIF8_V8_DEN, di))
+            code = sel(builder.fcmp_ordered("<", apf, fk(2.0 ** (HIF8_EMIN_F32 - FP32_BIAS))), den, code)
+            code = sel(builder.icmp_signed(">", ab, k(HIF8_MAX_BITS)), builder.or_(ovfv, sgn), code)
             # the key: exact when no bit of ab under the quantum mask is set
             exact = builder.sext(builder.icmp_unsigned("==", builder.and_(ab, perm(HIF8_V8_QMASK, gi)), k(0)), _V8)
             key = builder.or_(ab, exact)
