@@ -215,18 +215,20 @@ def _hif8_off(e: int) -> int:
     return off // 8
 
 
-#: The eight-lane HiF8 pass (:func:`_hif8_v8`), register tables indexed by the binade 2^e:
-#: HIF8_V8_HALF / _QMASK / _SH by |e| >> 2 (8 x 32 bits, ``vpermd``; |e| < 32): the FP32 bits of half
-#: a quantum, the mask of the bits below a quantum, 23 - mantissa bits (tables.HIF8_MBITS); entry 7
-#: also serves every value below 2^-22 (half 2^23: 2^-23 and above round up to 2^-22; all-ones mask:
-#: only 0 is exact).  HIF8_V8_OFFP / _OFFN by |e| (16 bytes, ``vpshufb``; e >= 0 / e < 0, |e| < 16):
-#: the HiF8 code of 2^e less (e + 127) << mb, mod 256, so that the code of a value r in 2^e's binade
-#: is (bits(r) >> (23 - mb)) + OFF mod 256.  Below 2^-15 the code of 2^e is e + 127 - HIF8_DML_BIAS_E.
+#: The eight-lane HiF8 pass (:func:`_hif8_v8`): register tables indexed by |p|'s binade 2^e.
+#: HIF8_V8_HALF / _SH by |e| >> 2 (8 x 32 bits, one ``vpermd``; |e| < 32): the FP32 bits of half a
+#: quantum and 23 - mantissa bits (tables.HIF8_MBITS); entry 7 also serves every |p| below 2^-22
+#: (half 2^23: 2^-23 and above round up to 2^-22).  HIF8_V8_OFFP / _OFFN by |e| (16 bytes, one
+#: ``vpshufb``; e >= 0 / e < 0): the HiF8 code of 2^e less (e + 127) << mb, mod 256, so that the
+#: code of a value r in 2^e's binade is (bits(r) >> (23 - mb)) + OFF mod 256; HIF8_V8_FIXP / _FIXN:
+#: what a carry into 2^(e + 1) adds to that (the code of 2^(e + 1) less the code of 2^e and 2^mb);
+#: entry 0 of the negative tables is not used (e = 0 reads the positive ones, |p| below 2^-15 the next).
+#: HIF8_V8_DEN (_NEG with the sign): by E - 104 (0 .. 8) of a rounded sum below 2^-15 (or 2^-15
+#: itself), the code of 2^(E - 127): 0, the denormal binades, 2^-15.
 HIF8_V8_MB = [_hif8_one_per(k, [_hif8_mbits_at(-a) for a in range(4 * k, 4 * k + 4)]
                             + [_hif8_mbits_at(a) for a in range(4 * k, 4 * k + 4) if a <= HIF8_E_HI])
               for k in range(6)]
 HIF8_V8_HALF = [1 << (FP32_FRAC - 1 - mb) for mb in HIF8_V8_MB] + [1 << FP32_FRAC] * 2
-HIF8_V8_QMASK = [(1 << (FP32_FRAC - mb)) - 1 for mb in HIF8_V8_MB] + [0xFFFFFFFF] * 2
 HIF8_V8_SH = [FP32_FRAC - mb for mb in HIF8_V8_MB] + [FP32_FRAC] * 2
 
 
@@ -236,8 +238,6 @@ def _hif8_v8_off(e: int) -> int:
 
 
 def _hif8_v8_fix(e: int) -> int:
-    """What a carry out of 2^e's binade adds to the code the binade's own offset gives: the code
-    of 2^(e + 1) less (that of 2^e plus 2^mb), mod 256."""
     mb = _hif8_mbits_at(e)
     i = e - tables.HIF8_TABLE_EMIN
     return (int(tables.HIF8_BASE[i + 1]) - int(tables.HIF8_BASE[i]) - (1 << mb)) & 0xFF
@@ -247,11 +247,12 @@ HIF8_V8_OFFP = [_hif8_v8_off(a) for a in range(16)]
 HIF8_V8_OFFN = [0] + [_hif8_v8_off(-a) for a in range(1, 16)]
 HIF8_V8_FIXP = [_hif8_v8_fix(a) for a in range(16)]
 HIF8_V8_FIXN = [0] + [_hif8_v8_fix(-a) for a in range(1, 16)]
-#: below 2^-15, by the exponent E - 104 of the rounded sum (0 .. 8): the code of 2^e (2^-15 from a carry)
-HIF8_V8_DEN = [0] + [int(tables.HIF8_BASE[e - tables.HIF8_TABLE_EMIN]) for e in range(HIF8_E_LO, HIF8_EMIN_F32 - FP32_BIAS + 1)]
+HIF8_DML_BIAS_E = FP32_BIAS - HIF8_DML_BIAS  #: E - this is the code of the denormal 2^(E - 127)
+HIF8_V8_DEN = [0] + [int(tables.HIF8_BASE[e - tables.HIF8_TABLE_EMIN])
+                     for e in range(HIF8_E_LO, HIF8_EMIN_F32 - FP32_BIAS + 1)]
 HIF8_V8_DEN += [0] * (16 - len(HIF8_V8_DEN))
-HIF8_V8_DEN_NEG = [c | HIF8_SIGN if c else 0 for c in HIF8_V8_DEN]  #: the same with the sign on a nonzero code
-HIF8_DML_BIAS_E = FP32_BIAS - HIF8_DML_BIAS
+HIF8_V8_DEN_NEG = [c | HIF8_SIGN if c else 0 for c in HIF8_V8_DEN]
+assert HIF8_V8_DEN[:8] == list(range(8)) and HIF8_DML_BIAS_E + 8 == HIF8_EMIN_F32
 
 HIF8_OFF_POS = _nibbles([_hif8_one_per(k, [_hif8_off(e) for e in (2 * k, 2 * k + 1)]) for k in range(8)])
 HIF8_OFF_NEG = _nibbles([_hif8_one_per(k, [_hif8_off(-a) for a in (2 * k, 2 * k + 1) if a > 0])
@@ -1406,7 +1407,8 @@ def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
 @njit
 def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
     """The vector loop of the HIF8 row: the flag word (:func:`_hif8_word`).  Eight elements at a
-    time by :func:`_hif8_v8`, the last ``size % 8`` by :func:`_hif8_lane` (the same results)."""
+    time by :func:`_hif8_v8` (flags as two lane reductions after the loop), the last ``size % 8``
+    (and every element without numba) by :func:`_hif8_lane`: the same codes, ab and keys."""
     kmin = np.uint32(0xFFFFFFFF)
     kmax = np.uint32(0)
     n = a_.size
@@ -1806,23 +1808,35 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
     @_intrinsic
     def _hif8_v8_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, ovf: Any) -> Any:
-        """Eight FP32 -> HiF8 elements under RHB at ``j .. j + 7``: (code, ab, key) as eight lanes
-        each (the code in each lane's low byte) (:func:`_hif8_lane`'s; ``ovf`` the positive overflow
-        code in every lane).  The same rounding as :func:`_hif8_lane` (``HiF8`` encoding with RHB
-        of the product ``MatrixSelectedMultiplier`` x source, rounded to odd onto float32), with the
-        binade geometry read from register tables in one shuffle each instead of nibble arithmetic:
+        """Eight FP32 -> HiF8 elements under RHB at ``j .. j + 7`` of ``a`` (FP32 bits) with the
+        multipliers ``mp``/``mn`` of a positive / negative source (float32): (code, ab, key), each
+        eight int32 lanes, the code in each lane's low byte (the bytes above are not kept), ab and key
+        as :func:`_hif8_lane`'s; ``ovf`` the positive overflow code (0x6F, with Sat 0x6E) in every lane.
 
-        * the half quantum of |p|'s binade, and the mask of the bits below its quantum (for the
-          key), by ``vpermd`` from 8-entry tables indexed by |e| >> 2 (|e| = 0..31; mantissa bits
-          3/2/1 for |e| < 4/8/16, none above; below 2^-22 the lane adds 2^22 more, as the scalar lane);
-        * the code of the rounded sum s (exponent E = s >> 23; 2^-15 <= s < 2^17): (s >> (23 - mb))
-          + OFF[E] mod 256, where (s >> (23 - mb)) = E << mb | the mantissa and OFF[E] =
-          tables.HIF8_BASE - (E << mb) mod 256; the shift and OFF come from two 16-byte tables each
-          (``vpshufb``; E = 112..127 indexed by E ^ 0x70, E = 128..143 by E ^ 0x80, the other one
-          giving 0 through the index's top bit); below 2^-15 the code of 2^e is E - 104 (saturated
-          at 0: 2^-23 and below round to 0).  The bytes above each lane's low byte are not kept.
-        * the key: ab if (ab & the mask) is not 0 (bits below the quantum, or the sticky bit of
-          an inexact product), else all ones; below 2^-22 the mask is all ones (only 0 is exact)."""
+        Every bit as :func:`_hif8_lane` (HiF8 encoding with RHB of the product
+        ``MatrixSelectedMultiplier`` x source, rounded to odd onto float32: ``_hif8_product``'s
+        two fused multiply-adds; the sum s = |p| + [tie goes down] + half a quantum of |p|'s
+        binade), written as explicit AVX2 lanes so that the binade geometry comes from register
+        tables, one shuffle each, instead of nibble shifts:
+
+        * by |e| >> 2 of |p| (``vpermd``; every |p| below 2^-22 takes entry 7): half a quantum and
+          the shift 23 - mb (:data:`HIF8_V8_HALF`, :data:`HIF8_V8_SH`);
+        * by |e| and e's sign (``vpshufb``, ``vblendvps``): the code offset and the carry fix
+          (:data:`HIF8_V8_OFFP` ...), so the code is (s >> (23 - mb)) + OFF (+ FIX when s carried
+          into the next binade: s above |p| with all its fraction bits set), mod 256, from |p|'s
+          binade alone: the two lookups do not wait for s (the scalar lane reads the rounded
+          binade's geometry after the sum);
+        * |p| below 2^-15: the code of 2^(E - 127) of s's exponent E (:data:`HIF8_V8_DEN`, 0 for
+          2^-23 and below, 2^-15 after a carry); |v| above 2^15 (ab above 32768) ``ovf``;
+        * the sign: added to the offset (a nonzero code), in the denormal table, or on ``ovf``;
+        * the key: ab | all ones when ab has no bit under the quantum mask 2 half - 1 (all ones
+          below 2^-22: only 0 is exact there), where an inexact product's sticky bit is set.
+
+        Sign tests are compares with a zero that LLVM cannot see as a constant (derived from
+        ``ovf``): it would turn them into shifts, and the shift/shuffle pipes are this loop's busy
+        ones.  Source: ADR-0085 D177/D178 (QF322HIF8_PRE); ASL ``MatrixSelectedMultiplier``,
+        ``MatrixEncodeReal`` / ``ReferenceMatrixFloatingEncoding`` (HiF8 with RHB) and
+        ``HiF8FiniteDecomposition``."""
         if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
                 and isinstance(mp, _types.Array) and mp.layout == "C" and mp.dtype == _types.float32
                 and mn == mp and isinstance(j, _types.Integer) and ovf == _I32X8):
@@ -1870,9 +1884,13 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             pb = builder.bitcast(p, _V8)
             eb = builder.bitcast(err, _V8)
             ap = builder.and_(pb, k(0x7FFFFFFF))
-            tie = builder.ashr(builder.xor(eb, pb), k(31))
-            inexact = builder.ashr(builder.xor(eb, builder.bitcast(nerr, _V8)), k(31))
-            ab = builder.or_(builder.add(ap, builder.and_(tie, inexact)), builder.lshr(inexact, k(31)))
+            # sign tests as compares with a zero (and a one) LLVM cannot see as constants (it would turn
+            # them into shifts: the shift and shuffle pipes are the busy ones); ovf is 0x6E or 0x6F
+            zero = builder.lshr(ovfv, k(8))
+            one = builder.lshr(ovfv, k(6))
+            tie = builder.sext(builder.icmp_signed(">", zero, builder.xor(eb, pb)), _V8)
+            inexact = builder.sext(builder.icmp_signed(">", zero, builder.xor(eb, builder.bitcast(nerr, _V8))), _V8)
+            ab = builder.or_(builder.add(ap, builder.and_(tie, inexact)), builder.and_(inexact, one))
             # the geometry of |p|'s binade (|e| >> 2; below 2^-22 entry 7): half a quantum
             ea = builder.lshr(ap, k(FP32_FRAC))
             e = builder.sub(ea, k(FP32_BIAS))
@@ -1881,11 +1899,12 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             apf = builder.bitcast(ap, f8)
             tiny = builder.sext(builder.fcmp_ordered("<", apf, fk(2.0 ** HIF8_E_LO)), _V8)
             gi = builder.or_(builder.lshr(ae, k(2)), tiny)
-            s = builder.add(builder.add(ap, tie), perm(HIF8_V8_HALF, gi))
+            half = perm(HIF8_V8_HALF, gi)
+            s = builder.add(builder.add(ap, tie), half)
             # the code from |p|'s binade: (s >> (23 - mb)) + OFF, plus FIX when the sum carried into
             # the next binade; below 2^-15 the code of the rounded sum's binade
             sh = perm(HIF8_V8_SH, gi)
-            sgn = builder.and_(builder.lshr(pb, k(24)), k(HIF8_SIGN))
+            sgn = builder.and_(builder.sext(builder.icmp_signed(">", zero, pb), _V8), k(HIF8_SIGN))
             off = builder.xor(bsel(e, shuf(HIF8_V8_OFFN, ae), shuf(HIF8_V8_OFFP, ae)), sgn)  # + the sign, mod 256
             fix = bsel(e, shuf(HIF8_V8_FIXN, ae), shuf(HIF8_V8_FIXP, ae))
             carry = builder.sext(builder.icmp_signed(">", s, builder.or_(ap, k((1 << FP32_FRAC) - 1))), _V8)
@@ -1897,7 +1916,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             code = sel(builder.fcmp_ordered("<", apf, fk(2.0 ** (HIF8_EMIN_F32 - FP32_BIAS))), den, code)
             code = sel(builder.icmp_signed(">", ab, k(HIF8_MAX_BITS)), builder.or_(ovfv, sgn), code)
             # the key: exact when no bit of ab under the quantum mask is set
-            exact = builder.sext(builder.icmp_unsigned("==", builder.and_(ab, perm(HIF8_V8_QMASK, gi)), k(0)), _V8)
+            qm = builder.or_(builder.add(half, builder.sub(half, k(1))), tiny)  # 2 half - 1; below 2^-22 all ones
+            exact = builder.sext(builder.icmp_unsigned("==", builder.and_(ab, qm), k(0)), _V8)
             key = builder.or_(ab, exact)
             return context.make_tuple(builder, signature.return_type, [code, ab, key])
 
