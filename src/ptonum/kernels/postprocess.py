@@ -1889,8 +1889,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             zero = builder.lshr(ovfv, k(8))
             one = builder.lshr(ovfv, k(6))
             tie = builder.sext(builder.icmp_signed(">", zero, builder.xor(eb, pb)), _V8)
-            inexact = builder.sext(builder.icmp_signed(">", zero, builder.xor(eb, builder.bitcast(nerr, _V8))), _V8)
-            ab = builder.or_(builder.add(ap, builder.and_(tie, inexact)), builder.and_(inexact, one))
+            # inexact: the sign bits of the two remainders differ; ab = (|p| + tie) | 1 then, else |p|
+            # (one blend on that sign bit, as _hif8_product)
+            apt = builder.add(ap, tie)
+            ab = bsel(builder.xor(eb, builder.bitcast(nerr, _V8)), builder.or_(apt, one), ap)
             # the geometry of |p|'s binade (|e| >> 2; below 2^-22 entry 7): half a quantum
             ea = builder.lshr(ap, k(FP32_FRAC))
             e = builder.sub(ea, k(FP32_BIAS))
@@ -1900,7 +1902,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             tiny = builder.sext(builder.fcmp_ordered("<", apf, fk(2.0 ** HIF8_E_LO)), _V8)
             gi = builder.or_(builder.lshr(ae, k(2)), tiny)
             half = perm(HIF8_V8_HALF, gi)
-            s = builder.add(builder.add(ap, tie), half)
+            s = builder.add(apt, half)
             # the code from |p|'s binade: (s >> (23 - mb)) + OFF, plus FIX when the sum carried into
             # the next binade; below 2^-15 the code of the rounded sum's binade
             sh = perm(HIF8_V8_SH, gi)
