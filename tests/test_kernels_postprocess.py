@@ -740,28 +740,52 @@ def test_e4m3_loop_each_decision_like_reference() -> None:
                 assert int(row_flags[k]) == int(want_flags[k]), where
 
 
-def test_hif8_geometry_is_the_table() -> None:
-    """The register-table HiF8 geometry of the vectorized loop equals ptonum.tables' (from
-    ``HiF8FiniteDecomposition``): for every binade -22..15 the width (3 - mantissa bits) of every
-    magnitude in it (its first, second and last float32), and the code of every HiF8 value (2^e
-    plus each mantissa), from its bits and with every bit below its quantum set (the loop's
-    rounded sum carries such bits), and the width's mask keeps the value; 0 gives code 0."""
+@pytest.mark.parametrize("sat", [False, True])
+def test_hif8_key_table_against_en_dtypes(sat: bool) -> None:
+    """The key table of the FP32 -> HiF8 loop (``hif8_key_table``): entry u is the HiF8 encoding
+    under RHB of the float32 value of bits u << 16, checked against en_dtypes (an independent
+    HiF8 implementation: round to nearest, ties away from zero, which is RHB on positive values
+    and on every value that is not a tie).  Every key of a finite value up to 32768: the code, NX
+    when en_dtypes' decoded code differs from the value, UF|NX when it also lies below 2^-15;
+    every finite HiF8 value's key gives its own code with no flag; above 32768 the overflow code
+    (``tables.DESTINATIONS``) with OF|NX; a NaN/Inf key the rare mark; the padding entry 0."""
+    import en_dtypes
+
     from ptonum import tables
     from ptonum.kernels import postprocess as kp
 
-    assert int(kp._hif8_code(np.uint32(0))[0]) == 0
-    for e in range(tables.HIF8_DML_EMIN, 16):
-        i = e - tables.HIF8_TABLE_EMIN
-        mb = int(tables.HIF8_MBITS[i])
-        lo = int(_f32(2.0 ** e))
-        for ab in (lo, lo + 1, lo + 0x7FFFFF):
-            assert int(kp._hif8_geometry(np.uint32(ab))[2]) == 3 - mb, (e, hex(ab))
-        for k in range(1 << mb):
-            r = int(_f32(2.0 ** e * (1 + k / 2 ** mb)))
-            for s in (r, r + (1 << (23 - mb)) - 1):
-                code, narrow = kp._hif8_code(np.uint32(s))
-                assert int(code) == int(tables.HIF8_BASE[i]) + k, (e, k, hex(s))
-                assert int(narrow) == 3 - mb and s & (0xFFF00000 << (3 - mb)) & 0xFFFFFFFF == r, (e, k, hex(s))
+    hif8 = tables.DESTINATIONS[tables.TileDataType.HiF8]
+    nx, uf, of = (int(f) << kp.HIF8_KEY_FLAGS for f in (tables.NX, tables.UF, tables.OF))
+    full = kp.hif8_key_table(sat).astype(np.int64)
+    assert full.size == (1 << 16) + 1 and full[-1] == 0
+    t = full[:-1]
+    u = np.arange(1 << 16, dtype=np.uint32)
+    v = (u << np.uint32(16)).view(np.float32)
+    mag = u & 0x7FFF
+    rare = mag >= 0x7F80
+    assert (t[rare] == kp.HIF8_KEY_RARE).all()
+    with np.errstate(invalid="ignore"):
+        big = ~rare & (np.abs(v) > np.float32(32768.0))
+    ovf = np.array([hif8.overflow_code(sat, neg) for neg in (False, True)], np.int64)[(u[big] >> 15).astype(np.int64)]
+    assert (t[big] == (ovf | of | nx)).all()
+    fin = ~rare & ~big
+    # a tie of two HiF8 values has at most 5 significant bits: an odd key (bit 0 set) is never one
+    lib = v[fin].astype(en_dtypes.hifloat8)
+    code = lib.view(np.uint8).astype(np.int64)
+    exact = lib.astype(np.float32) == v[fin]
+    flags = np.where(exact, 0, np.where(np.abs(v[fin]) < np.float32(2.0 ** -15), uf | nx, nx))
+    code = np.where(code == 0x80, 0, code)  # no -0 code: a value rounding to zero gives 0
+    tie_free = (u[fin] & 1 == 1) | (u[fin] < 0x8000) | exact
+    got = t[fin]
+    assert ((got & 0xFF) == code)[tie_free].all()
+    assert ((got >> 8) << 8 == flags).all()
+    # every finite HiF8 code: the key of its value gives it back, exactly
+    codes = np.arange(256, dtype=np.uint8)
+    vals = codes.view(en_dtypes.hifloat8).astype(np.float32)
+    ok = np.isfinite(vals) & (codes != 0x80)
+    keys = vals[ok].view(np.uint32)
+    assert (keys & 0xFFFF == 0).all()
+    assert (t[keys >> 16] == np.where(vals[ok] == 0, 0, codes[ok])).all()
 
 
 def _hif8_decision_sources(scale: float) -> np.ndarray:

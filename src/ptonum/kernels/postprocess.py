@@ -54,6 +54,7 @@ __all__ = [
     "DST_CODE",
     "encode_values",
     "run_tile",
+    "hif8_key_table",
     "reduction_step_values",
     "compile_all",
 ]
@@ -164,100 +165,7 @@ E4M3_M_OFF = (E4M3_MAGIC << (_FP32.precision - 1)) - (E4M3_EMIN_F32 << (E4M3_P -
 E4M3_ZERO_F = 2.0 ** (_E4M3.emin - E4M3_P)
 E4M3_MAX_BITS = _f32_bits_of(_E4M3.largest_value)
 FP32_FINITE_MAX = FP32_INF - 1
-HIF8_EMIN_F32 = _HIF8.emin + FP32_BIAS
-#: HiF8's smallest value 2^-22 and largest binade 2^15 (ptonum.tables)
-HIF8_E_LO, HIF8_E_HI = tables.HIF8_DML_EMIN, _HIF8.emax
-#: FP32 -> HiF8 on 32-bit lanes (:func:`_hif8_lane`): FP32 fraction bits, the FP32 bits of 1.0,
-#: of 2^-15 (below it the denormal binades: no mantissa), of HiF8's smallest value 2^-22, of the
-#: largest finite 2^15; the code of the denormal 2^e is e + HIF8_DML_BIAS
-FP32_FRAC = _FP32.precision - 1
-FP32_ONE_BITS = FP32_BIAS << FP32_FRAC
-HIF8_TINY_BITS = HIF8_EMIN_F32 << FP32_FRAC
-HIF8_LO_BITS = (HIF8_E_LO + FP32_BIAS) << FP32_FRAC
-HIF8_MAX_BITS = _f32_bits_of(_HIF8.largest_value)
-HIF8_DML_BIAS = int(tables.HIF8_BASE[HIF8_E_LO - tables.HIF8_TABLE_EMIN]) - HIF8_E_LO
-#: the most mantissa bits of a HiF8 binade (|e| <= 3) and the FP32 bits of half its quantum
-HIF8_MB_MAX = int(max(tables.HIF8_MBITS))
-HIF8_HALF_FINE = 1 << (FP32_FRAC - 1 - HIF8_MB_MAX)
-
-
-def _nibbles(values: Any) -> int:
-    """Eight values 0..15 as one uint32 table: value k is ``(table << 4k) >> 28``."""
-    assert len(values) == 8 and all(0 <= v < 16 for v in values)
-    return sum(int(v) << (28 - 4 * k) for k, v in enumerate(values))
-
-
-def _hif8_mbits_at(e: int) -> int:
-    """Mantissa bits of the HiF8 binade 2^e (tables.HIF8_MBITS; none below 2^-22)."""
-    return int(tables.HIF8_MBITS[min(max(e, HIF8_E_LO), HIF8_E_HI) - tables.HIF8_TABLE_EMIN])
-
-
-def _hif8_one_per(group: int, values: Any) -> int:
-    """The one value a table entry covers (all the binades in its group must agree)."""
-    got = set(values)
-    assert len(got) == 1, (group, got)
-    return got.pop()
-
-
-#: HIF8_NARROW: 3 - mantissa bits of the binades with |e| >> 2 == k (|e| = 0..31; the binades
-#: with the same |e| have the same width, the denormal ones -22..-16 none: 3).
-#: HIF8_OFF_POS/NEG: with |e| >> 1 == k, e >= 0 / e < 0, the HiF8 code of 2^e less |e| << mb, / 8
-#: (the dot field, the exponent's sign and its implicit top bit: :func:`_hif8_code`).
-HIF8_NARROW = _nibbles([_hif8_one_per(k, [HIF8_MB_MAX - _hif8_mbits_at(-a) for a in range(4 * k, 4 * k + 4)]
-                                      + [HIF8_MB_MAX - _hif8_mbits_at(a) for a in range(4 * k, 4 * k + 4)
-                                         if a <= HIF8_E_HI]) for k in range(8)])
-
-
-def _hif8_off(e: int) -> int:
-    i = e - tables.HIF8_TABLE_EMIN
-    off = int(tables.HIF8_BASE[i]) - (abs(e) << int(tables.HIF8_MBITS[i]))
-    assert off % 8 == 0, e
-    return off // 8
-
-
-#: The eight-lane HiF8 pass (:func:`_hif8_v8`): register tables indexed by |p|'s binade 2^e.
-#: HIF8_V8_HALF / _SH by |e| >> 2 (8 x 32 bits, one ``vpermd``; |e| < 32): the FP32 bits of half a
-#: quantum and 23 - mantissa bits (tables.HIF8_MBITS); entry 7 also serves every |p| below 2^-22
-#: (half 2^23: 2^-23 and above round up to 2^-22).  HIF8_V8_OFFP / _OFFN by |e| (16 bytes, one
-#: ``vpshufb``; e >= 0 / e < 0): the HiF8 code of 2^e less (e + 127) << mb, mod 256, so that the
-#: code of a value r in 2^e's binade is (bits(r) >> (23 - mb)) + OFF mod 256; HIF8_V8_FIXP / _FIXN:
-#: what a carry into 2^(e + 1) adds to that (the code of 2^(e + 1) less the code of 2^e and 2^mb);
-#: entry 0 of the negative tables is not used (e = 0 reads the positive ones, |p| below 2^-15 the next).
-#: HIF8_V8_DEN (_NEG with the sign): by E - 104 (0 .. 8) of a rounded sum below 2^-15 (or 2^-15
-#: itself), the code of 2^(E - 127): 0, the denormal binades, 2^-15.
-HIF8_V8_MB = [_hif8_one_per(k, [_hif8_mbits_at(-a) for a in range(4 * k, 4 * k + 4)]
-                            + [_hif8_mbits_at(a) for a in range(4 * k, 4 * k + 4) if a <= HIF8_E_HI])
-              for k in range(6)]
-HIF8_V8_HALF = [1 << (FP32_FRAC - 1 - mb) for mb in HIF8_V8_MB] + [1 << FP32_FRAC] * 2
-HIF8_V8_SH = [FP32_FRAC - mb for mb in HIF8_V8_MB] + [FP32_FRAC] * 2
-
-
-def _hif8_v8_off(e: int) -> int:
-    mb = _hif8_mbits_at(e)
-    return (int(tables.HIF8_BASE[e - tables.HIF8_TABLE_EMIN]) - ((e + FP32_BIAS) << mb)) & 0xFF
-
-
-def _hif8_v8_fix(e: int) -> int:
-    mb = _hif8_mbits_at(e)
-    i = e - tables.HIF8_TABLE_EMIN
-    return (int(tables.HIF8_BASE[i + 1]) - int(tables.HIF8_BASE[i]) - (1 << mb)) & 0xFF
-
-
-HIF8_V8_OFFP = [_hif8_v8_off(a) for a in range(16)]
-HIF8_V8_OFFN = [0] + [_hif8_v8_off(-a) for a in range(1, 16)]
-HIF8_V8_FIXP = [_hif8_v8_fix(a) for a in range(16)]
-HIF8_V8_FIXN = [0] + [_hif8_v8_fix(-a) for a in range(1, 16)]
-HIF8_DML_BIAS_E = FP32_BIAS - HIF8_DML_BIAS  #: E - this is the code of the denormal 2^(E - 127)
-HIF8_V8_DEN = [0] + [int(tables.HIF8_BASE[e - tables.HIF8_TABLE_EMIN])
-                     for e in range(HIF8_E_LO, HIF8_EMIN_F32 - FP32_BIAS + 1)]
-HIF8_V8_DEN += [0] * (16 - len(HIF8_V8_DEN))
-HIF8_V8_DEN_NEG = [c | HIF8_SIGN if c else 0 for c in HIF8_V8_DEN]
-assert HIF8_V8_DEN[:8] == list(range(8)) and HIF8_DML_BIAS_E + 8 == HIF8_EMIN_F32
-
-HIF8_OFF_POS = _nibbles([_hif8_one_per(k, [_hif8_off(e) for e in (2 * k, 2 * k + 1)]) for k in range(8)])
-HIF8_OFF_NEG = _nibbles([_hif8_one_per(k, [_hif8_off(-a) for a in (2 * k, 2 * k + 1) if a > 0])
-                         for k in range(8)])
-
+HIF8_E_LO = tables.HIF8_DML_EMIN  #: HiF8's smallest value is 2^HIF8_E_LO (ptonum.tables)
 def _range(t: Any) -> Tuple[float, float, int]:
     d = tables.DESTINATIONS[t]
     return float(d.minimum), float(d.maximum), d.mask
@@ -429,17 +337,6 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _fma64: Any = _fma64_i
     _ctz64: Any = _ctz64_i
 
-    @_intrinsic
-    def _abs32_i(typingctx: Any, a: Any) -> Any:
-        """|a| of an int32 lane as uint32 (``llvm.abs``: one ``vpabsd``; numba's abs widens to 64
-        bits, and LLVM rewrites a select on the sign into compare-and-blend)."""
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            i32 = _ir.IntType(32)
-            fn = builder.module.declare_intrinsic("llvm.abs", [i32], _ir.FunctionType(i32, [i32, _ir.IntType(1)]))
-            return builder.call(fn, [args[0], _ir.Constant(_ir.IntType(1), 0)])
-
-        return _types.uint32(_types.int32), codegen
-
     _shr32: Any = _shift32("lshr", False)
     _shl32: Any = _shift32("shl", False)
     _sar32: Any = _shift32("ashr", True)
@@ -450,7 +347,6 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _f32_f16: Any = _f32_f16_i
     _f16_f32: Any = _f16_f32_i
     _f32_bits: Any = _f32_bits_i
-    _abs32: Any = _abs32_i
 else:  # pragma: no cover - kernels are not used without numba
     def _f64_bits(x: float) -> int:
         return int(np.array(x, np.float64).view(np.int64))
@@ -501,9 +397,6 @@ else:  # pragma: no cover - kernels are not used without numba
 
     def _sar32(a: int, b: int) -> int:
         return int(np.int32(a)) >> int(b)
-
-    def _abs32(a: int) -> int:
-        return abs(int(np.int32(a))) & 0xFFFFFFFF
 
 
 # ---------------------------------------------------------------------------
@@ -1156,101 +1049,57 @@ def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any, Any, Any]:
     return ab, pb, ap, apt
 
 
-@njit(inline="always")
-def _hif8_geometry(b: Any) -> Tuple[Any, Any, Any]:
-    """The HiF8 binade of float32 bits b (int32 lane; a set top bit counts as a negative
-    exponent): (e, |e|, 3 - its mantissa bits (tables.HIF8_MBITS), 3 in the denormal binades).
-    The width is a nibble of the register table HIF8_NARROW picked by |e| >> 2 with one variable
-    shift (a table in memory would be a gather, slower on this CPU than the arithmetic); for
-    |e| >= 32 the index wraps (only for magnitudes far outside HiF8's range, which the lane sets
-    apart)."""
-    e = np.int32(_sar32(np.int32(b), np.int32(FP32_FRAC)) - np.int32(FP32_BIAS))
-    ae = _abs32(e)
-    narrow = _shr32(_shl32(np.uint32(HIF8_NARROW), np.uint32(ae & np.uint32(28))), np.uint32(28))
-    return e, ae, narrow
+#: The HiF8 key table (:func:`hif8_key_table`): 2^16 keys (:func:`_hif8_key`) and one zero entry
+#: after them (the eight-lane pass reads each entry as the low half of a 32-bit word).  An entry
+#: is the HiF8 code (low byte) | the flags << HIF8_KEY_FLAGS, or HIF8_KEY_RARE for a key of a
+#: NaN/Inf magnitude (exponent field all ones: a NaN/Inf source, whose lane the row redoes).
+HIF8_KEYS = (1 << 16) + 1
+HIF8_KEY_FLAGS = 8
+HIF8_KEY_RARE = 0x8000
+HIF8_KEY_INF = FP32_INF >> 16  #: a key magnitude at or above this is a NaN/Inf's
+assert (_ALL_FLAGS << HIF8_KEY_FLAGS) < HIF8_KEY_RARE
 
 
 @njit(inline="always")
-def _hif8_code(s: Any) -> Tuple[Any, Any]:
-    """The 7-bit HiF8 code (no sign) of the magnitude r whose float32 bits are the top bits of s
-    (uint32 lane; the bits below r's quantum are ignored), r zero or a finite HiF8 value
-    (``HiF8FiniteDecomposition`` backwards; equal to tables.HIF8_BASE + mantissa); also the width
-    of r's binade (:func:`_hif8_geometry`), so that r = s & (0xFFF00000 << width).
+def _hif8_key(x: Any, mp: Any, mn: Any) -> Any:
+    """The HiF8 table key of source x times its multiplier (:func:`_hif8_product`): the exact
+    product rounded to odd onto 16 bits, as bits (the sign, the float32 exponent and the top 7
+    fraction bits; a bfloat16-shaped value): u = sign << 15 | ab >> 16 | [ab & 0xFFFF != 0].
 
-    With e the exponent and f the fraction of s, (|e| << 3 | the top 3 bits of f) >> width is
-    |e| << mb + the mantissa, for either sign of e; the code adds (|e| >> 1)'s nibble of
-    HIF8_OFF_NEG / HIF8_OFF_POS times 8 (the dot field, the exponent's sign and its implicit
-    leading one).  Below 2^-15 (the denormal binades) the code of 2^e is e + 23, and 0 gives 0."""
-    es = np.int32(_shr32(s, np.uint32(FP32_FRAC)))
-    ec = np.int32(es - np.int32(FP32_BIAS))
-    aec = _abs32(ec)
-    narrow = _shr32(_shl32(np.uint32(HIF8_NARROW), np.uint32(aec & np.uint32(28))), np.uint32(28))
-    top = np.uint32(_shl32(aec, np.uint32(HIF8_MB_MAX))
-                    | np.uint32(_shr32(s, np.uint32(FP32_FRAC - HIF8_MB_MAX)) & np.uint32(7)))
-    # the binade tests compare s itself (signed): LLVM would turn a test of es (known >= 0) into
-    # an unsigned compare, which AVX2 emulates with two instructions
-    tab = np.uint32(HIF8_OFF_NEG) if np.int32(s) < np.int32(FP32_ONE_BITS) else np.uint32(HIF8_OFF_POS)
-    off = _shr32(_shl32(tab, np.uint32(_shl32(aec, np.uint32(1)) & np.uint32(28))), np.uint32(28))
-    code = np.uint32(_shr32(top, narrow) + _shl32(off, np.uint32(3)))
-    den = np.uint32(max(np.int32(es + np.int32(HIF8_DML_BIAS - FP32_BIAS)), np.int32(0)))
-    return (den if np.int32(s) < np.int32(HIF8_TINY_BITS) else code), narrow
-
-
-@njit(inline="always")
-def _hif8_lane(x: Any, mp: Any, mn: Any, ovf_pos: Any) -> Tuple[Any, Any, Any]:
-    """One HiF8 element under RHB, 8 x 32-bit lanes: (code, the odd product's magnitude ab, the
-    flag key: ab if inexact, else all ones).  The pass keeps the minimum key and the maximum ab
-    (:func:`_hif8_word`): NX when some key is not all ones, UF when the least is below 2^-15,
-    OF when the largest ab is above 2^15, and a NaN/Inf source when it is above the largest
-    finite float32 (that lane's code and flags are garbage: the row is redone).
-
-    ``mp``/``mn``: the multipliers of a positive / negative source (:func:`_hif8_product`).
-    The rounding starts from |p| (the float32 product), not from ab, so that it does not wait for
-    the remainder: with mb the mantissa bits of |p|'s binade (:func:`_hif8_geometry`),
-    s = |p| + half a quantum - [tie goes down] has the rounded magnitude in its top bits, a carry
-    into the next binade included.  |p| differs from the exact magnitude by less than half a
-    float32 ulp, far below a HiF8 quantum, so only a tie of |p| (|p| a midpoint) can round
-    otherwise than the exact value: it goes down when the exact magnitude is below |p| (the
-    remainder and p of opposite signs) or when the value is an exact negative (RHB: ties toward
-    +infinity); ``tie`` is -1 then (the sign of remainder XOR p; an exact remainder is +0).  When
-    |p| is a power of two and the exact magnitude below it, the binade below rounds to the same
-    power of two.  The rounded binade's geometry gives the code (:func:`_hif8_code`; a carry
-    lands on a power of two, whose quantum is at least the one rounded with).  Below 2^-22 half
-    a quantum is 2^-23: the top bits of s are 2^-22 or below, code 1 or 0.  NX when the rounded
-    r differs from ab (an inexact product's ab is odd, r is not); below 2^-22 when the exact
-    product is not 0.  |v| > 32768 (ab > 2^15) overflows (+-Inf 0x6F/0xEF, or with Sat +-32768
-    0x6E/0xEE; ``ovf_pos`` is the positive one), the sign is set on a nonzero code (s at or above
-    2^-22, which an overflow's s is).  A -0 source gives 0
-    with no flag, as the signed-zero rule does for HiF8."""
+    ab, the product rounded to odd onto float32, rounded to odd once more: the key's value is the
+    exact product rounded to odd onto 8 significant bits.  HiF8 keeps at most 4, so rounding the
+    key to HiF8 (any round-to-nearest, RHB's ties included) equals rounding the exact product once
+    (Boldo-Melquiond: rounding to odd onto p + 2 or more bits is innocuous), and the key keeps
+    the side of every threshold with few significant bits (2^-15 for UF, 2^15 for OF: the exact
+    product is below / above such a T exactly when the key is below / above T's key, which is
+    exact); NX when the exact product is not a HiF8 value, which the key is not either (an
+    inexact key has bit 0 set, below any HiF8 quantum).  So the code and flags are a function of
+    the key: :func:`hif8_key_table`.  A NaN/Inf source gives a key of exponent 255; a finite
+    product above float32's range the key of the largest finite float32 rounded to odd."""
     ab, pb, ap, apt = _hif8_product(x, mp, mn)
-    ia = np.int32(ab)
-    sgn = np.uint32(np.uint32(_sar32(np.int32(pb), np.int32(31))) & np.uint32(HIF8_SIGN))
-    _, _, narrow = _hif8_geometry(ap)
-    tiny = _u32_f32(ap) < np.float32(2.0 ** HIF8_E_LO)  # a float compare: one vcmpps
-    # below 2^-22 the width table gives half = 2^22 (mb = 0); the tiny lanes add another 2^22
-    base = np.uint32(apt + (np.uint32(1 << (FP32_FRAC - 1)) if tiny else np.uint32(0)))
-    s = np.uint32(base + _shl32(np.uint32(HIF8_HALF_FINE), narrow))
-    code, narrow_r = _hif8_code(s)
-    r = np.uint32(s & _shl32(np.uint32(0xFFF00000), narrow_r))
-    # exact: ab is r (an inexact product's ab is odd, r never; below 2^-22 r counts as 0: only a
-    # zero product is exact there)
-    exact = np.uint32(0xFFFFFFFF) if (np.uint32(0) if tiny else r) == ab else np.uint32(0)
-    ovf = ia > np.int32(HIF8_MAX_BITS)
-    code = ovf_pos if ovf else code
-    # the sign on a nonzero code: s at or above 2^-22 (an overflow's s is above 2^15)
-    code = np.uint32(code | (sgn if np.int32(s) >= np.int32(HIF8_LO_BITS) else np.uint32(0)))
-    return code, ab, np.uint32(ab | exact)
+    sticky = np.uint32(np.uint32(ab & np.uint32(0xFFFF)) + np.uint32(0xFFFF))  # bit 16: [ab & 0xFFFF != 0]
+    return np.uint32(_shr32(np.uint32(ab | sticky | np.uint32(pb ^ ap)), np.uint32(16)))
 
 
 @njit
-def _hif8_word(kmin: Any, kmax: Any) -> Any:
-    """The flag word of :func:`_hif8_lane`'s least key and largest magnitude over a row (NX,
-    UF|NX, OF|NX, the rare bit).  Not inlined: with these four tests inlined after the loop LLVM
-    no longer vectorizes the pass (measured)."""
-    return np.uint32((np.uint32(_NX) if kmin != np.uint32(0xFFFFFFFF) else np.uint32(0))
-                     | (np.uint32(_UF_NX) if kmin < np.uint32(HIF8_TINY_BITS) else np.uint32(0))
-                     | (np.uint32(_OF_NX) if kmax > np.uint32(HIF8_MAX_BITS) else np.uint32(0))
-                     | (np.uint32(_RARE) if kmax > np.uint32(FP32_FINITE_MAX) else np.uint32(0)))
+def _hif8_fill_keys(t: Any, sat: bool) -> None:
+    """Fill ``t`` (uint16[HIF8_KEYS]) with the HiF8 key table: entry u is the exact HiF8 encoding
+    under RHB (:func:`_encode_hif8`, ``sat``: the overflow code) of the float32 value of bits u << 16."""
+    for u in range(1 << 16):
+        if (u & 0x7FFF) >= HIF8_KEY_INF:
+            t[u] = HIF8_KEY_RARE
+        else:
+            code, f = _encode_hif8(np.float64(_u32_f32(np.uint32(u << 16))), R_RHB, sat)
+            t[u] = code | (f << HIF8_KEY_FLAGS)
+    t[HIF8_KEYS - 1] = 0
+
+
+@njit
+def _hif8_word(w: Any) -> Any:
+    """The flag word (NX, UF|NX, OF|NX, the rare bit) of the OR ``w`` of a row's key-table entries
+    (:func:`hif8_key_table`; bits above the entry's 16 are not read)."""
+    return np.uint32((np.uint32(w >> np.uint32(HIF8_KEY_FLAGS)) & np.uint32(_ALL_FLAGS))
+                     | (np.uint32(_RARE) if (w & np.uint32(HIF8_KEY_RARE)) != np.uint32(0) else np.uint32(0)))
 
 
 # The float32-lane row loops share one template: :func:`_fp32_row` (flags, rare sources redone) over
@@ -1396,7 +1245,7 @@ def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
     acc = _e4m3_pass(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
     res = np.int64(acc) & _ALL_FLAGS
     if (acc & np.uint32(_RARE)) != np.uint32(0):
-        res = _fp8_finite_flags(False, a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
+        res = _fp8_finite_flags(False, a_, o_, sc32_, al32_, ovf_pos, ovf_neg, _UNUSED_U16)
         res |= _redo_rare(a_, o_, sc_, al_, relu, D_E4M3, R_RNE, sat, spec, E4M3_SIGN, True, fold, absm, seg,
                           gk, gs)
     elif fold:
@@ -1405,36 +1254,32 @@ def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
 
 
 @njit
-def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
-    """The vector loop of the HIF8 row: the flag word (:func:`_hif8_word`).  Eight elements at a
-    time by :func:`_hif8_v8` (flags as two lane reductions after the loop), the last ``size % 8``
-    (and every element without numba) by :func:`_hif8_lane`: the same codes, ab and keys."""
-    kmin = np.uint32(0xFFFFFFFF)
-    kmax = np.uint32(0)
+def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any) -> Any:
+    """The vector loop of the HIF8 row: each element's key (:func:`_hif8_key`) looked up in
+    ``keys`` (:func:`hif8_key_table`), the code stored, the entries ORed into the flag word
+    (:func:`_hif8_word`).  Eight elements at a time by :func:`_hif8_v8` (one gather), the last
+    ``size % 8`` (and every element without numba) one by one: the same keys and entries."""
     n = a_.size
     j0 = 0
+    w = np.uint32(0)
     if NUMBA_AVAILABLE:
-        vmin = _v8_splat(-1)
-        vmax = _v8_splat(0)
-        ovf = _v8_splat(ovf_pos)
+        acc = _v8_splat(0)
         j0 = n - n % 8
         for j in range(0, j0, 8):
-            code8, ab8, key8 = _hif8_v8(a_, mp_, mn_, j, ovf)
-            _v8_store_u8(o_, j, code8)
-            vmin = _v8_umin(vmin, key8)
-            vmax = _v8_umax(vmax, ab8)
-        kmin = np.uint32(_v8_humin(vmin))
-        kmax = np.uint32(_v8_humax(vmax))
+            t8 = _hif8_v8(a_, mp_, mn_, j, keys)
+            _v8_store(o_, j, t8)
+            acc = _v8_or(acc, t8)
+        w = np.uint32(_v8_hor(acc))
     for j in range(j0, n):
-        code, ab, key = _hif8_lane(a_[j], mp_[j], mn_[j], ovf_pos)
-        o_[j] = np.uint8(code)
-        kmin = min(kmin, key)
-        kmax = max(kmax, ab)
-    return _hif8_word(kmin, kmax)
+        t = np.uint32(keys[_hif8_key(a_[j], mp_[j], mn_[j])])
+        o_[j] = np.uint8(t)
+        w = np.uint32(w | t)
+    return _hif8_word(w)
 
 
 @njit
-def _fp8_finite_flags(hif8: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> int:
+def _fp8_finite_flags(hif8: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
+                      keys: Any) -> int:
     """The flags of an E4M3 or HiF8 row's lanes whose source is finite (for E4M3 also not -0): the
     row's pass (:func:`_hif8_pass` if ``hif8``, else :func:`_e4m3_pass`) again over each run between
     NaN/Inf sources (and E4M3's -0 sources), whose lanes' flags are garbage (E4M3's -0 lanes raise
@@ -1445,7 +1290,7 @@ def _fp8_finite_flags(hif8: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos:
         if j == a_.size or (np.int64(a_[j]) & FP32_INF) == FP32_INF or (not hif8 and a_[j] == FP32_NEG_ZERO):
             if j > start:
                 if hif8:
-                    w = _hif8_pass(a_[start:j], o_[start:j], mp_[start:j], mn_[start:j], ovf_pos, ovf_neg)
+                    w = _hif8_pass(a_[start:j], o_[start:j], mp_[start:j], mn_[start:j], keys)
                 else:
                     w = _e4m3_pass(a_[start:j], o_[start:j], mp_[start:j], mn_[start:j], ovf_pos, ovf_neg)
                 f_or |= np.int64(w) & _ALL_FLAGS
@@ -1455,17 +1300,16 @@ def _fp8_finite_flags(hif8: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos:
 
 @njit
 def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
-                  fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
-    """FP32 -> HiF8 under RHB (modes 25/28): :func:`_hif8_lane` on 32-bit lanes, ``sc32_``/``al32_``
-    the multipliers of a positive / negative source (:func:`run_tile`).  A row with a NaN/Inf
-    source: the flags of the finite lanes again (:func:`_fp8_finite_flags`), then those sources
-    (and the fold's NaN rules) by :func:`_redo_rare`."""
-    ovf_pos = np.uint32(HIF8_SAT_POS) if sat else np.uint32(HIF8_OVF_POS)
-    ovf_neg = np.uint32(HIF8_SAT_NEG) if sat else np.uint32(HIF8_OVF_NEG)
-    acc = _hif8_pass(a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
+                  fold: bool, absm: Any, seg: int, gk: Any, gs: Any, keys: Any) -> int:
+    """FP32 -> HiF8 under RHB (modes 25/28): each product's key (:func:`_hif8_key`) looked up in
+    ``keys`` (:func:`hif8_key_table` for ``sat``), ``sc32_``/``al32_`` the multipliers of a
+    positive / negative source (:func:`run_tile`).  A row with a NaN/Inf source: the flags of the
+    finite lanes again (:func:`_fp8_finite_flags`), then those sources (and the fold's NaN rules)
+    by :func:`_redo_rare`."""
+    acc = _hif8_pass(a_, o_, sc32_, al32_, keys)
     res = np.int64(acc) & _ALL_FLAGS
     if (acc & np.uint32(_RARE)) != np.uint32(0):
-        res = _fp8_finite_flags(True, a_, o_, sc32_, al32_, ovf_pos, ovf_neg)
+        res = _fp8_finite_flags(True, a_, o_, sc32_, al32_, np.uint32(0), np.uint32(0), keys)
         res |= _redo_rare(a_, o_, sc_, al_, relu, D_HIF8, R_RHB, sat, spec, HIF8_ZERO, False, fold, absm, seg,
                           gk, gs)
     elif fold:
@@ -1481,27 +1325,27 @@ def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
 
 
 def _row_fp32_seg(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool,
-                  spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
+                  spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, keys: Any) -> int:
     """Dispatch one row to its FP32 -> floating-destination loop (``fast`` code; compiled gate)."""
     raise NotImplementedError  # pragma: no cover - only called from compiled code
 
 
 def _row_fp32_seg_u16(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
-                      sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
+                      sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, keys: Any) -> int:
     if fast == LANE_BF16:
         return _row_bf16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs)
     return _row_f16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs)
 
 
 def _row_fp32_seg_u8(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
-                     sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
+                     sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, keys: Any) -> int:
     if fast == LANE_E4M3:
         return _row_e4m3_rne(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs)
-    return _row_hif8_rhb(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs)
+    return _row_hif8_rhb(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs, keys)
 
 
 def _row_fp32_seg_none(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
-                       sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any) -> int:
+                       sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, keys: Any) -> int:
     return 0  # never called: no FP32 fast loop writes this carrier
 
 
@@ -1798,84 +1642,43 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _v8_hmax: Any = _v8_reduce("smax")
     _v8_hmin: Any = _v8_reduce("smin")
     _v8_hor: Any = _v8_reduce("or")
-    _v8_umin: Any = _v8_binary("umin")
-    _v8_umax: Any = _v8_binary("umax")
-    _v8_humin: Any = _v8_reduce("umin")
-    _v8_humax: Any = _v8_reduce("umax")
 
     def _v8_const(values: Any, bits: int = 32) -> Any:
         return _ir.Constant(_ir.VectorType(_ir.IntType(bits), len(values)), [int(v) & ((1 << bits) - 1) for v in values])
 
     @_intrinsic
-    def _hif8_v8_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, ovf: Any) -> Any:
+    def _hif8_v8_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, keys: Any) -> Any:
         """Eight FP32 -> HiF8 elements under RHB at ``j .. j + 7`` of ``a`` (FP32 bits) with the
-        multipliers ``mp``/``mn`` of a positive / negative source (float32): (code, ab, key), each
-        eight int32 lanes, the code in each lane's low byte (the bytes above are not kept), ab and key
-        as :func:`_hif8_lane`'s; ``ovf`` the positive overflow code (0x6F, with Sat 0x6E) in every lane.
+        multipliers ``mp``/``mn`` of a positive / negative source (float32): eight int32 lanes, each
+        the key-table entry of its element (:func:`hif8_key_table`: the code in the low byte, the
+        flags above it) in its low 16 bits; the bits above are the next entry's (not to be read).
 
-        Every bit as :func:`_hif8_lane` (HiF8 encoding with RHB of the product
-        ``MatrixSelectedMultiplier`` x source, rounded to odd onto float32: ``_hif8_product``'s
-        two fused multiply-adds; the sum s = |p| + [tie goes down] + half a quantum of |p|'s
-        binade), written as explicit AVX2 lanes so that the binade geometry comes from register
-        tables, one shuffle each, instead of nibble shifts:
-
-        * by |e| >> 2 of |p| (``vpermd``; every |p| below 2^-22 takes entry 7): half a quantum and
-          the shift 23 - mb (:data:`HIF8_V8_HALF`, :data:`HIF8_V8_SH`);
-        * by |e| and e's sign (``vpshufb``, ``vblendvps``): the code offset and the carry fix
-          (:data:`HIF8_V8_OFFP` ...), so the code is (s >> (23 - mb)) + OFF (+ FIX when s carried
-          into the next binade: s above |p| with all its fraction bits set), mod 256, from |p|'s
-          binade alone: the two lookups do not wait for s (the scalar lane reads the rounded
-          binade's geometry after the sum);
-        * |p| below 2^-15: the code of 2^(E - 127) of s's exponent E (:data:`HIF8_V8_DEN`, 0 for
-          2^-23 and below, 2^-15 after a carry); |v| above 2^15 (ab above 32768) ``ovf``;
-        * the sign: added to the offset (a nonzero code), in the denormal table, or on ``ovf``;
-        * the key: ab | all ones when ab has no bit under the quantum mask 2 half - 1 (all ones
-          below 2^-22: only 0 is exact there), where an inexact product's sticky bit is set.
-
-        Sign tests are compares with a zero that LLVM cannot see as a constant (derived from
-        ``ovf``): it would turn them into shifts, and the shift/shuffle pipes are this loop's busy
-        ones.  Source: ADR-0085 D177/D178 (QF322HIF8_PRE); ASL ``MatrixSelectedMultiplier``,
-        ``MatrixEncodeReal`` / ``ReferenceMatrixFloatingEncoding`` (HiF8 with RHB) and
-        ``HiF8FiniteDecomposition``."""
+        Every bit as :func:`_hif8_key` and a scalar lookup: the product rounded to odd onto float32
+        (``_hif8_product``'s two fused multiply-adds and one blend), the key (rounded to odd once more
+        onto 16 bits, the sign on top), then one ``vpgatherdd`` of the 32-bit words at
+        ``keys + 2 key`` (the table's extra last entry keeps the last word inside it).  Source:
+        ADR-0085 D177/D178 (QF322HIF8_PRE); ASL ``MatrixSelectedMultiplier``, ``MatrixEncodeReal`` /
+        ``ReferenceMatrixFloatingEncoding`` (HiF8 with RHB)."""
         if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
                 and isinstance(mp, _types.Array) and mp.layout == "C" and mp.dtype == _types.float32
-                and mn == mp and isinstance(j, _types.Integer) and ovf == _I32X8):
+                and mn == mp and isinstance(j, _types.Integer) and isinstance(keys, _types.Array)
+                and keys.ndim == 1 and keys.layout == "C" and keys.dtype == _types.uint16):
             return None
 
         def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            aty, mty, _, _, _ = signature.args
-            av, mpv, mnv, jv, ovfv = args
+            aty, mty, _, _, kty = signature.args
+            av, mpv, mnv, jv, kv = args
             f8 = _ir.VectorType(_ir.FloatType(), 8)
-            b32 = _ir.VectorType(_ir.IntType(8), 32)
+            i8p = _ir.IntType(8).as_pointer()
 
             def k(v: int) -> Any:
                 return _v8_const([v] * 8)
-
-            def fk(v: float) -> Any:
-                return _ir.Constant(f8, [v] * 8)
-
-            def call(name: str, ret: Any, *xs: Any) -> Any:
-                return builder.call(_llvm_fn(builder, name, ret, [x.type for x in xs]), list(xs))
-
-            def shuf(table: Any, idx: Any) -> Any:  # vpshufb: 16-byte table per 128-bit half
-                t = _v8_const(list(table) * 2, 8)
-                return builder.bitcast(call("llvm.x86.avx2.pshuf.b", b32, t, builder.bitcast(idx, b32)), _V8)
-
-            def perm(table: Any, idx: Any) -> Any:  # vpermd: 8 x 32-bit table, index bits [2:0]
-                return call("llvm.x86.avx2.permd", _V8, _v8_const(table), idx)
-
-            def sel(c: Any, t: Any, f: Any) -> Any:
-                return builder.select(c, t, f)
-
-            def bsel(m: Any, t: Any, f: Any) -> Any:  # vblendvps: t where m's sign bit is set, else f
-                return builder.bitcast(call("llvm.x86.avx.blendv.ps.256", f8, builder.bitcast(f, f8),
-                                            builder.bitcast(t, f8), builder.bitcast(m, f8)), _V8)
 
             x = builder.load(_lane_ptr(context, builder, aty, av, jv, _V8), align=4)
             mpf = builder.load(_lane_ptr(context, builder, mty, mpv, jv, f8), align=4)
             mnf = builder.load(_lane_ptr(context, builder, mty, mnv, jv, f8), align=4)
             # the product rounded to odd (as _hif8_product)
-            m = sel(builder.icmp_signed("<", x, k(0)), mnf, mpf)
+            m = builder.select(builder.icmp_signed("<", x, k(0)), mnf, mpf)
             xf = builder.bitcast(x, f8)
             p = builder.fmul(xf, m)
             fma = _llvm_fn(builder, "llvm.fma.v8f32", f8, [f8, f8, f8])
@@ -1884,73 +1687,20 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             pb = builder.bitcast(p, _V8)
             eb = builder.bitcast(err, _V8)
             ap = builder.and_(pb, k(0x7FFFFFFF))
-            # sign tests as compares with a zero (and a one) LLVM cannot see as constants (it would turn
-            # them into shifts: the shift and shuffle pipes are the busy ones); ovf is 0x6E or 0x6F
-            zero = builder.lshr(ovfv, k(8))
-            one = builder.lshr(ovfv, k(6))
-            tie = builder.sext(builder.icmp_signed(">", zero, builder.xor(eb, pb)), _V8)
-            # inexact: the sign bits of the two remainders differ; ab = (|p| + tie) | 1 then, else |p|
-            # (one blend on that sign bit, as _hif8_product)
-            apt = builder.add(ap, tie)
-            ab = bsel(builder.xor(eb, builder.bitcast(nerr, _V8)), builder.or_(apt, one), ap)
-            # the geometry of |p|'s binade (|e| >> 2; below 2^-22 entry 7): half a quantum
-            ea = builder.lshr(ap, k(FP32_FRAC))
-            e = builder.sub(ea, k(FP32_BIAS))
-            ae = call("llvm.abs.v8i32", _V8, e, _ir.Constant(_ir.IntType(1), 0))
-            # (float compares: LLVM turns an integer one of a value it knows >= 0 into two instructions)
-            apf = builder.bitcast(ap, f8)
-            tiny = builder.sext(builder.fcmp_ordered("<", apf, fk(2.0 ** HIF8_E_LO)), _V8)
-            gi = builder.or_(builder.lshr(ae, k(2)), tiny)
-            half = perm(HIF8_V8_HALF, gi)
-            s = builder.add(apt, half)
-            # the code from |p|'s binade: (s >> (23 - mb)) + OFF, plus FIX when the sum carried into
-            # the next binade; below 2^-15 the code of the rounded sum's binade
-            sh = perm(HIF8_V8_SH, gi)
-            sgn = builder.and_(builder.sext(builder.icmp_signed(">", zero, pb), _V8), k(HIF8_SIGN))
-            off = builder.xor(bsel(e, shuf(HIF8_V8_OFFN, ae), shuf(HIF8_V8_OFFP, ae)), sgn)  # + the sign, mod 256
-            fix = bsel(e, shuf(HIF8_V8_FIXN, ae), shuf(HIF8_V8_FIXP, ae))
-            carry = builder.sext(builder.icmp_signed(">", s, builder.or_(ap, k((1 << FP32_FRAC) - 1))), _V8)
-            code = builder.add(builder.add(builder.lshr(s, sh), off), builder.and_(carry, fix))
-            es = builder.lshr(s, k(FP32_FRAC))
-            di = builder.bitcast(call("llvm.usub.sat.v32i8", b32, builder.bitcast(es, b32),
-                                      _v8_const([HIF8_DML_BIAS_E] * 32, 8)), _V8)
-            den = bsel(pb, shuf(HIF8_V8_DEN_NEG, di), shuf(HIF8_V8_DEN, di))
-            code = sel(builder.fcmp_ordered("<", apf, fk(2.0 ** (HIF8_EMIN_F32 - FP32_BIAS))), den, code)
-            code = sel(builder.icmp_signed(">", ab, k(HIF8_MAX_BITS)), builder.or_(ovfv, sgn), code)
-            # the key: exact when no bit of ab under the quantum mask is set
-            qm = builder.or_(builder.add(half, builder.sub(half, k(1))), tiny)  # 2 half - 1; below 2^-22 all ones
-            exact = builder.sext(builder.icmp_unsigned("==", builder.and_(ab, qm), k(0)), _V8)
-            key = builder.or_(ab, exact)
-            return context.make_tuple(builder, signature.return_type, [code, ab, key])
+            apt = builder.add(ap, builder.ashr(builder.xor(eb, pb), k(31)))
+            inexact = builder.icmp_signed("<", builder.xor(eb, builder.bitcast(nerr, _V8)), k(0))
+            ab = builder.select(inexact, builder.or_(apt, k(1)), ap)
+            # the key (as _hif8_key)
+            sticky = builder.add(builder.and_(ab, k(0xFFFF)), k(0xFFFF))
+            key = builder.lshr(builder.or_(builder.or_(ab, sticky), builder.xor(pb, ap)), k(16))
+            base = builder.bitcast(context.make_array(kty)(context, builder, kv).data, i8p)
+            return builder.call(_llvm_fn(builder, "llvm.x86.avx2.gather.d.d.256", _V8,
+                                         [_V8, i8p, _V8, _V8, _ir.IntType(8)]),
+                                [k(0), base, key, k(-1), _ir.Constant(_ir.IntType(8), 2)])
 
-        return _types.UniTuple(_I32X8, 3)(a, mp, mn, j, ovf), codegen
-
-    @_intrinsic
-    def _v8_store_u8_i(typingctx: Any, arr: Any, j: Any, v: Any) -> Any:
-        """Store the low byte of each lane of ``v`` to elements ``j .. j + 7`` of a contiguous 1-D
-        uint8 array (no bounds check): ``vpshufb`` gathers each 128-bit half's four low bytes,
-        ``vpermd`` the two halves' words, one 8-byte store."""
-        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
-                and arr.dtype == _types.uint8 and v == _I32X8):
-            return None
-
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            b32 = _ir.VectorType(_ir.IntType(8), 32)
-            ctl = _v8_const(([0, 4, 8, 12] + [0x80] * 12) * 2, 8)
-            g = builder.call(_llvm_fn(builder, "llvm.x86.avx2.pshuf.b", b32, [b32, b32]),
-                             [builder.bitcast(args[2], b32), ctl])
-            g = builder.call(_llvm_fn(builder, "llvm.x86.avx2.permd", _V8, [_V8, _V8]),
-                             [builder.bitcast(g, _V8), _v8_const([0, 4, 0, 0, 0, 0, 0, 0])])
-            q = builder.extract_element(builder.bitcast(g, _ir.VectorType(_ir.IntType(64), 4)),
-                                        _ir.Constant(_ir.IntType(32), 0))
-            builder.store(q, _lane_ptr(context, builder, signature.args[0], args[0], args[1], _ir.IntType(64)),
-                          align=1)
-            return context.get_dummy_value()
-
-        return _types.none(arr, j, v), codegen
+        return _I32X8(a, mp, mn, j, keys), codegen
 
     _hif8_v8: Any = _hif8_v8_i
-    _v8_store_u8: Any = _v8_store_u8_i
 else:  # pragma: no cover - kernels are not used without numba; the same lanes as int32 numpy arrays
     def _v8_no_runtime_unroll() -> None:
         pass
@@ -1995,23 +1745,8 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
     def _v8_hor(a: Any) -> Any:
         return np.int32(np.bitwise_or.reduce(a))
 
-    def _v8_umin(a: Any, b: Any) -> Any:
-        return np.minimum(a.view(np.uint32), b.view(np.uint32)).view(np.int32)
-
-    def _v8_umax(a: Any, b: Any) -> Any:
-        return np.maximum(a.view(np.uint32), b.view(np.uint32)).view(np.int32)
-
-    def _v8_humin(a: Any) -> Any:
-        return np.int32(a.view(np.uint32).min())
-
-    def _v8_humax(a: Any) -> Any:
-        return np.int32(a.view(np.uint32).max())
-
-    def _hif8_v8(a: Any, mp: Any, mn: Any, j: int, ovf: Any) -> Any:
-        raise NotImplementedError  # the pass takes the scalar lane without numba
-
-    def _v8_store_u8(arr: Any, j: int, v: Any) -> None:
-        raise NotImplementedError
+    def _hif8_v8(a: Any, mp: Any, mn: Any, j: int, keys: Any) -> Any:
+        raise NotImplementedError  # the pass looks up one element at a time without numba
 
 
 @njit(inline="always")
@@ -2503,7 +2238,7 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
                  rrow: int, rcol: int, spec: Any, negzero: int, scale32: Any, alpha32: Any,
                  red_t: int, max_abs: bool, row_en: bool, row_out: Any, has_init: bool, init: Any,
                  group_n: int, group_out: Any, rowflags: Any, offs_f: Any, blo: Any, bhi: Any,
-                 s32p: Any, s32rne: int, threads: int, block: int, ticket: Any) -> None:
+                 s32p: Any, s32rne: int, hif8k: Any, threads: int, block: int, ticket: Any) -> None:
     """Process rows of ``n`` elements of a flat accumulator (``total`` elements, ``m`` rows).
 
     ``threads`` workers (at least the launch's thread count: :data:`ptonum.kernels.MAX_THREADS`) are
@@ -2520,7 +2255,7 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
             _tile_rows(k * block, min(m, k * block + block), acc, m, n, total, out, fl, want_flags, kind, fast,
                        src, relu, offw, dst, mode, sat, scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec,
                        negzero, scale32, alpha32, red_t, max_abs, row_en, row_out, has_init, init, group_n,
-                       group_out, rowflags, offs_f, blo, bhi, s32p, s32rne)
+                       group_out, rowflags, offs_f, blo, bhi, s32p, s32rne, hif8k)
 
 
 @njit
@@ -2530,7 +2265,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                rrow: int, rcol: int, spec: Any, negzero: int, scale32: Any, alpha32: Any,
                red_t: int, max_abs: bool, row_en: bool, row_out: Any, has_init: bool, init: Any,
                group_n: int, group_out: Any, rowflags: Any, offs_f: Any, blo: Any, bhi: Any, s32p: Any,
-               s32rne: int) -> None:
+               s32rne: int, hif8k: Any) -> None:
     """Rows ``i0 .. i1 - 1`` of :func:`_tile_kernel`."""
     fuse = red_t == SRC_FP32  # RowMax/GroupMax of the FP32 row loops: their own fold pass
     absm = np.uint32(0x7FFFFFFF) if max_abs else np.uint32(0xFFFFFFFF)
@@ -2570,7 +2305,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
             rb0 = i * rrow
             f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
                                  alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu, sat,
-                                 spec, folded, absm, seg, gk, gs)
+                                 spec, folded, absm, seg, gk, gs, hif8k)
             if folded:
                 # every group's bits from its key maximum (select-only: the loop vectorizes), then the
                 # NaN rules for the groups that saw an sNaN or no number (only after a rare source)
@@ -2674,7 +2409,28 @@ _EMPTY_I64 = np.zeros(1, np.int64)
 # stand-ins for the optional outputs/inputs a call does not have (the kernel never touches them then)
 _UNUSED_U8 = np.zeros(1, np.uint8)
 _UNUSED_U32 = np.zeros(1, np.uint32)
+_UNUSED_U16 = np.zeros(1, np.uint16)
 _UNUSED_I32 = np.zeros((5, 1), np.int32)
+
+_HIF8_KEY_TABLES: Dict[bool, np.ndarray] = {}
+
+
+def hif8_key_table(sat: bool) -> np.ndarray:
+    """The HiF8 key table of the FP32 -> HiF8 tile loop (QF322HIF8_PRE/VQF322HIF8_PRE, RHB):
+    uint16[2^16 + 1], entry u (a key of :func:`_hif8_key`: a product rounded to odd onto 16 bits)
+    the HiF8 code of the float32 value of bits u << 16 (low byte) | its flags (NX, UF, OF) << 8,
+    from the exact encoder :func:`_encode_hif8` (``sat``: +-Inf or +-32768 on overflow); 0x8000 for
+    a NaN/Inf key; the last entry 0.  Built once per ``sat`` (a few ms compiled) and kept; read only.
+
+    Source: ADR-0085 D177/D178; ``MatrixEncodeReal`` / ``ReferenceMatrixFloatingEncoding`` (HiF8, RHB).
+    """
+    t = _HIF8_KEY_TABLES.get(sat)
+    if t is None:
+        t = np.empty(HIF8_KEYS, np.uint16)
+        _hif8_fill_keys(t, sat)
+        t.setflags(write=False)
+        t = _HIF8_KEY_TABLES.setdefault(sat, t)
+    return t
 _SPECIALS: Dict[Tuple[int, ...], np.ndarray] = {}  # cfg.special -> int64 array (read-only use)
 
 
@@ -2736,7 +2492,8 @@ def _param_layout(words: np.ndarray, m: int, n: int, per_element: bool) -> Tuple
 def _derive_params(cfg: tables.TileKernelConfig, q: np.ndarray, r: np.ndarray, m: int, n: int, per_element: bool,
                    want_flags: bool, red_type: Optional[Any]) -> Tuple[Any, ...]:
     """The configuration and parameter arguments of :func:`_tile_kernel` (``kind`` .. ``red_t``, and
-    ``offs_f, blo, bhi, s32p, s32rne``), derived from the kernel config and the parameter words ``q``/``r``."""
+    ``offs_f, blo, bhi, s32p, s32rne, hif8k``), derived from the kernel config and the parameter words
+    ``q``/``r``."""
     dst = cfg.dst_code
     src = cfg.src_code
     relu = cfg.relu
@@ -2837,7 +2594,8 @@ def _derive_params(cfg: tables.TileKernelConfig, q: np.ndarray, r: np.ndarray, m
         alpha, rrow, rcol = scale, qrow, qcol
         alpha32 = scale32 if relu == 0 else np.zeros_like(scale32)
     return ((kind, fast, src, relu, offw, dst, mode, sat, scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec,
-             negzero, scale32, alpha32, red_t), (offs_f, blo, bhi, s32p, s32rne))
+             negzero, scale32, alpha32, red_t),
+            (offs_f, blo, bhi, s32p, s32rne, hif8_key_table(bool(sat)) if fast == 5 else _UNUSED_U16))
 
 
 #: derived kernel parameters of recent calls: (config, words...) -> (vector words' bytes, parameters)
