@@ -236,3 +236,123 @@ def test_redirected_check_prints_no_blank_line_before_its_table(tmp_path: Path, 
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
     assert lines[0].strip() == "ptonum check" and "" not in lines, r.stdout
+
+
+# ---------------------------------------------------------------------------
+# h-probe findings (regressions)
+
+
+@pytest.mark.parametrize("engine", ["fast", "both"])
+def test_every_row_malformed_is_reported_as_malformed_not_empty(tmp_path: Path, engine: str) -> None:
+    """A file none of whose rows can be read is a failing file (exit 1, its malformed rows listed),
+    not one with "no rows checked" (was: exit 2, "no row selected")."""
+    p = tmp_path / "t.csv"
+    header = _copy_lines(tmp_path, "tcvt_e8m0", 1)[0]
+    p.write_text(header + "\nzz,1\n0x3f800000\n")
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p), "--engine", engine])
+    assert r.exit_code == 1, r.output
+    assert "no rows checked" not in r.stderr and "no row selected" not in r.output
+    assert f"{p}:2: malformed row" in r.stdout and f"{p}:3: malformed row" in r.stdout
+    assert "FAIL: " in r.stdout and "PASS" not in r.stdout
+
+
+def _quoted(lines: list[str]) -> str:
+    """The lines as a spreadsheet tool writes them: every field in double quotes (csv.QUOTE_ALL)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\r\n").writerows(ln.split(",") for ln in lines)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("op", ["postprocess_element", "tcvt_e8m0", "decomposition"])
+def test_quoted_csv_reads_as_the_unquoted_file(tmp_path: Path, op: str) -> None:
+    lines = _copy_lines(tmp_path, op, 400)
+    plain = parse_file(_write(tmp_path / f"plain_{op}.csv", "\n".join(lines) + "\n"))
+    text = _quoted(lines)
+    assert text.startswith('"') and '","' in text
+    quoted = parse_file(_write(tmp_path / f"quoted_{op}.csv", text))
+    assert quoted.schema is plain.schema and quoted.bad == plain.bad == []
+    assert quoted.total == plain.total == 400
+    assert (quoted.lines == plain.lines).all()
+    for name in plain.rows:
+        assert (quoted.rows[name] == plain.rows[name]).all(), name
+    (rep,) = check_file(str(tmp_path / f"quoted_{op}.csv"))
+    assert rep.ok and rep.passed == 400
+
+
+def test_quoted_lines_mixed_with_plain_ones_and_a_quoted_comment(tmp_path: Path) -> None:
+    """Only lines holding a quote are unquoted; a quoted trailing comment keeps its commas."""
+    lines = _copy_lines(tmp_path, "fp32_to_fp19", 3)
+    text = ('"fp32_bits","expected_fp19",comment\n' + lines[1] + ",plain\n"
+            + _quoted([lines[2]]).rstrip("\r\n") + ',"a, ""quoted"" note"\n' + lines[3] + ',x\n')
+    parsed = parse_file(_write(tmp_path / "mixed.csv", text))
+    assert parsed.bad == [] and parsed.total == 3
+    assert parsed.extras[3] == {"comment": 'a, "quoted" note'}
+    assert [f"0x{v:08x}" for v in parsed.rows["fp32_bits"]] == [ln.split(",")[0].lower() for ln in lines[1:]]
+
+
+def _write(p: Path, text: str) -> str:
+    p.write_text(text)
+    return str(p)
+
+
+@pytest.mark.parametrize("header, closest, differs", [
+    ("fp32bits,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "missing fp32_bits; not in the schema fp32bits"),
+    ("expected_fp19,fp32_bits", "fp32_to_fp19 (fp32_bits,expected_fp19)", "the columns are in another order"),
+    ("src_type,src_bits,rmode,sat,expected_bits,expected_flag",
+     "tcvt_e8m0 (src_type,src_bits,rmode,sat,expected_bits,expected_flags)",
+     "missing expected_flags; not in the schema expected_flag"),
+])
+def test_unmatched_header_names_the_closest_schema_and_the_differing_columns(
+        tmp_path: Path, header: str, closest: str, differs: str) -> None:
+    p = tmp_path / "x.csv"
+    p.write_text(header + "\n1,2\n")
+    r = CliRunner().invoke(main, ["check", str(p)])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"ptonum check: error: {p}:1: header {header!r} matches no vector schema; "
+                               f"the closest is {closest}: {differs} (schemas: ")
+    assert r.stderr.count("\n") == 1
+
+
+def test_header_not_matching_the_schema_its_name_gives_says_which_columns_differ(tmp_path: Path) -> None:
+    p = tmp_path / "fp32_to_fp19.csv"
+    p.write_text("fp32_bits,expected\n0x0,0x0\n")
+    r = CliRunner().invoke(main, ["check", str(p)])
+    assert r.exit_code == 2
+    assert r.stderr == (f"ptonum check: error: {p}:1: header 'fp32_bits,expected' does not match the fp32_to_fp19 "
+                        "schema (fp32_bits,expected_fp19): missing expected_fp19; not in the schema expected\n")
+
+
+@pytest.mark.parametrize("seed", ["-1", "-99999999999999999999999"])
+@pytest.mark.parametrize("cmd", ["check", "gen"])
+def test_negative_seed_is_a_usage_error(tmp_path: Path, seed: str, cmd: str) -> None:
+    """Was: an internal error (numpy's ValueError from default_rng)."""
+    out = tmp_path / "g.csv"
+    args = (["check", str(_small(tmp_path, 60)), "--sample", "5"] if cmd == "check"
+            else ["gen", "fp32_to_fp19", "--count", "3", "--out", str(out)])
+    r = CliRunner().invoke(main, [*args, "--seed", seed])
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert r.stderr.startswith(f"ptonum {cmd}: error: Invalid value for '--seed': {seed} is not in the range x>=0.")
+    assert "internal error" not in r.stderr and not out.exists()
+
+
+def test_library_seed_checks() -> None:
+    from ptonum.conformance.check import select_rows
+    from ptonum.conformance.gen import generate_inputs
+    from ptonum.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"seed = -1: expected a non-negative integer"):
+        select_rows(10, sample=3, seed=-1)
+    with pytest.raises(UsageError, match=r"seed = -1: expected a non-negative integer"):
+        generate_inputs("fp32_to_fp19", 3, seed=-1)
+    assert select_rows(10, sample=3, seed=2**70).size == 3
+
+
+def test_gen_count_beyond_memory_is_refused_before_work(tmp_path: Path) -> None:
+    """Was: rows generated until the machine ran out of memory."""
+    out = tmp_path / "g.csv"
+    r = CliRunner().invoke(main, ["gen", "fp32_to_fp19", "--count", "99999999999999999999999", "--out", str(out)])
+    assert r.exit_code == 2 and not out.exists()
+    assert r.stderr.startswith("ptonum gen: error: count = 99999999999999999999999: ") and "available" in r.stderr

@@ -15,7 +15,7 @@ from ..conformance.check import FileReport, check_parsed, select_rows
 from ..conformance.schema import parse_text, read_text
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tiles
 from ..errors import PtonumError
-from ._common import ASCII_INT, AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, error_line, errors_to_exit, out_console
+from ._common import AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, error_line, errors_to_exit, out_console
 from ._scale_out import client_for, placement_options
 
 #: files with more rows than this show a progress bar
@@ -34,7 +34,8 @@ PROGRESS_ROWS = 50_000
               help="Failures listed per file and engine.")
 @click.option("--limit", type=AsciiIntRange(min=0), default=None, help="Check only the first N rows of each file.")
 @click.option("--sample", type=AsciiIntRange(min=0), default=None, help="Check N rows drawn at random (with --seed).")
-@click.option("--seed", type=ASCII_INT, default=0, show_default=True, help="Seed for --sample.")
+@click.option("--seed", type=AsciiIntRange(min=0), default=0, show_default=True,
+              help="Seed for --sample (a non-negative integer).")
 @click.option("--no-explain", is_flag=True, help="Do not print the explain trace of the first mismatch.")
 @placement_options
 def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int, limit: Optional[int], sample: Optional[int],
@@ -174,7 +175,8 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                 explained = True
 
     failed = sum(r.failed for r in reports)
-    empty = [r for r in reports if r.checked == 0]
+    # a file none of whose rows could be read is reported by its malformed rows (above), not as empty
+    empty = [r for r in reports if r.checked == 0 and r.malformed == 0]
     for r in empty:
         why = ("the file has no data rows" if r.rows == 0 else
                "--limit 0" if limit == 0 else "--sample 0" if sample == 0 else "no row selected")

@@ -9,14 +9,15 @@ import rich_click as click
 
 from ..conformance.gen import Filters, write_vectors
 from ..conformance.schema import SCHEMAS
-from ._common import ASCII_INT, AsciiIntRange, RMODE_HELP, errors_to_exit, output_path
+from ._common import AsciiIntRange, RMODE_HELP, errors_to_exit, output_path
 
 
 @click.command("gen")
 @click.argument("op", type=click.Choice(sorted(SCHEMAS)), metavar="OP")
 @click.option("--count", type=AsciiIntRange(min=1), required=True,
               help="Rows to write (boundary patterns first, then random).")
-@click.option("--seed", type=ASCII_INT, default=0, show_default=True, help="Random seed; same seed and options give the same file.")
+@click.option("--seed", type=AsciiIntRange(min=0), default=0, show_default=True,
+              help="Random seed (a non-negative integer); same seed and options give the same file.")
 @click.option("--out", "out", default=None,
               help="Output file (.gz = gzip; missing directories are created); default stdout.")
 @click.option("--mode", multiple=True, help="PreQuantMode code or name (repeatable).")

@@ -19,7 +19,7 @@ from .._util import check_engine
 from ..errors import UsageError
 from .schema import Batch, ParsedFile, Schema, parse_file
 
-__all__ = ["Failure", "FileReport", "check_parsed", "check_file", "select_rows", "mismatch_text", "CHUNK"]
+__all__ = ["Failure", "FileReport", "check_parsed", "check_file", "select_rows", "check_seed", "mismatch_text", "CHUNK"]
 
 #: rows per model call, by engine
 CHUNK = {"fast": 1 << 18, "reference": 1 << 11}
@@ -71,10 +71,23 @@ class FileReport:
         return self.failed == 0
 
 
+def check_seed(seed: int, name: str = "seed") -> None:
+    """:class:`UsageError` unless ``seed`` is a non-negative integer (what numpy's generators accept)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise UsageError(f"{name} = {seed!r}: expected a non-negative integer")
+    if seed < 0:
+        raise UsageError(f"{name} = {seed}: expected a non-negative integer (0 or more)")
+
+
 def select_rows(n: int, limit: Optional[int] = None, sample: Optional[int] = None, seed: int = 0) -> np.ndarray:
     """Row indices to check: all, the first ``limit``, or ``sample`` rows drawn
-    without replacement with ``seed`` (sorted, deterministic)."""
+    without replacement with ``seed`` (sorted, deterministic).
+
+    Raises:
+        UsageError: a negative ``limit``, ``sample`` or ``seed``.
+    """
     idx = np.arange(n, dtype=np.int64)
+    check_seed(seed)
     if sample is not None:
         if sample < 0:
             raise UsageError(f"sample = {sample}: expected a non-negative row count")

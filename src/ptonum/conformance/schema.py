@@ -45,6 +45,10 @@ __all__ = [
     "RunResult",
     "schema_for",
     "detect_schema",
+    "closest_schema",
+    "header_columns",
+    "header_difference",
+    "unquote_lines",
     "read_text",
     "describe_content",
     "TILE_FILE",
@@ -380,6 +384,26 @@ def describe_content(raw: bytes) -> Optional[str]:
     return None
 
 
+def unquote_lines(raw: bytes) -> bytes:
+    """The CSV text with the double-quoted fields of each line that holds a ``"`` unquoted, as Python's
+    :mod:`csv` module reads them (``"0x3F800000","1"`` -> ``0x3F800000,1``; ``""`` inside a quoted field
+    is one ``"``); lines without a quote are kept as they are.  A line is read on its own (a quoted
+    field does not continue on the next line).  A field whose value holds a comma (only a trailing
+    ``comment`` may) keeps it, so that column takes the rest of the line as before.
+
+    Source: no spec counterpart (RFC 4180 quoting of the vector files).
+    """
+    import csv
+
+    lines = raw.split(b"\n")
+    for i, line in enumerate(lines):
+        if b'"' in line:
+            text = line.decode("latin-1")
+            fields = next(csv.reader([text]), [])
+            lines[i] = ",".join(fields).encode("latin-1")
+    return b"\n".join(lines)
+
+
 def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] = None) -> ParsedFile:
     """Parse raw CSV bytes. The schema is detected from the header when not given.
 
@@ -394,6 +418,8 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         raise UsageError(f"{path}: {what}, not {VECTOR_FILE}")
     if b"\r" in raw:
         raw = raw.replace(b"\r\n", b"\n")
+    if b'"' in raw:  # quoted fields (as spreadsheet tools write them): unquoted line by line
+        raw = unquote_lines(raw)
     if not raw.strip():
         raise UsageError(f"{path}: empty file (no header row)")
     first = raw.split(b"\n", 1)[0].decode("ascii", errors="replace").strip()
@@ -408,7 +434,8 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
     got_header = [h.strip() for h in first.split(",")]
     if got_header != names:
         raise UsageError(
-            f"{path}:1: header {first!r} does not match the {schema.op} schema ({','.join(names)})"
+            f"{path}:1: header {first!r} does not match the {schema.op} schema ({','.join(names)}): "
+            f"{header_difference(got_header, schema)}"
         )
     fast = _fast_columns(raw, ncols)
     bad: Dict[int, str] = {}
@@ -977,9 +1004,52 @@ def schema_for(op: str) -> Schema:
     return SCHEMAS[key]
 
 
+def header_columns(header: str) -> List[str]:
+    """The column names of a header line (quoted names unquoted as :func:`unquote_lines` does)."""
+    if '"' in header:
+        header = unquote_lines(header.encode("latin-1", errors="replace")).decode("latin-1")
+    return [h.strip() for h in header.strip().split(",")]
+
+
+def header_difference(cols: Sequence[str], schema: Schema) -> str:
+    """How the columns ``cols`` differ from ``schema``'s: the ones missing, the ones not in the schema,
+    or the expected order when only the order differs (``""`` when equal)."""
+    names = schema.names
+    if list(cols) == names:
+        return ""
+    missing = [c for c in names if c not in cols]
+    unexpected = [c for c in cols if c not in names]
+    parts = []
+    if missing:
+        parts.append("missing " + ",".join(missing))
+    if unexpected:
+        parts.append("not in the schema " + ",".join(c if c else "(empty name)" for c in unexpected))
+    if not parts:
+        repeated = sorted({c for c in cols if list(cols).count(c) > 1})
+        parts.append(f"{','.join(repeated)} repeated" if repeated else "the columns are in another order")
+    return "; ".join(parts)
+
+
+def closest_schema(cols: Sequence[str]) -> Schema:
+    """The known schema nearest to the columns ``cols``: most columns in common, then fewest columns
+    differing, then the most similar header text (a misspelt column name)."""
+    import difflib
+
+    text = ",".join(cols)
+
+    def score(s: Schema) -> Tuple[int, int, float]:
+        common = len(set(cols) & set(s.names))
+        return (common, -len(set(cols) ^ set(s.names)), difflib.SequenceMatcher(None, text, s.header()).ratio())
+    return max(SCHEMAS.values(), key=score)
+
+
 def detect_schema(header: str, path: str = "") -> Schema:
-    """The schema whose column list equals ``header``; else the one named by the file stem."""
-    cols = [h.strip() for h in header.strip().split(",")]
+    """The schema whose column list equals ``header``; else the one named by the file stem.
+
+    Raises :class:`UsageError` when neither gives a schema, naming the closest known schema (its
+    columns) and how the header differs from it.
+    """
+    cols = header_columns(header)
     for s in SCHEMAS.values():
         if s.names == cols:
             return s
@@ -989,7 +1059,9 @@ def detect_schema(header: str, path: str = "") -> Schema:
     shown = header.strip()
     if len(shown) > 120:
         shown = shown[:117] + "..."
-    raise UsageError(f"{path}:1: header {shown!r} matches no vector schema ({', '.join(SCHEMAS)})")
+    near = closest_schema(cols)
+    raise UsageError(f"{path}:1: header {shown!r} matches no vector schema; the closest is {near.op} "
+                     f"({near.header()}): {header_difference(cols, near)} (schemas: {', '.join(SCHEMAS)})")
 
 
 def write_rows(path: "str | Path | None", schema: Schema, batch: Batch) -> str:
