@@ -219,3 +219,18 @@ def test_compare_peak_memory_is_within_postprocess(tmp_path: Path) -> None:
     p = peak(["postprocess", *common, "--out-dir", str(tmp_path / "out")])
     c = peak(["compare", *common, "--device-d", str(tmp_path / "dev.npy"), "--explain", "0"])
     assert c <= 1.5 * p, (c, p)
+
+
+def test_plot_naming_an_input_is_refused_before_any_effect(tmp_path: Path, monkeypatch) -> None:
+    """``--plot`` that is one of the inputs (a raw ACC named .png here) is refused naming both."""
+    monkeypatch.chdir(tmp_path)
+    a = np.arange(12, dtype=np.int32)
+    a.tofile("acc.png")
+    np.save("dev.npy", np.zeros((3, 4), dtype=np.uint8))
+    r = CliRunner().invoke(main, ["compare", "acc.png", "--dtype", "int32", "--shape", "3x4", "--mode", "REQ8",
+                                  "--scale", "1", "--device-d", "dev.npy", "--plot", "./acc.png"])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == ("ptonum compare: error: --plot = ./acc.png: is the input ACC = acc.png; writing it would "
+                        "replace the input (give another output name)\n")
+    assert (tmp_path / "acc.png").read_bytes() == a.tobytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.png", "dev.npy"]

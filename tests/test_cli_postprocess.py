@@ -571,3 +571,19 @@ def test_file_names_with_control_characters_print_escaped(tmp_path):
     last = r.stdout.splitlines()[-1]
     assert last == f"wrote {tmp_path / 'o'}/new\\nline.d.npy, {tmp_path / 'o'}/new\\nline.flags.json", last
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["new\nline.d.npy", "new\nline.flags.json"]
+
+
+def test_an_input_hard_linked_to_an_output_is_refused(tmp_path: Path) -> None:
+    """An input that is a STEM output by a hard link (another name of the same file) is refused too."""
+    acc = tmp_path / "acc.npy"
+    np.save(acc, np.arange(8, dtype=np.int32).reshape(2, 4))
+    out = tmp_path / "out"
+    out.mkdir()
+    words = tmp_path / "words.npy"
+    np.save(words, np.full((1, 4), quant_param(1.0, 0, mode="VREQ8"), dtype=np.uint64))
+    (out / "acc.row_max.npy").hardlink_to(words)
+    r = CliRunner().invoke(main, ["postprocess", str(acc), "--mode", "VREQ8", "--quant-tile", str(words),
+                                  "--row-max", "--out-dir", str(out)])
+    assert r.exit_code == 2
+    assert r.stderr.startswith(f"ptonum postprocess: error: --out-dir: {out / 'acc.row_max.npy'} is an input of this run")
+    assert sorted(p.name for p in out.iterdir()) == ["acc.row_max.npy"]

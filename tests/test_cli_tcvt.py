@@ -150,3 +150,25 @@ def test_rmode_codes_and_aliases() -> None:
         r = run("--rmode", given, "--src-type", "BF16", "--values", "0x3fc0")
         assert r.exit_code == 0, r.output
         assert "0x7f" in r.stdout and "RMode RTM" in r.stdout
+
+
+def test_out_naming_the_input_file_is_refused_before_any_effect(tmp_path: Path, monkeypatch) -> None:
+    """``--out`` that is FILE, by any spelling or link, is refused naming both (was: the input silently
+    replaced by its codes)."""
+    monkeypatch.chdir(tmp_path)
+    src = np.array([1.0, 2.0, 0.25], dtype=np.float32)  # E8M0 codes 127 + log2: 127, 128, 125
+    np.save("accf.npy", src)
+    (tmp_path / "link.npy").symlink_to("accf.npy")
+    (tmp_path / "hard.npy").hardlink_to("accf.npy")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for file, out in (("accf.npy", "accf.npy"), ("accf.npy", "./accf.npy"), ("./accf.npy", str(tmp_path / "accf.npy")),
+                      ("accf.npy", "link.npy"), ("link.npy", "accf.npy"), ("accf.npy", "hard.npy")):
+        r = run("--to", "E8M0", file, "--out", out)
+        assert (r.exit_code, r.stdout) == (2, ""), (file, out, r.output)
+        assert r.stderr == (f"ptonum tcvt: error: --out = {out}: is the input FILE = {file}; writing it would replace "
+                            "the input (give another output name)\n")
+        assert sorted(p.name for p in tmp_path.iterdir()) == before
+        assert (tmp_path / "link.npy").is_symlink()
+        assert np.load("accf.npy").tobytes() == src.tobytes()
+    r = run("--to", "E8M0", "accf.npy", "--out", "codes.npy")
+    assert r.exit_code == 0 and np.load("codes.npy").tolist() == [127, 128, 125]

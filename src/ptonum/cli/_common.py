@@ -15,7 +15,7 @@ import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Optional, Tuple
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Optional, Sequence, Tuple
 
 import click
 
@@ -235,6 +235,32 @@ def progress_report(label: str, enabled: bool, total: Optional[int] = None
         except (OSError, ValueError):
             pass
     yield lines
+
+
+def same_file(a: "str | Path", b: "str | Path") -> bool:
+    """Do paths ``a`` and ``b`` name one file: the same file on disk (also through a symbolic or hard
+    link), or, when one does not exist, the same resolved path (``./x.npy`` and ``x.npy``)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def refuse_output_over_input(option: str, output: str, inputs: "Sequence[Tuple[str, Optional[str]]]") -> None:
+    """Before any work: :class:`UsageError` when the output ``option = output`` is one of the
+    ``inputs`` (``(name, path)`` pairs; ``file.npz:key`` names ``file.npz``; None skipped), by any
+    spelling or link: publishing the output would replace that input.  The message names both."""
+    for name, path in inputs:
+        if not path:
+            continue
+        file = path
+        low = path.lower()
+        i = low.rfind(".npz:")
+        if i >= 0:
+            file = path[: i + 4]
+        if same_file(output, file):
+            raise UsageError(f"{option} = {output}: is the input {name} = {path}; writing it would replace the "
+                             "input (give another output name)")
 
 
 def refuse_empty_path(option: str, path: str, what: str) -> None:

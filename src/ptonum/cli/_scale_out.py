@@ -23,7 +23,7 @@ from .._util import int_text
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
 from ._common import TextOut, cli_message, error_line, os_error_text, out_console, rmode_text, \
-    progress_report, stderr_is_terminal
+    progress_report, same_file, stderr_is_terminal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -152,10 +152,10 @@ def refuse_inputs_among_outputs(out_dir: Path, stem: str, inputs: Sequence[Optio
     """Before any work: :class:`UsageError` when an input of this run (``inputs``: ACC and the file
     options given) is one of the ``OUT_DIR/STEM.<name>`` of :data:`OUTPUT_NAMES`, which the run
     would replace or remove."""
-    given = {os.path.realpath(p) for p in inputs if p}
+    given = [p for p in inputs if p]
     for name in OUTPUT_NAMES:
         p = out_dir / f"{stem}.{name}"
-        if os.path.realpath(p) in given:
+        if any(same_file(p, q) for q in given):  # any spelling, symbolic or hard link
             raise UsageError(f"--out-dir: {p} is an input of this run, and this run's outputs of {stem} would "
                              "replace or remove it; choose another --out-dir or move the file")
 

@@ -18,7 +18,7 @@ from ..conformance.compare import (CompareReport, as_device_bits, compare_arrays
 from .._util import shape_text
 from ..errors import UsageError
 from ..flags import flag_names
-from ._common import AsciiIntRange, EXIT_MISMATCH, errors_to_exit, out_console
+from ._common import AsciiIntRange, EXIT_MISMATCH, errors_to_exit, out_console, refuse_output_over_input
 from .compile_cmd import warn_if_cold
 from ..fpatr.element import destination_dtype
 from ..formats import TileDataType
@@ -168,6 +168,11 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
             from ._plot import check_plot_path
 
             check_plot_path(plot)  # before any work
+            refuse_output_over_input("--plot", plot, [
+                ("ACC", acc), ("--device-d", device_d), ("--device-row-max", device_row_max),
+                ("--device-group-max", device_group_max), ("--quant-tile", quant_tile), ("--relu-tile", relu_tile),
+                ("--row-max-in", row_max_in), ("--scale-tile", scale_tile), ("--offset-tile", offset_tile),
+                ("--alpha-tile", alpha_tile)])
         call = build_tile_call(
             acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
             attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n, row_max=row_max,

@@ -15,7 +15,8 @@ from ..flags import flag_names
 from ..formats import TileDataType, parse_data_type
 from ..publish import Publication
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
-from ._common import AsciiIntRange, RMODE_HELP, errors_to_exit, input_file, out_console, output_path, parse_rmode
+from ._common import (AsciiIntRange, RMODE_HELP, errors_to_exit, input_file, out_console, output_path, parse_rmode,
+                      refuse_output_over_input)
 from ..npyfile import check_numpy_file, numpy_read_error
 from ._tile_args import parse_shape
 from .compile_cmd import warn_if_cold
@@ -196,6 +197,7 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
                 output_path("--out", out)  # refused before any work: a directory, an unwritable folder
             else:
                 raise UsageError(f"--out = {out}: give a .npy file name (the codes) or .npz (codes and flags)")
+            refuse_output_over_input("--out", out, [("FILE", file)])
         with warn_if_cold(int(bits.size), engine):
             codes, flags = to_e8m0(bits, src_type=src, rmode=mode, sat=sat, engine=engine)
         if out is not None:
