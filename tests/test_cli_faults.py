@@ -559,3 +559,84 @@ def test_signal_after_the_command_ended_is_reported(tmp_path: Path, acc_file: Pa
     assert proc.stdout.rstrip().splitlines()[-1].startswith("wrote "), proc.stdout
     assert proc.stderr.startswith(f"ptonum postprocess: {what}; ") and proc.stderr.count("\n") == 1, proc.stderr
     assert "already written in full" in proc.stderr and "acc.flags.json" in proc.stderr, proc.stderr
+
+
+# ---------------------------------------------------------------------------
+# Out of memory in a batch: the one line names the file (h-probe finding; injected MemoryError)
+
+
+def _vector_copy(tmp_path: Path, name: str) -> Path:
+    import gzip
+
+    from conftest import vectors_dir
+
+    with gzip.open(vectors_dir() / "fp32_to_fp19.csv.gz", "rt") as fh:
+        lines = [next(fh) for _ in range(20)]
+    p = tmp_path / name
+    p.write_text("".join(lines))
+    return p
+
+
+@pytest.mark.parametrize("where", ["parse", "check"])
+def test_check_out_of_memory_names_the_file_and_checks_the_others(tmp_path: Path, monkeypatch, where: str) -> None:
+    import ptonum.cli.check_cmd as check_cmd
+
+    big, small = _vector_copy(tmp_path, "big.csv"), _vector_copy(tmp_path, "small.csv")
+    name = "parse_text" if where == "parse" else "check_parsed"
+    real = getattr(check_cmd, name)
+
+    def fake(parsed: Any, *args: Any, **kw: Any) -> Any:
+        if str(big) in (str(getattr(parsed, "path", "")), str(args[0]) if args else ""):
+            raise MemoryError()
+        return real(parsed, *args, **kw)
+    monkeypatch.setattr(check_cmd, name, fake)
+    r = CliRunner().invoke(main, ["check", str(big), str(small)])
+    assert r.exit_code == 2, r.output
+    tag = "" if where == "parse" else " [fast]"
+    assert r.stderr == (f"ptonum check: error: {big}{tag}: out of memory reading or computing this file (it needs "
+                        "more memory than is available)\n")
+    assert "small.csv" in r.stdout and "Traceback" not in r.output
+
+
+def _acc(tmp_path: Path, name: str) -> Path:
+    p = tmp_path / name
+    np.save(p, np.arange(8, dtype=np.int32).reshape(2, 4))
+    return p
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_postprocess_out_of_memory_names_the_file(tmp_path: Path, monkeypatch, batch: bool) -> None:
+    import ptonum.cli.postprocess_cmd as pp
+
+    a, b = _acc(tmp_path, "a.npy"), _acc(tmp_path, "b.npy")
+    real = pp.build_tile_call
+
+    def fake(acc: str, **kw: Any) -> Any:
+        if str(acc).endswith("a.npy"):
+            raise MemoryError()
+        return real(acc, **kw)
+    monkeypatch.setattr(pp, "build_tile_call", fake)
+    out = tmp_path / "out"
+    files = [str(a), str(b)] if batch else [str(a)]
+    r = CliRunner().invoke(main, ["postprocess", *files, "--mode", "REQ8", "--scale", "1", "--out-dir", str(out)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"ptonum postprocess: error: {a}: out of memory reading or computing this file")
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.output
+    written = sorted(p.name for p in out.iterdir()) if out.exists() else []
+    assert written == (["b.d.npy", "b.flags.json"] if batch else [])
+
+
+def test_tcvt_out_of_memory_names_the_file(tmp_path: Path, monkeypatch) -> None:
+    import ptonum.cli.tcvt_cmd as tc
+
+    p = tmp_path / "x.npy"
+    np.save(p, np.ones(4, dtype=np.float32))
+
+    def fake(*args: Any, **kw: Any) -> Any:
+        raise MemoryError()
+    monkeypatch.setattr(tc, "to_e8m0", fake)
+    r = CliRunner().invoke(main, ["tcvt", str(p), "--out", str(tmp_path / "c.npy")])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == (f"ptonum tcvt: error: {p}: out of memory reading or computing this file (it needs more "
+                        "memory than is available)\n")
+    assert not (tmp_path / "c.npy").exists()

@@ -263,6 +263,22 @@ def refuse_output_over_input(option: str, output: str, inputs: "Sequence[Tuple[s
                              "input (give another output name)")
 
 
+def out_of_memory_text(path: str) -> str:
+    """The one-line reason for a file whose reading or computing ran out of memory: names the file."""
+    return f"{path}: out of memory reading or computing this file (it needs more memory than is available)"
+
+
+@contextmanager
+def memory_errors_name(path: str) -> Iterator[None]:
+    """Turn a :class:`MemoryError` inside the block (reading or computing the file ``path``) into a
+    :class:`UsageError` that names the file (:func:`out_of_memory_text`); the top-level handler's
+    message cannot know which file of a batch it was."""
+    try:
+        yield
+    except MemoryError:
+        raise UsageError(out_of_memory_text(path)) from None
+
+
 def refuse_empty_path(option: str, path: str, what: str) -> None:
     """An empty (or blank) path is refused by name: ``Path("")`` would be the current directory."""
     if not str(path).strip():

@@ -22,8 +22,8 @@ import rich_click as click
 from .._util import int_text
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
-from ._common import TextOut, cli_message, error_line, os_error_text, out_console, rmode_text, \
-    progress_report, same_file, stderr_is_terminal
+from ._common import TextOut, cli_message, error_line, memory_errors_name, os_error_text, out_console, \
+    out_of_memory_text, rmode_text, progress_report, same_file, stderr_is_terminal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -280,6 +280,8 @@ def batch_one(run_file: Callable[..., Dict[str, Any]], acc: str, options: Dict[s
         return {"file": acc, "ok": False, "error": cli_message(exc)}
     except OSError as exc:
         return {"file": acc, "ok": False, "error": os_error_text(exc)}
+    except MemoryError:  # this file's arrays are gone with its frames: the batch goes on
+        return {"file": acc, "ok": False, "error": out_of_memory_text(acc)}
     row: Dict[str, Any] = {"file": acc, "ok": True, "text": captured.getvalue()}
     row.update(info)
     return row
@@ -349,18 +351,21 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
         chunked = [f for f in files if _is_chunked_input(f, chunks)]
         plain = [f for f in files if f not in chunked]
         if single and chunked:
-            run_chunked_file(console, files[0], options, client, chunks, progress, fields_text=fields_text)
+            with memory_errors_name(files[0]):
+                run_chunked_file(console, files[0], options, client, chunks, progress, fields_text=fields_text)
             return 0
         if single and client is None:
-            run_file(console, acc=files[0], **options)
+            with memory_errors_name(files[0]):
+                run_file(console, acc=files[0], **options)
             return 0
         failed = False
         for f in chunked:
             try:
                 rows.append(run_chunked_file(console, f, options, client, chunks, progress, quiet=True,
                                              fields_text=fields_text))
-            except PtonumError as exc:
-                rows.append({"file": f, "ok": False, "error": cli_message(exc)})
+            except (PtonumError, MemoryError) as exc:
+                text = out_of_memory_text(f) if isinstance(exc, MemoryError) else cli_message(exc)
+                rows.append({"file": f, "ok": False, "error": text})
                 _report_error(rows[-1])
                 failed = True
                 if fail_fast:

@@ -15,7 +15,8 @@ from ..conformance.check import FileReport, check_parsed, select_rows
 from ..conformance.schema import parse_text, read_text
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tiles
 from ..errors import PtonumError
-from ._common import AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, error_line, errors_to_exit, out_console
+from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, error_line, errors_to_exit, out_console,
+                      out_of_memory_text)
 from ._scale_out import client_for, placement_options
 
 #: files with more rows than this show a progress bar
@@ -111,6 +112,11 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             error(str(exc))
             unreadable += 1
             continue
+        except MemoryError:  # the file is named; the next files are still checked
+            raw = b""
+            error(out_of_memory_text(path))
+            unreadable += 1
+            continue
         for eng in engines:
             n = int(select_rows(len(parsed), limit, sample, seed).size)
             try:
@@ -128,6 +134,10 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                 continue
             except ImportError as exc:
                 error(f"{path} [{eng}]: model function not available ({exc})")
+                unreadable += 1
+                continue
+            except MemoryError:
+                error(out_of_memory_text(f"{path} [{eng}]"))
                 unreadable += 1
                 continue
             reports.append(rep)

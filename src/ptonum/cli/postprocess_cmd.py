@@ -26,7 +26,7 @@ from .._util import shape_text
 from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication
-from ._common import TextOut, errors_to_exit, out_console, output_dir, rmode_text, \
+from ._common import TextOut, errors_to_exit, memory_errors_name, out_console, output_dir, rmode_text, \
     progress_report, stderr_is_terminal
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
                          refuse_inputs_among_outputs, stale_outputs, wants_scale_out)
@@ -325,7 +325,8 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
             if code:
                 sys.exit(code)
             return
-        _run_file(TextOut(), acc=accs[0], **options)
+        with memory_errors_name(accs[0]):
+            _run_file(TextOut(), acc=accs[0], **options)
 
 
 def _given(source: Any) -> bool:

@@ -15,8 +15,8 @@ from ..flags import flag_names
 from ..formats import TileDataType, parse_data_type
 from ..publish import Publication
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
-from ._common import (AsciiIntRange, RMODE_HELP, errors_to_exit, input_file, out_console, output_path, parse_rmode,
-                      refuse_output_over_input)
+from ._common import (AsciiIntRange, RMODE_HELP, errors_to_exit, input_file, memory_errors_name, out_console,
+                      output_path, parse_rmode, refuse_output_over_input)
 from ..npyfile import check_numpy_file, numpy_read_error
 from ._tile_args import parse_shape
 from .compile_cmd import warn_if_cold
@@ -191,14 +191,15 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
                 bits = _reshape(bits, shape, "--values has")
         else:
             assert file is not None
-            bits, src = _load(file, dtype, shape, src_opt)
+            with memory_errors_name(file):
+                bits, src = _load(file, dtype, shape, src_opt)
         if out is not None:
             if Path(out).is_dir() or Path(out).suffix.lower() in (".npy", ".npz"):
                 output_path("--out", out)  # refused before any work: a directory, an unwritable folder
             else:
                 raise UsageError(f"--out = {out}: give a .npy file name (the codes) or .npz (codes and flags)")
             refuse_output_over_input("--out", out, [("FILE", file)])
-        with warn_if_cold(int(bits.size), engine):
+        with warn_if_cold(int(bits.size), engine), memory_errors_name(file or "--values"):
             codes, flags = to_e8m0(bits, src_type=src, rmode=mode, sat=sat, engine=engine)
         if out is not None:
             with Publication() as pub, pub.open(out) as fh:  # a file object: numpy adds no suffix
