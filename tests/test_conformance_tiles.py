@@ -182,3 +182,31 @@ def test_every_tile_field_is_validated_as_a_malformed_file(tmp_path: Path) -> No
     path = _write(tmp_path, [item])
     r = CliRunner().invoke(main, ["check", path])
     assert r.exit_code == 2 and r.stderr == f"ptonum check: error: {path}: item 0.case.sat = 5: expected 0/1 or true/false\n"
+
+
+def test_vectors_readme_documents_every_tiles_field_and_the_optional_ones() -> None:
+    """The bundled vectors README names every field the tiles parser accepts (the parser's own list, as
+    its unknown-field message gives it) and says when row_max_init and group_n may be left out."""
+    import gzip
+    import json
+    import re
+
+    from ptonum.conformance.schema import builtin_vectors_dir
+    from ptonum.conformance.tiles import parse_tiles
+    from ptonum.errors import UsageError
+
+    readme = (builtin_vectors_dir() / "README.md").read_text()
+    section = readme[readme.index("`tiles.json.gz` is a JSON list"):]
+    item = json.loads(gzip.open(builtin_vectors_dir() / "tiles.json.gz").read())[0]
+    for where in ("item", "case", "expected"):
+        bad = json.loads(json.dumps(item))
+        (bad if where == "item" else bad[where])["no_such_field"] = 1
+        with pytest.raises(UsageError, match="unknown field") as info:
+            parse_tiles(json.dumps([bad]).encode())
+        allowed = re.search(r"\(expected ([^)]*)\)", str(info.value)).group(1).split(", ")
+        for name in allowed:
+            assert f"`{name}`" in section, (where, name)
+    assert re.search(r"`row_max_init` \| required when `row_max_en` is 1; may be omitted when RowMax is disabled",
+                     section)
+    assert re.search(r"`group_n` \| required when `group_max_en` is 1; may be omitted when GroupMax is disabled",
+                     section)
