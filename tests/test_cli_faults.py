@@ -640,3 +640,25 @@ def test_tcvt_out_of_memory_names_the_file(tmp_path: Path, monkeypatch) -> None:
     assert r.stderr == (f"ptonum tcvt: error: {p}: out of memory reading or computing this file (it needs more "
                         "memory than is available)\n")
     assert not (tmp_path / "c.npy").exists()
+
+
+# ---------------------------------------------------------------------------
+# stdout into a pipe its reader closed (`ptonum check ... | head`): status 141, silently (try14 #1)
+
+
+@pytest.mark.parametrize("args", [["decode", "FP16", "0x3c00", "0x7c00"], ["formats"], ["postprocess", "ACC", "--mode",
+                                  "REQ8", "--scale", "1", "--out-dir", "OUT"], ["check", "VECTORS"]])
+def test_closed_stdout_pipe_exits_141_not_the_mismatch_status(tmp_path: Path, args: List[str]) -> None:
+    """Was: status 1 (rich's and click's broken-pipe exit), which check/compare use for "a mismatch was found"."""
+    acc = tmp_path / "acc.npy"
+    np.save(acc, np.arange(8, dtype=np.int32).reshape(2, 4))
+    vectors = _vector_copy(tmp_path, "v.csv")
+    args = [{"ACC": str(acc), "OUT": str(tmp_path / "o"), "VECTORS": str(vectors)}.get(a, a) for a in args]
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first byte
+    try:
+        r = subprocess.run([sys.executable, "-m", "ptonum", *args], stdout=write, stderr=subprocess.PIPE,
+                           timeout=300)
+    finally:
+        os.close(write)
+    assert (r.returncode, r.stderr) == (141, b"")

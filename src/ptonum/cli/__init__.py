@@ -22,7 +22,7 @@ from .. import __version__
 from ..errors import PtonumError
 from ..publish import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install_sigterm_handler, published_count,
                        published_summary, remove_temporaries)
-from ._common import EXIT_ERROR, error_line, fail, os_error_text
+from ._common import EXIT_ERROR, broken_pipe_exit, error_line, fail, os_error_text
 
 click.rich_click.TEXT_MARKUP = "markdown"
 click.rich_click.SHOW_ARGUMENTS = True
@@ -191,6 +191,8 @@ class _Group(click.RichGroup):
             sys.exit(1)
         except (KeyboardInterrupt, Terminated) as exc:
             interrupted(_command_from_args(self, argv), exc, before)
+        except BrokenPipeError:  # help or an error message into a closed pipe
+            broken_pipe_exit()
         except Exception as exc:  # a defect outside a command (option parsing): still one line
             if os.environ.get("PTONUM_TRACEBACK"):
                 raise
@@ -199,6 +201,12 @@ class _Group(click.RichGroup):
             if installed:
                 signal.signal(signal.SIGTERM, previous)
         # standalone_mode=False returns click.exceptions.Exit's code (--help, --version) or the command's value
+        try:
+            sys.stdout.flush()  # a pipe closed by its reader shows here at the latest (not at interpreter exit)
+        except BrokenPipeError:
+            broken_pipe_exit()
+        except (OSError, ValueError, AttributeError):
+            pass
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -215,8 +223,8 @@ class _Group(click.RichGroup):
         except PtonumError as exc:
             fail(name(), exc)
         except OSError as exc:
-            if exc.errno == errno.EPIPE:
-                raise
+            if exc.errno == errno.EPIPE:  # stdout's reader is gone (`| head`): 141, never click's 1
+                broken_pipe_exit()
             fail(name(), os_error_text(exc))
         except (KeyboardInterrupt, Terminated) as exc:
             interrupted(name(), exc, before)
@@ -259,7 +267,8 @@ def main(ctx: click.Context) -> None:
     Exit status of every command: 0 success (or match), 1 a mismatch was found (`check`, `compare`,
     `explain --row`), 2 an error or rejection (usage, illegal attributes or parameters, bad file),
     reported as one line `ptonum COMMAND: error: ...` on stderr; 130 interrupted (SIGINT, Ctrl-C),
-    143 terminated (SIGTERM), with one line saying whether anything was written. Outputs are
+    143 terminated (SIGTERM), with one line saying whether anything was written; 141 (silently) the
+    reader of stdout's pipe closed it (`| head`). Outputs are
     published all together or not at all.
     """
     environment_notes()

@@ -2,7 +2,8 @@
 
 Exit codes (all commands): 0 success / match; 1 a mismatch was found (``check``,
 ``compare``, ``explain --row``); 2 any error or rejection (usage error, illegal
-attributes or parameters, unreadable or missing file).  An error is one line on
+attributes or parameters, unreadable or missing file); 141 stdout was a pipe that its reader
+closed (``| head``), silently.  An error is one line on
 stderr, ``ptonum <command>: error: <message>``; option syntax errors found by
 click are the same one line, followed by ``(see 'ptonum <command> --help')``.
 """
@@ -32,11 +33,39 @@ EXIT_MISMATCH = 1
 #: exit status of any error or rejection
 EXIT_ERROR = 2
 
+#: exit status when stdout is a pipe its reader closed (``ptonum check ... | head``): 128 + SIGPIPE, what a
+#: shell reports for a command killed by SIGPIPE; never 1, which means "a mismatch was found"
+EXIT_BROKEN_PIPE = 141
+
 #: console width when stdout is not a terminal (pipes, files, test runners): wide, so no table is squeezed
 PIPE_WIDTH = 200
 
 RMODE_HELP = ("B.DATR RMode by name or code: NONE (0), RNE (1), RTZ (2), RTM (3), RTP (4), RNA (5), RTO (6), "
               "RHB (7); RDN is an alias of RTM and RUP of RTP.")
+
+
+def broken_pipe_exit() -> NoReturn:
+    """End the command after its stdout pipe was closed by the reader: stdout is pointed at
+    ``/dev/null`` (so nothing fails again while Python shuts down) and the status is
+    :data:`EXIT_BROKEN_PIPE`, silently (the reader asked for no more)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    sys.exit(EXIT_BROKEN_PIPE)
+
+
+def console_class() -> Any:
+    """rich's Console, with a closed stdout pipe ending the command by :func:`broken_pipe_exit` (rich's
+    own handler exits with status 1, which ptonum's commands use for "a mismatch was found")."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            broken_pipe_exit()
+    return _Console
 
 
 def out_console(*, stderr: bool = False) -> "Console":
@@ -45,8 +74,7 @@ def out_console(*, stderr: bool = False) -> "Console":
     rich is imported here, not at module level: a command that prints no table (a small
     ``ptonum postprocess``) writes its lines with :class:`TextOut` and never loads rich (start-up time).
     """
-    from rich.console import Console
-
+    Console = console_class()
     probe = Console(stderr=stderr)
     if probe.is_terminal:
         return Console(stderr=stderr, highlight=False)

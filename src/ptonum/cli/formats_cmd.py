@@ -14,7 +14,7 @@ import rich_click as click
 from rich.console import Console
 from rich.table import Table
 
-from ._common import PIPE_WIDTH, errors_to_exit
+from ._common import PIPE_WIDTH, console_class, errors_to_exit
 from .._util import is_digits
 from ..formats import FormatDescriptor, FormatKind, TileDataType, canonical_nan, descriptor, parse_data_type
 
@@ -32,9 +32,10 @@ def _range(lo: int, hi: int) -> str:
 
 
 def _console() -> Console:
-    console = Console(highlight=False)
+    cls = console_class()  # a closed stdout pipe: status 141, not rich's 1
+    console = cls(highlight=False)
     if not console.is_terminal:  # pipes and test runners: do not squeeze the table into 80 columns
-        console = Console(highlight=False, width=PIPE_WIDTH)
+        console = cls(highlight=False, width=PIPE_WIDTH)
     return console
 
 
