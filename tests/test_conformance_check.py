@@ -299,11 +299,15 @@ def _write(p: Path, text: str) -> str:
 
 
 @pytest.mark.parametrize("header, closest, differs", [
-    ("fp32bits,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "missing fp32_bits; not in the schema fp32bits"),
+    ("fp32bits,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "missing fp32_bits; not in the schema fp32bits (only a leading source and a trailing comment column may be added)"),
     ("expected_fp19,fp32_bits", "fp32_to_fp19 (fp32_bits,expected_fp19)", "the columns are in another order"),
     ("src_type,src_bits,rmode,sat,expected_bits,expected_flag",
      "tcvt_e8m0 (src_type,src_bits,rmode,sat,expected_bits,expected_flags)",
-     "missing expected_flags; not in the schema expected_flag"),
+     "missing expected_flags; not in the schema expected_flag (only a leading source and a trailing comment column "
+     "may be added)"),
+    ("FP32_BITS,Expected_FP19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "column names are lower-case"),
+    ("fp32_bits,note,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)",
+     "not in the schema note (only a leading source and a trailing comment column may be added)"),
 ])
 def test_unmatched_header_names_the_closest_schema_and_the_differing_columns(
         tmp_path: Path, header: str, closest: str, differs: str) -> None:
@@ -322,7 +326,8 @@ def test_header_not_matching_the_schema_its_name_gives_says_which_columns_differ
     r = CliRunner().invoke(main, ["check", str(p)])
     assert r.exit_code == 2
     assert r.stderr == (f"ptonum check: error: {p}:1: header 'fp32_bits,expected' does not match the fp32_to_fp19 "
-                        "schema (fp32_bits,expected_fp19): missing expected_fp19; not in the schema expected\n")
+                        "schema (fp32_bits,expected_fp19): missing expected_fp19; not in the schema expected (only a "
+                        "leading source and a trailing comment column may be added)\n")
 
 
 @pytest.mark.parametrize("seed", ["-1", "-99999999999999999999999"])

@@ -1019,11 +1019,14 @@ def header_difference(cols: Sequence[str], schema: Schema) -> str:
         return ""
     missing = [c for c in names if c not in cols]
     unexpected = [c for c in cols if c not in names]
+    if [c.lower() for c in cols] == names:
+        return "column names are lower-case"
     parts = []
     if missing:
         parts.append("missing " + ",".join(missing))
     if unexpected:
-        parts.append("not in the schema " + ",".join(c if c else "(empty name)" for c in unexpected))
+        parts.append("not in the schema " + ",".join(c if c else "(empty name)" for c in unexpected)
+                     + f" (only a leading {LEADING_EXTRA} and a trailing {TRAILING_EXTRA} column may be added)")
     if not parts:
         repeated = sorted({c for c in cols if list(cols).count(c) > 1})
         parts.append(f"{','.join(repeated)} repeated" if repeated else "the columns are in another order")
