@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -94,14 +95,42 @@ def test_accepting_a_rejected_case_is_a_mismatch(tmp_path: Path) -> None:
     assert r.exit_code == 1 and "committed, but the ASL rejects" in r.output
 
 
-def test_malformed_tile_file_is_one_line_exit_2(tmp_path: Path) -> None:
-    items = _items()[:2]
+def test_malformed_tile_case_is_counted_and_the_others_checked(tmp_path: Path) -> None:
+    """A malformed case is a failing case (exit 1, counted as malformed, the others checked), as a malformed
+    CSV row is (was: the whole file refused, exit 2, no case checked; try14 #7)."""
+    items = _items()[:4]
     items[1]["case"]["acc"][0][0] = "12"
+    del items[3]["case"]["acc"]
     path = _write(tmp_path, items)
-    r = CliRunner().invoke(main, ["check", path])
-    assert r.exit_code == 2
-    assert r.stderr == (f"ptonum check: error: {path}: item 1.case.acc[0][0] = '12': expected a 0x-prefixed hex "
-                        "string\n")
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", path, "--engine", "both"])
+    assert r.exit_code == 1, r.output
+    assert r.stderr == ""
+    assert r.stdout.count(f"  {path}: malformed tile: item 1.case.acc[0][0] = '12': expected a 0x-prefixed hex "
+                          "string\n") == 2
+    assert r.stdout.count(f"  {path}: malformed tile: item 3.case: missing field 'acc'\n") == 2
+    assert re.search(r"tiles +│ fast +│ +4 │ +2 │ +2 │ +0 │ +2 │", r.stdout), r.stdout
+    assert re.search(r"tiles +│ reference +│ +4 │ +2 │ +2 │ +0 │ +2 │", r.stdout), r.stdout
+    assert "FAIL: 4 failing row(s)" in r.stdout
+    # every case malformed: still exit 1 with the cases listed, not "no rows checked"
+    r = CliRunner().invoke(main, ["check", _write(tmp_path, [items[1], items[3]])])
+    assert r.exit_code == 1 and "no rows checked" not in r.stderr and r.stdout.count("malformed tile") == 2
+    # the library's strict reader still raises on the first malformed case
+    with pytest.raises(UsageError, match=r"item 1.case.acc\[0\]\[0\] = '12'"):
+        parse_tiles(json.dumps(items).encode(), "t.json")
+
+
+def test_ragged_acc_blames_the_odd_row(tmp_path: Path) -> None:
+    """Was: a shortened row 0 reported as `acc[1]: 24 elements, expected 23`."""
+    item = next(it for it in _items() if len(it["case"]["acc"]) > 2)
+    n = len(item["case"]["acc"][0])
+    item["case"]["acc"][0].pop()
+    with pytest.raises(UsageError) as exc:
+        parse_tiles(json.dumps([item]).encode(), "t.json")
+    assert str(exc.value) == (f"t.json: item 0.case.acc: rows of different lengths: row 0 has {n - 1} elements, "
+                              f"row 1 has {n}")
+
+
+def test_not_a_tile_list_is_one_line_exit_2(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("[{\"case\": ")
     r = CliRunner().invoke(main, ["check", str(tmp_path / "bad.json")])
     assert r.exit_code == 2 and "not a JSON tile list" in r.output and "Traceback" not in r.output
@@ -176,12 +205,12 @@ def test_every_tile_field_is_validated_as_a_malformed_file(tmp_path: Path) -> No
     dup = json.dumps([base]).replace('"sat": ', '"sat": 0, "sat": ', 1)
     with pytest.raises(UsageError, match="field 'sat' given twice"):
         parse_tiles(dup.encode(), "t.json")
-    # through the command: one line, exit 2 (it passed with exit 0 when sat = 5 was read as true)
+    # through the command: a malformed case, exit 1 (it passed with exit 0 when sat = 5 was read as true)
     item = json.loads(json.dumps(base))
     item["case"]["sat"] = 5
     path = _write(tmp_path, [item])
     r = CliRunner().invoke(main, ["check", path])
-    assert r.exit_code == 2 and r.stderr == f"ptonum check: error: {path}: item 0.case.sat = 5: expected 0/1 or true/false\n"
+    assert r.exit_code == 1 and f"  {path}: malformed tile: item 0.case.sat = 5: expected 0/1 or true/false\n" in r.stdout
 
 
 def test_vectors_readme_documents_every_tiles_field_and_the_optional_ones() -> None:

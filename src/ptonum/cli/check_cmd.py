@@ -13,7 +13,7 @@ from rich.table import Table
 
 from ..conformance.check import FileReport, check_parsed, select_rows
 from ..conformance.schema import parse_text, read_text
-from ..conformance.tiles import check_tiles, is_tiles_file, parse_tiles
+from ..conformance.tiles import check_tiles, is_tiles_file, parse_tile_items
 from ..errors import PtonumError
 from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, error_line, errors_to_exit, out_console,
                       out_of_memory_text)
@@ -51,7 +51,7 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     contain commas); they are not checked and are shown with each failing row.
 
     Exit status: 0 every checked row passed; 1 a row failed (mismatch, model error
-    or malformed row); 2 an error: a file is missing or unreadable, its header matches
+    or malformed row; a malformed tile case likewise, the other cases still checked); 2 an error: a file is missing or unreadable, its header matches
     no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`).
     Errors are one line each on stderr.
 
@@ -102,10 +102,10 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
         try:
             raw = read_text(path)
             if is_tiles_file(raw):  # whole tiles (tiles.json.gz): every case through the tile operation
-                cases = parse_tiles(raw, path)
+                cases, bad = parse_tile_items(raw, path)  # a malformed item is counted, as a malformed row is
                 for eng in engines:
                     reports.append(check_tiles(cases, path, eng, max_report=max_report,
-                                               select=select_rows(len(cases), limit, sample, seed)))
+                                               select=select_rows(len(cases), limit, sample, seed), malformed=bad))
                 continue
             parsed = parse_text(raw, path)
         except PtonumError as exc:
@@ -161,8 +161,8 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
         console.print(f"[bold red]{escape(str(r.path))}[/bold red] {escape(f'[{r.engine}]')} {r.op}: {r.failed} "
                       f"failing row(s); first {len(r.failures)}:", highlight=False)
         for f in r.failures:
-            if f.kind in ("malformed", "tile"):
-                what = "malformed row" if f.kind == "malformed" else "tile"
+            if f.kind in ("malformed", "tile", "malformed tile"):
+                what = "malformed row" if f.kind == "malformed" else f.kind
                 console.print(f"  {f.where}: {what}: {f.message}", highlight=False, soft_wrap=True, markup=False)
                 _print_extra(console, f)
                 continue

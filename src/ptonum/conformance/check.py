@@ -27,7 +27,8 @@ CHUNK = {"fast": 1 << 18, "reference": 1 << 11}
 
 @dataclass
 class Failure:
-    """One failing row: ``kind`` is ``mismatch``, ``error`` (the model raised) or ``malformed``."""
+    """One failing row: ``kind`` is ``mismatch``, ``error`` (the model raised) or ``malformed``; a tile
+    case's is ``tile`` or ``malformed tile``."""
 
     path: str
     line: int
@@ -40,9 +41,12 @@ class Failure:
     @property
     def where(self) -> str:
         """``FILE:LINE`` of a CSV row; ``FILE: item N`` of a tile case (``line`` is its 0-based index in
-        the JSON list), the form every tile-file message uses."""
+        the JSON list), the form every tile-file message uses; ``FILE`` of a malformed tile case (its
+        message begins ``item N.field``)."""
         if self.kind == "tile":
             return f"{self.path}: item {self.line}"
+        if self.kind == "malformed tile":  # the message names the item and field (``item 3.case: ...``)
+            return self.path
         return f"{self.path}:{self.line}"
 
 

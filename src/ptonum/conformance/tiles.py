@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from ..rounding import RoundingMode
 from .check import Failure, FileReport
 from .schema import read_text
 
-__all__ = ["TileCase", "parse_tiles", "read_tiles", "is_tiles_file", "check_tiles", "TILES_OP"]
+__all__ = ["TileCase", "parse_tiles", "parse_tile_items", "read_tiles", "is_tiles_file", "check_tiles", "TILES_OP"]
 
 #: operation name shown in reports
 TILES_OP = "tiles"
@@ -91,7 +91,15 @@ def _hex_rows(where: str, rows: Any, width: int, cols: Optional[int] = None,
         raise UsageError(f"{where}: expected a non-empty list of non-empty rows")
     if nrows is not None and len(rows) != nrows:
         raise UsageError(f"{where}: {len(rows)} rows, expected {nrows}")
-    n = len(rows[0]) if cols is None else cols
+    if cols is None:  # the common row length: a short or long row is blamed, not its neighbour
+        lengths = [len(r) for r in rows]
+        n = max(set(lengths), key=lengths.count)
+        odd = next((i for i, k in enumerate(lengths) if k != n), None)
+        if odd is not None:
+            raise UsageError(f"{where}: rows of different lengths: row {odd} has {lengths[odd]} elements, "
+                             f"row {lengths.index(n)} has {n}")
+    else:
+        n = cols
     out = np.empty((len(rows), n), np.uint64)
     for i, row in enumerate(rows):
         if len(row) != n:
@@ -267,11 +275,8 @@ def _no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
     return out
 
 
-def parse_tiles(raw: bytes, path: str = "<tiles>") -> List[TileCase]:
-    """Parse the bytes of a tile file (already decompressed).
-
-    Raises :class:`UsageError` naming the item and field for anything malformed.
-    """
+def _json_items(raw: bytes, path: str) -> List[Any]:
+    """The JSON list of a tile file; :class:`UsageError` for a file that is not one."""
     try:
         items = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except _DuplicateField as exc:
@@ -280,7 +285,39 @@ def parse_tiles(raw: bytes, path: str = "<tiles>") -> List[TileCase]:
         raise UsageError(f"{path}: not a JSON tile list ({exc})") from None
     if not isinstance(items, list):
         raise UsageError(f"{path}: expected a JSON list of tile cases")
-    return [_parse_case(f"{path}: item {i}", i, it) for i, it in enumerate(items)]
+    return items
+
+
+def parse_tiles(raw: bytes, path: str = "<tiles>") -> List[TileCase]:
+    """Parse the bytes of a tile file (already decompressed).
+
+    Raises :class:`UsageError` naming the item and field for anything malformed.
+    """
+    cases, bad = parse_tile_items(raw, path)
+    if bad:
+        raise UsageError(f"{path}: {bad[0][1]}")
+    return cases
+
+
+def parse_tile_items(raw: bytes, path: str = "<tiles>") -> Tuple[List[TileCase], List[Tuple[int, str]]]:
+    """Parse the bytes of a tile file (already decompressed), keeping the well-formed items apart from
+    the malformed ones, as a CSV file's malformed rows are kept apart (``ptonum check`` counts them).
+
+    Returns ``(cases, bad)``: ``bad`` holds ``(index, message)`` of each malformed item, the message
+    naming the item and field after ``FILE:`` (``item 3.case: missing field 'acc'``).  Raises
+    :class:`UsageError` only for the whole file: not JSON, not a list, a field given twice.
+    """
+    items = _json_items(raw, path)
+    cases: List[TileCase] = []
+    bad: List[Tuple[int, str]] = []
+    for i, it in enumerate(items):
+        where = f"{path}: item {i}"
+        try:
+            cases.append(_parse_case(where, i, it))
+        except UsageError as exc:
+            text = str(exc)
+            bad.append((i, text[len(path) + 2:] if text.startswith(f"{path}: ") else text))
+    return cases, bad
 
 
 def _compare(case: TileCase, engine: str) -> Tuple[bool, str]:
@@ -331,13 +368,16 @@ def check_tiles(
     max_report: int = 10,
     progress: Optional[Callable[[int], None]] = None,
     select: Optional[Iterable[int]] = None,
+    malformed: Sequence[Tuple[int, str]] = (),
 ) -> FileReport:
     """Run every case (or the cases at the indices ``select``, as ``check.select_rows`` gives them for
     ``--limit``/``--sample``) through ``fpatr.postprocess`` in ``engine`` and compare.
 
     A case counts as a mismatch when any output, the destination type or the
     flags differ, when a case the ASL commits is rejected, or when a case the
-    ASL never commits is accepted (or changes the status register). Failures
+    ASL never commits is accepted (or changes the status register). The
+    malformed items of the file (``malformed``, as :func:`parse_tile_items` returns
+    them) are counted and reported as ``malformed tile`` failures. Failures
     carry the item index as their ``line``.
 
     Source: ADR-0085 D181; ``CommitMatrixResult`` and
@@ -355,8 +395,10 @@ def check_tiles(
                 failures.append(Failure(path, case.index, "tile", f"{case.source} ({case.describe()}): {message}"))
         if progress is not None:
             progress(1)
-    return FileReport(path=path, op=TILES_OP, engine=engine, rows=len(cases), checked=len(chosen),
-                      passed=len(chosen) - mismatched, mismatched=mismatched, errors=0, malformed=0,
+    failures += [Failure(path, index, "malformed tile", message) for index, message in malformed[:max_report]]
+    failures = sorted(failures, key=lambda f: f.line)[:max_report]
+    return FileReport(path=path, op=TILES_OP, engine=engine, rows=len(cases) + len(malformed), checked=len(chosen),
+                      passed=len(chosen) - mismatched, mismatched=mismatched, errors=0, malformed=len(malformed),
                       failures=failures, schema=None)
 
 
