@@ -104,3 +104,33 @@ def test_parse_range(text: Any, width: int, expected: Any) -> None:
 def test_parse_range_errors(text: str) -> None:
     with pytest.raises(UsageError, match="--range"):
         parse_range(text, 16)
+
+
+def test_cli_resume_of_another_sweep_or_of_no_sweep_says_what(tmp_path: Path) -> None:
+    """try14 #9: the refusal names what differs (was: the sweep the user asked for, "tcvt, BF16"), and
+    --resume of a state directory holding no sweep is refused (was: a fresh sweep started silently)."""
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    state = str(tmp_path / "s1")
+    base = ["sweep", "tcvt", "--src-type", "BF16", "--state", state]
+    r = CliRunner().invoke(main, base + ["--range", "0x3f00:0x3f10"])
+    assert r.exit_code == 0, r.output
+    for extra, what in ((["--range", "0x3f00:0x3f20"], "hi 0x3f10 (recorded) vs 0x3f20 (asked)"),
+                        (["--range", "0x3f00:0x3f10", "--partition-size", "7"], "partition 262144 (recorded) vs 7 (asked)")):
+        r = CliRunner().invoke(main, base + extra + ["--resume"])
+        assert (r.exit_code, r.stdout) == (2, ""), r.output
+        assert r.stderr == (f"ptonum sweep tcvt: error: --state = {state}: holds another sweep: {what}; give the same "
+                            "options to resume it, or choose another --state\n")
+    r = CliRunner().invoke(main, ["sweep", "tcvt", "--src-type", "FP16", "--state", state, "--range", "0x3f00:0x3f10",
+                                  "--resume"])
+    assert r.exit_code == 2 and "config.src_type 'BF16' (recorded) vs 'FP16' (asked)" in r.stderr
+    missing = tmp_path / "s1x"
+    r = CliRunner().invoke(main, ["sweep", "tcvt", "--src-type", "BF16", "--state", str(missing), "--range",
+                                  "0x3f00:0x3f10", "--resume"])
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr.startswith(f"ptonum sweep tcvt: error: --resume: --state = {missing} holds no sweep to resume")
+    assert not missing.exists()
+    r = CliRunner().invoke(main, base + ["--range", "0x3f00:0x3f10", "--resume"])
+    assert r.exit_code == 0 and "1 resumed" in r.stdout

@@ -11,7 +11,8 @@ Dask workers.  Exit status: 0 no mismatch, 1 a mismatch, 2 an error.
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from pathlib import Path
+from typing import Any, List, Optional
 
 import rich_click as click
 
@@ -133,12 +134,49 @@ def postprocess(mode: str, relu: str, acc_type: Optional[str], rmode: str, sat: 
         _run("sweep postprocess", sw, options)
 
 
+def _differences(recorded: Any, wanted: Any, where: str = "") -> List[str]:
+    """``name: recorded -> asked`` for each value of a sweep identity that differs (nested in ``config``)."""
+    if isinstance(recorded, dict) and isinstance(wanted, dict):
+        out: List[str] = []
+        for key in list(wanted) + [k for k in recorded if k not in wanted]:
+            out += _differences(recorded.get(key), wanted.get(key), f"{where}.{key}" if where else str(key))
+        return out
+    if recorded == wanted:
+        return []
+
+    def show(v: Any) -> str:
+        return f"{v:#x}" if isinstance(v, int) and not isinstance(v, bool) and where in ("lo", "hi") else repr(v)
+    return [f"{where} {show(recorded)} (recorded) vs {show(wanted)} (asked)"]
+
+
+def _check_state(sw: Any, state: str, resume: bool) -> None:
+    """Before any work: ``--resume`` needs a recorded sweep in ``state``, and a recorded sweep of another
+    range, partition size or configuration is refused saying what differs (:class:`UsageError`)."""
+    import json
+
+    meta = Path(state) / "sweep.json"
+    if not meta.is_file():
+        if resume:
+            raise UsageError(f"--resume: --state = {state} holds no sweep to resume (no {meta}); run without "
+                             "--resume to start one, or give the --state of the sweep to continue")
+        return
+    try:
+        recorded = json.loads(meta.read_text())
+    except (OSError, ValueError):
+        return  # the sweep itself says the record is unreadable
+    diff = _differences(recorded, sw.identity())
+    if diff:
+        raise UsageError(f"--state = {state}: holds another sweep: {'; '.join(diff)}; give the same options to "
+                         "resume it, or choose another --state")
+
+
 def _run(name: str, sw: Any, options: Any) -> None:
     from ..conformance.explain import explain_postprocess, explain_tcvt
     from ..dask.sweep import report_json, run_sweep
 
     console = out_console()
     state = options["state_dir"] or f"ptonum-sweep-{sw.op}-{sw.key()}"
+    _check_state(sw, state, options["resume"])  # before anything is printed or the cluster starts
     if not options["as_json"]:
         console.print(f"[bold]{sw.describe()}[/bold]", highlight=False, soft_wrap=True)
         console.print(f"{len(sw.partitions())} partition(s) of {sw.partition} codes; state in {state}",
