@@ -306,3 +306,24 @@ def test_batch_refuses_a_missing_input_before_any_work(tmp_path: Path) -> None:
     assert (r.exit_code, r.stdout) == (2, ""), r.output
     assert r.stderr == f"ptonum postprocess: error: ACC: no such file: {tmp_path / 'missing.npy'}\n"
     assert not out.exists()
+
+
+def _sigint_disposition() -> str:
+    import signal
+
+    h = signal.getsignal(signal.SIGINT)
+    return "ignored" if h == signal.SIG_IGN else "default" if h == signal.SIG_DFL else "handled"
+
+
+def test_local_workers_ignore_sigint_and_the_parent_keeps_its_handler() -> None:
+    """try14 #10: the terminal's Ctrl-C reaches the whole process group; the local workers ignore it (the
+    parent shuts the cluster down and prints the one line) instead of each printing a traceback."""
+    import signal
+
+    from ptonum.cli._scale_out import client_for
+
+    before = signal.getsignal(signal.SIGINT)
+    with client_for("check", None, 1) as client:
+        assert signal.getsignal(signal.SIGINT) is before
+        assert set(client.run(_sigint_disposition).values()) == {"ignored"}
+    assert signal.getsignal(signal.SIGINT) is before

@@ -13,6 +13,7 @@ import glob
 import io
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, TypeVar
@@ -83,8 +84,41 @@ def client_for(command: str, scheduler: Optional[str], workers: Optional[int]) -
         return
     from ..dask import open_client
 
-    with open_client(scheduler=scheduler, workers=workers) as client:
-        yield client
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        with _sigint_blocked_while_starting():
+            client = stack.enter_context(open_client(scheduler=scheduler, workers=workers))
+        try:
+            yield client
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # Ctrl-C, SIGTERM: the cluster is torn down mid-work; its
+                import logging                  # connection errors are not the user's news (one line is)
+
+                for name in ("asyncio", "distributed", "tornado"):
+                    logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+            raise
+
+
+@contextmanager
+def _sigint_blocked_while_starting() -> Iterator[None]:
+    """Ignore SIGINT in this process while the block starts the local cluster, so that its worker
+    processes inherit it ignored (Python leaves an ignored SIGINT ignored): a Ctrl-C, which the terminal
+    sends to the whole process group, then ends only this process, which shuts the cluster down and
+    prints its one line, instead of every worker printing its own KeyboardInterrupt traceback.  The
+    handler is back as soon as the workers run; a Ctrl-C during the start itself (a second or two) is
+    not seen."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
 
 
 def task_progress(label: str, enabled: bool) -> Any:
