@@ -48,7 +48,8 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     inputs, expected vs got bits and flags, and the explain trace of the first
     mismatch. A UTF-8 byte-order mark before the header is accepted, and so are two extra
     columns around the schema's: a leading `source` label and a trailing `comment` (which may
-    contain commas); they are not checked and are shown with each failing row.
+    contain commas); they are not checked and are shown with each failing row. Fields in double
+    quotes (`"0x3f800000","1"`, as spreadsheet tools write them) are read as their text.
 
     Exit status: 0 every checked row passed; 1 a row failed (mismatch, model error
     or malformed row; a malformed tile case likewise, the other cases still checked); 2 an error: a file is missing or unreadable, its header matches
