@@ -287,6 +287,13 @@ def test_files_named_like_outputs_that_ptonum_did_not_write_are_never_removed(tm
     (tmp_path / "x.d_packed.bin").write_bytes(b"mine")
     (tmp_path / "x.flags.json").write_text('{"files": ["x.zarr", "x.d_packed.bin"]}')  # not a ptonum record
     r = _run(["postprocess", str(tmp_path / "x.npy"), *MODE, "--out-dir", str(tmp_path)])
+    # the foreign x.flags.json is not replaced either (try14 #12): the run is refused, nothing touched
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr.startswith(f"ptonum postprocess: error: --out-dir: {tmp_path / 'x.flags.json'} exists and no "
+                               "ptonum run recorded writing it")
+    assert (tmp_path / "x.flags.json").read_text() == '{"files": ["x.zarr", "x.d_packed.bin"]}'
+    (tmp_path / "x.flags.json").unlink()
+    r = _run(["postprocess", str(tmp_path / "x.npy"), *MODE, "--out-dir", str(tmp_path)])
     assert r.exit_code == 0 and "removed" not in r.output, r.output
     assert (tmp_path / "x.zarr" / "sub" / "data.txt").read_text() == "precious"
     assert (tmp_path / "x.d_packed.bin").read_bytes() == b"mine"
@@ -327,3 +334,24 @@ def test_local_workers_ignore_sigint_and_the_parent_keeps_its_handler() -> None:
         assert signal.getsignal(signal.SIGINT) is before
         assert set(client.run(_sigint_disposition).values()) == {"ignored"}
     assert signal.getsignal(signal.SIGINT) is before
+
+
+@pytest.mark.parametrize("name, args", [("acc.d_packed.bin", ["--mode", "REQ4", "--scale", "0.0078125", "--bin"]),
+                                        ("acc.d.npy", ["--mode", "REQ8", "--scale", "1"])])
+def test_a_file_named_like_an_output_that_ptonum_did_not_write_is_never_replaced(tmp_path: Path, monkeypatch,
+                                                                                  name: str, args: List[str]) -> None:
+    """try14 #12 (data loss, then a false MATCH): a device dump saved as acc.d_packed.bin (the README's compare
+    example) or acc.d.npy beside acc.npy was replaced by the model's output without a word."""
+    monkeypatch.chdir(tmp_path)
+    np.save("acc.npy", _acc(8, 16, seed=5))
+    (tmp_path / name).write_bytes(b"device dump")
+    r = _run(["postprocess", "acc.npy", *args])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == (f"ptonum postprocess: error: --out-dir: {name} exists and no ptonum run recorded writing it "
+                        "(no acc.flags.json lists it); this run would replace it: move it or choose another --out-dir\n")
+    assert (tmp_path / name).read_bytes() == b"device dump"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["acc.npy", name])
+    (tmp_path / name).unlink()
+    assert _run(["postprocess", "acc.npy", *args]).exit_code == 0
+    r = _run(["postprocess", "acc.npy", *args])  # an earlier run's own outputs are replaced as before
+    assert r.exit_code == 0, r.output

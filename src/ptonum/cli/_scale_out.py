@@ -236,6 +236,18 @@ def earlier_outputs(out_dir: Path, stem: str) -> List[str]:
     return names
 
 
+def refuse_foreign_files(out_dir: Path, stem: str, writes: Sequence[str]) -> None:
+    """Before anything is written: :class:`UsageError` when a file this run writes (``writes``: names in
+    ``out_dir``) exists and no earlier ptonum run recorded writing it (:func:`earlier_outputs`), e.g. a
+    device dump saved as ``acc.d_packed.bin`` beside ``acc.npy``: replacing it would lose the user's data."""
+    ours = set(earlier_outputs(out_dir, stem))
+    for name in writes:
+        p = out_dir / name
+        if os.path.lexists(p) and not p.is_dir() and name not in ours:  # a directory: publishing refuses it
+            raise UsageError(f"--out-dir: {p} exists and no ptonum run recorded writing it (no {stem}.flags.json "
+                             "lists it); this run would replace it: move it or choose another --out-dir")
+
+
 def stale_outputs(out_dir: Path, stem: str, writes: Sequence[str]) -> List[Path]:
     """The existing ``OUT_DIR/STEM.<name>`` of :data:`OUTPUT_NAMES` that an earlier ptonum run wrote
     (:func:`earlier_outputs`) and this run does not (``writes``: the file names it writes): taken

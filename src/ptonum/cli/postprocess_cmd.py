@@ -29,7 +29,7 @@ from ..publish import Publication
 from ._common import TextOut, errors_to_exit, memory_errors_name, out_console, output_dir, rmode_text, \
     progress_report, stderr_is_terminal
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
-                         refuse_inputs_among_outputs, stale_outputs, wants_scale_out)
+                         refuse_foreign_files, refuse_inputs_among_outputs, stale_outputs, wants_scale_out)
 from .compile_cmd import warn_if_cold
 from ._tile_args import (
     INPUT_OPTIONS,
@@ -291,7 +291,9 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
     `.bin` files, a chunked run's `STEM.zarr`) are removed in the same all-or-nothing step that
     publishes the new ones, and the summary says so; only what an earlier ptonum run recorded writing
     (its `STEM.flags.json` files, a Zarr group marked producer ptonum) is removed, never a file or
-    directory that merely has such a name.
+    directory that merely has such a name. A file this run would write that exists and that no earlier ptonum run
+    recorded writing (a device dump saved as `acc.d_packed.bin`) is never replaced: the run is refused
+    (exit 2) before anything is written.
     """
     with errors_to_exit("postprocess"):
         if not accs:
@@ -417,6 +419,7 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
         files[f"{stem}.d_packed"] = np.asarray(res.s4x2_packed())
     names = [f"{k}.npy" for k in files] + ([f"{k}.bin" for k in files] if write_bin else [])
     summary_name = f"{stem}.flags.json"
+    refuse_foreign_files(out_path, stem, names + [summary_name])  # never replace a file ptonum did not write
     # an earlier run's outputs of this stem that this run does not write go away with the commit
     stale = stale_outputs(out_path, stem, names + [summary_name])
     written, removed = _write_outputs(out_path, files, write_bin,
