@@ -163,3 +163,62 @@ def test_inputs_that_are_not_regular_files_say_what_they_are(tmp_path, monkeypat
         _exact_error(_run("tcvt", path, "--dtype", "float32"), f"ptonum tcvt: error: FILE: {path} {what}")
     _exact_error(_run("postprocess", "nope.npy", *op), "ptonum postprocess: error: ACC: no such file: nope.npy")
     assert sorted(os.listdir(".")) == ["dangling.npy", "fifo.npy", "loop.npy"]
+
+
+def _zip(path, members):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return str(path)
+
+
+def _npy_bytes(arr):
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    return buf.getvalue()
+
+
+def test_npz_members_that_are_not_npy_arrays_are_named(tmp_path, monkeypatch):
+    """try14 #13: an .npz holding a non-.npy member was an internal error (numpy returns its raw bytes)."""
+    monkeypatch.chdir(tmp_path)
+    np.save("acc.npy", np.arange(8, dtype=np.int32).reshape(2, 4))
+    _zip("notnpy.npz", {"acc.txt": b"hello"})
+    _zip("mixed.npz", {"acc.npy": _npy_bytes(np.arange(8, dtype=np.int32).reshape(2, 4)), "readme.txt": b"hi"})
+    op = ["--mode", "REQ8", "--scale", "1", "--out-dir", "o"]
+    _exact_error(_run("postprocess", "notnpy.npz", *op),
+                 "ptonum postprocess: error: ACC: notnpy.npz holds no .npy array (members: acc.txt)")
+    _exact_error(_run("postprocess", "mixed.npz:readme.txt", *op),
+                 "ptonum postprocess: error: ACC: mixed.npz member readme.txt: not a .npy array (the arrays: acc)")
+    _exact_error(_run("postprocess", "acc.npy", "--mode", "VREQ8", "--quant-tile", "notnpy.npz", "--out-dir", "o"),
+                 "ptonum postprocess: error: --quant-tile: notnpy.npz holds no .npy array (members: acc.txt)")
+    _exact_error(_run("compare", "acc.npy", "--mode", "REQ8", "--scale", "1", "--device-d", "notnpy.npz"),
+                 "ptonum compare: error: --device-d: notnpy.npz holds no .npy array (members: acc.txt)")
+    assert not (tmp_path / "o").exists()
+    r = _run("postprocess", "mixed.npz", *op)  # the one array of a mixed archive needs no key
+    assert r.exit_code == 0, r.output
+    assert np.load("o/mixed.d.npy").tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+def test_tcvt_reads_npz_and_refuses_other_files_as_raw(tmp_path, monkeypatch):
+    """try14 #14: `tcvt FILE.npz --dtype float32` read the zip container's bytes as FP32 values (exit 0)."""
+    monkeypatch.chdir(tmp_path)
+    np.savez("fz.npz", x=np.array([1, 2, 4, 8], dtype=np.float32))
+    np.savez("fz2.npz", x=np.array([1, 2], dtype=np.float32), y=np.array([0.5, 0.25], dtype=np.float32))
+    np.array([1, 2], dtype=np.float32).tofile("v.dat")
+    _exact_error(_run("tcvt", "fz.npz", "--dtype", "float32", "--out", "c.npy"),
+                 "ptonum tcvt: error: --dtype applies to raw .bin files; a .npz file carries its own dtypes")
+    _exact_error(_run("tcvt", "v.dat", "--dtype", "float32", "--out", "c.npy"),
+                 "ptonum tcvt: error: FILE: v.dat: unknown file type .dat; expected .npy, .npz (FILE.npz:KEY for one "
+                 "of several arrays) or a raw .bin with --dtype")
+    _exact_error(_run("tcvt", "fz2.npz"), "ptonum tcvt: error: FILE: fz2.npz holds 2 arrays (x, y); choose one with "
+                                          "FILE.npz:KEY")
+    assert not (tmp_path / "c.npy").exists()
+    r = _run("tcvt", "fz.npz", "--out", "c.npy")
+    assert r.exit_code == 0, r.output
+    assert np.load("c.npy").tolist() == [127, 128, 129, 130]  # E8M0 = 127 + log2
+    r = _run("tcvt", "fz2.npz:y", "--out", "d.npy")
+    assert r.exit_code == 0 and np.load("d.npy").tolist() == [126, 125]

@@ -84,7 +84,14 @@ def read_tile(name: str, spec: str, *, key: Optional[str] = None, bin_dtype: Any
             return native(np.load(path, allow_pickle=False))
         if suffix == ".npz":
             with np.load(path, allow_pickle=False) as z:
-                keys = list(z.files)
+                # only the .npy members are arrays (numpy returns any other member as raw bytes)
+                members = z.zip.namelist()
+                keys = [m[:-4] for m in members if m.endswith(".npy")]
+                if key is not None and key not in keys and key in members:
+                    raise UsageError(f"{name}: {path} member {key}: not a .npy array"
+                                     + (f" (the arrays: {', '.join(keys)})" if keys else ""))
+                if not keys:
+                    raise UsageError(f"{name}: {path} holds no .npy array (members: {', '.join(members) or 'none'})")
                 if key is None:
                     if len(keys) != 1:
                         raise UsageError(

@@ -18,7 +18,7 @@ from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
 from ._common import (AsciiIntRange, RMODE_HELP, errors_to_exit, input_file, memory_errors_name, out_console,
                       output_path, parse_rmode, refuse_output_over_input)
 from ..npyfile import check_numpy_file, numpy_read_error
-from ._tile_args import parse_shape
+from ._tile_args import parse_shape, read_tile, split_key
 from .compile_cmd import warn_if_cold
 
 _DTYPES = ("float32", "float16", "bfloat16", "uint32", "uint16")
@@ -78,8 +78,15 @@ def _load(path: str, dtype: Optional[str], shape: Optional[str],
     """Read FILE.npy or FILE.bin and return (raw encodings, source type)."""
     import ml_dtypes
 
-    p = input_file("FILE", path)
-    if p.suffix.lower() == ".npy":
+    file_text = split_key(path)[0]
+    p = input_file("FILE", file_text)
+    suffix = p.suffix.lower()
+    if suffix == ".npz":  # FILE.npz, or FILE.npz:KEY for one of several arrays
+        if dtype is not None:
+            raise UsageError("--dtype applies to raw .bin files; a .npz file carries its own dtypes")
+        arr = read_tile("FILE", path)
+        dt = arr.dtype
+    elif suffix == ".npy":
         if dtype is not None:
             raise UsageError("--dtype applies to raw .bin files; a .npy file carries its own dtype")
         check_numpy_file("FILE", p)
@@ -88,6 +95,9 @@ def _load(path: str, dtype: Optional[str], shape: Optional[str],
         except (ValueError, OSError, EOFError) as exc:
             raise numpy_read_error("FILE", p, exc) from None
         dt = arr.dtype
+    elif suffix != ".bin":  # was: any other file read as raw bits (an .npz's zip bytes as values)
+        raise UsageError(f"FILE: {path}: unknown file type {suffix or '(no suffix)'}; expected .npy, .npz "
+                         f"(FILE.npz:KEY for one of several arrays) or a raw .bin with --dtype")
     else:
         if dtype is None:
             raise UsageError(f"FILE: {path}: a raw file needs --dtype ({'|'.join(_DTYPES)})")
@@ -165,7 +175,8 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
             max_rows: int) -> None:
     """TCVT to **E8M0**: round log2 of each positive FP16/BF16/FP32 value to an exponent (ADR-0085 D183).
 
-    Input is `--values` or a FILE (`.npy`, or raw `.bin` with `--dtype`). Prints the E8M0 codes,
+    Input is `--values` or a FILE (`.npy`, `.npz` (`FILE.npz:KEY` when it holds several arrays), or raw
+    `.bin` with `--dtype`; any other file type is refused). Prints the E8M0 codes,
     their scales 2^(code-127) (0xff is NaN) and the NV/OF/UF/NX flags per element, or summary
     counts for large inputs. Exit status 2 with a one-line reason on bad input (an integer array
     narrower than the source carrier, e.g. uint16 data with `--src-type FP32`, is refused).
