@@ -1059,6 +1059,33 @@ HIF8_KEY_FLAGS = 8
 HIF8_KEY_RARE = 0x8000
 HIF8_KEY_INF = FP32_INF >> 16  #: a key magnitude at or above this is a NaN/Inf's
 assert (_ALL_FLAGS << HIF8_KEY_FLAGS) < HIF8_KEY_RARE
+HIF8_KEY_MAX = _f32_bits_of(_HIF8.largest_value) >> 16  #: the key of HiF8's largest value (exact)
+HIF8_KEY_OVF = HIF8_KEY_MAX + 1  #: a key above the largest value (its entry: the overflow code and flags)
+
+
+def _hif8_v32_tables() -> Tuple[Tuple[int, ...], ...]:
+    """The four 64-entry uint16 tables of :func:`_hif8_v32` (from ``ptonum.tables``' HiF8 binades),
+    indexed by the clamped key exponent ``i = clamp(E - HIF8_V32_EB, 0, 39)`` (E the key's biased
+    float32 exponent; binade ``e = i - 24``; i = 0 stands for every e <= -24): (half | sh << 8: the
+    rounding increment and the mantissa shift of the binade; mask: the key bits below HiF8's
+    quantum, all of them for e <= -23, which round to 0 or 2^-22 as a whole; the code of 2^e, 0 for
+    e <= -23; the flags of an inexact key << HIF8_KEY_FLAGS: UF|NX below 2^HIF8_EMIN, else NX)."""
+    hs, mask, base, fl = [0] * 64, [0] * 64, [0] * 64, [0] * 64
+    for i in range(HIF8_V32_NI):
+        e = i - 24
+        if e <= HIF8_E_LO - 1:
+            sh, half = 15, (1 if e < HIF8_E_LO - 1 else 128)
+        else:
+            sh = 7 - int(HIF8_MBITS[e - HIF8_T_EMIN])
+            half = 1 << (sh - 1)
+            base[i] = int(HIF8_BASE[e - HIF8_T_EMIN]) & HIF8_MASK
+        hs[i], mask[i] = half | sh << 8, (1 << sh) - 1
+        fl[i] = (_UF_NX if e + 1023 < HIF8_EMIN_B else _NX) << HIF8_KEY_FLAGS
+    return tuple(hs), tuple(mask), tuple(base), tuple(fl)
+
+
+HIF8_V32_EB, HIF8_V32_NI = 127 + HIF8_E_LO - 2, 40  #: the biased exponent of table index 0; indices used
+assert HIF8_E_LO - 2 == -24 and HIF8_KEY_MAX >> 7 == HIF8_V32_EB + HIF8_V32_NI - 1
 
 
 @njit(inline="always")
@@ -1258,15 +1285,22 @@ def _row_e4m3_rne(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
 def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any) -> Any:
     """The vector loop of the HIF8 row: each element's key (:func:`_hif8_key`) looked up in
     ``keys`` (:func:`hif8_key_table`), the code stored, the entries ORed into the flag word
-    (:func:`_hif8_word`).  Eight elements at a time by :func:`_hif8_v8` (one gather), the last
-    ``size % 8`` (and every element without numba) one by one: the same keys and entries."""
+    (:func:`_hif8_word`).  32 elements at a time by :func:`_hif8_v32` (no lookup in memory)
+    where the CPU has AVX-512 BW (:data:`HIF8_V32`), then eight at a time by :func:`_hif8_v8` (one
+    gather), the last ``size % 8`` (and every element without numba) one by one: the same entries."""
     n = a_.size
     j0 = 0
     w = np.uint32(0)
     if NUMBA_AVAILABLE:
         acc = _v8_splat(0)
+        j1 = 0
+        if HIF8_V32:
+            ovf = np.uint32(keys[HIF8_KEY_OVF])
+            j1 = n - n % 32
+            for j in range(0, j1, 32):
+                acc = _v8_or(acc, _hif8_v32(a_, mp_, mn_, j, o_, ovf))
         j0 = n - n % 8
-        for j in range(0, j0, 8):
+        for j in range(j1, j0, 8):
             t8 = _hif8_v8(a_, mp_, mn_, j, keys)
             _v8_store(o_, j, t8)
             acc = _v8_or(acc, t8)
@@ -1647,6 +1681,32 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     def _v8_const(values: Any, bits: int = 32) -> Any:
         return _ir.Constant(_ir.VectorType(_ir.IntType(bits), len(values)), [int(v) & ((1 << bits) - 1) for v in values])
 
+    def _hif8_key_ir(builder: Any, x: Any, mpf: Any, mnf: Any, n: int) -> Any:
+        """The keys (:func:`_hif8_key`) of ``n`` lanes: FP32 bits ``x`` (``<n x i32>``) times the
+        multipliers ``mpf``/``mnf`` (``<n x float>``) of a positive / negative source, as ``<n x i32>``."""
+        fn = _ir.VectorType(_ir.FloatType(), n)
+        vn = _ir.VectorType(_ir.IntType(32), n)
+
+        def k(v: int) -> Any:
+            return _ir.Constant(vn, [v & 0xFFFFFFFF] * n)
+
+        # the product rounded to odd (as _hif8_product)
+        m = builder.select(builder.icmp_signed("<", x, k(0)), mnf, mpf)
+        xf = builder.bitcast(x, fn)
+        p = builder.fmul(xf, m)
+        fma = _llvm_fn(builder, f"llvm.fma.v{n}f32", fn, [fn, fn, fn])
+        err = builder.call(fma, [xf, m, builder.fneg(p)])
+        nerr = builder.call(fma, [builder.fneg(xf), m, p])
+        pb = builder.bitcast(p, vn)
+        eb = builder.bitcast(err, vn)
+        ap = builder.and_(pb, k(0x7FFFFFFF))
+        apt = builder.add(ap, builder.ashr(builder.xor(eb, pb), k(31)))
+        inexact = builder.icmp_signed("<", builder.xor(eb, builder.bitcast(nerr, vn)), k(0))
+        ab = builder.select(inexact, builder.or_(apt, k(1)), ap)
+        # the key (as _hif8_key)
+        sticky = builder.add(builder.and_(ab, k(0xFFFF)), k(0xFFFF))
+        return builder.lshr(builder.or_(builder.or_(ab, sticky), builder.xor(pb, ap)), k(16))
+
     @_intrinsic
     def _hif8_v8_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, keys: Any) -> Any:
         """Eight FP32 -> HiF8 elements under RHB at ``j .. j + 7`` of ``a`` (FP32 bits) with the
@@ -1678,22 +1738,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             x = builder.load(_lane_ptr(context, builder, aty, av, jv, _V8), align=4)
             mpf = builder.load(_lane_ptr(context, builder, mty, mpv, jv, f8), align=4)
             mnf = builder.load(_lane_ptr(context, builder, mty, mnv, jv, f8), align=4)
-            # the product rounded to odd (as _hif8_product)
-            m = builder.select(builder.icmp_signed("<", x, k(0)), mnf, mpf)
-            xf = builder.bitcast(x, f8)
-            p = builder.fmul(xf, m)
-            fma = _llvm_fn(builder, "llvm.fma.v8f32", f8, [f8, f8, f8])
-            err = builder.call(fma, [xf, m, builder.fneg(p)])
-            nerr = builder.call(fma, [builder.fneg(xf), m, p])
-            pb = builder.bitcast(p, _V8)
-            eb = builder.bitcast(err, _V8)
-            ap = builder.and_(pb, k(0x7FFFFFFF))
-            apt = builder.add(ap, builder.ashr(builder.xor(eb, pb), k(31)))
-            inexact = builder.icmp_signed("<", builder.xor(eb, builder.bitcast(nerr, _V8)), k(0))
-            ab = builder.select(inexact, builder.or_(apt, k(1)), ap)
-            # the key (as _hif8_key)
-            sticky = builder.add(builder.and_(ab, k(0xFFFF)), k(0xFFFF))
-            key = builder.lshr(builder.or_(builder.or_(ab, sticky), builder.xor(pb, ap)), k(16))
+            key = _hif8_key_ir(builder, x, mpf, mnf, 8)
             base = builder.bitcast(context.make_array(kty)(context, builder, kv).data, i8p)
             return builder.call(_llvm_fn(builder, "llvm.x86.avx2.gather.d.d.256", _V8,
                                          [_V8, i8p, _V8, _V8, _ir.IntType(8)]),
@@ -1702,6 +1747,112 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         return _I32X8(a, mp, mn, j, keys), codegen
 
     _hif8_v8: Any = _hif8_v8_i
+
+    def _has_avx512bw() -> bool:
+        """Whether numba compiles for a CPU with AVX-512 BW (``vpermi2w``, ``vpmovdb``): the host's
+        features, or ``NUMBA_CPU_FEATURES`` when ``NUMBA_CPU_NAME`` sets the target."""
+        from numba.core import config as _config
+        if getattr(_config, "CPU_NAME", None):
+            feats = getattr(_config, "CPU_FEATURES", None) or ""
+        else:
+            import llvmlite.binding as _llvm
+            feats = _llvm.get_host_cpu_features().flatten()
+        return "+avx512bw" in feats.split(",")
+
+    #: The HiF8 pass takes 32 elements per step by :func:`_hif8_v32` (no gather) when the target CPU
+    #: has AVX-512 BW, else 8 by :func:`_hif8_v8`; the same entries either way.
+    HIF8_V32: bool = _has_avx512bw()
+
+    @_intrinsic
+    def _hif8_v32_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, o: Any, ovf: Any) -> Any:
+        """32 FP32 -> HiF8 elements under RHB at ``j .. j + 31`` of ``a`` (FP32 bits) with the
+        multipliers ``mp``/``mn`` of a positive / negative source (float32): the codes stored to
+        ``o[j .. j + 31]`` (uint8), and returned the OR of the 32 key-table entries (eight int32
+        lanes, the OR in each lane's low 16 bits; the entries of :func:`hif8_key_table`, computed
+        without a lookup in memory); a uint16 ``o`` receives the whole entries (for checks).
+        ``ovf``: the entry of a positive key above the largest value (``keys[HIF8_KEY_OVF]``: the
+        overflow code of the Sat setting and OF|NX).  AVX-512 BW only (:data:`HIF8_V32`).
+
+        The key as :func:`_hif8_key` (8 significant bits, rounded to odd; 32-bit lanes, two ``zmm``),
+        narrowed to 16-bit lanes (one ``zmm``), then its entry by
+        arithmetic and four in-register lookups (``vpermi2w``, 64 words each) of the key's clamped
+        exponent (:func:`_hif8_v32_tables`): the magnitude k (15 bits) rounded to the binade's
+        quantum as a float is, r = k + half - sign (RHB: a tie rounds down only for a negative
+        value; the key's odd bit makes a tie exact) -- a carry moves r into the next binade with
+        mantissa 0 -- code = base(exponent of r) + ((r & 0x7F) >> sh), the sign bit ORed into a
+        nonzero code (HiF8 has one zero); NX when k has a bit below the quantum, with UF below
+        2^-15; a key above the largest value the overflow entry, a NaN/Inf key HIF8_KEY_RARE: every
+        entry equal to the table's.
+        Checked against the table on all 2^16 keys and all 2^32 sources.  Source: ADR-0085
+        D177/D178 (QF322HIF8_PRE); ASL ``MatrixSelectedMultiplier``, ``MatrixEncodeReal`` /
+        ``ReferenceMatrixFloatingEncoding`` (HiF8 with RHB)."""
+        if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
+                and isinstance(mp, _types.Array) and mp.layout == "C" and mp.dtype == _types.float32
+                and mn == mp and isinstance(j, _types.Integer) and isinstance(o, _types.Array)
+                and o.ndim == 1 and o.layout == "C" and o.dtype in (_types.uint8, _types.uint16)
+                and isinstance(ovf, _types.Integer)):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            aty, mty, _, _, oty, _ = signature.args
+            av, mpv, mnv, jv, ov, fv = args
+            n = 32
+            i16 = _ir.IntType(16)
+            vk = _ir.VectorType(_ir.IntType(32), n)
+            fk = _ir.VectorType(_ir.FloatType(), n)
+            vw = _ir.VectorType(i16, n)
+            w32 = _ir.VectorType(i16, 32)
+
+            def k(v: int) -> Any:
+                return _ir.Constant(vw, [v & 0xFFFF] * n)
+
+            def clamp_idx(v: Any) -> Any:  # clamp((v >> 7) - EB, 0, NI - 1)
+                t = builder.sub(builder.lshr(v, k(7)), k(HIF8_V32_EB))
+                t = builder.call(_llvm_fn(builder, f"llvm.smax.v{n}i16", vw, [vw, vw]), [t, k(0)])
+                return builder.call(_llvm_fn(builder, f"llvm.umin.v{n}i16", vw, [vw, vw]), [t, k(HIF8_V32_NI - 1)])
+
+            perm = _llvm_fn(builder, "llvm.x86.avx512.vpermi2var.hi.512", w32, [w32, w32, w32])
+
+            def look(idx: Any, table: Any) -> Any:  # table[idx] per lane (one vpermi2w)
+                return builder.call(perm, [_ir.Constant(w32, list(table[:32])), idx, _ir.Constant(w32, list(table[32:]))])
+
+            t_hs, t_mask, t_base, t_fl = _hif8_v32_tables()
+            x = builder.load(_lane_ptr(context, builder, aty, av, jv, vk), align=4)
+            mpf = builder.load(_lane_ptr(context, builder, mty, mpv, jv, fk), align=4)
+            mnf = builder.load(_lane_ptr(context, builder, mty, mnv, jv, fk), align=4)
+            key = builder.trunc(_hif8_key_ir(builder, x, mpf, mnf, n), vw)
+            mag = builder.and_(key, k(0x7FFF))
+            sb = builder.and_(builder.lshr(key, k(8)), k(HIF8_SIGN))
+            idx = clamp_idx(mag)
+            hs = look(idx, t_hs)
+            r = builder.sub(builder.add(mag, builder.and_(hs, k(0xFF))), builder.lshr(key, k(15)))
+            code = builder.add(look(clamp_idx(r), t_base), builder.lshr(builder.and_(r, k(0x7F)), builder.lshr(hs, k(8))))
+            code = builder.select(builder.icmp_unsigned("!=", code, k(0)), builder.or_(code, sb), code)
+            inexact = builder.icmp_unsigned("!=", builder.and_(mag, look(idx, t_mask)), k(0))
+            ent = builder.or_(code, builder.select(inexact, look(idx, t_fl), k(0)))
+            fw = builder.trunc(fv, i16)
+            ovfv = builder.shuffle_vector(builder.insert_element(_ir.Constant(vw, _ir.Undefined), fw,
+                                                                 _ir.Constant(_ir.IntType(32), 0)),
+                                          _ir.Constant(vw, _ir.Undefined), _ir.Constant(vk, [0] * n))
+            ent = builder.select(builder.icmp_unsigned(">", mag, k(HIF8_KEY_MAX)), builder.or_(ovfv, sb), ent)
+            ent = builder.select(builder.icmp_unsigned(">=", mag, k(HIF8_KEY_INF)), k(HIF8_KEY_RARE), ent)
+            if oty.dtype == _types.uint8:
+                bn = _ir.VectorType(_ir.IntType(8), n)
+                builder.store(builder.trunc(ent, bn), _lane_ptr(context, builder, oty, ov, jv, bn), align=1)
+            else:
+                builder.store(ent, _lane_ptr(context, builder, oty, ov, jv, vw), align=2)
+            m = n // 2
+            e32 = builder.bitcast(ent, _ir.VectorType(_ir.IntType(32), m))
+            while m > 8:
+                m //= 2
+                vh = _ir.VectorType(_ir.IntType(32), m)
+                e32 = builder.or_(builder.shuffle_vector(e32, e32, _ir.Constant(vh, list(range(m)))),
+                                  builder.shuffle_vector(e32, e32, _ir.Constant(vh, list(range(m, 2 * m)))))
+            return builder.or_(e32, builder.lshr(e32, _v8_const([16] * 8)))
+
+        return _I32X8(a, mp, mn, j, o, ovf), codegen
+
+    _hif8_v32: Any = _hif8_v32_i
 else:  # pragma: no cover - kernels are not used without numba; the same lanes as int32 numpy arrays
     def _v8_no_runtime_unroll() -> None:
         pass
@@ -1747,6 +1898,11 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
         return np.int32(np.bitwise_or.reduce(a))
 
     def _hif8_v8(a: Any, mp: Any, mn: Any, j: int, keys: Any) -> Any:
+        raise NotImplementedError  # the pass looks up one element at a time without numba
+
+    HIF8_V32 = False
+
+    def _hif8_v32(a: Any, mp: Any, mn: Any, j: int, o: Any, ovf: int) -> Any:
         raise NotImplementedError  # the pass looks up one element at a time without numba
 
 
