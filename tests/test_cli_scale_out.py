@@ -355,3 +355,31 @@ def test_a_file_named_like_an_output_that_ptonum_did_not_write_is_never_replaced
     assert _run(["postprocess", "acc.npy", *args]).exit_code == 0
     r = _run(["postprocess", "acc.npy", *args])  # an earlier run's own outputs are replaced as before
     assert r.exit_code == 0, r.output
+
+
+def test_a_ctrl_c_swallowed_by_a_gc_callback_is_delivered_again() -> None:
+    """try14 #11: the KeyboardInterrupt of one Ctrl-C was raised inside distributed's GC callback and
+    swallowed ("Exception ignored in: ... GCDiagnosis"); the run then waited forever.  Now the signal is
+    sent again and the interrupt reaches the run."""
+    import gc
+    import time
+
+    from ptonum.cli._scale_out import client_for
+
+    raised = []
+
+    def callback(phase: str, info: Any) -> None:
+        if not raised:
+            raised.append(phase)
+            raise KeyboardInterrupt  # as the signal handler does when Ctrl-C lands in a GC callback
+
+    with client_for("check", None, 1):
+        gc.callbacks.append(callback)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                gc.collect()  # swallowed here: Python reports it as unraisable
+                for _ in range(400):  # the interrupt arrives again (a bounded wait, not a timing assertion)
+                    time.sleep(0.025)
+        finally:
+            gc.callbacks.remove(callback)
+    assert raised

@@ -82,43 +82,68 @@ def client_for(command: str, scheduler: Optional[str], workers: Optional[int]) -
     if scheduler is None and workers is None:
         yield None
         return
-    from ..dask import open_client
-
     from contextlib import ExitStack
 
+    import dask
+    import distributed  # noqa: F401  (its settings join dask.config on import: before config.set records them)
+
+    from ..dask import open_client
+
     with ExitStack() as stack:
-        with _sigint_blocked_while_starting():
-            client = stack.enter_context(open_client(scheduler=scheduler, workers=workers))
+        if scheduler is None:  # the local workers ignore SIGINT (this process stops them): no tracebacks
+            preload = list(dask.config.get("distributed.worker.preload", []) or [])
+            stack.enter_context(dask.config.set({"distributed.worker.preload": preload + [_WORKER_SIGNALS]}))
         try:
+            client = stack.enter_context(open_client(scheduler=scheduler, workers=workers))
+            stack.enter_context(_interrupts_not_swallowed())
             yield client
         except BaseException as exc:
-            if not isinstance(exc, Exception):  # Ctrl-C, SIGTERM: the cluster is torn down mid-work; its
-                import logging                  # connection errors are not the user's news (one line is)
-
-                for name in ("asyncio", "distributed", "tornado"):
-                    logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+            if not isinstance(exc, Exception):  # Ctrl-C, SIGTERM: the cluster is torn down mid-work
+                _quiet_teardown()
             raise
 
 
+def _quiet_teardown() -> None:
+    """After Ctrl-C or SIGTERM, while the cluster is torn down and the process ends: its connection errors
+    and the half-started cluster's exit callbacks (``Exception ignored in atexit callback``) are not the
+    user's news -- the command's one line is."""
+    import logging
+
+    for name in ("asyncio", "distributed", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    sys.unraisablehook = lambda unraisable: None
+
+
 @contextmanager
-def _sigint_blocked_while_starting() -> Iterator[None]:
-    """Ignore SIGINT in this process while the block starts the local cluster, so that its worker
-    processes inherit it ignored (Python leaves an ignored SIGINT ignored): a Ctrl-C, which the terminal
-    sends to the whole process group, then ends only this process, which shuts the cluster down and
-    prints its one line, instead of every worker printing its own KeyboardInterrupt traceback.  The
-    handler is back as soon as the workers run; a Ctrl-C during the start itself (a second or two) is
-    not seen."""
+def _interrupts_not_swallowed() -> Iterator[None]:
+    """While a Dask client runs in this process: a KeyboardInterrupt (Ctrl-C) or :class:`Terminated`
+    (SIGTERM) that Python swallowed because it was raised inside a callback whose exceptions are only
+    reported -- distributed's garbage-collector callback (``Exception ignored in: ... GCDiagnosis``), a
+    ``__del__`` -- is delivered again: the same signal is sent to this process a moment later, so one
+    Ctrl-C always stops the run (it could hang, waiting on workers that were gone) and nothing is printed
+    about the swallowed one."""
     import signal
 
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from ..publish import Terminated
+
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        kind = unraisable.exc_type
+        if isinstance(kind, type) and issubclass(kind, (KeyboardInterrupt, Terminated)):
+            sig = signal.SIGINT if issubclass(kind, KeyboardInterrupt) else signal.SIGTERM
+            threading.Timer(0.05, os.kill, (os.getpid(), sig)).start()
+            return
+        previous(unraisable)
+    sys.unraisablehook = hook
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+        sys.unraisablehook = previous
+
+
+#: the module each local worker process imports at its start (it then ignores SIGINT)
+_WORKER_SIGNALS = "ptonum.cli._worker_signals"
 
 
 def task_progress(label: str, enabled: bool) -> Any:
