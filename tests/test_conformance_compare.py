@@ -142,3 +142,23 @@ def test_nan_payload_is_not_a_class_mismatch() -> None:
     assert rep.mismatches == 2 and rep.nan_payload_mismatches == 1 and rep.class_mismatches == 1
     assert rep.first[0].description == "NaN payload differs (both NaN)"
     assert rep.first[1].description.startswith("class mismatch")
+
+
+def test_integer_dump_of_values_for_a_floating_destination_says_it_holds_encodings() -> None:
+    """try14 #17: an int32 dump of FP16 *values* (-439) was refused with "a signed dump holds values",
+    while for a floating destination an integer dump is read as encodings."""
+    import numpy as np
+    import pytest
+
+    from ptonum.conformance.compare import as_device_bits
+    from ptonum.errors import UsageError
+    from ptonum.formats import TileDataType
+
+    enc = np.array([[0x3C00, 0xC000]], dtype=np.uint16)  # FP16 1.0, -2.0 (IEEE binary16 encodings)
+    assert as_device_bits("--device-d", enc.astype(np.int32), TileDataType.FP16, (1, 2)).tolist() == [[0x3C00, 0xC000]]
+    assert as_device_bits("--device-d", enc.view(np.int16), TileDataType.FP16, (1, 2)).tolist() == [[0x3C00, 0xC000]]
+    with pytest.raises(UsageError) as exc:
+        as_device_bits("--device-d", np.array([[1, -2]], dtype=np.int32), TileDataType.FP16, (1, 2))
+    assert str(exc.value) == ("--device-d[0, 1] = -2: not an encoding of the 16-bit FP16 element (0 .. 65535); for a "
+                              "floating destination an integer dump holds raw encodings (a 16-bit signed one is read bit "
+                              "for bit), not values: give values as a floating array of the same width")

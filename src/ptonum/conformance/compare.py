@@ -92,10 +92,11 @@ def as_device_bits(name: str, arr: np.ndarray, dst: TileDataType, shape: Tuple[i
     ``arr`` must have exactly the model's ``shape`` (a transposed, flattened or
     padded dump is refused, never reshaped).  Typed arrays are reinterpreted bit
     for bit when their item size is the destination's (float16/bfloat16/float32/
-    int8/int16/int32 ...).  A signed integer array of another width holds values:
-    each must fit the destination (S8 -128..127, S4X2 -8..7, ...; for U32 and the
-    floating types the encodings 0 .. 2**width - 1) -- an int32 dump holding -1000
-    for S8 is refused, never wrapped.  An unsigned array holds encodings, which
+    int8/int16/int32 ...).  A signed integer array of another width holds values
+    for an integer destination: each must fit it (S8 -128..127, S4X2 -8..7, U32
+    0 .. 2**32 - 1) -- an int32 dump holding -1000 for S8 is refused, never wrapped;
+    for a floating destination it holds encodings 0 .. 2**width - 1 (the refusal
+    says so: floating values go in a floating array).  An unsigned array holds encodings, which
     must fit the destination width (an S4X2 element keeps its low nibble).
     Raises :class:`UsageError` on a shape, size or range mismatch, e.g.
     ``--device-d: shape 48x64 does not match the model's D 64x48``.
@@ -118,6 +119,12 @@ def as_device_bits(name: str, arr: np.ndarray, dst: TileDataType, shape: Tuple[i
             lo, hi = _signed_range(dst, width)
             if a.size and (int(a.min()) < lo or int(a.max()) > hi):
                 i = tuple(int(x) for x in np.argwhere((a < lo) | (a > hi))[0])
+                if not dst.is_integer:  # a floating destination's integer dump holds its encodings, not values
+                    raise UsageError(
+                        f"{name}{list(i)} = {int(a[i])}: not an encoding of the {width}-bit {dst.name} element "
+                        f"({lo} .. {hi}); for a floating destination an integer dump holds raw encodings (a "
+                        f"{width}-bit signed one is read bit for bit), not values: give values as a floating "
+                        f"array of the same width")
                 raise UsageError(f"{name}{list(i)} = {int(a[i])}: does not fit the {width}-bit {dst.name} element "
                                  f"({lo} .. {hi}); a signed dump holds values, an unsigned one raw encodings")
             return (a & mask).astype(carrier) if a.dtype.itemsize * 8 > width else a.astype(carrier)
