@@ -180,3 +180,19 @@ def test_gen_refuses_filters_that_do_not_apply(op: str, tmp_path) -> None:
     help_text = CliRunner().invoke(main, ["gen", "--help"]).output
     line = next(ln for ln in help_text.splitlines() if f"{op}:" in ln)
     assert all(o in line for o in _TAKES[op]) and (_TAKES[op] or "no filter" in line)
+
+
+def test_gen_out_dash_is_stdout_and_check_dash_reads_stdin(tmp_path) -> None:
+    """try14 #18: `gen --out -` wrote a file named "-"; `check -` read it instead of standard input."""
+    import subprocess
+    import sys
+
+    gen = subprocess.run([sys.executable, "-m", "ptonum", "gen", "tcvt_e8m0", "--count", "5", "--out", "-"],
+                         cwd=tmp_path, capture_output=True, timeout=300)
+    assert gen.returncode == 0, gen.stderr
+    assert gen.stdout.startswith(b"src_type,src_bits,rmode,sat,expected_bits,expected_flags\n")
+    assert gen.stdout.count(b"\n") == 6 and not (tmp_path / "-").exists()
+    chk = subprocess.run([sys.executable, "-m", "ptonum", "check", "-"], input=gen.stdout, cwd=tmp_path,
+                         capture_output=True, timeout=300)
+    assert chk.returncode == 0, chk.stderr
+    assert b"PASS: 5 row(s) checked" in chk.stdout

@@ -42,7 +42,7 @@ PROGRESS_ROWS = 50_000
 def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int, limit: Optional[int], sample: Optional[int],
             seed: int, no_explain: bool, workers: Optional[int], scheduler: Optional[str]) -> None:
     """Check vector files (gzip or plain CSV, schema from the header; or a JSON list of
-    whole tiles such as tiles.json.gz) against the model.
+    whole tiles such as tiles.json.gz) against the model; `-` reads standard input.
 
     Prints pass/fail counts per file and engine, the first failures with file:line,
     inputs, expected vs got bits and flags, and the explain trace of the first
@@ -96,12 +96,15 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             error("FILES: the path is empty; give a vector file")
             unreadable += 1
             continue
-        if Path(path).is_dir():
+        source = path
+        if path == "-":  # the Unix convention: standard input (plain CSV or gzip, or a tile list)
+            source = "/dev/stdin"
+        if Path(source).is_dir():
             error(f"{path}: is a directory, not a vector file")
             unreadable += 1
             continue
         try:
-            raw = read_text(path)
+            raw = read_text(source)
             if is_tiles_file(raw):  # whole tiles (tiles.json.gz): every case through the tile operation
                 cases, bad = parse_tile_items(raw, path)  # a malformed item is counted, as a malformed row is
                 for eng in engines:

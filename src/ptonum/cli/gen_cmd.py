@@ -19,7 +19,7 @@ from ._common import AsciiIntRange, RMODE_HELP, errors_to_exit, output_path
 @click.option("--seed", type=AsciiIntRange(min=0), default=0, show_default=True,
               help="Random seed (a non-negative integer); same seed and options give the same file.")
 @click.option("--out", "out", default=None,
-              help="Output file (.gz = gzip; missing directories are created); default stdout.")
+              help="Output file (.gz = gzip; missing directories are created); default (or -) stdout.")
 @click.option("--mode", multiple=True, help="PreQuantMode code or name (repeatable).")
 @click.option("--relu", multiple=True, help="ReluMode 0-3 or name (repeatable).")
 @click.option("--rmode", multiple=True, help=RMODE_HELP + " Repeatable.")
@@ -46,6 +46,8 @@ def command(op: str, count: int, seed: int, out: Optional[str], mode: Tuple[str,
 
     Exit status 2 with one line on stderr on any error.
     """
+    if out == "-":  # the Unix convention: standard output
+        out = None
     with errors_to_exit("gen"):
         filters = Filters.parse(mode=mode, relu=relu, rmode=rmode, sat=sat, acc_type=acc_type,
                                 src_type=src_type, data_type=data_type)
