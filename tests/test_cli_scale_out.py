@@ -383,3 +383,21 @@ def test_a_ctrl_c_swallowed_by_a_gc_callback_is_delivered_again() -> None:
         finally:
             gc.callbacks.remove(callback)
     assert raised
+
+
+def test_huge_workers_and_chunks_are_usage_errors(tmp_path: Path) -> None:
+    """--workers 100000 started (tried to start) 100000 processes; --chunks beyond int64 was an internal error."""
+    from ptonum.cli._scale_out import max_local_workers
+
+    np.save(tmp_path / "a.npy", _acc(4, 8, 1))
+    n = max_local_workers() + 1
+    r = _run(["check", str(tmp_path / "a.npy"), "--workers", str(n)])
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr.startswith(f"ptonum check: error: Invalid value for '--workers': '{n}': at most {n - 1} local "
+                               "worker processes on this machine")
+    big = "99999999999999999999999x1"
+    r = _run(["postprocess", str(tmp_path / "a.npy"), *MODE, "--chunks", big, "--out-dir", str(tmp_path / "o")])
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == (f"ptonum postprocess: error: --chunks = {big}: chunk rows and columns must be at most "
+                        "9223372036854775807 (2^63 - 1); a chunk larger than the tile is cut to the tile\n")
+    assert not (tmp_path / "o").exists()

@@ -37,6 +37,10 @@ POSTPROCESS_SCALE_OPTIONS = ["--chunks", "--workers", "--scheduler", "--fail-fas
 _PATH_OPTIONS = ("quant_tile", "relu_tile", "row_max_in", "scale_tile", "offset_tile", "alpha_tile", "out_dir")
 
 
+#: the largest --chunks rows or columns (numpy's index type)
+MAX_CHUNK = 2**63 - 1
+
+
 def placement_options(fn: F) -> F:
     """Add ``--workers N`` and ``--scheduler ADDRESS`` (parameters ``workers``, ``scheduler``)."""
     fn = click.option("--scheduler", metavar="ADDRESS", default=None,
@@ -62,7 +66,16 @@ def _workers_value(ctx: Any, param: Any, value: Optional[str]) -> Optional[int]:
         raise click.BadParameter(f"{value!r} is not a number of workers (a positive integer or auto)") from None
     if n < 1:
         raise click.BadParameter(f"{value!r}: the number of workers must be at least 1")
+    limit = max_local_workers()
+    if n > limit:  # each is a process: tens of thousands would swamp the machine before any work
+        raise click.BadParameter(f"{value!r}: at most {limit} local worker processes on this machine "
+                                 f"({os.cpu_count() or 1} cores; auto gives one per core)")
     return n
+
+
+def max_local_workers() -> int:
+    """The largest ``--workers N`` accepted: 4 processes per core, and at least 32."""
+    return max(32, 4 * (os.cpu_count() or 1))
 
 
 def postprocess_options(fn: F) -> F:
@@ -414,7 +427,9 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
     if chunks is not None:
         from ..dask import parse_chunks
 
-        parse_chunks(chunks)
+        if max(parse_chunks(chunks)) > MAX_CHUNK:  # a chunk larger than the tile is cut to it; beyond int64 it broke
+            raise UsageError(f"--chunks = {chunks}: chunk rows and columns must be at most {MAX_CHUNK} (2^63 - 1); "
+                             "a chunk larger than the tile is cut to the tile")
     progress = options.get("progress")
     single = len(files) == 1
     rows: List[Dict[str, Any]] = []
