@@ -1700,9 +1700,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     def _v8_const(values: Any, bits: int = 32) -> Any:
         return _ir.Constant(_ir.VectorType(_ir.IntType(bits), len(values)), [int(v) & ((1 << bits) - 1) for v in values])
 
-    def _hif8_key_ir(builder: Any, x: Any, mpf: Any, mnf: Any, n: int) -> Any:
+    def _hif8_key_ir(builder: Any, x: Any, mpf: Any, mnf: Any, n: int, high: bool = False) -> Any:
         """The keys (:func:`_hif8_key`) of ``n`` lanes: FP32 bits ``x`` (``<n x i32>``) times the
-        multipliers ``mpf``/``mnf`` (``<n x float>``) of a positive / negative source, as ``<n x i32>``."""
+        multipliers ``mpf``/``mnf`` (``<n x float>``) of a positive / negative source, as ``<n x i32>``
+        (``high``: in the high 16 bits of each lane, the low 16 bits garbage)."""
         fn = _ir.VectorType(_ir.FloatType(), n)
         vn = _ir.VectorType(_ir.IntType(32), n)
 
@@ -1724,7 +1725,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         ab = builder.select(inexact, builder.or_(apt, k(1)), ap)
         # the key (as _hif8_key)
         sticky = builder.add(builder.and_(ab, k(0xFFFF)), k(0xFFFF))
-        return builder.lshr(builder.or_(builder.or_(ab, sticky), builder.xor(pb, ap)), k(16))
+        hk = builder.or_(builder.or_(ab, sticky), builder.xor(pb, ap))
+        return hk if high else builder.lshr(hk, k(16))
 
     @_intrinsic
     def _hif8_v8_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, keys: Any) -> Any:
@@ -1839,7 +1841,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             x = builder.load(_lane_ptr(context, builder, aty, av, jv, vk), align=4)
             mpf = builder.load(_lane_ptr(context, builder, mty, mpv, jv, fk), align=4)
             mnf = builder.load(_lane_ptr(context, builder, mty, mnv, jv, fk), align=4)
-            key = builder.trunc(_hif8_key_ir(builder, x, mpf, mnf, n), vw)
+            # the keys' 16-bit halves picked straight into 16-bit lanes (one vpermt2w): no shift or
+            # narrowing per 32-bit lane
+            hk = builder.bitcast(_hif8_key_ir(builder, x, mpf, mnf, n, True), _ir.VectorType(i16, 2 * n))
+            key = builder.shuffle_vector(hk, hk, _ir.Constant(vk, list(range(1, 2 * n, 2))))
             mag = builder.and_(key, k(0x7FFF))
             sb = builder.and_(builder.lshr(key, k(8)), k(HIF8_SIGN))
             idx = clamp_idx(mag)
