@@ -2086,7 +2086,7 @@ def _s32_rne_chunk(a_: Any, o_: Any, j: int, cols: bool, nxm_: Any, off_: Any, b
 @njit(inline="always")
 def _s32_rne_groups(a_: Any, o_: Any, cols: bool, nxm_: Any, off_: Any, blo_: Any, bhi_: Any, sc_: Any,
                     nxm: Any, off: Any, blo: Any, bhi: Any, sc: Any, xlo: Any, sat: bool, lim_lo: Any, lim_hi: Any,
-                    group_n: int, max_abs: bool, group_out: Any, gbase: int, gscr: Any
+                    group_n: int, max_abs: bool, group_out: Any, gbase: int, gscr: Any, pf: Any, pfb: int
                     ) -> Tuple[Any, Any, Any, Any, int]:
     """:func:`_s32_rne_cols` (``cols`` True: the parameter rows ``nxm_`` .. ``sc_``) or
     :func:`_s32_rne_scalar` (``cols`` False: the scalars ``nxm`` .. ``sc``) with GroupMax folded in:
@@ -2118,6 +2118,8 @@ def _s32_rne_groups(a_: Any, o_: Any, cols: bool, nxm_: Any, off_: Any, blo_: An
             hv = _v8_splat(np.int32(S32_MIN))
             lv = _v8_splat(np.int32(S32_MAX))
             for j in range(g * group_n, g * group_n + group_n, 8):
+                if cols:
+                    _prefetch(pf, pfb + j)  # the source _PF_AHEAD elements ahead (see _s32_cols_streamed)
                 x, n, o = _s32_rne_chunk(a_, o_, j, cols, nxm_, off_, blo_, bhi_, sc_, vxlo, vnxm, sc, voff, vblo,
                                          vbhi, sat, vlo, vhi)
                 hv = _v8_max(hv, x)
@@ -2130,6 +2132,8 @@ def _s32_rne_groups(a_: Any, o_: Any, cols: bool, nxm_: Any, off_: Any, blo_: An
         for g in range(full):
             hv = _v8_splat(np.int32(S32_MIN))
             for j in range(g * group_n, g * group_n + group_n, 8):
+                if cols:
+                    _prefetch(pf, pfb + j)  # the source _PF_AHEAD elements ahead (see _s32_cols_streamed)
                 x, n, o = _s32_rne_chunk(a_, o_, j, cols, nxm_, off_, blo_, bhi_, sc_, vxlo, vnxm, sc, voff, vblo,
                                          vbhi, sat, vlo, vhi)
                 hv = _v8_max(hv, x)
@@ -2362,19 +2366,19 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
             if cols and sat:
                 nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, True, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
                                                                bh, sc, xlo, True, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr)
+                                                               group_out, gbase, gscr, acc, base + _PF_AHEAD)
             elif cols:
                 nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, True, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
                                                                bh, sc, xlo, False, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr)
+                                                               group_out, gbase, gscr, acc, base + _PF_AHEAD)
             elif sat:
                 nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, False, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
                                                                bh, sc, xlo, True, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr)
+                                                               group_out, gbase, gscr, acc, base + _PF_AHEAD)
             else:
                 nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, False, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
                                                                bh, sc, xlo, False, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr)
+                                                               group_out, gbase, gscr, acc, base + _PF_AHEAD)
             flags |= gflags
             group_n = 0  # done: no group pass below
         elif rne == 2:  # one parameter word (REQ8, REQ4, DEQS16)
