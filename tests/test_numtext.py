@@ -6,6 +6,7 @@ correctly rounded step), and midpoints built by hand from adjacent encodings.
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
@@ -157,3 +158,34 @@ def test_only_the_ascii_decimal_grammar_is_a_number(text: str) -> None:
     assert int(np.float16(1000).view(np.uint16)) == 0x63D0
     for ok in ("1000", "+1e3", "1000.", "1.000e+3", " 1000 "):
         assert decimal_to_bits(ok, "FP16", "--value") == (0x63D0, True)
+
+
+@pytest.mark.parametrize("text", ["1." + "0" * 5000, "-1." + "0" * 5000 + "1", "3." + "1" * 6000 + "e-3",
+                                  "0." + "0" * 300 + "7" * 4500, "2" * 4400 + "e-4390", "1e" + "0" * 5000 + "3",
+                                  "-0." + "0" * 5000])
+def test_decimals_beyond_python_int_digit_limit_are_read_exactly(text: str) -> None:
+    """More than 4300 digits (Python's int/Fraction refuse them) are read exactly: the value is that of
+    the decimal module's exact parse (an independent reader), and every format rounds it once."""
+    from ptonum.numtext import parse_real
+
+    expected = Fraction(Decimal(text))
+    value = parse_real(text, "x")
+    assert value == expected
+    if expected == 0:
+        assert math.copysign(1.0, float(value)) == (-1.0 if text.startswith("-") else 1.0)
+    for fmt in BINARY_FORMATS.values():
+        assert decimal_to_bits(text, fmt, "x") == round_to_format(expected if expected or not text.startswith("-")
+                                                                  else -0.0, fmt), (text[:20], fmt.name)
+
+
+def test_long_decimal_options_on_the_command_line() -> None:
+    """A --scale of 1 followed by 5000 zeros after the point is 1 (was an internal error)."""
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    one = "1." + "0" * 5000
+    r = CliRunner().invoke(main, ["tcvt", "--to", "E8M0", "--values", one])
+    assert r.exit_code == 0 and "0x3f800000" in r.output and "internal error" not in r.output, r.output[:400]
+    r = CliRunner().invoke(main, ["decode", "FP32", "--value", one + "1"])
+    assert r.exit_code == 0 and "0x3f800000" in r.output, r.output[:400]

@@ -75,6 +75,11 @@ def test_digit_text_is_ascii_only() -> None:
             int_text(bad)
     with pytest.raises(ValueError):
         int_text("0x10", decimal_only=True)
+    # beyond the 4300 digits Python's int reads from text: exact, compared with the decimal module's parse
+    from decimal import Decimal
+
+    for text in ("-" + "7" * 5000, "+" + "0" * 4999 + "12", "9" * 9001):
+        assert int_text(text) == int(Decimal(text))
 
 
 def test_words_and_codes_refuse_other_scripts_digits(tmp_path) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import UsageError
 
-__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array", "shaped", "is_digits", "int_text", "shape_text"]
+__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array", "shaped", "is_digits", "digits_int", "int_text", "shape_text"]
 
 Engine = Literal["reference", "fast"]
 ENGINES: Tuple[str, ...] = ("reference", "fast")
@@ -59,6 +59,20 @@ _DECIMAL_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _PREFIXED_INT = re.compile(r"[+-]?0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)", re.ASCII)
 
 
+def digits_int(digits: str) -> int:
+    """The exact integer of a string of ASCII decimal digits of any length.  Python's ``int`` refuses
+    more than 4300 digits (``sys.get_int_max_str_digits``, a guard against slow conversions); a
+    longer string is split in halves, each converted and joined by a multiplication, so that a
+    long decimal (``1.000...0`` with 5000 zeros) is read exactly instead of raising ValueError.
+
+    Source: no ASL counterpart (argument parsing).
+    """
+    if len(digits) <= 4000:
+        return int(digits, 10)
+    low = len(digits) // 2
+    return digits_int(digits[:-low]) * 10 ** low + digits_int(digits[-low:])
+
+
 def int_text(text: str, *, decimal_only: bool = False) -> int:
     """The one rule for an integer read from text (an integer option, a word such as
     ``--quant-param``, a number inside a list or a shape): an optional sign, then ASCII decimal digits
@@ -70,7 +84,8 @@ def int_text(text: str, *, decimal_only: bool = False) -> int:
     """
     s = text.strip(" \t\n\r\f\v")
     if _DECIMAL_INT.fullmatch(s):
-        return int(s, 10)
+        magnitude = digits_int(s.lstrip("+-"))
+        return -magnitude if s.startswith("-") else magnitude
     if not decimal_only and _PREFIXED_INT.fullmatch(s):
         return int(s, 0)
     raise ValueError(f"{text!r}: not an integer ({'ASCII decimal digits' if decimal_only else 'ASCII decimal digits or 0x/0o/0b'}, no separators)")

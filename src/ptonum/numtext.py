@@ -20,6 +20,7 @@ import re
 from fractions import Fraction
 from typing import Dict, NamedTuple, Optional, Tuple, Union
 
+from ._util import digits_int
 from .errors import UsageError
 
 __all__ = ["BinaryFormat", "BINARY_FORMATS", "parse_real", "round_to_format", "decimal_to_bits", "is_decimal_text",
@@ -81,15 +82,29 @@ def parse_real(text: str, name: str) -> Union[Fraction, float]:
     far = _far_magnitude(t)
     if far is not None:
         return far
-    v = Fraction(t)
-    if v == 0 and t.startswith("-"):
-        return -0.0
-    return v
+    mantissa, _, exp_text = t.lstrip("+-").lower().partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    if not digits:  # zero, whatever its exponent
+        return -0.0 if t.startswith("-") else Fraction(0)
+    # not far: the exponent is small (see _far_magnitude); Fraction(t) would refuse > 4300 digits
+    exp10 = _exponent(exp_text) - len(frac)
+    v = Fraction(digits_int(digits) * 10 ** max(exp10, 0), 10 ** max(-exp10, 0))
+    return -v if t.startswith("-") else v
 
 
 #: decimal orders of magnitude beyond which every supported format (FP64 included) rounds to
 #: infinity (above) or to zero (below), whatever the digits
 _FAR_ABOVE, _FAR_BELOW = 400, -400
+
+
+def _exponent(text: str) -> int:
+    """The decimal exponent written after ``e`` (0 when there is none), capped at +-10**18 (an
+    exponent of more digits is far beyond every format either way; ``int`` would refuse more than
+    4300 digits)."""
+    magnitude = text.lstrip("+-").lstrip("0")
+    value = 10 ** 18 if len(magnitude) > 18 else int(magnitude or "0")
+    return -value if text.startswith("-") else value
 
 
 def _far_magnitude(t: str) -> Optional[Fraction]:
@@ -100,7 +115,7 @@ def _far_magnitude(t: str) -> Optional[Fraction]:
     negative = t.startswith("-")
     body = t.lstrip("+-")
     mantissa, _, exp_text = body.lower().partition("e")
-    exp10 = int(exp_text) if exp_text else 0
+    exp10 = _exponent(exp_text)
     whole, _, frac = mantissa.partition(".")
     digits = (whole + frac).lstrip("0")
     if not digits:
