@@ -2247,7 +2247,7 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
 #: every row) next to the source and the destination, the hardware prefetchers leave the source's
 #: DRAM latency exposed (Zen 5: 0.26 ns/element from L3, 0.51 from DRAM, one thread); the one-word
 #: loop (two streams) does not need this and is slower with it
-_PF_SPAN = 512
+_PF_SPAN = 128
 _PF_AHEAD = 4096
 
 
