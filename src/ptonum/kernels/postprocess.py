@@ -1066,6 +1066,12 @@ HIF8_KEY_MAX = _f32_bits_of(_HIF8.largest_value) >> 16  #: the key of HiF8's lar
 #: ns/elem without, 0.28 with, as from L3).
 HIF8_PF_AHEAD = 4096
 HIF8_KEY_OVF = HIF8_KEY_MAX + 1  #: a key above the largest value (its entry: the overflow code and flags)
+#: :func:`_e4m3_pass` prefetches the source this many elements ahead (16 KiB, as :data:`HIF8_PF_AHEAD`),
+#: the lines of each :data:`E4M3_CHUNK`-element chunk before its vector loop (Zen 5, one thread, 4096 x
+#: 4096 from DRAM: 0.39 -> 0.23 ns/elem).  A chunk of 256: the loop's min/max reductions once per chunk
+#: (32 elements: +45% on an L3 tile) and 16 prefetches at a time (512: 32, too many in flight, no gain).
+E4M3_PF_AHEAD = 4096
+E4M3_CHUNK = 256
 
 
 def _hif8_v32_tables() -> Tuple[Tuple[int, ...], ...]:
@@ -1255,10 +1261,22 @@ def _row_f16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu:
 
 @njit
 def _e4m3_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
-    """The vector loop of the E4M3 row: the flag word (:func:`_e4m3_word`)."""
+    """The vector loop of the E4M3 row: the flag word (:func:`_e4m3_word`).  :data:`E4M3_CHUNK` elements
+    at a time after a software prefetch of their source :data:`E4M3_PF_AHEAD` elements ahead (past the
+    row's end: the tile's next row; a prefetch never faults), the last ``size % E4M3_CHUNK`` alone."""
+    n = a_.size
+    j0 = n - n % E4M3_CHUNK
     kmin = np.uint32(0xFFFFFFFF)
     kmax = np.uint32(0)
-    for j in range(a_.size):
+    for c in range(0, j0, E4M3_CHUNK):
+        for q in range(0, E4M3_CHUNK, 16):
+            _prefetch(a_, c + q + E4M3_PF_AHEAD)  # the source lines E4M3_PF_AHEAD elements ahead
+        for j in range(c, c + E4M3_CHUNK):
+            code, ab, key = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
+            o_[j] = np.uint8(code)
+            kmin = min(kmin, key)
+            kmax = max(kmax, ab)
+    for j in range(j0, n):
         code, ab, key = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
         kmin = min(kmin, key)
