@@ -1379,19 +1379,21 @@ def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, 
 
 
 def _hif8_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any, scale32: Any,
-               alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any, gk: Any, gs: Any,
-               keys: Any, rowflags: Any) -> None:
-    """Rows ``i0 .. i1 - 1`` of an FP32 -> HiF8 tile without RowMax/GroupMax (compiled gate: uint8
-    carriers only): each row's :func:`_hif8_pass` called from this one loop, a row with a NaN/Inf
-    source done again whole by :func:`_row_hif8_rhb`; each row's flags to ``rowflags[i]``.  The
-    same codes and flags as one :func:`_row_hif8_rhb` call a row, without its cost per call (about
-    100 ns a row on Zen 5: the pass inlined into a loop over rows instead of a call per row)."""
+               alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any, fold: bool,
+               group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any) -> None:
+    """Rows ``i0 .. i1 - 1`` of an FP32 -> HiF8 tile (compiled gate: uint8 carriers only): each
+    row's :func:`_hif8_pass` called from this one loop, with ``fold`` its groups' fold keys
+    (:func:`_fp32_fold_groups`, groups of ``group_n`` or the whole row) to ``gk[(i - i0) * ngs ..]``;
+    a row with a NaN/Inf source done again whole by :func:`_row_hif8_rhb` (its ``gs`` entries too);
+    each row's flags to ``rowflags[i]``.  The same codes, keys and flags as one
+    :func:`_row_hif8_rhb` call a row, without its cost per call (about 100 ns a row on Zen 5: the
+    pass inlined into a loop over rows instead of a call per row)."""
     raise NotImplementedError  # pragma: no cover - only called from compiled code
 
 
 def _hif8_rows_u8(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any, scale32: Any,
-                  alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any, gk: Any, gs: Any,
-                  keys: Any, rowflags: Any) -> None:
+                  alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any, fold: bool,
+                  group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any) -> None:
     for i in range(i0, i1):
         base = i * n
         cnt = min(n, total - base)
@@ -1399,17 +1401,23 @@ def _hif8_rows_u8(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scal
         rb0 = i * rrow
         a_ = acc[base:base + cnt]
         o_ = out[base:base + cnt]
+        seg = group_n if (fold and group_n > 0) else max(cnt, 1)
+        ng = max((cnt + seg - 1) // seg if fold else 1, 1)
+        g0 = (i - i0) * ngs
         w = _hif8_pass(a_, o_, scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], keys)
         res = np.int64(w) & _ALL_FLAGS
         if (w & np.uint32(_RARE)) != np.uint32(0):
             res = _row_hif8_rhb(a_, o_, scale[qb:qb + cnt], alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt],
-                                alpha32[rb0:rb0 + cnt], relu, sat, spec, False, absm, max(cnt, 1), gk, gs, keys)
+                                alpha32[rb0:rb0 + cnt], relu, sat, spec, fold, absm, seg, gk[g0:g0 + ng],
+                                gs[g0:g0 + ng], keys)
+        elif fold:
+            _fp32_fold_groups(a_, absm, seg, gk[g0:g0 + ng])
         rowflags[i] = res
 
 
 def _hif8_rows_none(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any, scale32: Any,
-                    alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any, gk: Any, gs: Any,
-                    keys: Any, rowflags: Any) -> None:
+                    alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any, fold: bool,
+                    group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any) -> None:
     pass  # never called: HiF8 writes uint8
 
 
@@ -2651,15 +2659,21 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     # the FP32 row loops' fold buffers, once for the block's rows (not two allocations a row):
     # per-group key maxima and sNaN bits (zero between rows)
     ng_max = (n + group_n - 1) // group_n if group_n > 0 else 1
-    gk_b = np.empty(max(ng_max, 1), np.uint32)
-    gs_b = np.zeros(max(ng_max, 1), np.uint32)
+    # (HiF8: one row of them per row of the block, filled by _hif8_rows before the rows' loop)
+    ngs = max(ng_max, 1)
+    nbr = (i1 - i0) if fast == 5 else 1
+    gk_b = np.empty(ngs * nbr, np.uint32)
+    gs_b = np.zeros(ngs * nbr, np.uint32)
     # the S32 rows' GroupMax: each group's signed maximum and minimum (_s32_rne_groups)
     s32g_b = np.empty(2 * ng_max if (fast == 7 and group_n > 0) else 2, np.int32)
-    if fast == 5 and not row_en and group_n <= 0:
-        # FP32 -> HiF8 without folds: the rows' passes from one loop (no call per row)
+    if fast == 5:
+        # FP32 -> HiF8: the rows' passes (and fold keys) from one loop (no call per row); with RowMax /
+        # GroupMax the loop below finishes each row from its keys and rowflags[i]
+        fold5 = fuse and (row_en or group_n > 0)
         _hif8_rows(i0, i1, acc, n, total, out, scale, alpha, scale32, alpha32, qrow, rrow, relu, sat, spec, absm,
-                   gk_b[:1], gs_b[:1], hif8k, rowflags)
-        return
+                   fold5, group_n, ngs, gk_b, gs_b, hif8k, rowflags)
+        if not fold5:
+            return
     for i in range(i0, i1):
         base = i * n
         cnt = min(n, total - base)
@@ -2683,13 +2697,17 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
             folded = fuse and (row_en or group_n > 0)
             seg = group_n if (folded and group_n > 0) else max(cnt, 1)
             ng = (cnt + seg - 1) // seg if folded else 1
-            gk = gk_b[:max(ng, 1)]  # every entry written by the fold pass (or _redo_rare) when folded
-            gs = gs_b[:max(ng, 1)]  # written only for a row with a rare source; cleared below
+            g0 = (i - i0) * ngs if fast == 5 else 0
+            gk = gk_b[g0:g0 + max(ng, 1)]  # every entry written by the fold pass (or _redo_rare) when folded
+            gs = gs_b[g0:g0 + max(ng, 1)]  # written only for a row with a rare source; cleared below
             qb = i * qrow
             rb0 = i * rrow
-            f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
-                                 alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu, sat,
-                                 spec, folded, absm, seg, gk, gs, hif8k)
+            if fast == 5:
+                f_or = np.int64(rowflags[i])  # the row's pass and fold keys: _hif8_rows above
+            else:
+                f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
+                                     alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu,
+                                     sat, spec, folded, absm, seg, gk, gs, hif8k)
             if folded:
                 # every group's bits from its key maximum (select-only: the loop vectorizes), then the
                 # NaN rules for the groups that saw an sNaN or no number (only after a rare source)
