@@ -2365,6 +2365,24 @@ def _s32_word_streamed(acc: Any, base: int, o_: Any, sc: Any, nxm: Any, off: Any
     return nxb, ovb, rmax, rmin
 
 
+@njit(inline="always")
+def _s32_streamed_finish(o_: Any, cnt: int, dst: int, nxb: Any, ovb: Any, rmax: Any, rmin: Any,
+                         max_abs: bool) -> Tuple[int, int, int]:
+    """The end of :func:`_row_s32_word` and :func:`_row_s32_cols`: S4X2 codes kept as their two's
+    complement nibble, the row's flags from the lanes' NX / overflow masks, and its RowMax bits
+    (:func:`_s32_fold_bits`)."""
+    if dst == D_S4X2:  # wrapped or clamped to S4, kept as its two's complement nibble
+        for j in range(cnt):
+            o_[j] = o_[j] & np.uint8(S4_MASK)
+    flags = 0
+    if (nxb & _ABS) != 0:
+        flags |= _NX
+    if (ovb & _ABS) != 0:
+        flags |= _OF_NX
+    rb, rf = _s32_fold_bits(rmax, rmin, max_abs)
+    return flags, rb, rf
+
+
 @njit
 def _row_s32_word(acc: Any, base: int, cnt: int, out: Any, relu: int, offw: int, dst: int, sat: bool,
                   ip: Any, max_abs: bool) -> Tuple[int, int, int]:
@@ -2384,16 +2402,7 @@ def _row_s32_word(acc: Any, base: int, cnt: int, out: Any, relu: int, offw: int,
         nxb, ovb, rmax, rmin = _s32_word_streamed(acc, base, o_, sc, nxm, off, bl, bh, xlo, True, ilo, ihi)
     else:
         nxb, ovb, rmax, rmin = _s32_word_streamed(acc, base, o_, sc, nxm, off, bl, bh, xlo, False, ilo, ihi)
-    if dst == D_S4X2:  # wrapped or clamped to S4, kept as its two's complement nibble
-        for j in range(cnt):
-            o_[j] = o_[j] & np.uint8(S4_MASK)
-    flags = 0
-    if (nxb & _ABS) != 0:
-        flags |= _NX
-    if (ovb & _ABS) != 0:
-        flags |= _OF_NX
-    rb, rf = _s32_fold_bits(rmax, rmin, max_abs)
-    return flags, rb, rf
+    return _s32_streamed_finish(o_, cnt, dst, nxb, ovb, rmax, rmin, max_abs)
 
 
 @njit
@@ -2419,16 +2428,7 @@ def _row_s32_cols(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, o
         nxb, ovb, rmax, rmin = _s32_cols_streamed(acc, base, o_, sc_, nxm_, off_, bl_, bh_, xlo, True, ilo, ihi)
     else:
         nxb, ovb, rmax, rmin = _s32_cols_streamed(acc, base, o_, sc_, nxm_, off_, bl_, bh_, xlo, False, ilo, ihi)
-    if dst == D_S4X2:  # wrapped or clamped to S4, kept as its two's complement nibble
-        for j in range(cnt):
-            o_[j] = o_[j] & np.uint8(S4_MASK)
-    flags = 0
-    if (nxb & _ABS) != 0:
-        flags |= _NX
-    if (ovb & _ABS) != 0:
-        flags |= _OF_NX
-    rb, rf = _s32_fold_bits(rmax, rmin, max_abs)
-    return flags, rb, rf
+    return _s32_streamed_finish(o_, cnt, dst, nxb, ovb, rmax, rmin, max_abs)
 
 
 @njit
