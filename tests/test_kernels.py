@@ -421,3 +421,20 @@ def test_no_writable_and_no_filled_cache_runs_on_numpy_with_a_note(tmp_path, mon
     monkeypatch.setattr(kernels, "kernel_cache_dirs", lambda: [str(empty), str(shared)])
     assert engines.select("fast", 1 << 20) == "numba"
     assert engines.select("fast", 16) == "numpy" and capsys.readouterr().err == ""
+
+
+def test_cache_variable_naming_a_file_is_a_setting_note_not_a_damaged_cache(tmp_path: Path) -> None:
+    """PTONUM_CACHE_DIR set to a regular file (try14 #15): one note naming the variable, the file is left
+    alone and not among the lookup places, and nothing calls it a damaged cache file."""
+    f = tmp_path / "cachefile.npy"
+    f.write_bytes(b"user data")
+    code = ("from ptonum.kernels import kernel_cache_dirs, writable_cache_dir; d = kernel_cache_dirs(); "
+            "print(any(p.startswith(%r) for p in d), writable_cache_dir() is None or "
+            "not writable_cache_dir().startswith(%r))" % (str(f), str(f)))
+    env = {**os.environ, "PTONUM_CACHE_DIR": str(f)}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "True"]
+    assert r.stderr.count("ptonum: note:") == 1 and f"PTONUM_CACHE_DIR = {f} is not a directory" in r.stderr
+    assert "damaged" not in r.stderr
+    assert f.read_bytes() == b"user data"

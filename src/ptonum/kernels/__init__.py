@@ -384,7 +384,12 @@ def _candidate_dirs(py_file: str) -> List[str]:
     for var in ("PTONUM_CACHE_DIR", "NUMBA_CACHE_DIR"):
         root = os.environ.get(var, "").strip()
         if root:
-            dirs.append(os.path.join(os.path.abspath(os.path.expanduser(root)), _subpath(py_file)))
+            base = os.path.abspath(os.path.expanduser(root))
+            if os.path.exists(base) and not os.path.isdir(base):  # a setting to mend, not a damaged cache
+                note(f"cache-var-{var}", f"{var} = {root} is not a directory; the compiled kernels are looked up "
+                                         "in the other places (see `ptonum compile --help`)")
+                continue
+            dirs.append(os.path.join(base, _subpath(py_file)))
     dirs.append(os.path.join(os.path.dirname(os.path.abspath(py_file)), "__pycache__"))
     try:
         from numba.misc.appdirs import AppDirs
