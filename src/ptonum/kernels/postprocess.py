@@ -1060,17 +1060,17 @@ HIF8_KEY_RARE = 0x8000
 HIF8_KEY_INF = FP32_INF >> 16  #: a key magnitude at or above this is a NaN/Inf's
 assert (_ALL_FLAGS << HIF8_KEY_FLAGS) < HIF8_KEY_RARE
 HIF8_KEY_MAX = _f32_bits_of(_HIF8.largest_value) >> 16  #: the key of HiF8's largest value (exact)
-#: :func:`_hif8_pass`: the 32-element loop prefetches the source this many elements ahead (16 KiB:
-#: past the row's end that is the next row of the tile; a prefetch never faults).  The hardware
-#: prefetchers alone leave the DRAM stream's latency exposed (Zen 5, one thread, 4096 x 4096: 0.43
-#: ns/elem without, 0.28 with, as from L3).
-HIF8_PF_AHEAD = 4096
+#: How many elements ahead of the loop the row loops that stream the source from DRAM prefetch it
+#: (:func:`_hif8_pass`, :func:`_e4m3_pass`, :func:`_s32_cols_streamed`, :func:`_s32_word_streamed`, the
+#: per-column GroupMax loop): 16 KiB; past the row's end that is the tile's next row, and a prefetch never
+#: faults.  The hardware prefetchers alone leave the DRAM stream's latency exposed (Zen 5, one thread,
+#: 4096 x 4096: HiF8 0.43 ns/elem without, 0.28 with, as from L3; 8 and 32 KiB measured about the same).
+PF_AHEAD = 4096
 HIF8_KEY_OVF = HIF8_KEY_MAX + 1  #: a key above the largest value (its entry: the overflow code and flags)
-#: :func:`_e4m3_pass` prefetches the source this many elements ahead (16 KiB, as :data:`HIF8_PF_AHEAD`),
+#: :func:`_e4m3_pass` prefetches the source :data:`PF_AHEAD` elements ahead,
 #: the lines of each :data:`E4M3_CHUNK`-element chunk before its vector loop (Zen 5, one thread, 4096 x
 #: 4096 from DRAM: 0.39 -> 0.23 ns/elem).  A chunk of 256: the loop's min/max reductions once per chunk
 #: (32 elements: +45% on an L3 tile) and 16 prefetches at a time (512: 32, too many in flight, no gain).
-E4M3_PF_AHEAD = 4096
 E4M3_CHUNK = 256
 
 
@@ -1262,7 +1262,7 @@ def _row_f16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu:
 @njit
 def _e4m3_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
     """The vector loop of the E4M3 row: the flag word (:func:`_e4m3_word`).  :data:`E4M3_CHUNK` elements
-    at a time after a software prefetch of their source :data:`E4M3_PF_AHEAD` elements ahead (past the
+    at a time after a software prefetch of their source :data:`PF_AHEAD` elements ahead (past the
     row's end: the tile's next row; a prefetch never faults), the last ``size % E4M3_CHUNK`` alone."""
     n = a_.size
     j0 = n - n % E4M3_CHUNK
@@ -1270,7 +1270,7 @@ def _e4m3_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any)
     kmax = np.uint32(0)
     for c in range(0, j0, E4M3_CHUNK):
         for q in range(0, E4M3_CHUNK, 16):
-            _prefetch(a_, c + q + E4M3_PF_AHEAD)  # the source lines E4M3_PF_AHEAD elements ahead
+            _prefetch(a_, c + q + PF_AHEAD)  # the source lines PF_AHEAD elements ahead
         for j in range(c, c + E4M3_CHUNK):
             code, ab, key = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
             o_[j] = np.uint8(code)
@@ -1309,7 +1309,7 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any) -> Any:
     """The vector loop of the HIF8 row: each element's key (:func:`_hif8_key`) looked up in
     ``keys`` (:func:`hif8_key_table`), the code stored, the entries ORed into the flag word
     (:func:`_hif8_word`).  32 elements at a time by :func:`_hif8_v32` (no lookup in memory)
-    where the CPU has AVX-512 BW (:data:`HIF8_V32`; the source prefetched :data:`HIF8_PF_AHEAD`
+    where the CPU has AVX-512 BW (:data:`HIF8_V32`; the source prefetched :data:`PF_AHEAD`
     elements ahead), then eight at a time by :func:`_hif8_v8` (one
     gather), the last ``size % 8`` (and every element without numba) one by one: the same entries."""
     n = a_.size
@@ -1322,8 +1322,8 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any) -> Any:
             ovf = np.uint32(keys[HIF8_KEY_OVF])
             j1 = n - n % 32
             for j in range(0, j1, 32):
-                _prefetch(a_, j + HIF8_PF_AHEAD)  # the two source lines HIF8_PF_AHEAD elements ahead
-                _prefetch(a_, j + HIF8_PF_AHEAD + 16)
+                _prefetch(a_, j + PF_AHEAD)  # the two source lines PF_AHEAD elements ahead
+                _prefetch(a_, j + PF_AHEAD + 16)
                 acc = _v8_or(acc, _hif8_v32(a_, mp_, mn_, j, o_, ovf))
         j0 = n - n % 8
         for j in range(j1, j0, 8):
@@ -2183,7 +2183,7 @@ def _s32_rne_groups(a_: Any, o_: Any, cols: bool, nxm_: Any, off_: Any, blo_: An
             lv = _v8_splat(np.int32(S32_MAX))
             for j in range(g * group_n, g * group_n + group_n, 8):
                 if cols:
-                    _prefetch(pf, pfb + j)  # the source _PF_AHEAD elements ahead (see _s32_cols_streamed)
+                    _prefetch(pf, pfb + j)  # the source PF_AHEAD elements ahead (see _s32_cols_streamed)
                 x, n, o = _s32_rne_chunk(a_, o_, j, cols, nxm_, off_, blo_, bhi_, sc_, vxlo, vnxm, sc, voff, vblo,
                                          vbhi, sat, vlo, vhi)
                 hv = _v8_max(hv, x)
@@ -2197,7 +2197,7 @@ def _s32_rne_groups(a_: Any, o_: Any, cols: bool, nxm_: Any, off_: Any, blo_: An
             hv = _v8_splat(np.int32(S32_MIN))
             for j in range(g * group_n, g * group_n + group_n, 8):
                 if cols:
-                    _prefetch(pf, pfb + j)  # the source _PF_AHEAD elements ahead (see _s32_cols_streamed)
+                    _prefetch(pf, pfb + j)  # the source PF_AHEAD elements ahead (see _s32_cols_streamed)
                 x, n, o = _s32_rne_chunk(a_, o_, j, cols, nxm_, off_, blo_, bhi_, sc_, vxlo, vnxm, sc, voff, vblo,
                                          vbhi, sat, vlo, vhi)
                 hv = _v8_max(hv, x)
@@ -2312,24 +2312,29 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
 #: DRAM latency exposed (Zen 5: 0.26 ns/element from L3, 0.51 from DRAM, one thread); the one-word
 #: loop (two streams) gains less (:func:`_s32_word_streamed`)
 _PF_SPAN = 128
-_PF_AHEAD = 4096
+
+
+@njit(inline="always")
+def _prefetch_ahead(arr: Any, lo: int, hi: int) -> None:
+    """Prefetch the cache lines of ``arr[lo + PF_AHEAD:hi + PF_AHEAD]`` (clipped to the array), 16 int32
+    elements a line."""
+    for q in range(lo + PF_AHEAD, min(hi + PF_AHEAD, arr.size), 16):
+        _prefetch(arr, q)
 
 
 @njit
 def _s32_cols_streamed(acc: Any, base: int, o_: Any, sc_: Any, nxm_: Any, off_: Any, blo_: Any, bhi_: Any, xlo: Any,
                        sat: bool, lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any, Any]:
     """:func:`_s32_rne_cols` on the row of ``o_.size`` elements from ``acc[base]``, :data:`_PF_SPAN` columns at a
-    time, each span first prefetching the source :data:`_PF_AHEAD` elements ahead of it."""
+    time, each span first prefetching the source :data:`PF_AHEAD` elements ahead of it."""
     cnt = o_.size
-    total = acc.size
     nxb = np.int32(0)
     ovb = np.int32(0)
     rmax = np.int32(S32_MIN)
     rmin = np.int32(S32_MAX)
     for s0 in range(0, cnt, _PF_SPAN):
         s1 = min(s0 + _PF_SPAN, cnt)
-        for q in range(base + s0 + _PF_AHEAD, min(base + s1 + _PF_AHEAD, total), 16):
-            _prefetch(acc, q)
+        _prefetch_ahead(acc, base + s0, base + s1)
         n1, o1, h1, l1 = _s32_rne_cols(acc[base + s0:base + s1], o_[s0:s1], sc_[s0:s1], nxm_[s0:s1], off_[s0:s1],
                                        blo_[s0:s1], bhi_[s0:s1], xlo, sat, lim_lo, lim_hi)
         nxb = _or32(nxb, n1)
@@ -2343,19 +2348,17 @@ def _s32_cols_streamed(acc: Any, base: int, o_: Any, sc_: Any, nxm_: Any, off_: 
 def _s32_word_streamed(acc: Any, base: int, o_: Any, sc: Any, nxm: Any, off: Any, blo: Any, bhi: Any, xlo: Any,
                        sat: bool, lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any, Any]:
     """:func:`_s32_rne_scalar` on the row of ``o_.size`` elements from ``acc[base]``, :data:`_PF_SPAN` columns at
-    a time, each span first prefetching the source :data:`_PF_AHEAD` elements ahead of it (as
+    a time, each span first prefetching the source :data:`PF_AHEAD` elements ahead of it (as
     :func:`_s32_cols_streamed`; Zen 5, one thread, 4096 x 4096 from DRAM: spans of 128 or 256 columns gain
     ~10%, 2048 lose 30%)."""
     cnt = o_.size
-    total = acc.size
     nxb = np.int32(0)
     ovb = np.int32(0)
     rmax = np.int32(S32_MIN)
     rmin = np.int32(S32_MAX)
     for s0 in range(0, cnt, _PF_SPAN):
         s1 = min(s0 + _PF_SPAN, cnt)
-        for q in range(base + s0 + _PF_AHEAD, min(base + s1 + _PF_AHEAD, total), 16):
-            _prefetch(acc, q)
+        _prefetch_ahead(acc, base + s0, base + s1)
         n1, o1, h1, l1 = _s32_rne_scalar(acc[base + s0:base + s1], o_[s0:s1], sc, nxm, off, blo, bhi, xlo, sat,
                                          lim_lo, lim_hi)
         nxb = _or32(nxb, n1)
@@ -2487,19 +2490,19 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
             if cols and sat:
                 nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, True, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
                                                                bh, sc, xlo, True, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr, acc, base + _PF_AHEAD)
+                                                               group_out, gbase, gscr, acc, base + PF_AHEAD)
             elif cols:
                 nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, True, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
                                                                bh, sc, xlo, False, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr, acc, base + _PF_AHEAD)
+                                                               group_out, gbase, gscr, acc, base + PF_AHEAD)
             elif sat:
                 nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, False, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
                                                                bh, sc, xlo, True, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr, acc, base + _PF_AHEAD)
+                                                               group_out, gbase, gscr, acc, base + PF_AHEAD)
             else:
                 nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, False, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
                                                                bh, sc, xlo, False, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr, acc, base + _PF_AHEAD)
+                                                               group_out, gbase, gscr, acc, base + PF_AHEAD)
             flags |= gflags
             group_n = 0  # done: no group pass below
         elif rne == 2:  # one parameter word (REQ8, REQ4, DEQS16)
