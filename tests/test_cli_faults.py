@@ -307,6 +307,72 @@ def test_signal_during_start_up(tmp_path: Path, acc_file: Path) -> None:
         assert _listing(tmp_path) == ["acc.npy"], (k, _listing(tmp_path))
 
 
+#: the console script pip writes for ``[project.scripts] ptonum = "ptonum.__main__:main"``, verbatim
+_CONSOLE_SCRIPT = """import re
+import sys
+from ptonum.__main__ import main
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit(main())
+"""
+
+#: runs the console script (argv[3]) with a trace hook that sends the signal at the k-th line executed at
+#: the top level of the script or of ptonum/__main__.py once the entry module has taken SIGINT over
+#: (k = 0: never), or at the first line the script executes after its import of the entry module; prints
+#: on exit how many such lines there were
+_IMPORT_DRIVER = """
+import atexit, os, runpy, signal, sys
+k, sig, script = int(sys.argv[1]), getattr(signal, sys.argv[2]), sys.argv[3]
+entry = os.path.join("ptonum", "__main__.py")
+seen = [0]
+def local(frame, event, arg):
+    if event != "line" or frame.f_code.co_name != "<module>":
+        return local
+    in_script = frame.f_code.co_filename == script
+    if (in_script and frame.f_lineno > 3) or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        seen[0] += 1
+        if seen[0] == k:
+            os.kill(os.getpid(), sig)
+    return local
+def tracer(frame, event, arg):
+    name = frame.f_code.co_filename
+    return local if name == script or name.endswith(entry) else None
+atexit.register(lambda: sys.stdout.write(f"points {seen[0]}\\n"))
+sys.argv = [script, *sys.argv[4:]]
+sys.settrace(tracer)
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+def test_signal_while_the_entry_point_is_imported(tmp_path: Path, acc_file: Path) -> None:
+    """try14 #3: Ctrl-C (or SIGTERM) while the console script imports ``ptonum.__main__``, or between that
+    import and its call of ``main()``, printed a KeyboardInterrupt traceback; now, at every line from the
+    instant the entry module took the signals over (its first statements), the one line and 130 / 143,
+    nothing written."""
+    script = tmp_path / "ptonum-script"
+    script.write_text(_CONSOLE_SCRIPT)
+    out = tmp_path / "out"
+    args = _postprocess_args(acc_file, out)
+
+    def run(k: int, sig: str) -> "subprocess.CompletedProcess[str]":
+        return subprocess.run([sys.executable, "-c", _IMPORT_DRIVER, str(k), sig, str(script), *map(str, args)],
+                              capture_output=True, text=True, timeout=300)
+
+    clean = run(0, "SIGINT")
+    assert clean.returncode == 0 and clean.stderr == "", clean.stderr
+    points = int(clean.stdout.split()[-1])
+    shutil.rmtree(out)
+    for k in range(1, points + 1):
+        sig, code, what = (("SIGINT", 130, "interrupted by SIGINT") if k % 2 else
+                           ("SIGTERM", 143, "terminated by SIGTERM"))
+        proc = run(k, sig)
+        assert proc.returncode == code and proc.stderr in (f"ptonum: {what}; nothing was written\n",
+                                                            f"ptonum postprocess: {what}; nothing was written\n"), \
+            (k, proc.returncode, proc.stderr)
+        assert not out.exists(), (k, _listing(out))
+    assert points >= 10, clean.stdout  # the entry module's body after the take-over, the script's last lines
+
+
 def test_entry_point_takes_over_before_heavy_imports() -> None:
     """The window before the start-up handler exists is the interpreter's start-up plus the entry module
     and the package ``__init__``: importing them loads none of click, numpy or the command line."""
@@ -536,12 +602,26 @@ def test_internal_error_is_one_line(monkeypatch: Any) -> None:
 _SHUTDOWN_DRIVER = """
 import atexit, os, signal, sys, time
 import ptonum.__main__ as entry
-sig = getattr(signal, sys.argv[1])
-def late():  # the interpreter is shutting down: the command ended, its outputs are published
-    os.kill(os.getpid(), sig)
-    time.sleep(5)
-atexit.register(late)
-sys.argv = ["ptonum", *sys.argv[2:]]
+import ptonum.publish as p
+sig, when = getattr(signal, sys.argv[1]), sys.argv[2]
+def late(kill=os.kill, pid=os.getpid(), sleep=time.sleep):  # the command ended, its outputs are published
+    kill(pid, sig)
+    sleep(2)
+class Finalized:  # its __del__ runs when the interpreter clears the modules, after it gave up its handlers
+    def __del__(self):
+        late()
+if when == "exit-callback":  # an exit callback of the command's libraries (registered during the run)
+    real = p.Publication.commit
+    def commit(self):
+        done = real(self)
+        atexit.register(late)
+        return done
+    p.Publication.commit = commit
+elif when == "last-exit-callback":  # registered before the command: runs after every one of its own
+    atexit.register(late)
+else:
+    finalized = Finalized()
+sys.argv = ["ptonum", *sys.argv[3:]]
 entry.main()
 """
 
@@ -553,12 +633,30 @@ def test_signal_after_the_command_ended_is_reported(tmp_path: Path, acc_file: Pa
     """probe13 #16: a signal while the interpreter shuts down (after the summary) killed the process with
     nothing said (status -2 / -15); now the one line (the outputs were written in full) and 130 / 143."""
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-c", _SHUTDOWN_DRIVER, sig, *map(str, _postprocess_args(acc_file, out))],
+    proc = subprocess.run([sys.executable, "-c", _SHUTDOWN_DRIVER, sig, "exit-callback",
+                           *map(str, _postprocess_args(acc_file, out))],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == code, (proc.returncode, proc.stderr)
     assert proc.stdout.rstrip().splitlines()[-1].startswith("wrote "), proc.stdout
     assert proc.stderr.startswith(f"ptonum postprocess: {what}; ") and proc.stderr.count("\n") == 1, proc.stderr
     assert "already written in full" in proc.stderr and "acc.flags.json" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("when", ["last-exit-callback", "finalizing"])
+def test_signal_as_the_process_ends_gives_the_command_result(tmp_path: Path, acc_file: Path, sig: str,
+                                                             when: str) -> None:
+    """try14 #2: a signal in the last instant of the process -- after the last exit callback, or while
+    the interpreter finalizes (it has reset the handlers: the default action killed the process, status
+    130 with no line) -- is ignored: the command's own status and output, stderr empty."""
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", _SHUTDOWN_DRIVER, sig, when,
+                           *map(str, _postprocess_args(acc_file, out))],
+                          capture_output=True, text=True, timeout=300)
+    assert (proc.returncode, proc.stderr) == (0, ""), (proc.returncode, proc.stderr)
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("wrote "), proc.stdout
+    names = _listing(out)
+    assert "acc.flags.json" in names and not any(n.startswith(".") for n in names), names
 
 
 # ---------------------------------------------------------------------------

@@ -27,7 +27,7 @@ _SUBMODULES = ("formats", "fp19", "rounding", "encode", "tcvt", "fpatr", "flags"
 
 #: the top-level names and the submodule defining each, imported on first use: a plain
 #: ``import ptonum`` imports neither numpy nor any submodule, so the ``ptonum`` command's entry
-#: point (:mod:`ptonum.__main__`) takes over SIGTERM before anything heavy is loaded
+#: point (:mod:`ptonum.__main__`) takes SIGINT and SIGTERM over before anything heavy is loaded
 _NAMES = {
     "PtonumError": "errors",
     "IllegalEncodingError": "errors",

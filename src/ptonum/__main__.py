@@ -1,33 +1,116 @@
 """The entry point of the ``ptonum`` command (the console script) and of ``python -m ptonum``.
 
-Its first act is to take over SIGTERM, before the command line's heavy imports (click, numpy and
-the command's modules, a few hundred milliseconds): a SIGTERM that arrives while the command
-starts up ends it the way one arriving during a run does -- one line ``ptonum [COMMAND]:
-terminated by SIGTERM; nothing was written`` on stderr and exit status 143 -- instead of the
-default action (the process killed, status -15).  A SIGINT (Ctrl-C) during start-up likewise
-gives one line and status 130 instead of a traceback.  Once the command runs, its own handler
-(:func:`ptonum.publish.install_sigterm_handler`, installed by :class:`ptonum.cli._Group`) takes
-over and gives SIGTERM back to this one when the command ends.
+SIGINT (Ctrl-C) and SIGTERM get one answer at every instant of a ``ptonum`` process: one line
+``ptonum [COMMAND]: interrupted by SIGINT|terminated by SIGTERM; <what was written>`` on stderr and
+exit status 130 / 143 -- never a traceback, never the process killed with nothing said -- or, once
+the command has ended and the interpreter is finishing, the command's own result:
 
-What is left before the handler exists is the interpreter's own start-up and the import of this
-module and of the package ``__init__``, which import only ``signal`` and ``sys`` (a plain ``import
-ptonum`` loads no numpy; ``tests/test_cli_faults.py`` checks both).  If SIGTERM is ignored
-(``SIG_IGN``) it stays ignored.
+* **While this module is imported** (by the console script or ``python -m ptonum``): its first
+  statements take both signals over (``_signal``, built in, so nothing is imported first) with a
+  handler that only notes the signal; :func:`main` answers a noted one before it imports anything.
+  What comes before is the interpreter's own start-up, the console script's ``import re, sys`` and
+  the package ``__init__`` (which imports nothing): a Ctrl-C there can still show Python's
+  ``KeyboardInterrupt`` traceback (status 130), which no code of ptonum can prevent.
+* **Start-up** (:func:`main` importing click, numpy and the command's modules, a few hundred
+  milliseconds): the signal ends the command as during a run: one line, ``nothing was written``.
+* **The run**: the command's own handling (:class:`ptonum.cli._Group`,
+  :func:`ptonum.publish.install_sigterm_handler`); it gives SIGTERM back to this module's handler when
+  the command ends.
+* **After the command** (its outputs published, its summary printed; the interpreter joins thread
+  pools and runs exit callbacks, up to seconds): the one line, saying the outputs were written in
+  full, and 130 / 143 at once.
+* **The last exit callback** (registered first, so it runs after every one the command's libraries
+  registered): both signals are ignored from then on.  Python gives its signal handlers up while it
+  finalizes (the default action would kill the process with nothing said, status 130 with no line);
+  an ignored signal stays ignored, so the process ends with the command's own status and output.
+
+A signal the caller set to be ignored (``SIG_IGN``, e.g. SIGINT of a background job) stays ignored.
+
+Imported by anything else (a test, a program calling :func:`main`), this module installs nothing at
+import; :func:`main` takes the signals over when it is called.  In a worker process that a ptonum
+command starts with multiprocessing's ``spawn`` (a local Dask cluster, ``--workers N``), which imports
+the parent's main module as ``__mp_main__`` and so this module, SIGINT is ignored from that import on:
+a Ctrl-C, which a terminal sends to the whole process group, is the parent's to handle (it shuts the
+workers down and prints the one line), not a traceback of a worker still starting up.
 """
 
 from __future__ import annotations
 
-import signal
-import sys
+import _signal  # built in and already loaded by the interpreter: taking the signals over costs nothing
+
+_SIGINT: int = _signal.SIGINT
+_SIGTERM: int = _signal.SIGTERM
+
+#: the phases of the process, as :func:`_on_signal` answers a signal in them
+_NOTING, _STARTING, _ENDED, _FINAL = 0, 1, 2, 3
+_phase = _STARTING
+#: the signals noted while this module was imported as the entry point (answered by :func:`main`)
+_noted: list = []
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    """The handler of SIGINT and SIGTERM outside the command's own handling (see the module docstring)."""
+    if _phase == _NOTING:
+        _noted.append(signum)
+    elif _phase == _STARTING:
+        if signum == _SIGTERM:
+            raise _StartupTerminated(signum)
+        raise KeyboardInterrupt
+    elif _phase == _ENDED:
+        _late_signal(signum)
+    # _FINAL: the command ended and the process is exiting with its status; nothing to add
+
+
+def _take_over(phase: int) -> bool:
+    """Point SIGINT and SIGTERM at :func:`_on_signal` (each unless ignored) in ``phase``; False outside
+    the main thread (nothing changed)."""
+    global _phase
+    _phase = phase
+    try:
+        for sig in (_SIGINT, _SIGTERM):
+            if _signal.getsignal(sig) != _signal.SIG_IGN:
+                _signal.signal(sig, _on_signal)
+    except ValueError:  # not the main thread: the signals are not ours to take
+        return False
+    return True
+
+
+def _importer() -> object:
+    """The ``__name__`` of the module that imports this one (skipping the import machinery), or this
+    module's own when it is run (``python -m ptonum``): ``"__main__"`` when that is the program's main
+    module (the console script, ``python -c``), ``"__mp_main__"`` in a spawned multiprocessing child
+    (its copy of the parent's main module)."""
+    import sys
+
+    if __name__ in ("__main__", "__mp_main__"):
+        return __name__
+    frame = sys._getframe(1)
+    while frame.f_back is not None and (frame.f_globals is globals()
+                                        or frame.f_code.co_filename.startswith("<frozen importlib")):
+        frame = frame.f_back
+    return frame.f_globals.get("__name__") if frame.f_code.co_name == "<module>" else None
+
+
+_IMPORTED_BY = _importer()
+if _IMPORTED_BY == "__main__":
+    _take_over(_NOTING)
+elif _IMPORTED_BY == "__mp_main__":  # a spawned worker of a ptonum command: Ctrl-C is the parent's
+    try:
+        if _signal.getsignal(_SIGINT) != _signal.SIG_IGN:
+            _signal.signal(_SIGINT, _signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
+
+import sys  # noqa: E402  (after the signals are taken over)
 
 TYPE_CHECKING = False  # typing itself is not imported: it is a noticeable part of start-up
 if TYPE_CHECKING:
-    from types import FrameType
-    from typing import NoReturn, Optional
+    from typing import NoReturn
 
 #: exit status after SIGINT / SIGTERM (128 + signal number), as ``ptonum.publish`` defines them
 _EXIT_SIGINT = 130
 _EXIT_SIGTERM = 143
+_last_step_registered = False
 
 
 class _StartupTerminated(BaseException):
@@ -35,31 +118,31 @@ class _StartupTerminated(BaseException):
     so no ``except Exception`` in an imported module swallows it)."""
 
 
-def _raise_startup_terminated(signum: int, frame: Optional[FrameType]) -> None:
-    raise _StartupTerminated(signum)
-
-
 def main() -> None:
-    """Run the ``ptonum`` command line (``sys.argv``); ends the process with the command's status."""
-    installed = False
-    if signal.getsignal(signal.SIGTERM) != signal.SIG_IGN:
-        try:
-            signal.signal(signal.SIGTERM, _raise_startup_terminated)
-            installed = True
-        except ValueError:  # not the main thread: leave SIGTERM alone
-            pass
+    """Run the ``ptonum`` command line (``sys.argv``); ends the process with the command's status.
+
+    Exit status: the command's (0, 1, 2, 141), or 130 / 143 after SIGINT / SIGTERM with one line on
+    stderr (see the module docstring).
+    """
+    global _phase, _last_step_registered
+    if not _last_step_registered:
+        import atexit
+
+        atexit.register(_last_step)  # before the command's libraries register theirs: it runs after them
+        _last_step_registered = True
     try:
+        _take_over(_STARTING)  # a signal from here on raises, at the latest in the next line
+        if _noted:  # noted while this module was imported: answered before anything is imported
+            _on_signal(_noted[0], None)
         from .cli import main as command
 
         command()  # always ends with SystemExit
     except (_StartupTerminated, KeyboardInterrupt) as exc:
         _stopped(exc)
-    except SystemExit:
-        _guard_shutdown(installed)
+    except BaseException:  # SystemExit: the command ended (or a defect PTONUM_TRACEBACK=1 shows)
+        _phase = _ENDED  # first, with no call before it: a signal from here on is a late one
+        _take_over(_ENDED)  # SIGTERM is back from the command; SIGINT too if anything changed it
         raise
-    finally:
-        if installed and signal.getsignal(signal.SIGTERM) is _raise_startup_terminated:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _stopped(exc: BaseException) -> NoReturn:
@@ -71,24 +154,13 @@ def _stopped(exc: BaseException) -> NoReturn:
     sys.exit(_EXIT_SIGTERM if term else _EXIT_SIGINT)
 
 
-def _guard_shutdown(term_installed: bool) -> None:
-    """After the command ended (its outputs published, its summary printed): a SIGINT or SIGTERM that
-    arrives while the interpreter shuts down (thread pools, caches: up to seconds) gives the one line,
-    which says the outputs were written in full, and status 130/143 at once -- instead of the process
-    killed by the signal with nothing said.  A signal the caller set to be ignored stays ignored."""
-    try:
-        if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
-            signal.signal(signal.SIGINT, _late_signal)
-        if term_installed:
-            signal.signal(signal.SIGTERM, _late_signal)
-    except ValueError:  # not the main thread
-        pass
-
-
-def _late_signal(signum: int, frame: Optional[FrameType]) -> None:
+def _late_signal(signum: int) -> NoReturn:
+    """A signal after the command ended (its outputs published, its summary printed), while the
+    interpreter shuts down: the one line, which says the outputs were written in full, and 130 / 143
+    at once."""
     import os
 
-    term = signum == signal.SIGTERM
+    term = signum == _SIGTERM
     try:
         sys.stdout.flush()
     except Exception:  # a closed or broken stdout: the line on stderr still matters
@@ -97,10 +169,24 @@ def _late_signal(signum: int, frame: Optional[FrameType]) -> None:
     os._exit(_EXIT_SIGTERM if term else _EXIT_SIGINT)  # nothing is left to clean: the command ended
 
 
+def _last_step() -> None:
+    """The last exit callback: from here on SIGINT and SIGTERM are ignored (see the module docstring)."""
+    global _phase
+    _phase = _FINAL  # a signal noted before the switch below is answered by nothing
+    try:
+        for sig in (_SIGINT, _SIGTERM):
+            if _signal.getsignal(sig) is _on_signal:
+                _signal.signal(sig, _signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
+
+
 def _report(term: bool) -> None:
     """Write ``ptonum [COMMAND]: interrupted by SIGINT|terminated by SIGTERM; <what was written>``."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second signal must not cut the report short
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    global _phase
+    _phase = _FINAL
+    _signal.signal(_SIGTERM, _signal.SIG_IGN)  # a second signal must not cut the report short
+    _signal.signal(_SIGINT, _signal.SIG_IGN)
     what = "nothing was written"
     command = ""
     try:
