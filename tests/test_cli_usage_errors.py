@@ -272,3 +272,39 @@ def test_an_option_given_twice_is_refused(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy"]
     r = CliRunner().invoke(main, ["gen", "postprocess_element", "--count", "2", "--mode", "3", "--mode", "4"])
     assert r.exit_code == 0, r.output
+
+
+#: a number of 5000 digits, as a user might paste or a script might build by mistake
+_HUGE = "7" * 5000
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["postprocess", "acc.npy", "--mode", "REQ8", "--scale", "1" + _HUGE], "--scale = 1777"),
+    (["postprocess", "acc.npy", "--mode", "REQ8", "--scale", "1", "--offset", _HUGE], "'--offset': '777"),
+    (["postprocess", "acc.npy", "--attributes", _HUGE, "--scale", "1"], "--attributes = 777"),
+    (["postprocess", "acc.npy", "--mode", "REQ8", "--quant-param", _HUGE], "--quant-param = 777"),
+    (["tcvt", "--to", "E8M0", "--values", "0x" + _HUGE], "--values[0] = 0x777"),
+    (["compare", "acc.npy", "--mode", "REQ8", "--scale", "1", "--device-d", "acc.npy", "--device-flags", _HUGE],
+     "--device-flags = 777"),
+    (["explain", "postprocess", "--attributes", "0x08002023", "--acc", _HUGE, "--scale", "1"], "--acc = 777"),
+    (["explain", "postprocess", "--attributes", "0x08002023", "--acc", "-" + _HUGE, "--scale", "1"], "--acc = -777"),
+    (["check", "x.csv", "--limit", _HUGE], "'--limit': '777"),
+    (["sweep", "tcvt", "--src-type", "BF16", "--range", "0:" + _HUGE, "--state", "s"], "--range = '0:777"),
+])
+def test_a_huge_number_is_echoed_shortened(tmp_path, monkeypatch, argv, fragment):
+    """A refusal of a 5000-digit argument was a screenful (the number in full; `explain --acc` was even an
+    internal error: Python refuses to print an int of more than 4300 digits). Now one short line that
+    still names the option and shows the number's first and last 20 digits and its length."""
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "acc.npy", np.zeros((2, 4), np.int32))
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    line = r.stderr.rstrip("\n")
+    assert r.stderr.count("\n") == 1 and len(line) < 400, line[:300]
+    assert line.startswith("ptonum ") and ": error: " in line and "internal error" not in line, line
+    assert fragment in line, line
+    import re
+
+    assert re.search(r"(?:^|[^0-9])[17]{20}\.\.\.7{20} \((?:5000 hex|5000|5001) digits\)", line), line

@@ -408,3 +408,19 @@ def test_huge_ints_and_decimals_as_parameters() -> None:
     with pytest.raises(UsageError, match="not exactly representable"):
         fpatr.quant_param(Decimal("0.1"), 0, mode="REQ8")
     assert fpatr.relu_param(Decimal("0.1"), rounding="rne").fp19 == fpatr.relu_param("0.1", rounding="rne").fp19
+
+
+def test_a_huge_decimal_is_shortened_in_repr_and_messages():
+    """A requested decimal of 5000 digits is read exactly (try14 #6) but shown shortened: ParamWord's repr
+    and a refusal keep the first and last 20 digits and say how many there are."""
+    from ptonum.errors import UsageError
+
+    w = quant_param("1." + "0" * 5000, 0, mode="REQ8")
+    assert (int(w), w.exact) == (0x3F800000, True)
+    assert repr(w) == ("ParamWord(0x000000003f800000, fp19=0x1fc00, value=1.0, requested=1." + "0" * 20 + "..."
+                       + "0" * 20 + " (5000 digits), exact=True, offset=0)")
+    with pytest.raises(UsageError) as info:
+        quant_param("1" + "7" * 5000, 0, mode="REQ8")
+    assert str(info.value).startswith("scale = 1" + "7" * 19 + "..." + "7" * 20 + " (5001 digits) is not exactly "), \
+        str(info.value)[:200]
+    assert len(str(info.value)) < 400

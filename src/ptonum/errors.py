@@ -22,17 +22,56 @@ changed.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "PtonumError",
     "IllegalEncodingError",
     "TileLegalityError",
     "UnsupportedConversionError",
     "UsageError",
+    "short_numbers",
+    "LONG_DIGITS",
 ]
+
+#: a number written with more digits than this is shown shortened in messages (:func:`short_numbers`)
+LONG_DIGITS = 100
+#: how many of its first and of its last digits a shortened number keeps
+_KEPT = 20
+_LONG_NUMBER = re.compile(r"(?<![0-9A-Za-z_])(0[xX])([0-9a-fA-F]{%d,})|(0[bB])([01]{%d,})|(0[oO])([0-7]{%d,})|([0-9]{%d,})"
+                          % ((LONG_DIGITS + 1,) * 4))
+_DIGIT_NAMES = {"x": "hex digits", "b": "binary digits", "o": "octal digits"}
+
+
+def short_numbers(text: str) -> str:
+    """``text`` with every number written with more than :data:`LONG_DIGITS` digits (a run of decimal
+    digits, or ``0x``/``0b``/``0o`` and their digits) shortened to its first and last 20 digits and
+    its length: ``77777777777777777777...77777777777777777777 (5000 digits)``,
+    ``0x26cc3f...c0a30e6 (4236 hex digits)``.  A message then still says what and where, in one line
+    rather than a screenful per number.  Shorter numbers are left as they are.
+
+    Source: no ASL counterpart (message text).
+    """
+    def shorten(m: "re.Match[str]") -> str:
+        prefix = m.group(1) or m.group(3) or m.group(5) or ""
+        digits = m.group(2) or m.group(4) or m.group(6) or m.group(7)
+        kind = _DIGIT_NAMES[prefix[1].lower()] if prefix else "digits"
+        return f"{prefix}{digits[:_KEPT]}...{digits[-_KEPT:]} ({len(digits)} {kind})"
+
+    return _LONG_NUMBER.sub(shorten, text)
 
 
 class PtonumError(ValueError):
-    """Base class of every error ptonum raises on purpose."""
+    """Base class of every error ptonum raises on purpose.
+
+    Its message never holds a number of more than :data:`LONG_DIGITS` digits in full (an argument of
+    5000 digits echoed back): :func:`short_numbers` shortens it.
+    """
+
+    def __init__(self, *args: object) -> None:
+        if args and isinstance(args[0], str) and len(args[0]) > LONG_DIGITS:
+            args = (short_numbers(args[0]), *args[1:])
+        super().__init__(*args)
 
 
 class IllegalEncodingError(PtonumError):

@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Optiona
 import click
 
 from .._util import int_text, is_digits
-from ..errors import PtonumError, UsageError
+from ..errors import PtonumError, UsageError, short_numbers
 from ..rounding import RoundingMode, parse_rounding_mode
 
 
@@ -131,7 +131,7 @@ _OPTION_NAMES = (
 def cli_message(message: Any, translate: bool = True) -> str:
     """A model error message as one line, with Python parameter names replaced by option names
     (``translate=False`` for messages about vector-file columns, which keep their names)."""
-    text = " ".join(str(message).split())
+    text = short_numbers(" ".join(str(message).split()))  # an argument of 5000 digits: not a screenful
     if not translate:
         return text
     for pattern, option in _OPTION_NAMES:

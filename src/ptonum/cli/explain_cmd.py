@@ -178,7 +178,7 @@ def acc_bits(text: str, acc_type: str, name: str = "--acc") -> int:
         raise UsageError(f"{name} = {text!r}: expected an integer (a decimal {t.name} value, or 0x... bits)") from None
     lo, hi = (-(1 << 31), (1 << 31) - 1) if t.name == "S32" else (0, (1 << 32) - 1)
     if not lo <= v <= hi:
-        raise UsageError(f"{name} = {v}: does not fit {t.name} ({lo} .. {hi})")
+        raise UsageError(f"{name} = {s}: does not fit {t.name} ({lo} .. {hi})")
     return v & 0xFFFFFFFF
 
 

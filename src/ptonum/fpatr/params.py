@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import fp19 as fp19mod
 from .._util import as_bits
-from ..errors import TileLegalityError, UsageError
+from ..errors import TileLegalityError, UsageError, short_numbers
 from ..tables import ASSIGNED_PRE_QUANT_CODES, MODE_TABLE, PreQuantMode
 from .attributes import parse_pre_quant_mode
 
@@ -561,9 +561,9 @@ class ParamWord(int):
         obj.how = how
         return obj
 
-    def __repr__(self) -> str:
-        return (f"ParamWord({int(self):#018x}, fp19={self.fp19:#07x}, value={self.value!r}, "
-                f"requested={self.requested!r}, exact={self.exact}, offset={self.offset})")
+    def __repr__(self) -> str:  # a requested decimal of 5000 digits is shown shortened (short_numbers)
+        return short_numbers(f"ParamWord({int(self):#018x}, fp19={self.fp19:#07x}, value={self.value!r}, "
+                             f"requested={self.requested!r}, exact={self.exact}, offset={self.offset})")
 
 
 _ROUNDINGS = ("exact", "rne")
