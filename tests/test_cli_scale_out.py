@@ -336,6 +336,101 @@ def test_local_workers_ignore_sigint_and_the_parent_keeps_its_handler() -> None:
     assert signal.getsignal(signal.SIGINT) is before
 
 
+def _sigint_blocked() -> bool:
+    import signal
+
+    return signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def test_local_workers_start_with_sigint_blocked_and_the_parent_takes_it() -> None:
+    """try14 #10 (left part): the workers' preload ignores SIGINT only once a worker is up, so a Ctrl-C in
+    the cluster's start printed the tracebacks of workers still importing.  They now inherit a blocked
+    SIGINT from their first instruction (the mask survives fork and exec); this thread's mask is as
+    before once the cluster is up, so this process still takes Ctrl-C."""
+    import signal
+
+    from ptonum.cli._scale_out import client_for
+
+    assert not _sigint_blocked()
+    with client_for("check", None, 1) as client:
+        assert not _sigint_blocked()
+        assert set(client.run(_sigint_blocked).values()) == {True}
+    assert not _sigint_blocked()
+
+
+#: runs ``ptonum`` (argv[2:]) and sends SIGINT to each worker process as it is spawned -- to the worker
+#: only (argv[1] == "worker") or, like a terminal's Ctrl-C, to the worker and this process ("group");
+#: prints the workers' process ids on exit
+_SPAWN_DRIVER = """
+import atexit, os, signal, sys
+import ptonum.__main__ as entry
+import multiprocessing.util as util
+who, real, pids = sys.argv[1], util.spawnv_passfds, []
+def spawn(path, args, passfds):
+    pid = real(path, args, passfds)
+    if any("spawn_main" in str(a) for a in args):  # a worker (not multiprocessing's resource tracker)
+        pids.append(pid)
+        os.kill(pid, signal.SIGKILL if who == "kill" else signal.SIGINT)
+        if who == "group":
+            os.kill(os.getpid(), signal.SIGINT)
+    return pid
+util.spawnv_passfds = spawn
+atexit.register(lambda: print("workers", *pids))
+sys.argv = ["ptonum", *sys.argv[2:]]
+entry.main()
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie: ended, not yet reaped
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc for the worker processes")
+@pytest.mark.parametrize("who", ["worker", "group"])
+def test_ctrl_c_as_a_worker_starts(tmp_path: Path, who: str) -> None:
+    """A Ctrl-C that reaches a worker process while it starts: the run goes on undisturbed ("worker": it
+    died, or printed the traceback of its interrupted imports); with this process interrupted too
+    ("group", a terminal's Ctrl-C): one line, 130, and no worker process left."""
+    import subprocess
+    import sys
+    import time
+
+    path = _vector_file(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", _SPAWN_DRIVER, who, "check", str(path), "--workers", "1",
+                           "--engine", "reference", "--max-report", "0"],
+                          capture_output=True, text=True, timeout=300)
+    pids = [int(p) for p in proc.stdout.rstrip().splitlines()[-1].split()[1:]]
+    assert pids, proc.stdout
+    if who == "worker":
+        assert proc.returncode == 1 and "3 failing row(s)" in proc.stdout, (proc.returncode, proc.stderr)
+        assert proc.stderr == "", proc.stderr
+    else:
+        assert (proc.returncode, proc.stderr) == (130, "ptonum check: interrupted by SIGINT; nothing was written\n"), \
+            (proc.returncode, proc.stderr)
+    deadline = time.monotonic() + 30  # (not a timing claim: the workers end as the cluster shuts down)
+    while not all(_gone(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(_gone(p) for p in pids), pids
+
+
+def test_a_worker_that_dies_as_it_starts_is_one_line(tmp_path: Path) -> None:
+    """A worker process killed while it starts (here SIGKILL; the OOM killer, a crash) was an internal
+    error (``RuntimeError: Nanny failed to start``); now one line naming --workers, exit 2."""
+    import subprocess
+    import sys
+
+    path = _vector_file(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", _SPAWN_DRIVER, "kill", "check", str(path), "--workers", "1",
+                           "--engine", "reference"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, (proc.returncode, proc.stderr)
+    assert proc.stderr.startswith("ptonum check: error: --workers 1: the local cluster did not start ("), proc.stderr
+    assert "internal error" not in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("name, args", [("acc.d_packed.bin", ["--mode", "REQ4", "--scale", "0.0078125", "--bin"]),
                                         ("acc.d.npy", ["--mode", "REQ8", "--scale", "1"])])
 def test_a_file_named_like_an_output_that_ptonum_did_not_write_is_never_replaced(tmp_path: Path, monkeypatch,

@@ -107,13 +107,48 @@ def client_for(command: str, scheduler: Optional[str], workers: Optional[int]) -
             preload = list(dask.config.get("distributed.worker.preload", []) or [])
             stack.enter_context(dask.config.set({"distributed.worker.preload": preload + [_WORKER_SIGNALS]}))
         try:
-            client = stack.enter_context(open_client(scheduler=scheduler, workers=workers))
+            with _sigint_blocked_while_workers_start(scheduler is None):
+                try:
+                    client = stack.enter_context(open_client(scheduler=scheduler, workers=workers))
+                except RuntimeError as exc:  # distributed's "Nanny failed to start", "Cluster failed to start"
+                    if scheduler is not None:
+                        raise
+                    raise UsageError(f"--workers {workers}: the local cluster did not start ({exc}); "
+                                     "a worker process ended while starting") from None
             stack.enter_context(_interrupts_not_swallowed())
             yield client
         except BaseException as exc:
             if not isinstance(exc, Exception):  # Ctrl-C, SIGTERM: the cluster is torn down mid-work
                 _quiet_teardown()
             raise
+
+
+@contextmanager
+def _sigint_blocked_while_workers_start(local: bool) -> Iterator[None]:
+    """While a local cluster starts (``local``): SIGINT blocked in this thread, so that every thread the
+    cluster starts -- its event loop, the threads that spawn the worker processes -- inherits the blocked
+    SIGINT, and so does every worker process from its first instruction (a signal mask survives fork and
+    exec).  A Ctrl-C, which a terminal sends to the whole process group, then never reaches a worker that
+    is still starting (it printed the traceback of its interrupted imports: the ``_worker_signals``
+    preload runs only once the worker is up); this process takes it when the start is over (about 1-2
+    s), at the end of this block, and shuts the cluster down.  SIGTERM is not blocked."""
+    import signal
+
+    if not local or not hasattr(signal, "pthread_sigmask") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    # multiprocessing starts its resource tracker with the first spawned process, and unblocks SIGINT in
+    # the starting thread afterwards (the tracker ignores it): that thread would then spawn the first
+    # worker with SIGINT unblocked.  Started here, before the block, it is not started again.
+    resource_tracker.ensure_running()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a Ctrl-C held back is raised here
 
 
 def _quiet_teardown() -> None:
