@@ -64,3 +64,19 @@ def test_decode_value_rounds_the_decimal_once() -> None:
 def test_decode_refuses_numbers_outside_the_ascii_grammar(args, line) -> None:
     r = CliRunner().invoke(main, ["decode", *args])
     assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"ptonum decode: error: {line}\n")
+
+
+def test_a_too_wide_code_is_echoed_as_written():
+    """A CODE written in decimal or binary that does not fit was echoed only as its hex conversion (a
+    5000-digit decimal became 4153 hex digits): now as written, with the hex in brackets, shortened."""
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    for code, shown in [("65536", "65536 (0x10000)"), ("0x10000", "0x10000"),
+                        ("0b10000000000000000", "0b10000000000000000 (0x10000)"),
+                        ("7" * 5000, "7" * 20 + "..." + "7" * 20 + " (5000 digits) (0x26cc3f1d3b877ef67d38...")]:
+        r = CliRunner().invoke(main, ["decode", "FP16", "0x3c00", code])
+        assert r.exit_code == 2 and r.stdout == "" and len(r.stderr) < 300, r.output[:300]
+        assert r.stderr.startswith(f"ptonum decode: error: CODE {shown}"), r.stderr
+        assert r.stderr.endswith(": does not fit in 16 bits (the FP16 carrier is 16 bits)\n"), r.stderr

@@ -158,11 +158,18 @@ def command(type_name: str, codes: Tuple[str, ...], decimals: Tuple[str, ...], l
                 values.append(bits)
                 notes.append(f" (--value {text.strip()}: " + ("exact)" if exact else
                                                                 "rounded once from the decimal, nearest even)"))
-        try:
-            described = [(v, note, _describe(dt, v, lane, engine)) for v, note in zip(values, notes)]
-        except UsageError as exc:  # the model names its argument `encoding`: here it is a CODE
-            msg = str(exc)
-            raise UsageError("CODE " + msg[len("encoding = "):] if msg.startswith("encoding = ") else msg) from None
+        described = []
+        for i, (v, note) in enumerate(zip(values, notes)):
+            try:
+                described.append((v, note, _describe(dt, v, lane, engine)))
+            except UsageError as exc:  # the model names its argument `encoding`: here it is a CODE
+                msg = str(exc)
+                if not msg.startswith("encoding = "):
+                    raise
+                shown, _, why = msg[len("encoding = "):].partition(": ")
+                if i < len(codes) and codes[i].strip().lower() != shown.lower():  # as written: 65536 (0x10000)
+                    shown = f"{codes[i].strip()} ({shown})"
+                raise UsageError(f"CODE {shown}: {why}" if why else f"CODE {shown}") from None
     for n, (value, note, rows) in enumerate(described):
         if n:
             click.echo("")
