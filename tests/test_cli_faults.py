@@ -366,11 +366,25 @@ def test_signal_while_the_entry_point_is_imported(tmp_path: Path, acc_file: Path
         sig, code, what = (("SIGINT", 130, "interrupted by SIGINT") if k % 2 else
                            ("SIGTERM", 143, "terminated by SIGTERM"))
         proc = run(k, sig)
-        assert proc.returncode == code and proc.stderr in (f"ptonum: {what}; nothing was written\n",
-                                                            f"ptonum postprocess: {what}; nothing was written\n"), \
+        assert (proc.returncode, proc.stderr) == (code, f"ptonum postprocess: {what}; nothing was written\n"), \
             (k, proc.returncode, proc.stderr)
         assert not out.exists(), (k, _listing(out))
     assert points >= 10, clean.stdout  # the entry module's body after the take-over, the script's last lines
+
+
+def test_entry_point_knows_the_command_names() -> None:
+    """The one line of a signal answered before the command line is imported names the command as the
+    command line would (``ptonum explain tcvt: interrupted ...``): the entry module's list of commands
+    is the command line's."""
+    import ptonum.__main__ as entry
+
+    group = ptonum.cli.main.load_all()
+    assert set(entry._COMMANDS) == set(group.commands)
+    for name, subs in entry._COMMANDS.items():
+        assert set(subs) == set(getattr(group.commands[name], "commands", {})), name
+    for argv in (["postprocess", "acc.npy", "--mode", "REQ8"], ["explain", "tcvt", "--src-type", "FP16"],
+                 ["sweep", "postprocess", "--mode", "REQ8"], ["--version"], ["nope", "postprocess"], []):
+        assert entry._command_named(argv) == ptonum.cli.command_from_argv(argv), argv
 
 
 def test_entry_point_takes_over_before_heavy_imports() -> None:

@@ -113,6 +113,24 @@ _EXIT_SIGTERM = 143
 _last_step_registered = False
 
 
+#: the commands of :mod:`ptonum.cli` and their subcommands, for the one line of a signal answered before
+#: the command line is imported (``tests/test_cli_faults.py`` checks that they agree)
+_COMMANDS = {"formats": (), "modes": (), "decode": (), "postprocess": (), "tcvt": (), "check": (), "gen": (),
+             "explain": ("postprocess", "tcvt", "reduction"), "compare": (), "compile": (),
+             "sweep": ("tcvt", "postprocess")}
+
+
+def _command_named(argv: list) -> str:
+    """The (sub)command a command line names (``postprocess``, ``explain tcvt``; ``""`` if none), read
+    without importing the command line."""
+    words = [a for a in argv if not a.startswith("-")]
+    if not words or words[0] not in _COMMANDS:
+        return ""
+    if len(words) > 1 and words[1] in _COMMANDS[words[0]]:
+        return f"{words[0]} {words[1]}"
+    return words[0]
+
+
 class _StartupTerminated(BaseException):
     """SIGTERM before the command's own handler took over (a BaseException, like KeyboardInterrupt,
     so no ``except Exception`` in an imported module swallows it)."""
@@ -190,6 +208,7 @@ def _report(term: bool) -> None:
     what = "nothing was written"
     command = ""
     try:
+        command = _command_named(sys.argv[1:])
         from . import publish
 
         publish.remove_temporaries()
