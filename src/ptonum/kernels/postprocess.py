@@ -1416,6 +1416,62 @@ def _fp8_finite_flags(hif8: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos:
     return f_or
 
 
+def _fp16x_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any, scale32: Any,
+                alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any, fold: bool,
+                group_n: int, ngs: int, gk: Any, gs: Any, fast: int, rowflags: Any) -> None:
+    """Rows ``i0 .. i1 - 1`` of an FP32 -> BF16 (``fast`` :data:`LANE_BF16`) or FP16 tile (compiled gate:
+    uint16 carriers only), as :func:`_fp8_rows`: each row's pass (:func:`_bf16_pass` /
+    :func:`_f16_pass`) from this one loop, with ``fold`` its groups' fold keys
+    (:func:`_fp32_fold_groups`, taken before the pass) to ``gk[(i - i0) * ngs ..]``; a row with a NaN/Inf source done
+    again whole by :func:`_row_bf16` / :func:`_row_f16` (its ``gs`` entries too); each row's flags to
+    ``rowflags[i]``.  The same codes, keys and flags as one such call a row."""
+    raise NotImplementedError  # pragma: no cover - only called from compiled code
+
+
+def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
+                    scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
+                    fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, fast: int,
+                    rowflags: Any) -> None:
+    p = (np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0), np.uint32(0xFFFFFFFF) if sat else np.uint32(0))
+    for i in range(i0, i1):
+        base = i * n
+        cnt = min(n, total - base)
+        qb = i * qrow
+        rb0 = i * rrow
+        a_ = acc[base:base + cnt]
+        o_ = out[base:base + cnt]
+        seg = group_n if (fold and group_n > 0) else max(cnt, 1)
+        ng = max((cnt + seg - 1) // seg if fold else 1, 1)
+        g0 = (i - i0) * ngs
+        if fold:
+            # the fold keys first (a row with a NaN/Inf source has them all redone below): the load-only
+            # pass brings the row in from memory at full speed and the conversion then runs from L1,
+            # about 0.05 ns/elem less than the fold after the conversion on Zen 5 (docs/performance.md)
+            _fp32_fold_groups(a_, absm, seg, gk[g0:g0 + ng])
+        if fast == LANE_BF16:
+            w = _bf16_pass(a_, o_, p)
+        else:
+            w = _f16_pass(a_, o_, p)
+        res = np.int64(w) & _ALL_FLAGS
+        if (w & np.uint32(_RARE)) != np.uint32(0):
+            if fast == LANE_BF16:
+                res = _row_bf16(a_, o_, scale[qb:qb + cnt], alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt],
+                                alpha32[rb0:rb0 + cnt], relu, sat, spec, fold, absm, seg, gk[g0:g0 + ng],
+                                gs[g0:g0 + ng])
+            else:
+                res = _row_f16(a_, o_, scale[qb:qb + cnt], alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt],
+                               alpha32[rb0:rb0 + cnt], relu, sat, spec, fold, absm, seg, gk[g0:g0 + ng],
+                               gs[g0:g0 + ng])
+        rowflags[i] = res
+
+
+def _fp16x_rows_none(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
+                     scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
+                     fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, fast: int,
+                     rowflags: Any) -> None:
+    pass  # never called: BF16/FP16 write uint16
+
+
 @njit
 def _row_hif8_rhb(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool, spec: Any,
                   fold: bool, absm: Any, seg: int, gk: Any, gs: Any, keys: Any) -> int:
@@ -1591,6 +1647,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
           _row_fp32_seg_u16)
     _gate(_s32_rows, lambda bits: _s32_rows_narrow if bits in (8, 16) else _s32_rows_none, _s32_rows_narrow)
     _gate(_fp8_rows, lambda bits: _fp8_rows_u8 if bits == 8 else _fp8_rows_none, _fp8_rows_u8)
+    _gate(_fp16x_rows, lambda bits: _fp16x_rows_u16 if bits == 16 else _fp16x_rows_none, _fp16x_rows_u16)
 
 
 @njit
@@ -2771,7 +2828,8 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     # (E4M3/HiF8: one row of them per row of the block, filled by _fp8_rows before the rows' loop)
     ngs = max(ng_max, 1)
     fp8 = fast == 4 or fast == 5
-    nbr = (i1 - i0) if fp8 else 1
+    rows1 = fp8 or fast == LANE_BF16 or fast == LANE_FP16  # passes from one loop over the rows
+    nbr = (i1 - i0) if rows1 else 1
     gk_b = np.empty(ngs * nbr, np.uint32)
     gs_b = np.zeros(ngs * nbr, np.uint32)
     # the S32 rows' GroupMax: each group's signed maximum and minimum (_s32_rne_groups)
@@ -2783,6 +2841,13 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
         _fp8_rows(fast, i0, i1, acc, n, total, out, scale, alpha, scale32, alpha32, qrow, rrow, relu, sat, spec,
                   absm, fold5, group_n, ngs, gk_b, gs_b, hif8k, rowflags)
         if not fold5:
+            return
+    if fast == LANE_BF16 or fast == LANE_FP16:
+        # FP32 -> BF16/FP16: the same, by _fp16x_rows
+        fold16 = fuse and (row_en or group_n > 0)
+        _fp16x_rows(i0, i1, acc, n, total, out, scale, alpha, scale32, alpha32, qrow, rrow, relu, sat, spec, absm,
+                    fold16, group_n, ngs, gk_b, gs_b, fast, rowflags)
+        if not (row_en or group_n > 0):
             return
     for i in range(i0, i1):
         base = i * n
@@ -2807,13 +2872,13 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
             folded = fuse and (row_en or group_n > 0)
             seg = group_n if (folded and group_n > 0) else max(cnt, 1)
             ng = (cnt + seg - 1) // seg if folded else 1
-            g0 = (i - i0) * ngs if fp8 else 0
+            g0 = (i - i0) * ngs if rows1 else 0
             gk = gk_b[g0:g0 + max(ng, 1)]  # every entry written by the fold pass (or _redo_rare) when folded
             gs = gs_b[g0:g0 + max(ng, 1)]  # written only for a row with a rare source; cleared below
             qb = i * qrow
             rb0 = i * rrow
-            if fp8:
-                f_or = np.int64(rowflags[i])  # the row's pass and fold keys: _fp8_rows above
+            if rows1:
+                f_or = np.int64(rowflags[i])  # the row's pass and fold keys: _fp8_rows / _fp16x_rows above
             else:
                 f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
                                      alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu,
