@@ -79,8 +79,8 @@ def test_tile_kernels_into_recycled_output_buffers(monkeypatch: pytest.MonkeyPat
         if tile_case_rejected(item):
             continue
         _run(item, "fast", ptonum.StatusRegister())  # its result is dropped: the buffer is released
-        for raw in tile._OUTPUTS._free:
-            raw.fill(0xA5)
+        for buf in tile._OUTPUTS._free:
+            buf.raw.fill(0xA5)
         _check(item, "fast")
         used += 1
     assert used > 0 and tile._OUTPUTS._free  # the buffers did go round

@@ -866,6 +866,17 @@ def _output_pool_bytes() -> int:
         return DEFAULT_OUTPUT_POOL_MIB << 20
 
 
+class _Buffer:
+    """A recycled output buffer and its first 64-byte aligned address (compared by identity)."""
+
+    __slots__ = ("raw", "start")
+
+    def __init__(self, raw: np.ndarray) -> None:
+        self.raw = raw
+        start = raw.ctypes.data
+        self.start = start + -start % _POOL_ALIGN
+
+
 class _Lease:
     """The owner (``base``) of an output array cut from a recycled buffer.
 
@@ -876,12 +887,11 @@ class _Lease:
 
     __slots__ = ("__array_interface__", "_raw", "_pool")
 
-    def __init__(self, raw: np.ndarray, pool: "_OutputBuffers", shape: Tuple[int, ...], dtype: np.dtype) -> None:
+    def __init__(self, raw: _Buffer, pool: "_OutputBuffers", shape: Tuple[int, ...], dtype: np.dtype) -> None:
         self._raw = raw
         self._pool = pool
-        start = raw.ctypes.data
-        start += -start % _POOL_ALIGN
-        self.__array_interface__ = {"shape": shape, "typestr": dtype.str, "data": (start, False), "version": 3}
+        self.__array_interface__ = {"shape": shape, "typestr": dtype.str, "data": (raw.start, False),
+                                    "version": 3}
 
     def __del__(self) -> None:
         try:
@@ -904,7 +914,7 @@ class _OutputBuffers:
     """
 
     def __init__(self) -> None:
-        self._free: List[np.ndarray] = []
+        self._free: List[_Buffer] = []
 
     def empty(self, shape: Tuple[int, ...], dtype: Any) -> np.ndarray:
         """An uninitialised C-contiguous array, 64-byte aligned when recycled."""
@@ -917,7 +927,7 @@ class _OutputBuffers:
         cap = -(-nbytes // _POOL_GRAIN) * _POOL_GRAIN + _POOL_ALIGN
         raw = None
         for cand in list(self._free):
-            if cand.size == cap:
+            if cand.raw.size == cap:
                 try:
                     self._free.remove(cand)
                 except ValueError:  # taken meanwhile by another thread
@@ -925,16 +935,16 @@ class _OutputBuffers:
                 raw = cand
                 break
         if raw is None:
-            raw = np.empty(cap, np.uint8)
+            raw = _Buffer(np.empty(cap, np.uint8))
         return np.asarray(_Lease(raw, self, tuple(int(d) for d in shape), dt))
 
-    def give_back(self, raw: np.ndarray) -> None:
+    def give_back(self, raw: _Buffer) -> None:
         """Keep a released buffer (newest last), dropping the oldest beyond the size limit."""
         limit = _output_pool_bytes()
-        if raw.size > limit:
+        if raw.raw.size > limit:
             return
         self._free.append(raw)
-        while sum(b.size for b in self._free) > limit:
+        while sum(b.raw.size for b in self._free) > limit:
             try:
                 self._free.pop(0)
             except IndexError:  # pragma: no cover - emptied by another thread
@@ -1026,7 +1036,23 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
     if use_kernel:  # one fused compiled pass per row block (ptonum.kernels.postprocess)
         kcfg = cfg.kernel
         if progress is None and isinstance(bits, np.ndarray) and bits.flags.c_contiguous:
-            block = m  # the kernel needs no temporaries: one call, one parallel region
+            # the kernel needs no temporaries: one call, one parallel region, on the whole arrays (the
+            # loop below would do the same through row slices: a dozen Python operations, each costing
+            # 10-30 us right after a large tile's kernel has flushed the caches)
+            kernel_groups = group_out is not None and aligned
+            flags = engines.run_tile(
+                bits.reshape(-1), m=m, n=n, cfg=kcfg, qp=qp, rp=rp, out=d_bits.reshape(-1), red_type=t,
+                max_abs=attrs.max_abs_en, row_out=None if row_out is None else row_out.reshape(-1),
+                init=None if init is None else np.ascontiguousarray(init).reshape(-1),
+                group_n=group if kernel_groups else 0,
+                group_out=group_out.reshape(-1) if kernel_groups and group_out is not None else None,
+                kept_params=plan.kernel_params,
+            )
+            if group_out is not None and not kernel_groups:
+                gb, gf = fold_groups(bits, group, t, attrs.max_abs_en, eng, first=first_group)
+                group_out[:] = gb
+                flags |= _or_all(gf)
+            return TileOutputs(d_bits=d_bits, row_max_bits=row_out, group_max_bits=group_out, flags=int(flags))
         # any other layout (Fortran order, strided views): row blocks of BLOCK_ELEMENTS, each copied
         # C-contiguous for the kernel, so no accumulator-sized copy exists (docs/performance.md bound)
     for r0, r1 in _row_blocks(m, block, paced=progress is not None):

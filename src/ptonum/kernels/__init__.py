@@ -210,15 +210,26 @@ def _holds_index(path: str) -> bool:
         return False
 
 
+#: the environment variables :func:`kernel_cache_dirs` depends on
+_CACHE_ENV = ("PTONUM_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "HOME")
+
+
 def _compiles_uncached() -> bool:
     """True when no kernel cache directory is writable and none holds a compiled kernel (no ``*.nbi``
     index): every kernel a call used would compile in memory, for minutes, in every process (memoised
-    per list of directories)."""
+    per list of directories).  A False answer is also memoised per value of the variables in
+    :data:`_CACHE_ENV`, so a large call does not work out the directory list again (about 15 us, and
+    5-10 times that right after a large kernel has flushed the caches)."""
+    env = ("env",) + tuple(os.environ.get(v) for v in _CACHE_ENV)
+    if _UNCACHED.get(env) is False:
+        return False
     dirs = tuple(kernel_cache_dirs())
     known = _UNCACHED.get(dirs)
     if known is None:
         known = not any(_writable_dir(d) for d in dirs) and not any(_holds_index(d) for d in dirs)
         _UNCACHED[dirs] = known
+    if not known:
+        _UNCACHED[env] = False
     return known
 
 
