@@ -991,6 +991,29 @@ def test_preflight_kept_plan_stands_only_for_the_same_arguments() -> None:
         tile_mod.preflight(raw, **kw)
 
 
+def test_preflight_keeps_the_plan_of_a_quant_param_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A word from fpatr.quant_param (a ParamWord, an int subclass) is kept like the same int: the second
+    call with it (or with its plain int) is not checked again; another word is, and an illegal one fails."""
+    from ptonum import fpatr
+
+    checked = []
+    check = tile_mod._check_plan
+    monkeypatch.setattr(tile_mod, "_check_plan", lambda *a, **k: checked.append(1) or check(*a, **k))
+    tile_mod._PLANS.clear()
+    attrs = FPATRAttributes.from_fields(pre_quant_mode="QF322FP8_PRE")
+    acc = np.ones((2, 4), np.float32)
+    qp = fpatr.quant_param(0.5, mode="QF322FP8_PRE")
+    assert type(qp) is not int
+    first = tile_mod.preflight(acc, attributes=attrs, quant_param=qp)
+    tile_mod.preflight(acc, attributes=attrs, quant_param=qp)
+    again = tile_mod.preflight(acc, attributes=attrs, quant_param=int(qp))
+    assert len(checked) == 1 and np.array_equal(again.quant_words, first.quant_words)
+    tile_mod.preflight(acc, attributes=attrs, quant_param=fpatr.quant_param(0.25, mode="QF322FP8_PRE"))
+    assert len(checked) == 2
+    with pytest.raises(TileLegalityError, match=r"quant_param = .*bits \[12:0\] must be zero"):
+        tile_mod.preflight(acc, attributes=attrs, quant_param=int(qp) & ~0x7FFFF | 0x7FFFF)
+
+
 def test_api_messages_for_a_newcomers_first_calls() -> None:
     """probe13 #22: a list of ints, None, acc_type S64 and a misspelt field said something else (or raised
     a bare TypeError)."""

@@ -45,7 +45,7 @@ from .attributes import (
     resolved_control,
 )
 from .element import ElementConfig, compute_elements, destination_dtype, resolve_element_config
-from .params import check_quant_param, check_relu_param
+from .params import ParamWord, check_quant_param, check_relu_param
 from .reduction import combine_partials, fold_groups
 
 __all__ = [
@@ -648,7 +648,9 @@ def _plan_key(shape: Tuple[int, ...], dtype: np.dtype, acc_type: Any, attributes
         return None
     parts: List[Any] = [shape, dtype.str]
     for v in (acc_type, rmode, sat, quant_param, relu_param, engine):
-        if v is not None and type(v) not in _SIMPLE:
+        if type(v) is ParamWord:  # quant_param()'s words: every check reads only the int
+            v = int(v)
+        elif v is not None and type(v) not in _SIMPLE:
             return None
         parts.append((type(v), v))
     if type(attributes) is FPATRAttributes or type(attributes) is int:
