@@ -1532,10 +1532,11 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         cnt = min(n, total - base)
         qb = i * qrow
         rb0 = i * rrow
-        a_ = acc[base:base + cnt]
-        o_ = out[base:base + cnt]
-        mp_ = scale32[qb:qb + cnt]
-        mn_ = alpha32[rb0:rb0 + cnt]
+        # borrowed views (no reference count updated per row: _borrow)
+        a_ = _borrow(acc, base, base + cnt)
+        o_ = _borrow(out, base, base + cnt)
+        mp_ = _borrow(scale32, qb, qb + cnt)
+        mn_ = _borrow(alpha32, rb0, rb0 + cnt)
         seg = group_n if (fold and group_n > 0) else max(cnt, 1)
         ng = max((cnt + seg - 1) // seg if fold else 1, 1)
         g0 = (i - i0) * ngs
@@ -1556,7 +1557,7 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
                 res = _row_hif8_rhb(a_, o_, scale[qb:qb + cnt], alpha[rb0:rb0 + cnt], mp_, mn_, relu, sat, spec,
                                     fold, absm, seg, gk[g0:g0 + ng], gs[g0:g0 + ng], keys)
         elif fold:
-            _fp32_fold_groups(a_, absm, seg, gk[g0:g0 + ng])
+            _fp32_fold_groups(a_, absm, seg, _borrow(gk, g0, g0 + ng))
         rowflags[i] = res
 
 
@@ -1899,6 +1900,33 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
         return _types.none(arr, j), codegen
 
+    @_intrinsic
+    def _borrow_i(typingctx: Any, arr: Any, lo: Any, hi: Any) -> Any:
+        """``arr[lo:hi]`` of a contiguous 1-D array as a borrowed view: the same data, no reference to
+        the array's memory (meminfo NULL), so creating it, passing it and dropping it take no
+        reference-count operation (numba's NRT_incref/decref skip a NULL meminfo; a slice's are atomic
+        updates of the array's one counter, which every row of both threads shares).  ``0 <= lo <=
+        hi <= arr.size`` (not checked); the view must not outlive the call that holds ``arr``."""
+        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
+                and isinstance(lo, _types.Integer) and isinstance(hi, _types.Integer)):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            from numba.np.arrayobj import populate_array
+            aty = signature.args[0]
+            src = context.make_array(aty)(context, builder, args[0])
+            intp = context.get_value_type(_types.intp)
+            lo_ = context.cast(builder, args[1], signature.args[1], _types.intp)
+            hi_ = context.cast(builder, args[2], signature.args[2], _types.intp)
+            dst = context.make_array(aty)(context, builder)
+            item = context.get_abi_sizeof(context.get_data_type(aty.dtype))
+            populate_array(dst, data=builder.gep(src.data, [lo_]), shape=[builder.sub(hi_, lo_)],
+                           strides=[_ir.Constant(intp, item)], itemsize=_ir.Constant(intp, item), meminfo=None)
+            return dst._getvalue()
+
+        return arr(arr, lo, hi), codegen
+
+    _borrow: Any = _borrow_i
     _prefetch: Any = _prefetch_i
     _v8_no_runtime_unroll: Any = _v8_no_runtime_unroll_i
     _v8_load: Any = _v8_load_i
@@ -2117,6 +2145,9 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
 
     def _prefetch(arr: Any, j: int) -> None:
         pass
+
+    def _borrow(arr: Any, lo: int, hi: int) -> Any:
+        return arr[lo:hi]
 
     def _v8_load(arr: Any, j: int) -> Any:
         return np.asarray(arr[j:j + 8]).view(np.int32).copy()
