@@ -1416,13 +1416,18 @@ def _fp8_finite_flags(hif8: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos:
     return f_or
 
 
+#: elements of a BF16/FP16 row folded and then converted at a time (:func:`_fp16x_rows`)
+FOLD_CHUNK = 1024
+
+
 def _fp16x_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any, scale32: Any,
                 alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any, fold: bool,
                 group_n: int, ngs: int, gk: Any, gs: Any, fast: int, rowflags: Any) -> None:
     """Rows ``i0 .. i1 - 1`` of an FP32 -> BF16 (``fast`` :data:`LANE_BF16`) or FP16 tile (compiled gate:
     uint16 carriers only), as :func:`_fp8_rows`: each row's pass (:func:`_bf16_pass` /
     :func:`_f16_pass`) from this one loop, with ``fold`` its groups' fold keys
-    (:func:`_fp32_fold_groups`, taken before the pass) to ``gk[(i - i0) * ngs ..]``; a row with a NaN/Inf source done
+    (:func:`_fp32_fold_groups`, taken before the pass, :data:`FOLD_CHUNK` elements at a time) to
+    ``gk[(i - i0) * ngs ..]``; a row with a NaN/Inf source done
     again whole by :func:`_row_bf16` / :func:`_row_f16` (its ``gs`` entries too); each row's flags to
     ``rowflags[i]``.  The same codes, keys and flags as one such call a row."""
     raise NotImplementedError  # pragma: no cover - only called from compiled code
@@ -1433,6 +1438,7 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
                     fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, fast: int,
                     rowflags: Any) -> None:
     p = (np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0), np.uint32(0xFFFFFFFF) if sat else np.uint32(0))
+    tk = np.empty(1, np.uint32)
     for i in range(i0, i1):
         base = i * n
         cnt = min(n, total - base)
@@ -1444,11 +1450,28 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
         ng = max((cnt + seg - 1) // seg if fold else 1, 1)
         g0 = (i - i0) * ngs
         if fold:
-            # the fold keys first (a row with a NaN/Inf source has them all redone below): the load-only
-            # pass brings the row in from memory at full speed and the conversion then runs from L1,
-            # about 0.05 ns/elem less than the fold after the conversion on Zen 5 (docs/performance.md)
-            _fp32_fold_groups(a_, absm, seg, gk[g0:g0 + ng])
-        if fast == LANE_BF16:
+            # the fold keys first, a chunk of about FOLD_CHUNK elements at a time, then the chunk's
+            # conversion (a row with a NaN/Inf source has its keys all redone below): the load-only fold
+            # brings the chunk in from memory at full speed, the conversion then runs from L1, and the
+            # next chunk's loads start while it runs (docs/performance.md, h-nt).  A group longer than a
+            # chunk (RowMax alone: the row) takes the maximum of its chunks' keys (keys order as values).
+            w = np.uint32(0)
+            c = 0
+            while c < cnt:
+                if seg <= FOLD_CHUNK:
+                    e = min(c + (FOLD_CHUNK // seg) * seg, cnt)
+                    _fp32_fold_groups(a_[c:e], absm, seg, gk[g0 + c // seg:g0 + (e + seg - 1) // seg])
+                else:
+                    e = min(c + FOLD_CHUNK, (c // seg + 1) * seg, cnt)  # inside one group
+                    _fp32_fold_groups(a_[c:e], absm, e - c, tk)
+                    g = g0 + c // seg
+                    gk[g] = tk[0] if c % seg == 0 else max(gk[g], tk[0])
+                if fast == LANE_BF16:
+                    w = np.uint32(w | _bf16_pass(a_[c:e], o_[c:e], p))
+                else:
+                    w = np.uint32(w | _f16_pass(a_[c:e], o_[c:e], p))
+                c = e
+        elif fast == LANE_BF16:
             w = _bf16_pass(a_, o_, p)
         else:
             w = _f16_pass(a_, o_, p)
