@@ -455,6 +455,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("e4m3 ...", flush=True)
         fp32_row("QF322FP8_PRE FP32->E4M3 (tile op)", "ml_dtypes astype(float8_e4m3fn)", "QF322FP8_PRE",
                  lambda: x.astype(ml_dtypes.float8_e4m3fn), ">= 1.0x", 1, qp)
+        # A quantizing scale other than 1 takes the general lane (the exact product rounded to odd);
+        # scale 1 with ReluMode NONE takes the unit lane, so both are reported.
+        qs = fpatr.quant_param(1.625, mode="QF322FP8_PRE")
+        qs = getattr(qs, "word", qs)
+        fp32_row("QF322FP8_PRE FP32->E4M3, scale 1.625 (tile op)", "ml_dtypes astype(float8_e4m3fn) of x*1.625",
+                 "QF322FP8_PRE", lambda: (x * np.float32(1.625)).astype(ml_dtypes.float8_e4m3fn), ">= 1.0x", 1, qs)
 
     # --- QF322HIF8_PRE FP32 -> HiF8 ---------------------------------------------------
     if want("hif8"):
@@ -467,6 +473,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             print("hif8 ...", flush=True)
             fp32_row("QF322HIF8_PRE FP32->HiF8 (tile op)", "en_dtypes astype(hifloat8)", "QF322HIF8_PRE",
                      lambda: x.astype(en_dtypes.hifloat8), ">= 1.0x", 1, qp)
+            qs = fpatr.quant_param(1.625, mode="QF322HIF8_PRE")
+            qs = getattr(qs, "word", qs)
+            fp32_row("QF322HIF8_PRE FP32->HiF8, scale 1.625 (tile op)", "en_dtypes astype(hifloat8) of x*1.625",
+                     "QF322HIF8_PRE", lambda: (x * np.float32(1.625)).astype(en_dtypes.hifloat8), ">= 1.0x", 1,
+                     qs)
         except ImportError:
             print("  en_dtypes not installed: HiF8 anchor skipped")
 
