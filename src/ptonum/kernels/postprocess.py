@@ -1085,8 +1085,8 @@ HIF8_KEY_INF = FP32_INF >> 16  #: a key magnitude at or above this is a NaN/Inf'
 assert (_ALL_FLAGS << HIF8_KEY_FLAGS) < HIF8_KEY_RARE
 HIF8_KEY_MAX = _f32_bits_of(_HIF8.largest_value) >> 16  #: the key of HiF8's largest value (exact)
 #: How many elements ahead of the loop the row loops that stream the source from DRAM prefetch it
-#: (:func:`_hif8_pass`, :func:`_e4m3_pass`, :func:`_s32_cols_streamed`, :func:`_s32_word_streamed`, the
-#: per-column GroupMax loop): 16 KiB; past the row's end that is the tile's next row, and a prefetch never
+#: (:func:`_hif8_pass`, :func:`_e4m3_pass`, the S32 GroupMax loop of :func:`_s32_rne_groups`; the S32 RNE rows
+#: of :func:`_s32_rows_seg` prefetch :data:`_S32_SEG_AHEAD` segments ahead): 16 KiB; past the row's end that is the tile's next row, and a prefetch never
 #: faults.  The hardware prefetchers alone leave the DRAM stream's latency exposed (Zen 5, one thread,
 #: 4096 x 4096: HiF8 0.43 ns/elem without, 0.28 with, as from L3; 8 and 32 KiB measured about the same).
 PF_AHEAD = 4096
@@ -1634,10 +1634,6 @@ def _s32_rows_narrow(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any
                      offs_f: Any, blo: Any, bhi: Any, s32p: Any, s32rne: int, max_abs: bool, group_n: int,
                      group_out: Any, gbase: int, gscr: Any
                      ) -> Tuple[int, int, int]:
-    if fast == 7 and s32rne == 1 and group_n <= 0:
-        return _row_s32_cols(acc, base, cnt, out, pb, relu, offw, dst, sat, s32p, max_abs)
-    if fast == 7 and s32rne == 2 and group_n <= 0:
-        return _row_s32_word(acc, base, cnt, out, relu, offw, dst, sat, s32p, max_abs)
     if fast == 7:
         return _row_s32_int(acc, base, cnt, out, pb, relu, offw, dst, mode, sat, scale, alpha, offs_f, blo, bhi,
                             s32p, s32rne, max_abs, group_n, group_out, gbase, gscr)
@@ -2224,6 +2220,160 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
         raise NotImplementedError  # the pass looks up one element at a time without numba
 
 
+# ---------------------------------------------------------------------------
+# Sixteen int32 lanes as one value (one AVX-512 register; two AVX2 registers elsewhere): the S32 RNE
+# row loops (:func:`_s32_seg_rows`).  Written with explicit lanes, a loop keeps its NX/OF/maximum/minimum
+# accumulators as vectors for a whole row segment and issues one source prefetch per 16 elements; the
+# loop LLVM vectorizes by itself had to be restarted every 128 columns for the prefetches,
+# paying a preamble, alias checks and four horizontal reductions each time (Zen 5, one thread, L2-resident
+# row: 0.20 instead of 0.13 ns/element).
+
+if NUMBA_AVAILABLE:  # pragma: no branch
+    class _I32x16Type(_types.Type):
+        """Sixteen int32 lanes (LLVM ``<16 x i32>``), only inside compiled code."""
+
+        def __init__(self) -> None:
+            super().__init__(name="I32x16")
+
+    _I32X16 = _I32x16Type()
+    _V16 = _ir.VectorType(_ir.IntType(32), 16)
+
+    @_register_model(_I32x16Type)
+    class _I32x16Model(_models.PrimitiveModel):
+        def __init__(self, dmm: Any, fe_type: Any) -> None:
+            super().__init__(dmm, fe_type, _V16)
+
+    @_intrinsic
+    def _v16_load_i(typingctx: Any, arr: Any, j: Any) -> Any:
+        """Elements ``j .. j + 15`` of a contiguous 1-D int32/uint32 array (no bounds check)."""
+        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
+                and arr.dtype in (_types.int32, _types.uint32) and isinstance(j, _types.Integer)):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            return builder.load(_lane_ptr(context, builder, signature.args[0], args[0], args[1], _V16), align=4)
+
+        return _I32X16(arr, j), codegen
+
+    @_intrinsic
+    def _v16_store_i(typingctx: Any, arr: Any, j: Any, v: Any) -> Any:
+        """Store the low 8/16 bits of each lane to elements ``j .. j + 15`` of a contiguous 1-D 8- or
+        16-bit array (no bounds check): the narrowing store of a scalar ``o_[j] = v``."""
+        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
+                and str(arr.dtype) in ("int8", "uint8", "int16", "uint16") and v == _I32X16):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            bits = signature.args[0].dtype.bitwidth
+            vt = _ir.VectorType(_ir.IntType(bits), 16)
+            builder.store(builder.trunc(args[2], vt),
+                          _lane_ptr(context, builder, signature.args[0], args[0], args[1], vt), align=bits // 8)
+            return context.get_dummy_value()
+
+        return _types.none(arr, j, v), codegen
+
+    def _splat16(builder: Any, x: Any, vt: Any) -> Any:
+        v = builder.insert_element(_ir.Constant(vt, _ir.Undefined), x, _ir.Constant(_ir.IntType(32), 0))
+        return builder.shuffle_vector(v, _ir.Constant(vt, _ir.Undefined), _ir.Constant(_V16, [0] * 16))
+
+    @_intrinsic
+    def _v16_splat_i(typingctx: Any, x: Any) -> Any:
+        """One int32 value in all sixteen lanes (an integer of any width, truncated to 32 bits)."""
+        if not isinstance(x, _types.Integer):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            i32 = _ir.IntType(32)
+            w = args[0].type.width
+            s = args[0] if w == 32 else (builder.trunc(args[0], i32) if w > 32 else builder.sext(args[0], i32))
+            return _splat16(builder, s, _V16)
+
+        return _I32X16(x), codegen
+
+    def _v16_binary(op: str) -> Any:
+        """Lane-wise int32 ``op``: ``smax``/``smin`` (signed), ``and``, ``or``, ``xor``, ``add`` (wrapping)."""
+        @_intrinsic
+        def binary(typingctx: Any, a: Any, b: Any) -> Any:
+            if a != _I32X16 or b != _I32X16:
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                if op in ("smax", "smin"):
+                    return builder.call(_llvm_fn(builder, f"llvm.{op}.v16i32", _V16, [_V16, _V16]), list(args))
+                return {"and": builder.and_, "or": builder.or_, "xor": builder.xor, "add": builder.add}[op](*args)
+
+            return _I32X16(a, b), codegen
+        return binary
+
+    def _v16_reduce(op: str) -> Any:
+        """The ``smax``/``smin``/``or`` of the sixteen lanes, as an int32."""
+        @_intrinsic
+        def reduce(typingctx: Any, a: Any) -> Any:
+            if a != _I32X16:
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                return builder.call(_llvm_fn(builder, f"llvm.vector.reduce.{op}.v16i32", _ir.IntType(32), [_V16]),
+                                    [args[0]])
+
+            return _types.int32(a), codegen
+        return reduce
+
+    @_intrinsic
+    def _v16_rne_i(typingctx: Any, x: Any, sc: Any) -> Any:
+        """Per lane the low 32 bits of the encoding of ``fma(x, sc, 1.5 * 2**52)`` in float64 (see
+        :func:`_s32_rne_lane`); ``sc`` one float64 multiplier, or sixteen multipliers as float32 bits."""
+        if x != _I32X16 or not (sc == _I32X16 or sc == _types.float64):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            d16 = _ir.VectorType(_ir.DoubleType(), 16)
+            xd = builder.sitofp(args[0], d16)
+            if signature.args[1] == _I32X16:
+                sd = builder.fpext(builder.bitcast(args[1], _ir.VectorType(_ir.FloatType(), 16)), d16)
+            else:
+                sd = _splat16(builder, args[1], d16)
+            p = builder.call(_llvm_fn(builder, "llvm.fma.v16f64", d16, [d16, d16, d16]),
+                             [xd, sd, _ir.Constant(d16, [_RNE_MAGIC] * 16)])
+            return builder.trunc(builder.bitcast(p, _ir.VectorType(_ir.IntType(64), 16)), _V16)
+
+        return _I32X16(x, sc), codegen
+
+    _v16_load: Any = _v16_load_i
+    _v16_store: Any = _v16_store_i
+    _v16_splat: Any = _v16_splat_i
+    _v16_rne: Any = _v16_rne_i
+    _v16_max: Any = _v16_binary("smax")
+    _v16_min: Any = _v16_binary("smin")
+    _v16_and: Any = _v16_binary("and")
+    _v16_or: Any = _v16_binary("or")
+    _v16_xor: Any = _v16_binary("xor")
+    _v16_add: Any = _v16_binary("add")
+    _v16_hmax: Any = _v16_reduce("smax")
+    _v16_hmin: Any = _v16_reduce("smin")
+    _v16_hor: Any = _v16_reduce("or")
+else:  # pragma: no cover - kernels are not used without numba; the same lanes as int32 numpy arrays
+    def _v16_load(arr: Any, j: int) -> Any:
+        return np.asarray(arr[j:j + 16]).view(np.int32).copy()
+
+    def _v16_store(arr: Any, j: int, v: Any) -> None:
+        arr[j:j + 16] = v.astype(arr.dtype)
+
+    def _v16_splat(x: int) -> Any:
+        return np.full(16, x, np.int64).astype(np.int32)
+
+    _v16_rne = _v8_rne
+    _v16_max = _v8_max
+    _v16_min = _v8_min
+    _v16_and = _v8_and
+    _v16_or = _v8_or
+    _v16_xor = _v8_xor
+    _v16_add = _v8_add
+    _v16_hmax = _v8_hmax
+    _v16_hmin = _v8_hmin
+    _v16_hor = _v8_hor
+
+
 @njit(inline="always")
 def _s32_rne_lane(x: Any, xlo: Any, nxm: Any, sc: Any, off: Any, blo: Any, bhi: Any, sat: bool,
                   lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any]:
@@ -2400,7 +2550,7 @@ def _s32_rne_groups(a_: Any, o_: Any, cols: bool, nxm_: Any, off_: Any, blo_: An
             lv = _v8_splat(np.int32(S32_MAX))
             for j in range(g * group_n, g * group_n + group_n, 8):
                 if cols:
-                    _prefetch(pf, pfb + j)  # the source PF_AHEAD elements ahead (see _s32_cols_streamed)
+                    _prefetch(pf, pfb + j)  # the source PF_AHEAD elements ahead
                 x, n, o = _s32_rne_chunk(a_, o_, j, cols, nxm_, off_, blo_, bhi_, sc_, vxlo, vnxm, sc, voff, vblo,
                                          vbhi, sat, vlo, vhi)
                 hv = _v8_max(hv, x)
@@ -2414,7 +2564,7 @@ def _s32_rne_groups(a_: Any, o_: Any, cols: bool, nxm_: Any, off_: Any, blo_: An
             hv = _v8_splat(np.int32(S32_MIN))
             for j in range(g * group_n, g * group_n + group_n, 8):
                 if cols:
-                    _prefetch(pf, pfb + j)  # the source PF_AHEAD elements ahead (see _s32_cols_streamed)
+                    _prefetch(pf, pfb + j)  # the source PF_AHEAD elements ahead
                 x, n, o = _s32_rne_chunk(a_, o_, j, cols, nxm_, off_, blo_, bhi_, sc_, vxlo, vnxm, sc, voff, vblo,
                                          vbhi, sat, vlo, vhi)
                 hv = _v8_max(hv, x)
@@ -2523,74 +2673,212 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
     return nxb, ovb, smax, smin
 
 
-#: :func:`_s32_cols_streamed`: columns per step, and how many elements ahead of them the source is
-#: prefetched.  With five int32 parameter rows per column (80 KiB for 4096 columns, read from L2 on
-#: every row) next to the source and the destination, the hardware prefetchers leave the source's
-#: DRAM latency exposed (Zen 5: 0.26 ns/element from L3, 0.51 from DRAM, one thread); the one-word
-#: loop (two streams) gains less (:func:`_s32_word_streamed`)
-_PF_SPAN = 128
+#: :func:`_s32_rows_seg`: columns per segment.  A row block's rows are done segment by segment (every row's
+#: first segment, then every row's second...), so that a segment's per-column parameter rows (five int32
+#: rows, 20 B a column: 20 KiB here, 80 KiB for a whole 4096-column row) stay in the 48 KiB L1 while they
+#: serve the block's rows; read from L2 on every row, they left the source's DRAM stream slower than from
+#: L3 (Zen 5, one thread, 4096 x 4096 VREQ8: 0.32 ns/elem from DRAM, 0.18 from L3, whatever the prefetch).
+_S32_SEG = 1024
+#: :func:`_s32_rows_seg` prefetches the source this many segments ahead of the one it works on (2048 elements:
+#: 4096 measured the same, one segment ahead less)
+_S32_SEG_AHEAD = 2
 
 
 @njit(inline="always")
-def _prefetch_ahead(arr: Any, lo: int, hi: int) -> None:
-    """Prefetch the cache lines of ``arr[lo + PF_AHEAD:hi + PF_AHEAD]`` (clipped to the array), 16 int32
-    elements a line."""
-    for q in range(lo + PF_AHEAD, min(hi + PF_AHEAD, arr.size), 16):
-        _prefetch(arr, q)
+def _s32_rne_v16(x: Any, xlo: Any, nxm: Any, sc: Any, off: Any, blo: Any, bhi: Any, sat: bool,
+                 lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any]:
+    """:func:`_s32_rne_lane` on sixteen lanes (every argument but ``sc`` and ``sat`` sixteen int32 lanes;
+    ``sc`` a float64 multiplier, or sixteen as float32 bits): the same steps, the same results, as
+    :func:`_s32_rne_vec`.
+
+    Source: ``MatrixSelectedMultiplier``, ``MatrixRoundAndSaturateSigned``,
+    ``ReferenceMatrixIntegerEncoding``."""
+    xr = _v16_max(x, xlo)
+    r = _v16_rne(xr, sc)
+    t = _v16_add(r, off)
+    fc = _v16_min(_v16_max(t, blo), bhi)
+    if sat:
+        v = fc
+    else:
+        v = _v16_add(_v16_min(_v16_max(r, lim_lo), lim_hi), off)
+    return v, _v16_and(xr, nxm), _v16_xor(t, fc)
+
+
+def _s32_rows_seg(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow: int, relu: int,
+                  offw: int, sat: bool, ip: Any, rne: int, group_n: int, max_abs: bool, group_out: Any, res: Any
+                  ) -> None:
+    """The S32 RNE rows of a block (compiled gate): :func:`_s32_rows_seg_narrow` for 8- and 16-bit
+    carriers, nothing else."""
+    raise NotImplementedError  # pragma: no cover - only called from compiled code
+
+
+def _s32_rows_seg_narrow(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow: int,
+                         relu: int, offw: int, sat: bool, ip: Any, rne: int, group_n: int, max_abs: bool,
+                         group_out: Any, res: Any) -> None:
+    if rne == 1 and sat:  # one compiled copy per (per-column words, Sat): no branch in the loop
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, True, ip, group_n, max_abs, group_out, res)
+    elif rne == 1:
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, False, ip, group_n, max_abs, group_out,
+                      res)
+    elif sat:
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, True, ip, group_n, max_abs, group_out,
+                      res)
+    else:
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, False, ip, group_n, max_abs, group_out,
+                      res)
 
 
 @njit
-def _s32_cols_streamed(acc: Any, base: int, o_: Any, sc_: Any, nxm_: Any, off_: Any, blo_: Any, bhi_: Any, xlo: Any,
-                       sat: bool, lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any, Any]:
-    """:func:`_s32_rne_cols` on the row of ``o_.size`` elements from ``acc[base]``, :data:`_PF_SPAN` columns at a
-    time, each span first prefetching the source :data:`PF_AHEAD` elements ahead of it."""
-    cnt = o_.size
-    nxb = np.int32(0)
-    ovb = np.int32(0)
-    rmax = np.int32(S32_MIN)
-    rmin = np.int32(S32_MAX)
-    for s0 in range(0, cnt, _PF_SPAN):
-        s1 = min(s0 + _PF_SPAN, cnt)
-        _prefetch_ahead(acc, base + s0, base + s1)
-        n1, o1, h1, l1 = _s32_rne_cols(acc[base + s0:base + s1], o_[s0:s1], sc_[s0:s1], nxm_[s0:s1], off_[s0:s1],
-                                       blo_[s0:s1], bhi_[s0:s1], xlo, sat, lim_lo, lim_hi)
-        nxb = _or32(nxb, n1)
-        ovb = _or32(ovb, o1)
-        rmax = h1 if h1 > rmax else rmax
-        rmin = l1 if l1 < rmin else rmin
-    return nxb, ovb, rmax, rmin
+def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow: int, relu: int, offw: int,
+                  cols: bool, sat: bool, ip: Any, group_n: int, max_abs: bool, group_out: Any, res: Any) -> None:
+    """Rows ``i0 .. i1 - 1`` (``n`` columns; the tile's last row may be partial: ``total`` elements) of an
+    S32 source with an offset, RNE, ReluMode NONE/RELU and every ``|multiplier| < 1`` (``cols`` True: the
+    per-column parameter rows ``ip`` of :func:`_s32_param_kernel`, the row's at ``i * qrow``; False: one
+    word), GroupMax off or ``group_n`` a multiple of 16: the steps and results of :func:`_row_s32_int`
+    (:func:`_s32_rne_lane`), in sixteen-lane steps (:func:`_s32_rne_v16`; a segment's last ``size % 16``
+    elements one at a time), segment by segment over the block's rows (:data:`_S32_SEG` columns, a
+    multiple of ``group_n``), each step first prefetching the source :data:`_S32_SEG_AHEAD` segments
+    ahead.  The loop takes whole arrays and offsets, no slices and no inlined call with array arguments:
+    each is a new reference, an atomic add on the array's count (shared by the threads) and, with the
+    call, a ``vzeroupper`` -- per segment that cost ~0.05 ns/element.
+    Per row ``i`` writes ``res[5 * (i - i0) ..]``: NX bits, OF bits, signed maximum and minimum, GroupMax
+    flags; the GroupMax bits (:func:`_s32_fold_bits`) to ``group_out`` (row ``i``'s first group at
+    ``i * ceil(cnt / group_n)``).
+
+    Source: ``MatrixPostQuantBaseWithFlags``, ``MatrixRoundAndSaturateSigned``,
+    ``ReferenceMatrixIntegerEncoding``, ``MatrixRowMaxResult``, ``MatrixGroupMaxResult``."""
+    xlo = np.int32(0) if relu == 1 else np.int32(S32_MIN)
+    lim_lo = np.int32(-(1 << (offw - 1)))
+    lim_hi = np.int32((1 << (offw - 1)) - 1)
+    nxm, off, blo, bhi = ip[0, 0], ip[1, 0], ip[2, 0], ip[3, 0]
+    sc = np.float64(_u32_f32(np.uint32(ip[4, 0])))
+    nxm_, off_, blo_, bhi_, sc_ = ip[0], ip[1], ip[2], ip[3], ip[4]  # row views once (no slice per segment)
+    vxlo = _v16_splat(xlo)
+    vlo = _v16_splat(lim_lo)
+    vhi = _v16_splat(lim_hi)
+    vnxm = _v16_splat(nxm)
+    voff = _v16_splat(off)
+    vblo = _v16_splat(blo)
+    vbhi = _v16_splat(bhi)
+    last = acc.size - 1
+    # per-column words: _S32_SEG columns a segment; one word: whole rows (the rows one after the other; from
+    # DRAM, 0.215 ns/elem in 1024-column segments against 0.15 for whole rows); GroupMax: whole groups
+    seg = _S32_SEG if cols else max(n, 1)
+    if group_n > 0:
+        seg = (max(1, _S32_SEG // group_n) if cols else (n + group_n - 1) // group_n) * group_n
+    nr = i1 - i0
+    nseg = max(1, (n + seg - 1) // seg)
+    tot = nr * nseg
+    for r in range(nr):
+        res[5 * r] = 0
+        res[5 * r + 1] = 0
+        res[5 * r + 2] = S32_MIN
+        res[5 * r + 3] = S32_MAX
+        res[5 * r + 4] = 0
+    for s in range(tot):
+        c = s // nr
+        r = s - c * nr
+        i = i0 + r
+        base = i * n
+        rcnt = min(n, total - base)
+        c0 = c * seg
+        cnt = min(c0 + seg, rcnt) - c0
+        if cnt <= 0:
+            continue
+        s2 = s + _S32_SEG_AHEAD  # prefetch: the segment that comes _S32_SEG_AHEAD after this one
+        if s2 < tot:
+            pfb = (i0 + s2 % nr) * n + (s2 // nr) * seg
+        else:
+            pfb = (i1 + s2 - tot) * n  # past the block: the rows after it
+        gbase = i * ((rcnt + group_n - 1) // group_n) + c0 // group_n if group_n > 0 else 0
+        ab = base + c0
+        pb = i * qrow + c0 if cols else 0
+        nxv = _v16_splat(0)
+        ovv = _v16_splat(0)
+        gsz = group_n if group_n > 0 else cnt
+        c16 = cnt & ~15
+        rmax = np.int32(S32_MIN)
+        rmin = np.int32(S32_MAX)
+        gflags = 0
+        for g0 in range(0, max(c16, 1), max(gsz, 1)):  # one group (all of the vector part without GroupMax)
+            g1 = min(g0 + gsz, c16)
+            hv = _v16_splat(np.int32(S32_MIN))
+            lv = _v16_splat(np.int32(S32_MAX))
+            for j in range(g0, g1, 16):
+                _prefetch(acc, min(pfb + j, last))
+                x = _v16_load(acc, ab + j)
+                if cols:
+                    v, nv, ov = _s32_rne_v16(x, vxlo, _v16_load(nxm_, pb + j), _v16_load(sc_, pb + j),
+                                             _v16_load(off_, pb + j), _v16_load(blo_, pb + j), _v16_load(bhi_, pb + j),
+                                             sat, vlo, vhi)
+                else:
+                    v, nv, ov = _s32_rne_v16(x, vxlo, vnxm, sc, voff, vblo, vbhi, sat, vlo, vhi)
+                _v16_store(out, ab + j, v)
+                hv = _v16_max(hv, x)
+                lv = _v16_min(lv, x)
+                nxv = _v16_or(nxv, nv)
+                ovv = _v16_or(ovv, ov)
+            hi = _v16_hmax(hv)
+            lo = _v16_hmin(lv)
+            if group_n > 0:
+                if g1 - g0 == group_n or g1 == cnt:  # a whole group (else the group ends in the scalar tail)
+                    gb, gf = _s32_fold_bits(hi, lo, max_abs)
+                    group_out[gbase + g0 // group_n] = gb
+                    gflags |= gf
+            rmax = hi if hi > rmax else rmax
+            rmin = lo if lo < rmin else rmin
+        nx = _v16_hor(nxv)
+        ovb = _v16_hor(ovv)
+        if c16 < cnt:  # the scalar tail (with GroupMax: the rest of the last group, started at a multiple of 16)
+            gs = c16 - (c16 % gsz) if group_n > 0 else c16  # where the tail's group starts
+            ghi = np.int32(S32_MIN)
+            glo = np.int32(S32_MAX)
+            if group_n > 0:
+                for j in range(gs, c16):  # the group's vector part, already stored: its source again
+                    x1 = np.int32(acc[ab + j])
+                    ghi = x1 if x1 > ghi else ghi
+                    glo = x1 if x1 < glo else glo
+            for j in range(c16, cnt):
+                x1 = np.int32(acc[ab + j])
+                ghi = x1 if x1 > ghi else ghi
+                glo = x1 if x1 < glo else glo
+                if cols:
+                    v1, n1, o1 = _s32_rne_lane(x1, xlo, nxm_[pb + j], np.float64(_u32_f32(np.uint32(sc_[pb + j]))),
+                                               off_[pb + j], blo_[pb + j], bhi_[pb + j], sat, lim_lo, lim_hi)
+                else:
+                    v1, n1, o1 = _s32_rne_lane(x1, xlo, nxm, sc, off, blo, bhi, sat, lim_lo, lim_hi)
+                nx = _or32(nx, n1)
+                ovb = _or32(ovb, o1)
+                out[ab + j] = v1  # the store keeps the carrier's low 8/16 bits (S4X2: masked by the caller)
+            if group_n > 0:
+                gb, gf = _s32_fold_bits(ghi, glo, max_abs)
+                group_out[gbase + gs // group_n] = gb
+                gflags |= gf
+            rmax = ghi if ghi > rmax else rmax
+            rmin = glo if glo < rmin else rmin
+        res[5 * r] |= nx
+        res[5 * r + 1] |= ovb
+        res[5 * r + 2] = max(res[5 * r + 2], rmax)
+        res[5 * r + 3] = min(res[5 * r + 3], rmin)
+        res[5 * r + 4] |= gflags
 
 
-@njit
-def _s32_word_streamed(acc: Any, base: int, o_: Any, sc: Any, nxm: Any, off: Any, blo: Any, bhi: Any, xlo: Any,
-                       sat: bool, lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any, Any]:
-    """:func:`_s32_rne_scalar` on the row of ``o_.size`` elements from ``acc[base]``, :data:`_PF_SPAN` columns at
-    a time, each span first prefetching the source :data:`PF_AHEAD` elements ahead of it (as
-    :func:`_s32_cols_streamed`; Zen 5, one thread, 4096 x 4096 from DRAM: spans of 128 or 256 columns gain
-    ~10%, 2048 lose 30%)."""
-    cnt = o_.size
-    nxb = np.int32(0)
-    ovb = np.int32(0)
-    rmax = np.int32(S32_MIN)
-    rmin = np.int32(S32_MAX)
-    for s0 in range(0, cnt, _PF_SPAN):
-        s1 = min(s0 + _PF_SPAN, cnt)
-        _prefetch_ahead(acc, base + s0, base + s1)
-        n1, o1, h1, l1 = _s32_rne_scalar(acc[base + s0:base + s1], o_[s0:s1], sc, nxm, off, blo, bhi, xlo, sat,
-                                         lim_lo, lim_hi)
-        nxb = _or32(nxb, n1)
-        ovb = _or32(ovb, o1)
-        rmax = h1 if h1 > rmax else rmax
-        rmin = l1 if l1 < rmin else rmin
-    return nxb, ovb, rmax, rmin
+def _s32_rows_seg_none(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow: int,
+                       relu: int, offw: int, sat: bool, ip: Any, rne: int, group_n: int, max_abs: bool,
+                       group_out: Any, res: Any) -> None:
+    return None  # never called: the S32 offset modes write 8- or 16-bit carriers
+
+
+if NUMBA_AVAILABLE:  # pragma: no branch
+    _gate(_s32_rows_seg, lambda bits: _s32_rows_seg_narrow if bits in (8, 16) else _s32_rows_seg_none,
+          _s32_rows_seg_narrow)
 
 
 @njit(inline="always")
-def _s32_streamed_finish(o_: Any, cnt: int, dst: int, nxb: Any, ovb: Any, rmax: Any, rmin: Any,
-                         max_abs: bool) -> Tuple[int, int, int]:
-    """The end of :func:`_row_s32_word` and :func:`_row_s32_cols`: S4X2 codes kept as their two's
-    complement nibble, the row's flags from the lanes' NX / overflow masks, and its RowMax bits
-    (:func:`_s32_fold_bits`)."""
+def _s32_seg_finish(o_: Any, cnt: int, dst: int, nxb: Any, ovb: Any, rmax: Any, rmin: Any,
+                    max_abs: bool) -> Tuple[int, int, int]:
+    """The end of a row of :func:`_s32_rows_seg`: S4X2 codes kept as their two's complement nibble,
+    the row's flags from the lanes' NX / overflow masks, and its RowMax bits (:func:`_s32_fold_bits`)."""
     if dst == D_S4X2:  # wrapped or clamped to S4, kept as its two's complement nibble
         for j in range(cnt):
             o_[j] = o_[j] & np.uint8(S4_MASK)
@@ -2601,54 +2889,6 @@ def _s32_streamed_finish(o_: Any, cnt: int, dst: int, nxb: Any, ovb: Any, rmax: 
         flags |= _OF_NX
     rb, rf = _s32_fold_bits(rmax, rmin, max_abs)
     return flags, rb, rf
-
-
-@njit
-def _row_s32_word(acc: Any, base: int, cnt: int, out: Any, relu: int, offw: int, dst: int, sat: bool,
-                  ip: Any, max_abs: bool) -> Tuple[int, int, int]:
-    """:func:`_row_s32_int` for ``rne`` 2 without GroupMax (one parameter word: REQ8/REQ4/DEQS16, RNE,
-    ReluMode NONE/RELU, ``|multiplier| < 1``): the same steps and results, through
-    :func:`_s32_word_streamed`.  A function of its own, as :func:`_row_s32_cols`.
-
-    Source: ``MatrixPostQuantBaseWithFlags``, ``MatrixRoundAndSaturateSigned``,
-    ``ReferenceMatrixIntegerEncoding``, ``MatrixRowMaxResult``."""
-    xlo = np.int32(0) if relu == 1 else np.int32(S32_MIN)
-    ilo = np.int32(-(1 << (offw - 1)))
-    ihi = np.int32((1 << (offw - 1)) - 1)
-    o_ = out[base:base + cnt]
-    nxm, off, bl, bh = ip[0, 0], ip[1, 0], ip[2, 0], ip[3, 0]
-    sc = np.float64(_u32_f32(np.uint32(ip[4, 0])))
-    if sat:
-        nxb, ovb, rmax, rmin = _s32_word_streamed(acc, base, o_, sc, nxm, off, bl, bh, xlo, True, ilo, ihi)
-    else:
-        nxb, ovb, rmax, rmin = _s32_word_streamed(acc, base, o_, sc, nxm, off, bl, bh, xlo, False, ilo, ihi)
-    return _s32_streamed_finish(o_, cnt, dst, nxb, ovb, rmax, rmin, max_abs)
-
-
-@njit
-def _row_s32_cols(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, offw: int, dst: int, sat: bool,
-                  ip: Any, max_abs: bool) -> Tuple[int, int, int]:
-    """:func:`_row_s32_int` for ``rne`` 1 without GroupMax (per-column words, RNE, ReluMode NONE/RELU, every
-    ``|multiplier| < 1``): the same steps and results, through :func:`_s32_cols_streamed`.  A function of its
-    own: with this path inside :func:`_row_s32_int`, the one-word loop there ran 20-30% slower on a
-    DRAM-resident tile (same instructions; not understood).
-
-    Source: ``MatrixPostQuantBaseWithFlags``, ``MatrixRoundAndSaturateSigned``,
-    ``ReferenceMatrixIntegerEncoding``, ``MatrixRowMaxResult``."""
-    xlo = np.int32(0) if relu == 1 else np.int32(S32_MIN)
-    ilo = np.int32(-(1 << (offw - 1)))
-    ihi = np.int32((1 << (offw - 1)) - 1)
-    o_ = out[base:base + cnt]
-    nxm_ = ip[0, pb:pb + cnt]
-    off_ = ip[1, pb:pb + cnt]
-    bl_ = ip[2, pb:pb + cnt]
-    bh_ = ip[3, pb:pb + cnt]
-    sc_ = ip[4, pb:pb + cnt]
-    if sat:
-        nxb, ovb, rmax, rmin = _s32_cols_streamed(acc, base, o_, sc_, nxm_, off_, bl_, bh_, xlo, True, ilo, ihi)
-    else:
-        nxb, ovb, rmax, rmin = _s32_cols_streamed(acc, base, o_, sc_, nxm_, off_, bl_, bh_, xlo, False, ilo, ihi)
-    return _s32_streamed_finish(o_, cnt, dst, nxb, ovb, rmax, rmin, max_abs)
 
 
 @njit
@@ -2888,6 +3128,13 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     gs_b = np.zeros(ngs * nbr, np.uint32)
     # the S32 rows' GroupMax: each group's signed maximum and minimum (_s32_rne_groups)
     s32g_b = np.empty(2 * ng_max if (fast == 7 and group_n > 0) else 2, np.int32)
+    # the S32 RNE rows (per-column or one word, GroupMax off or GroupN a multiple of 16): the block's rows
+    # segment by segment (_s32_rows_seg), each row finished in the loop below from its entries of s32r
+    s32seg = fast == 7 and s32rne > 0 and (group_n <= 0 or group_n % 16 == 0)
+    s32r = np.empty(5 * (i1 - i0) if s32seg else 5, np.int64)
+    if s32seg:
+        _s32_rows_seg(fast, i0, i1, acc, n, total, out, qrow, relu, offw, sat, s32p, s32rne,
+                      group_n if group_n > 0 else 0, max_abs, group_out, s32r)
     if fp8:
         # FP32 -> E4M3/HiF8: the rows' passes (and fold keys) from one loop (no call per row); with RowMax /
         # GroupMax the loop below finishes each row from its keys and rowflags[i]
@@ -2908,10 +3155,17 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
         cnt = min(n, total - base)
         folded = False
         if fast == 7:  # S32 offset modes: RowMax and GroupMax folded into the element pass
-            gn = group_n if group_n > 0 else 0
-            f_or, rb, rf = _s32_rows(fast, acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode, sat,
-                                     scale, alpha, offs, offs_f, blo, bhi, s32p, s32rne, max_abs, gn, group_out,
-                                     i * ((cnt + group_n - 1) // group_n) if group_n > 0 else 0, s32g_b)
+            if s32seg:
+                r5 = 5 * (i - i0)
+                f_or, rb, rf = _s32_seg_finish(_borrow(out, base, base + cnt), cnt, dst, s32r[r5], s32r[r5 + 1],
+                                               np.int32(s32r[r5 + 2]), np.int32(s32r[r5 + 3]), max_abs)
+                f_or |= s32r[r5 + 4]
+            else:
+                gn = group_n if group_n > 0 else 0
+                f_or, rb, rf = _s32_rows(fast, acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode,
+                                         sat, scale, alpha, offs, offs_f, blo, bhi, s32p, s32rne, max_abs, gn,
+                                         group_out, i * ((cnt + group_n - 1) // group_n) if group_n > 0 else 0,
+                                         s32g_b)
             if row_en:
                 f_or |= rf
                 if has_init:
