@@ -1444,8 +1444,9 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
         cnt = min(n, total - base)
         qb = i * qrow
         rb0 = i * rrow
-        a_ = acc[base:base + cnt]
-        o_ = out[base:base + cnt]
+        # borrowed views (no reference count updated per row or chunk: _borrow, as _fp8_rows)
+        a_ = _borrow(acc, base, base + cnt)
+        o_ = _borrow(out, base, base + cnt)
         seg = group_n if (fold and group_n > 0) else max(cnt, 1)
         ng = max((cnt + seg - 1) // seg if fold else 1, 1)
         g0 = (i - i0) * ngs
@@ -1460,16 +1461,17 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
             while c < cnt:
                 if seg <= FOLD_CHUNK:
                     e = min(c + (FOLD_CHUNK // seg) * seg, cnt)
-                    _fp32_fold_groups(a_[c:e], absm, seg, gk[g0 + c // seg:g0 + (e + seg - 1) // seg])
+                    _fp32_fold_groups(_borrow(a_, c, e), absm, seg,
+                                      _borrow(gk, g0 + c // seg, g0 + (e + seg - 1) // seg))
                 else:
                     e = min(c + FOLD_CHUNK, (c // seg + 1) * seg, cnt)  # inside one group
-                    _fp32_fold_groups(a_[c:e], absm, e - c, tk)
+                    _fp32_fold_groups(_borrow(a_, c, e), absm, e - c, tk)
                     g = g0 + c // seg
                     gk[g] = tk[0] if c % seg == 0 else max(gk[g], tk[0])
                 if fast == LANE_BF16:
-                    w = np.uint32(w | _bf16_pass(a_[c:e], o_[c:e], p))
+                    w = np.uint32(w | _bf16_pass(_borrow(a_, c, e), _borrow(o_, c, e), p))
                 else:
-                    w = np.uint32(w | _f16_pass(a_[c:e], o_[c:e], p))
+                    w = np.uint32(w | _f16_pass(_borrow(a_, c, e), _borrow(o_, c, e), p))
                 c = e
         elif fast == LANE_BF16:
             w = _bf16_pass(a_, o_, p)
