@@ -970,3 +970,40 @@ def test_fp32_fold_pass_every_position_like_reference(mode: str) -> None:
             gb, _ = group_max(acc, acc_type="FP32", max_abs=max_abs, group_n=gn, engine="reference")
             assert np.array_equal(got.row_max_bits, rb), (gn, max_abs)
             assert np.array_equal(got.group_max_bits, gb), (gn, max_abs)
+
+
+@pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
+def test_fp32_fold_pass_sixteen_groups_like_reference(mode: str) -> None:
+    """The fold pass's blocks of sixteen GroupN-128 groups (rows of 4200: two blocks of 2048, then
+    one group of 104 by the per-group loop): rows whose groups alternate one positive at a moving
+    column and all negative (the smallest magnitude at a moving column), rows also with groups holding
+    a -0 among negatives and groups of +0/-0 only (the rare-source redo), and rows of N(0, 1) x 50; GroupN 128 and 64, MaxAbs on/off: RowMaxOut and
+    GroupMaxOut equal the reference engine's fold (:func:`ptonum.fpatr.reduction.row_max` /
+    ``group_max``)."""
+    from ptonum.fpatr.reduction import group_max, row_max
+
+    rng = np.random.default_rng(29)
+    n, rows = 4200, 20
+    acc = _f32(-rng.uniform(0.5, 100.0, (rows, n))).astype(np.uint32)
+    for r in range(16):
+        for q in range((n + 127) // 128):
+            lo = q * 128
+            kind = (q + r) % (2 if r < 12 else 4)  # a -0 source sends its row to the rare redo
+            if kind == 0:  # one positive
+                acc[r, min(lo + (r * 7 + q * 5) % 128, n - 1)] = _f32(rng.uniform(0.5, 2.0))
+            elif kind == 1:  # all negative: one smallest magnitude
+                acc[r, min(lo + (r * 11 + q) % 128, n - 1)] = _f32(-0.25)
+            elif kind == 2:  # all negative with a -0
+                acc[r, min(lo + (r * 3 + q * 13) % 128, n - 1)] = 0x80000000
+            elif r % 2 == 0:  # +0 / -0 only
+                acc[r, lo:lo + 128] = np.where(rng.integers(0, 2, min(128, n - lo)) == 1, 0x80000000, 0)
+    acc[16:] = _f32(rng.standard_normal((rows - 16, n)) * 50.0)
+    kw: Dict[str, Any] = {"quant_param": int(_f32(1.0)) >> 13 << 13}
+    for gn in (128, 64):
+        for max_abs in (False, True):
+            attrs = dict(pre_quant_mode=mode, row_max_en=True, group_max_en=True, group_n=gn, max_abs_en=max_abs)
+            got = postprocess(acc, acc_type="FP32", attributes=attrs, **kw)
+            rb, _ = row_max(acc, acc_type="FP32", max_abs=max_abs, engine="reference")
+            gb, _ = group_max(acc, acc_type="FP32", max_abs=max_abs, group_n=gn, engine="reference")
+            assert np.array_equal(got.row_max_bits, rb), (gn, max_abs)
+            assert np.array_equal(got.group_max_bits, gb), (gn, max_abs)
