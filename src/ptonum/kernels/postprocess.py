@@ -2817,16 +2817,30 @@ def _s32_rows_seg(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out
 def _s32_rows_seg_narrow(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow: int,
                          relu: int, offw: int, sat: bool, ip: Any, rne: int, group_n: int, max_abs: bool,
                          group_out: Any, res: Any) -> None:
-    if rne == 1 and sat:  # one compiled copy per (per-column words, Sat): no branch in the loop
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, True, ip, group_n, max_abs, group_out, res)
-    elif rne == 1:
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, False, ip, group_n, max_abs, group_out,
+    # one compiled copy per (per-column words, Sat, MaxAbs): no branch in the loop
+    if max_abs and rne == 1 and sat:
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, True, ip, group_n, True, group_out,
                       res)
-    elif sat:
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, True, ip, group_n, max_abs, group_out,
+    elif max_abs and rne == 1 and not sat:
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, False, ip, group_n, True, group_out,
                       res)
-    else:
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, False, ip, group_n, max_abs, group_out,
+    elif max_abs and rne != 1 and sat:
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, True, ip, group_n, True, group_out,
+                      res)
+    elif max_abs and rne != 1 and not sat:
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, False, ip, group_n, True, group_out,
+                      res)
+    elif not max_abs and rne == 1 and sat:
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, True, ip, group_n, False, group_out,
+                      res)
+    elif not max_abs and rne == 1 and not sat:
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, False, ip, group_n, False, group_out,
+                      res)
+    elif not max_abs and rne != 1 and sat:
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, True, ip, group_n, False, group_out,
+                      res)
+    elif not max_abs and rne != 1 and not sat:
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, False, ip, group_n, False, group_out,
                       res)
 
 
@@ -2917,11 +2931,12 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                     v, nv, ov = _s32_rne_v16(x, vxlo, vnxm, sc, voff, vblo, vbhi, sat, vlo, vhi)
                 _v16_store(out, ab + j, v)
                 hv = _v16_max(hv, x)
-                lv = _v16_min(lv, x)
+                if max_abs:  # the minimum only for MaxAbs (_s32_fold_bits reads it only then)
+                    lv = _v16_min(lv, x)
                 nxv = _v16_or(nxv, nv)
                 ovv = _v16_or(ovv, ov)
             hi = _v16_hmax(hv)
-            lo = _v16_hmin(lv)
+            lo = _v16_hmin(lv) if max_abs else np.int32(S32_MAX)
             if group_n > 0:
                 if g1 - g0 == group_n or g1 == cnt:  # a whole group (else the group ends in the scalar tail)
                     gb, gf = _s32_fold_bits(hi, lo, max_abs)
