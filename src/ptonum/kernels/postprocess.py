@@ -1306,19 +1306,33 @@ def _row_f16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu:
 def _e4m3_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
     """The vector loop of the E4M3 row: the flag word (:func:`_e4m3_word`).  :data:`E4M3_CHUNK` elements
     at a time after a software prefetch of their source :data:`PF_AHEAD` elements ahead (past the
-    row's end: the tile's next row; a prefetch never faults), the last ``size % E4M3_CHUNK`` alone."""
+    row's end: the tile's next row; a prefetch never faults), the last ``size % E4M3_CHUNK`` alone.
+    Where the CPU has AVX-512 (:data:`E4M3_V32`) the chunks go 32 elements per step through
+    :func:`_e4m3_v32` (the product rounded to odd by embedded rounding: Zen 5, one thread, scale
+    1.625, 0.208 -> 0.170 ns/elem on an L3-resident tile), else through :func:`_e4m3_lane` as
+    LLVM vectorizes it; the same codes and flag word."""
     n = a_.size
     j0 = n - n % E4M3_CHUNK
     kmin = np.uint32(0xFFFFFFFF)
     kmax = np.uint32(0)
-    for c in range(0, j0, E4M3_CHUNK):
-        for q in range(0, E4M3_CHUNK, 16):
-            _prefetch(a_, c + q + PF_AHEAD)  # the source lines PF_AHEAD elements ahead
-        for j in range(c, c + E4M3_CHUNK):
-            code, ab, key = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
-            o_[j] = np.uint8(code)
-            kmin = min(kmin, key)
-            kmax = max(kmax, ab)
+    if E4M3_V32:
+        acc = _e4m3_acc0()
+        for c in range(0, j0, E4M3_CHUNK):
+            for q in range(0, E4M3_CHUNK, 16):
+                _prefetch(a_, c + q + PF_AHEAD)
+            for j in range(c, c + E4M3_CHUNK, 32):
+                acc = _e4m3_v32(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
+        kmin = _e4m3_acc_min(acc)
+        kmax = _e4m3_acc_max(acc)
+    else:
+        for c in range(0, j0, E4M3_CHUNK):
+            for q in range(0, E4M3_CHUNK, 16):
+                _prefetch(a_, c + q + PF_AHEAD)  # the source lines PF_AHEAD elements ahead
+            for j in range(c, c + E4M3_CHUNK):
+                code, ab, key = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
+                o_[j] = np.uint8(code)
+                kmin = min(kmin, key)
+                kmax = max(kmax, ab)
     for j in range(j0, n):
         code, ab, key = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
@@ -2058,11 +2072,53 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     def _v8_const(values: Any, bits: int = 32) -> Any:
         return _ir.Constant(_ir.VectorType(_ir.IntType(bits), len(values)), [int(v) & ((1 << bits) - 1) for v in values])
 
+    def _product_rz_ir(builder: Any, x: Any, mpf: Any, mnf: Any, n: int) -> Tuple[Any, Any]:
+        """The exact product of ``n`` FP32 sources (bits ``x``, ``<n x i32>``, n a multiple of 16) and
+        their multipliers (``mpf``/``mnf``, ``<n x float>``, of a positive / negative source; one blend
+        on the sign bit), AVX-512 only: (pb, the bits of the product rounded toward zero onto float32,
+        its sign included; eb, the bits of the remainder x m - p by a fused multiply-add rounded
+        upward).  16 lanes at a time (embedded rounding, no exceptions, the MXCSR untouched).
+
+        eb is 0 exactly when p is the exact product: a zero remainder is an exact zero sum, +0 in that
+        mode; a nonzero one stays nonzero even where it underflows (a positive one rounds up to 2^-149
+        or more, a negative one to a negative value or -0).  So pb | [eb != 0] is the exact product
+        rounded *to odd* onto float32 (sign-magnitude), the value :func:`_hif8_product` and
+        :func:`_e4m3_lane` get from a product rounded to nearest and two fused multiply-adds or a sign
+        test of the remainder.  A product below 2^-149 gives pb = +-0 and eb != 0 (the odd neighbour
+        2^-149); one above float32's range pb = +-the largest finite float32, eb != 0 (rounded to odd:
+        the largest finite, which is odd); a NaN/Inf source a NaN/Inf pb (Inf times 0 the default NaN)."""
+        fn = _ir.VectorType(_ir.FloatType(), n)
+        vn = _ir.VectorType(_ir.IntType(32), n)
+        i32 = _ir.IntType(32)
+        f16 = _ir.VectorType(_ir.FloatType(), 16)
+        m = builder.select(builder.icmp_signed("<", x, _ir.Constant(vn, [0] * n)), mnf, mpf)
+        xf = builder.bitcast(x, fn)
+        mul = _llvm_fn(builder, "llvm.x86.avx512.mul.ps.512", f16, [f16, f16, i32])
+        fma16 = _llvm_fn(builder, "llvm.x86.avx512.vfmadd.ps.512", f16, [f16, f16, f16, i32])
+        ps, es = [], []
+        for h in range(n // 16):
+            sel = _ir.Constant(_ir.VectorType(i32, 16), list(range(16 * h, 16 * h + 16)))
+            xh = builder.shuffle_vector(xf, xf, sel)
+            mh = builder.shuffle_vector(m, m, sel)
+            ph = builder.call(mul, [xh, mh, _ir.Constant(i32, 11)])  # toward zero, no exceptions
+            ps.append(ph)
+            es.append(builder.call(fma16, [xh, mh, builder.fneg(ph), _ir.Constant(i32, 10)]))  # upward
+        while len(ps) > 1:  # the halves back into n lanes
+            w = 2 * n // len(ps)
+            ps = [builder.shuffle_vector(ps[i], ps[i + 1], _ir.Constant(_ir.VectorType(i32, w), list(range(w))))
+                  for i in range(0, len(ps), 2)]
+            es = [builder.shuffle_vector(es[i], es[i + 1], _ir.Constant(_ir.VectorType(i32, w), list(range(w))))
+                  for i in range(0, len(es), 2)]
+        return builder.bitcast(ps[0], vn), builder.bitcast(es[0], vn)
+
     def _hif8_key_ir(builder: Any, x: Any, mpf: Any, mnf: Any, n: int, high: bool = False,
-                     unit: bool = False) -> Any:
+                     unit: bool = False, rz: bool = False) -> Any:
         """The keys (:func:`_hif8_key`) of ``n`` lanes: FP32 bits ``x`` (``<n x i32>``) times the
         multipliers ``mpf``/``mnf`` (``<n x float>``) of a positive / negative source, as ``<n x i32>``
-        (``high``: in the high 16 bits of each lane, the low 16 bits garbage).  ``unit``: both
+        (``high``: in the high 16 bits of each lane, the low 16 bits garbage).  ``rz`` (AVX-512, n a
+        multiple of 16): the product by :func:`_product_rz_ir`, truncated once more onto 16 bits with
+        the sticky bit of its low bits and remainder (rounding to odd twice is rounding to odd once);
+        else as :func:`_hif8_product` (two fused multiply-adds).  ``unit``: both
         multipliers are 1 (``mpf``/``mnf`` not read): the product is the source itself, exact, so
         the key is x's own bits rounded to odd onto 16 bits, (x | sticky) >> 16 (a NaN/Inf source
         keeps a key of exponent 255)."""
@@ -2075,9 +2131,16 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         if unit:
             hk = builder.or_(x, builder.add(builder.and_(x, k(0xFFFF)), k(0xFFFF)))
             return hk if high else builder.lshr(hk, k(16))
-        # the product rounded to odd (as _hif8_product)
+        if rz:
+            # p truncated (its bits pb), and whether it is inexact: the key is pb truncated to 16
+            # bits, with bit 16 set when pb's low 16 bits or the remainder are not zero
+            pb, eb = _product_rz_ir(builder, x, mpf, mnf, n)
+            low = builder.or_(builder.and_(pb, k(0xFFFF)), eb)
+            hk = builder.or_(pb, builder.select(builder.icmp_unsigned("!=", low, k(0)), k(0x10000), k(0)))
+            return hk if high else builder.lshr(hk, k(16))
         m = builder.select(builder.icmp_signed("<", x, k(0)), mnf, mpf)
         xf = builder.bitcast(x, fn)
+        # the product rounded to odd (as _hif8_product)
         p = builder.fmul(xf, m)
         fma = _llvm_fn(builder, f"llvm.fma.v{n}f32", fn, [fn, fn, fn])
         err = builder.call(fma, [xf, m, builder.fneg(p)])
@@ -2148,8 +2211,11 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     #: The HiF8 pass takes 32 elements per step by :func:`_hif8_v32` (no gather) when the target CPU
     #: has AVX-512 BW, else 8 by :func:`_hif8_v8`; the same entries either way.
     HIF8_V32: bool = _has_avx512bw()
+    #: The E4M3 pass takes 32 elements per step by :func:`_e4m3_v32` (AVX-512: embedded rounding) on
+    #: the same CPUs, else :func:`_e4m3_lane` vectorized by LLVM; the same codes and flags either way.
+    E4M3_V32: bool = HIF8_V32
 
-    def _hif8_v32_make(unit: bool) -> Any:
+    def _hif8_v32_make(unit: bool, rz: bool = True) -> Any:
         @_intrinsic
         def _hif8_v32_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, o: Any, ovf: Any) -> Any:
             """32 FP32 -> HiF8 elements under RHB at ``j .. j + 31`` of ``a`` (FP32 bits) with the
@@ -2160,7 +2226,9 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             ``ovf``: the entry of a positive key above the largest value (``keys[HIF8_KEY_OVF]``: the
             overflow code of the Sat setting and OF|NX).  AVX-512 BW only (:data:`HIF8_V32`).
 
-            The key as :func:`_hif8_key` (8 significant bits, rounded to odd; 32-bit lanes, two ``zmm``),
+            The key as :func:`_hif8_key` (8 significant bits, rounded to odd; 32-bit lanes, two ``zmm``;
+            the product rounded toward zero and its remainder's sign by :func:`_product_rz_ir`, or with
+            ``rz`` False by :func:`_hif8_product`'s two fused multiply-adds, kept for comparisons),
             narrowed to 16-bit lanes (one ``zmm``), then its entry by
             arithmetic and four in-register lookups (``vpermi2w``, 64 words each) of the key's clamped
             exponent (:func:`_hif8_v32_tables`): the magnitude k (15 bits) rounded to the binade's
@@ -2211,7 +2279,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                     mnf = builder.load(_lane_ptr(context, builder, mty, mnv, jv, fk), align=4)
                 # the keys' 16-bit halves picked straight into 16-bit lanes (one vpermt2w): no shift or
                 # narrowing per 32-bit lane
-                hk = builder.bitcast(_hif8_key_ir(builder, x, mpf, mnf, n, True, unit), _ir.VectorType(i16, 2 * n))
+                hk = builder.bitcast(_hif8_key_ir(builder, x, mpf, mnf, n, True, unit, rz), _ir.VectorType(i16, 2 * n))
                 key = builder.shuffle_vector(hk, hk, _ir.Constant(vk, list(range(1, 2 * n, 2))))
                 mag = builder.and_(key, k(0x7FFF))
                 sb = builder.and_(builder.lshr(key, k(8)), k(HIF8_SIGN))
@@ -2246,6 +2314,123 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
         return _hif8_v32_i
 
+    class _AccE4m3Type(_types.Type):
+        """The E4M3 pass's accumulators (:func:`_e4m3_v32`): 32 uint32 lanes of the least flag key,
+        then 32 of the largest mark (LLVM ``<64 x i32>``), only inside compiled code."""
+
+        def __init__(self) -> None:
+            super().__init__(name="AccE4M3")
+
+    _ACC_E4M3 = _AccE4m3Type()
+    _V64 = _ir.VectorType(_ir.IntType(32), 64)
+
+    @_register_model(_AccE4m3Type)
+    class _AccE4m3Model(_models.PrimitiveModel):
+        def __init__(self, dmm: Any, fe_type: Any) -> None:
+            super().__init__(dmm, fe_type, _V64)
+
+    @_intrinsic
+    def _e4m3_acc0_i(typingctx: Any) -> Any:
+        """Fresh accumulators of :func:`_e4m3_v32`: keys all ones, marks 0."""
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            return _ir.Constant(_V64, [0xFFFFFFFF] * 32 + [0] * 32)
+
+        return _ACC_E4M3(), codegen
+
+    def _e4m3_acc_reduce(op: str, lo: int) -> Any:
+        @_intrinsic
+        def reduce(typingctx: Any, acc: Any) -> Any:
+            """The ``op`` of the 32 lanes of ``acc`` from ``lo`` (uint32)."""
+            if acc != _ACC_E4M3:
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                v32 = _ir.VectorType(_ir.IntType(32), 32)
+                half = builder.shuffle_vector(args[0], args[0], _ir.Constant(v32, list(range(lo, lo + 32))))
+                return builder.call(_llvm_fn(builder, f"llvm.vector.reduce.{op}.v32i32", _ir.IntType(32), [v32]),
+                                    [half])
+
+            return _types.uint32(acc), codegen
+        return reduce
+
+    @_intrinsic
+    def _e4m3_v32_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, o: Any, acc: Any, ovf_pos: Any,
+                    ovf_neg: Any) -> Any:
+        """32 FP32 -> E4M3 elements under RNE at ``j .. j + 31`` of ``a`` (FP32 bits) with the
+        multipliers ``mp``/``mn`` of a positive / negative source (float32): the codes stored to
+        ``o[j .. j + 31]`` (uint8), returned ``acc`` with each lane's least flag key and largest mark
+        (as :func:`_e4m3_lane`'s (code, mark, key), every bit the same).  AVX-512 only
+        (:data:`HIF8_V32`).
+
+        The exact product rounded to odd onto float32 with its sign, q = pb | [eb != 0]
+        (:func:`_product_rz_ir`: one multiplication rounded toward zero and one fused multiply-add
+        rounded upward), then :func:`_e4m3_unit_lane`'s steps on q as the source: ab = |q|, the code
+        by the hardware addition of M, the sign on a nonzero code when q < -2^-10 (rounding to odd
+        keeps the side of 2^-10: one unsigned compare of the bits), the overflow code above 448; the
+        key ab, all ones when ab is an E4M3 value (a product that underflowed float32 is 2^-149 here,
+        inexact and tiny as in :func:`_e4m3_lane`); the mark ab, all ones for a -0 source (the row is
+        then redone).  Source: ADR-0085 (QF322FP8_PRE); ASL ``MatrixSelectedMultiplier``,
+        ``MatrixEncodeReal`` / ``ReferenceMatrixFloatingEncoding`` (E4M3 with RNE)."""
+        if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
+                and isinstance(mp, _types.Array) and mp.layout == "C" and mp.dtype == _types.float32
+                and mn == mp and isinstance(j, _types.Integer) and isinstance(o, _types.Array)
+                and o.ndim == 1 and o.layout == "C" and o.dtype == _types.uint8 and acc == _ACC_E4M3
+                and isinstance(ovf_pos, _types.Integer) and isinstance(ovf_neg, _types.Integer)):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            aty, mty, _, _, oty, _, _, _ = signature.args
+            av, mpv, mnv, jv, ov, accv, opv, onv = args
+            n = 32
+            i32 = _ir.IntType(32)
+            vn = _ir.VectorType(i32, n)
+            fn = _ir.VectorType(_ir.FloatType(), n)
+
+            def k(v: int) -> Any:
+                return _ir.Constant(vn, [v & 0xFFFFFFFF] * n)
+
+            def splat(v: Any) -> Any:
+                w = v.type.width
+                v = v if w == 32 else (builder.trunc(v, i32) if w > 32 else builder.zext(v, i32))
+                e = builder.insert_element(_ir.Constant(vn, _ir.Undefined), v, _ir.Constant(i32, 0))
+                return builder.shuffle_vector(e, _ir.Constant(vn, _ir.Undefined), _ir.Constant(vn, [0] * n))
+
+            x = builder.load(_lane_ptr(context, builder, aty, av, jv, vn), align=4)
+            mpf = builder.load(_lane_ptr(context, builder, mty, mpv, jv, fn), align=4)
+            mnf = builder.load(_lane_ptr(context, builder, mty, mnv, jv, fn), align=4)
+            pb, eb = _product_rz_ir(builder, x, mpf, mnf, n)
+            q = builder.select(builder.icmp_unsigned("!=", eb, k(0)), builder.or_(pb, k(1)), pb)
+            ab = builder.and_(q, k(0x7FFFFFFF))
+            e = builder.call(_llvm_fn(builder, "llvm.umax.v32i32", vn, [vn, vn]),
+                             [builder.and_(ab, k(FP32_INF)), k(E4M3_EMIN_BITS)])
+            mb = builder.add(builder.add(e, builder.lshr(e, k(E4M3_MAGIC))), k(E4M3_M_OFF))
+            mf = builder.bitcast(mb, fn)
+            t = builder.fadd(builder.bitcast(ab, fn), mf)
+            tb = builder.bitcast(t, vn)
+            neg = builder.icmp_unsigned(">", q, k(E4M3_NEG_ZERO_BITS))
+            code = builder.select(neg, builder.or_(tb, k(E4M3_SIGN)), tb)
+            code = builder.select(builder.icmp_signed(">", ab, k(E4M3_MAX_BITS)),
+                                  builder.select(neg, splat(onv), splat(opv)), code)
+            back = builder.bitcast(builder.fsub(t, mf), vn)
+            key = builder.or_(ab, builder.select(builder.icmp_unsigned("==", back, ab), k(-1), k(0)))
+            mark = builder.select(builder.icmp_unsigned("==", x, k(FP32_NEG_ZERO)), k(-1), ab)
+            bn = _ir.VectorType(_ir.IntType(8), n)
+            builder.store(builder.trunc(code, bn), _lane_ptr(context, builder, oty, ov, jv, bn), align=1)
+            kmin = builder.shuffle_vector(accv, accv, _ir.Constant(vn, list(range(32))))
+            kmax = builder.shuffle_vector(accv, accv, _ir.Constant(vn, list(range(32, 64))))
+            kmin = builder.call(_llvm_fn(builder, "llvm.umin.v32i32", vn, [vn, vn]), [kmin, key])
+            kmax = builder.call(_llvm_fn(builder, "llvm.umax.v32i32", vn, [vn, vn]), [kmax, mark])
+            return builder.shuffle_vector(kmin, kmax, _ir.Constant(_ir.VectorType(i32, 64), list(range(64))))
+
+        return _ACC_E4M3(a, mp, mn, j, o, acc, ovf_pos, ovf_neg), codegen
+
+    _e4m3_acc0: Any = _e4m3_acc0_i
+    _e4m3_acc_min: Any = _e4m3_acc_reduce("umin", 0)
+    _e4m3_acc_max: Any = _e4m3_acc_reduce("umax", 32)
+    _e4m3_v32: Any = _e4m3_v32_i
+
+    #: the product rounded to odd by embedded rounding (:func:`_product_rz_ir`; Zen 5, one thread,
+    #: scale 1.625, the pass 0.265 -> 0.226 ns/elem, 84 -> 64 instructions per 32 elements)
     _hif8_v32: Any = _hif8_v32_make(False)
     #: :func:`_hif8_v32` for multipliers that are all 1 (``mp``/``mn`` not read): the same entries,
     #: the key from the source's bits (one and, one add, one or per lane instead of the product
@@ -2314,12 +2499,25 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
         raise NotImplementedError  # the pass looks up one element at a time without numba
 
     HIF8_V32 = False
+    E4M3_V32 = False
 
     def _hif8_v32(a: Any, mp: Any, mn: Any, j: int, o: Any, ovf: int) -> Any:
         raise NotImplementedError  # the pass looks up one element at a time without numba
 
     def _hif8_v32u(a: Any, mp: Any, mn: Any, j: int, o: Any, ovf: int) -> Any:
         raise NotImplementedError  # the pass looks up one element at a time without numba
+
+    def _e4m3_acc0() -> Any:
+        raise NotImplementedError  # the E4M3 pass runs its scalar lane without numba
+
+    def _e4m3_acc_min(acc: Any) -> Any:
+        raise NotImplementedError
+
+    def _e4m3_acc_max(acc: Any) -> Any:
+        raise NotImplementedError
+
+    def _e4m3_v32(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
+        raise NotImplementedError
 
 
 # ---------------------------------------------------------------------------
