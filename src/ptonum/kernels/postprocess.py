@@ -1803,124 +1803,130 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     from numba.extending import models as _models
     from numba.extending import register_model as _register_model
 
-    class _I32x8Type(_types.Type):
-        """Eight int32 lanes (LLVM ``<8 x i32>``), only inside compiled code."""
-
-        def __init__(self) -> None:
-            super().__init__(name="I32x8")
-
-    _I32X8 = _I32x8Type()
-    _V8 = _ir.VectorType(_ir.IntType(32), 8)
-
-    @_register_model(_I32x8Type)
-    class _I32x8Model(_models.PrimitiveModel):
-        def __init__(self, dmm: Any, fe_type: Any) -> None:
-            super().__init__(dmm, fe_type, _V8)
-
     def _llvm_fn(builder: Any, name: str, ret: Any, args: Any) -> Any:
         return _cgutils.get_or_insert_function(builder.module, _ir.FunctionType(ret, args), name)
 
     def _lane_ptr(context: Any, builder: Any, aty: Any, arr: Any, j: Any, vt: Any) -> Any:
-        """Pointer to elements ``j .. j + 7`` of a 1-D contiguous array, as a ``vt`` pointer (no bounds check)."""
+        """Pointer to element ``j`` of a 1-D contiguous array, as a ``vt`` pointer (no bounds check)."""
         data = context.make_array(aty)(context, builder, arr).data
         return builder.bitcast(builder.gep(data, [j]), vt.as_pointer())
 
-    @_intrinsic
-    def _v8_load_i(typingctx: Any, arr: Any, j: Any) -> Any:
-        """Elements ``j .. j + 7`` of a contiguous 1-D int32/uint32 array (no bounds check)."""
-        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
-                and arr.dtype in (_types.int32, _types.uint32) and isinstance(j, _types.Integer)):
-            return None
+    def _i32_lanes(n: int) -> Tuple[Any, ...]:
+        """The type of ``n`` int32 lanes as one value (LLVM ``<n x i32>``, only inside compiled code)
+        and its intrinsics: ``(type, llvm vector type, splat(builder, x, vt), load, store, splat,
+        binary(op), reduce(op), rne)``.  ``load(arr, j)``: elements ``j .. j + n - 1`` of a contiguous
+        1-D int32/uint32 array; ``store(arr, j, v)``: the low 8/16 bits of each lane to elements ``j ..
+        j + n - 1`` of a contiguous 1-D 8- or 16-bit array (the narrowing store of a scalar ``o_[j] =
+        v``); ``splat(x)``: one integer of any width, truncated to 32 bits, in every lane;
+        ``binary(op)``: lane-wise ``smax``/``smin`` (signed), ``umax``/``umin`` (unsigned), ``and``,
+        ``or``, ``xor``, ``add`` (wrapping); ``reduce(op)``: the ``smax``/``smin``/``umax``/``umin``/``or``
+        of the lanes as an int32; ``rne(x, sc)``: per lane the low 32 bits of the encoding of ``fma(x,
+        sc, 1.5 * 2**52)`` in float64 (see :func:`_s32_rne_lane`), ``sc`` one float64 multiplier or
+        ``n`` multipliers as float32 bits.  No bounds checks."""
+        class _Lanes(_types.Type):
+            def __init__(self) -> None:
+                super().__init__(name=f"I32x{n}")
 
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            return builder.load(_lane_ptr(context, builder, signature.args[0], args[0], args[1], _V8), align=4)
+        lanes = _Lanes()
+        vt = _ir.VectorType(_ir.IntType(32), n)
 
-        return _I32X8(arr, j), codegen
+        @_register_model(_Lanes)
+        class _LanesModel(_models.PrimitiveModel):
+            def __init__(self, dmm: Any, fe_type: Any) -> None:
+                super().__init__(dmm, fe_type, vt)
 
-    @_intrinsic
-    def _v8_store_i(typingctx: Any, arr: Any, j: Any, v: Any) -> Any:
-        """Store the low 8/16 bits of each lane to elements ``j .. j + 7`` of a contiguous 1-D
-        8- or 16-bit array (no bounds check): the narrowing store of a scalar ``o_[j] = v``."""
-        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
-                and str(arr.dtype) in ("int8", "uint8", "int16", "uint16") and v == _I32X8):
-            return None
+        def splat_ir(builder: Any, x: Any, t: Any) -> Any:
+            v = builder.insert_element(_ir.Constant(t, _ir.Undefined), x, _ir.Constant(_ir.IntType(32), 0))
+            return builder.shuffle_vector(v, _ir.Constant(t, _ir.Undefined), _ir.Constant(vt, [0] * n))
 
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            bits = signature.args[0].dtype.bitwidth
-            vt = _ir.VectorType(_ir.IntType(bits), 8)
-            builder.store(builder.trunc(args[2], vt),
-                          _lane_ptr(context, builder, signature.args[0], args[0], args[1], vt), align=bits // 8)
-            return context.get_dummy_value()
-
-        return _types.none(arr, j, v), codegen
-
-    def _splat(builder: Any, x: Any, vt: Any) -> Any:
-        v = builder.insert_element(_ir.Constant(vt, _ir.Undefined), x, _ir.Constant(_ir.IntType(32), 0))
-        return builder.shuffle_vector(v, _ir.Constant(vt, _ir.Undefined), _ir.Constant(_V8, [0] * 8))
-
-    @_intrinsic
-    def _v8_splat_i(typingctx: Any, x: Any) -> Any:
-        """One int32 value in all eight lanes (an integer of any width, truncated to 32 bits)."""
-        if not isinstance(x, _types.Integer):
-            return None
-
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            i32 = _ir.IntType(32)
-            w = args[0].type.width
-            s = args[0] if w == 32 else (builder.trunc(args[0], i32) if w > 32 else builder.sext(args[0], i32))
-            return _splat(builder, s, _V8)
-
-        return _I32X8(x), codegen
-
-    def _v8_binary(op: str) -> Any:
-        """Lane-wise int32 ``op``: ``smax``/``smin`` (signed), ``umax``/``umin`` (unsigned), ``and``, ``or``,
-        ``xor``, ``add`` (wrapping)."""
         @_intrinsic
-        def binary(typingctx: Any, a: Any, b: Any) -> Any:
-            if a != _I32X8 or b != _I32X8:
+        def load(typingctx: Any, arr: Any, j: Any) -> Any:
+            if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
+                    and arr.dtype in (_types.int32, _types.uint32) and isinstance(j, _types.Integer)):
                 return None
 
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                if op in ("smax", "smin", "umax", "umin"):
-                    return builder.call(_llvm_fn(builder, f"llvm.{op}.v8i32", _V8, [_V8, _V8]), list(args))
-                return {"and": builder.and_, "or": builder.or_, "xor": builder.xor, "add": builder.add}[op](*args)
+                return builder.load(_lane_ptr(context, builder, signature.args[0], args[0], args[1], vt), align=4)
 
-            return _I32X8(a, b), codegen
-        return binary
+            return lanes(arr, j), codegen
 
-    def _v8_reduce(op: str) -> Any:
-        """The ``smax``/``smin``/``umax``/``umin``/``or`` of the eight lanes, as an int32."""
         @_intrinsic
-        def reduce(typingctx: Any, a: Any) -> Any:
-            if a != _I32X8:
+        def store(typingctx: Any, arr: Any, j: Any, v: Any) -> Any:
+            if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
+                    and str(arr.dtype) in ("int8", "uint8", "int16", "uint16") and v == lanes):
                 return None
 
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                return builder.call(_llvm_fn(builder, f"llvm.vector.reduce.{op}.v8i32", _ir.IntType(32), [_V8]),
-                                    [args[0]])
+                bits = signature.args[0].dtype.bitwidth
+                nt = _ir.VectorType(_ir.IntType(bits), n)
+                builder.store(builder.trunc(args[2], nt),
+                              _lane_ptr(context, builder, signature.args[0], args[0], args[1], nt), align=bits // 8)
+                return context.get_dummy_value()
 
-            return _types.int32(a), codegen
-        return reduce
+            return _types.none(arr, j, v), codegen
 
-    @_intrinsic
-    def _v8_rne_i(typingctx: Any, x: Any, sc: Any) -> Any:
-        """Per lane the low 32 bits of the encoding of ``fma(x, sc, 1.5 * 2**52)`` in float64 (see
-        :func:`_s32_rne_lane`); ``sc`` one float64 multiplier, or eight multipliers as float32 bits."""
-        if x != _I32X8 or not (sc == _I32X8 or sc == _types.float64):
-            return None
+        @_intrinsic
+        def splat(typingctx: Any, x: Any) -> Any:
+            if not isinstance(x, _types.Integer):
+                return None
 
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            d8 = _ir.VectorType(_ir.DoubleType(), 8)
-            xd = builder.sitofp(args[0], d8)
-            if signature.args[1] == _I32X8:
-                sd = builder.fpext(builder.bitcast(args[1], _ir.VectorType(_ir.FloatType(), 8)), d8)
-            else:
-                sd = _splat(builder, args[1], d8)
-            p = builder.call(_llvm_fn(builder, "llvm.fma.v8f64", d8, [d8, d8, d8]),
-                             [xd, sd, _ir.Constant(d8, [_RNE_MAGIC] * 8)])
-            return builder.trunc(builder.bitcast(p, _ir.VectorType(_ir.IntType(64), 8)), _V8)
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                i32 = _ir.IntType(32)
+                w = args[0].type.width
+                s = args[0] if w == 32 else (builder.trunc(args[0], i32) if w > 32 else builder.sext(args[0], i32))
+                return splat_ir(builder, s, vt)
 
-        return _I32X8(x, sc), codegen
+            return lanes(x), codegen
+
+        def binary(op: str) -> Any:
+            @_intrinsic
+            def apply(typingctx: Any, a: Any, b: Any) -> Any:
+                if a != lanes or b != lanes:
+                    return None
+
+                def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                    if op in ("smax", "smin", "umax", "umin"):
+                        return builder.call(_llvm_fn(builder, f"llvm.{op}.v{n}i32", vt, [vt, vt]), list(args))
+                    return {"and": builder.and_, "or": builder.or_, "xor": builder.xor, "add": builder.add}[op](*args)
+
+                return lanes(a, b), codegen
+            return apply
+
+        def reduce(op: str) -> Any:
+            @_intrinsic
+            def apply(typingctx: Any, a: Any) -> Any:
+                if a != lanes:
+                    return None
+
+                def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                    return builder.call(_llvm_fn(builder, f"llvm.vector.reduce.{op}.v{n}i32", _ir.IntType(32), [vt]),
+                                        [args[0]])
+
+                return _types.int32(a), codegen
+            return apply
+
+        @_intrinsic
+        def rne(typingctx: Any, x: Any, sc: Any) -> Any:
+            if x != lanes or not (sc == lanes or sc == _types.float64):
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                dn = _ir.VectorType(_ir.DoubleType(), n)
+                xd = builder.sitofp(args[0], dn)
+                if signature.args[1] == lanes:
+                    sd = builder.fpext(builder.bitcast(args[1], _ir.VectorType(_ir.FloatType(), n)), dn)
+                else:
+                    sd = splat_ir(builder, args[1], dn)
+                p = builder.call(_llvm_fn(builder, f"llvm.fma.v{n}f64", dn, [dn, dn, dn]),
+                                 [xd, sd, _ir.Constant(dn, [_RNE_MAGIC] * n)])
+                return builder.trunc(builder.bitcast(p, _ir.VectorType(_ir.IntType(64), n)), vt)
+
+            return lanes(x, sc), codegen
+
+        return lanes, vt, splat_ir, load, store, splat, binary, reduce, rne
+
+    (_I32X8, _V8, _splat, _v8_load_i, _v8_store_i, _v8_splat_i, _v8_binary, _v8_reduce,
+     _v8_rne_i) = _i32_lanes(8)
 
     @_intrinsic
     def _v8_no_runtime_unroll_i(typingctx: Any) -> Any:
@@ -2529,115 +2535,8 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
 # row: 0.20 instead of 0.13 ns/element).
 
 if NUMBA_AVAILABLE:  # pragma: no branch
-    class _I32x16Type(_types.Type):
-        """Sixteen int32 lanes (LLVM ``<16 x i32>``), only inside compiled code."""
-
-        def __init__(self) -> None:
-            super().__init__(name="I32x16")
-
-    _I32X16 = _I32x16Type()
-    _V16 = _ir.VectorType(_ir.IntType(32), 16)
-
-    @_register_model(_I32x16Type)
-    class _I32x16Model(_models.PrimitiveModel):
-        def __init__(self, dmm: Any, fe_type: Any) -> None:
-            super().__init__(dmm, fe_type, _V16)
-
-    @_intrinsic
-    def _v16_load_i(typingctx: Any, arr: Any, j: Any) -> Any:
-        """Elements ``j .. j + 15`` of a contiguous 1-D int32/uint32 array (no bounds check)."""
-        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
-                and arr.dtype in (_types.int32, _types.uint32) and isinstance(j, _types.Integer)):
-            return None
-
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            return builder.load(_lane_ptr(context, builder, signature.args[0], args[0], args[1], _V16), align=4)
-
-        return _I32X16(arr, j), codegen
-
-    @_intrinsic
-    def _v16_store_i(typingctx: Any, arr: Any, j: Any, v: Any) -> Any:
-        """Store the low 8/16 bits of each lane to elements ``j .. j + 15`` of a contiguous 1-D 8- or
-        16-bit array (no bounds check): the narrowing store of a scalar ``o_[j] = v``."""
-        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
-                and str(arr.dtype) in ("int8", "uint8", "int16", "uint16") and v == _I32X16):
-            return None
-
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            bits = signature.args[0].dtype.bitwidth
-            vt = _ir.VectorType(_ir.IntType(bits), 16)
-            builder.store(builder.trunc(args[2], vt),
-                          _lane_ptr(context, builder, signature.args[0], args[0], args[1], vt), align=bits // 8)
-            return context.get_dummy_value()
-
-        return _types.none(arr, j, v), codegen
-
-    def _splat16(builder: Any, x: Any, vt: Any) -> Any:
-        v = builder.insert_element(_ir.Constant(vt, _ir.Undefined), x, _ir.Constant(_ir.IntType(32), 0))
-        return builder.shuffle_vector(v, _ir.Constant(vt, _ir.Undefined), _ir.Constant(_V16, [0] * 16))
-
-    @_intrinsic
-    def _v16_splat_i(typingctx: Any, x: Any) -> Any:
-        """One int32 value in all sixteen lanes (an integer of any width, truncated to 32 bits)."""
-        if not isinstance(x, _types.Integer):
-            return None
-
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            i32 = _ir.IntType(32)
-            w = args[0].type.width
-            s = args[0] if w == 32 else (builder.trunc(args[0], i32) if w > 32 else builder.sext(args[0], i32))
-            return _splat16(builder, s, _V16)
-
-        return _I32X16(x), codegen
-
-    def _v16_binary(op: str) -> Any:
-        """Lane-wise int32 ``op``: ``smax``/``smin`` (signed), ``and``, ``or``, ``xor``, ``add`` (wrapping)."""
-        @_intrinsic
-        def binary(typingctx: Any, a: Any, b: Any) -> Any:
-            if a != _I32X16 or b != _I32X16:
-                return None
-
-            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                if op in ("smax", "smin"):
-                    return builder.call(_llvm_fn(builder, f"llvm.{op}.v16i32", _V16, [_V16, _V16]), list(args))
-                return {"and": builder.and_, "or": builder.or_, "xor": builder.xor, "add": builder.add}[op](*args)
-
-            return _I32X16(a, b), codegen
-        return binary
-
-    def _v16_reduce(op: str) -> Any:
-        """The ``smax``/``smin``/``or`` of the sixteen lanes, as an int32."""
-        @_intrinsic
-        def reduce(typingctx: Any, a: Any) -> Any:
-            if a != _I32X16:
-                return None
-
-            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                return builder.call(_llvm_fn(builder, f"llvm.vector.reduce.{op}.v16i32", _ir.IntType(32), [_V16]),
-                                    [args[0]])
-
-            return _types.int32(a), codegen
-        return reduce
-
-    @_intrinsic
-    def _v16_rne_i(typingctx: Any, x: Any, sc: Any) -> Any:
-        """Per lane the low 32 bits of the encoding of ``fma(x, sc, 1.5 * 2**52)`` in float64 (see
-        :func:`_s32_rne_lane`); ``sc`` one float64 multiplier, or sixteen multipliers as float32 bits."""
-        if x != _I32X16 or not (sc == _I32X16 or sc == _types.float64):
-            return None
-
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            d16 = _ir.VectorType(_ir.DoubleType(), 16)
-            xd = builder.sitofp(args[0], d16)
-            if signature.args[1] == _I32X16:
-                sd = builder.fpext(builder.bitcast(args[1], _ir.VectorType(_ir.FloatType(), 16)), d16)
-            else:
-                sd = _splat16(builder, args[1], d16)
-            p = builder.call(_llvm_fn(builder, "llvm.fma.v16f64", d16, [d16, d16, d16]),
-                             [xd, sd, _ir.Constant(d16, [_RNE_MAGIC] * 16)])
-            return builder.trunc(builder.bitcast(p, _ir.VectorType(_ir.IntType(64), 16)), _V16)
-
-        return _I32X16(x, sc), codegen
+    (_I32X16, _V16, _splat16, _v16_load_i, _v16_store_i, _v16_splat_i, _v16_binary, _v16_reduce,
+     _v16_rne_i) = _i32_lanes(16)
 
     _v16_load: Any = _v16_load_i
     _v16_store: Any = _v16_store_i
