@@ -945,6 +945,21 @@ def test_fp32_loops_fold_sign_mixes_like_reference(mode: str) -> None:
                 assert (a is None and b is None) or np.array_equal(a, b), (code, max_abs, a, b)
 
 
+def _assert_folds_like_reference(acc: np.ndarray, mode: str, kw: Dict[str, Any], group_ns: Tuple[int, ...]) -> None:
+    """RowMaxOut and GroupMaxOut of the tile operation on FP32 ``acc`` equal the reference engine's
+    fold (:func:`ptonum.fpatr.reduction.row_max` / ``group_max``) for each GroupN and MaxAbs on/off."""
+    from ptonum.fpatr.reduction import group_max, row_max
+
+    for gn in group_ns:
+        for max_abs in (False, True):
+            attrs = dict(pre_quant_mode=mode, row_max_en=True, group_max_en=True, group_n=gn, max_abs_en=max_abs)
+            got = postprocess(acc, acc_type="FP32", attributes=attrs, **kw)
+            rb, _ = row_max(acc, acc_type="FP32", max_abs=max_abs, engine="reference")
+            gb, _ = group_max(acc, acc_type="FP32", max_abs=max_abs, group_n=gn, engine="reference")
+            assert np.array_equal(got.row_max_bits, rb), (gn, max_abs)
+            assert np.array_equal(got.group_max_bits, gb), (gn, max_abs)
+
+
 @pytest.mark.parametrize("mode", ["QF322FP8_PRE", "F322BF16"])
 def test_fp32_fold_pass_every_position_like_reference(mode: str) -> None:
     """The FP32 rows' fold pass (its 4 x 8-lane vector body, its 4-lane remainder and its scalar
@@ -952,8 +967,6 @@ def test_fp32_fold_pass_every_position_like_reference(mode: str) -> None:
     negated, one smallest magnitude among negatives (the all-negative pass); GroupN 48 (32 + 16,
     then 12 + 1) and 128 (the row: 32 + 28 + 1), MaxAbs on/off: RowMaxOut and GroupMaxOut equal the
     reference engine's fold (:func:`ptonum.fpatr.reduction.row_max`/``group_max``)."""
-    from ptonum.fpatr.reduction import group_max, row_max
-
     n = 61
     mags = _f32(np.linspace(2.0, 3.0, n))
     big = np.tile(mags | np.uint32(0x80000000), (n, 1))
@@ -962,14 +975,7 @@ def test_fp32_fold_pass_every_position_like_reference(mode: str) -> None:
     small[np.arange(n), np.arange(n)] = _f32(-1.0)  # the one smallest magnitude: each all-negative group's maximum
     acc = np.concatenate([big, small]).astype(np.uint32)
     kw: Dict[str, Any] = {"quant_param": int(_f32(1.0)) >> 13 << 13} if mode.startswith("Q") else {}
-    for gn in (48, 128):
-        for max_abs in (False, True):
-            attrs = dict(pre_quant_mode=mode, row_max_en=True, group_max_en=True, group_n=gn, max_abs_en=max_abs)
-            got = postprocess(acc, acc_type="FP32", attributes=attrs, **kw)
-            rb, _ = row_max(acc, acc_type="FP32", max_abs=max_abs, engine="reference")
-            gb, _ = group_max(acc, acc_type="FP32", max_abs=max_abs, group_n=gn, engine="reference")
-            assert np.array_equal(got.row_max_bits, rb), (gn, max_abs)
-            assert np.array_equal(got.group_max_bits, gb), (gn, max_abs)
+    _assert_folds_like_reference(acc, mode, kw, (48, 128))
 
 
 @pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
@@ -980,8 +986,6 @@ def test_fp32_fold_pass_sixteen_groups_like_reference(mode: str) -> None:
     a -0 among negatives and groups of +0/-0 only (the rare-source redo), and rows of N(0, 1) x 50; GroupN 128 and 64, MaxAbs on/off: RowMaxOut and
     GroupMaxOut equal the reference engine's fold (:func:`ptonum.fpatr.reduction.row_max` /
     ``group_max``)."""
-    from ptonum.fpatr.reduction import group_max, row_max
-
     rng = np.random.default_rng(29)
     n, rows = 4200, 20
     acc = _f32(-rng.uniform(0.5, 100.0, (rows, n))).astype(np.uint32)
@@ -999,11 +1003,4 @@ def test_fp32_fold_pass_sixteen_groups_like_reference(mode: str) -> None:
                 acc[r, lo:lo + 128] = np.where(rng.integers(0, 2, min(128, n - lo)) == 1, 0x80000000, 0)
     acc[16:] = _f32(rng.standard_normal((rows - 16, n)) * 50.0)
     kw: Dict[str, Any] = {"quant_param": int(_f32(1.0)) >> 13 << 13}
-    for gn in (128, 64):
-        for max_abs in (False, True):
-            attrs = dict(pre_quant_mode=mode, row_max_en=True, group_max_en=True, group_n=gn, max_abs_en=max_abs)
-            got = postprocess(acc, acc_type="FP32", attributes=attrs, **kw)
-            rb, _ = row_max(acc, acc_type="FP32", max_abs=max_abs, engine="reference")
-            gb, _ = group_max(acc, acc_type="FP32", max_abs=max_abs, group_n=gn, engine="reference")
-            assert np.array_equal(got.row_max_bits, rb), (gn, max_abs)
-            assert np.array_equal(got.group_max_bits, gb), (gn, max_abs)
+    _assert_folds_like_reference(acc, mode, kw, (128, 64))
