@@ -1037,42 +1037,39 @@ def compute(plan: TilePlan, progress: Optional[ProgressFn] = None) -> TileOutput
     cfg = plan.element
     if use_kernel:  # one fused compiled pass per row block (ptonum.kernels.postprocess)
         kcfg = cfg.kernel
+        kernel_groups = group_out is not None and aligned
+
+        def kernel_rows(rows: int, src: Any, d: np.ndarray, r_out: Optional[np.ndarray], ini: Any,
+                        g_out: Optional[np.ndarray]) -> int:
+            """One kernel call on ``rows`` rows (whole arrays or one row block's slices); GroupMax by
+            :func:`fold_groups` when the groups do not start at a column of the tile (not ``aligned``)."""
+            f = engines.run_tile(
+                np.ascontiguousarray(src).reshape(-1), m=rows, n=n, cfg=kcfg, qp=qp, rp=rp, out=d.reshape(-1),
+                red_type=t, max_abs=attrs.max_abs_en, row_out=None if r_out is None else r_out.reshape(-1),
+                init=None if ini is None else np.ascontiguousarray(ini).reshape(-1),
+                group_n=group if kernel_groups else 0,
+                group_out=g_out.reshape(-1) if kernel_groups and g_out is not None else None,
+                kept_params=plan.kernel_params,
+            )
+            if g_out is not None and not kernel_groups:
+                gb, gf = fold_groups(src, group, t, attrs.max_abs_en, eng, first=first_group)
+                g_out[:] = gb
+                f |= _or_all(gf)
+            return int(f)
+
         if progress is None and isinstance(bits, np.ndarray) and bits.flags.c_contiguous:
             # the kernel needs no temporaries: one call, one parallel region, on the whole arrays (the
             # loop below would do the same through row slices: a dozen Python operations, each costing
             # 10-30 us right after a large tile's kernel has flushed the caches)
-            kernel_groups = group_out is not None and aligned
-            flags = engines.run_tile(
-                bits.reshape(-1), m=m, n=n, cfg=kcfg, qp=qp, rp=rp, out=d_bits.reshape(-1), red_type=t,
-                max_abs=attrs.max_abs_en, row_out=None if row_out is None else row_out.reshape(-1),
-                init=None if init is None else np.ascontiguousarray(init).reshape(-1),
-                group_n=group if kernel_groups else 0,
-                group_out=group_out.reshape(-1) if kernel_groups and group_out is not None else None,
-                kept_params=plan.kernel_params,
-            )
-            if group_out is not None and not kernel_groups:
-                gb, gf = fold_groups(bits, group, t, attrs.max_abs_en, eng, first=first_group)
-                group_out[:] = gb
-                flags |= _or_all(gf)
-            return TileOutputs(d_bits=d_bits, row_max_bits=row_out, group_max_bits=group_out, flags=int(flags))
+            flags = kernel_rows(m, bits, d_bits, row_out, init, group_out)
+            return TileOutputs(d_bits=d_bits, row_max_bits=row_out, group_max_bits=group_out, flags=flags)
         # any other layout (Fortran order, strided views): row blocks of BLOCK_ELEMENTS, each copied
         # C-contiguous for the kernel, so no accumulator-sized copy exists (docs/performance.md bound)
     for r0, r1 in _row_blocks(m, block, paced=progress is not None):
         if use_kernel:
-            kernel_groups = group_out is not None and aligned
-            flags |= engines.run_tile(
-                np.ascontiguousarray(bits[r0:r1]).reshape(-1), m=r1 - r0, n=n, cfg=kcfg, qp=qp, rp=rp,
-                out=d_bits[r0:r1].reshape(-1), red_type=t, max_abs=attrs.max_abs_en,
-                row_out=None if row_out is None else row_out[r0:r1].reshape(-1),
-                init=None if init is None else np.ascontiguousarray(init[r0:r1]).reshape(-1),
-                group_n=group if kernel_groups else 0,
-                group_out=group_out[r0:r1].reshape(-1) if kernel_groups and group_out is not None else None,
-                kept_params=plan.kernel_params,
-            )
-            if group_out is not None and not kernel_groups:
-                gb, gf = fold_groups(bits[r0:r1], group, t, attrs.max_abs_en, eng, first=first_group)
-                group_out[r0:r1] = gb
-                flags |= _or_all(gf)
+            flags |= kernel_rows(r1 - r0, bits[r0:r1], d_bits[r0:r1], None if row_out is None else row_out[r0:r1],
+                                 None if init is None else init[r0:r1],
+                                 None if group_out is None else group_out[r0:r1])
             if progress is not None:
                 progress(r1, m)
             continue
