@@ -77,6 +77,11 @@ def test_scale_tile_rounding_and_refusals(acc, tmp_path: Path) -> None:
     (["--mode", "VREQ8", "--scale-tile", "s.npy", "--offset-tile", "s.npy"], "--offset-tile: dtype float32"),
     (["--mode", "VREQ8", "--scale-tile", "short.npy"], "--scale-tile: shape 1x4; expected N or 1 x N with N = 8"),
     (["--mode", "VREQ8", "--scale-tile", "s.npy", "--offset-tile", "o_big.npy"], "--offset-tile[7] = 256"),
+    # a uint64 2**64 - 1 once was cast to int64 -1 and accepted as that offset
+    (["--mode", "VREQ8", "--scale-tile", "s.npy", "--offset-tile", "o_u64.npy"],
+     "--offset-tile[7] = 18446744073709551615: VREQ8 has S9 range"),
+    (["--mode", "VREQ8", "--scale", "0.5", "--offset", "18446744073709551615"],
+     "--offset = 18446744073709551615: VREQ8 has S9 range"),
     (["--mode", "VREQ8", "--scale", "0.5", "--relu", "LRELU", "--alpha-tile", "s.npy"],
      "--alpha-tile: ReluMode LRELU (2) takes a scalar parameter"),
     (["--mode", "VREQ8", "--scale", "0.5", "--relu", "PRELU", "--alpha-tile", "neg.npy"], "--alpha-tile[0] = -0.5"),
@@ -89,6 +94,7 @@ def test_per_channel_refusals_name_the_option(acc, tmp_path: Path, monkeypatch, 
     np.save("neg.npy", np.full(8, -0.5, np.float32))
     np.save("o.npy", np.zeros(8, np.int32))
     np.save("o_big.npy", np.array([0] * 7 + [256], np.int32))
+    np.save("o_u64.npy", np.array([0] * 7 + [2**64 - 1], np.uint64))
     res = _invoke("postprocess", "acc.npy", *args, "--out-dir", "out")
     assert res.exit_code == 2, res.output
     assert needle in " ".join(res.output.split()), res.output

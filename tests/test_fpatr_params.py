@@ -293,6 +293,17 @@ def test_quant_param_offset_and_mode_refusals() -> None:
         quant_param(1.0, 1.5, mode="REQ8")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("offset", [2**64 - 1, np.uint64(2**64 - 1), 2**63, -2**63 - 1, 10**30, -10**30])
+def test_quant_param_offset_beyond_64_bits_is_refused_not_wrapped(offset: int) -> None:
+    # 2**64 - 1 once became uint64, was cast to int64 (-1) and passed the S9 check: a silent wrong word
+    with pytest.raises(UsageError, match=f"offset = {int(offset)}: REQ8 has S9 range -256..255"):
+        quant_param(0.5, offset, mode="REQ8")
+    with pytest.raises(UsageError, match=f"offset\\[1\\] = {int(offset)}: VREQ8 has S9 range"):
+        quant_param_word(0x1F800, np.array([0, offset], dtype=np.asarray(offset).dtype), mode="VREQ8")
+    with pytest.raises(UsageError, match="expected signed integers"):
+        quant_param_word(0x1F800, np.array([0, "x"], dtype=object), mode="VREQ8")
+
+
 def test_quant_param_rne_inexact_is_reported() -> None:
     w = quant_param(0.1, mode="DEQF16", rounding="rne")
     assert not w.exact and w.fp19 == 0x1EE66 and w.value == 0.0999755859375

@@ -396,9 +396,9 @@ def _scale_tile_words(spec: str, offset_spec: Optional[str], offset: int, n: int
         offs = _column_vector("--offset-tile", offset_spec, n, np.int32)
         if offs.dtype.kind not in "iu":
             raise UsageError(f"--offset-tile: dtype {offs.dtype}: expected integers (the signed offsets)")
-        offsets = offs.astype(np.int64)
+        offsets = [int(v) for v in offs.tolist()]  # Python ints: a uint64 2**64 - 1 must not wrap to -1
     else:
-        offsets = np.full(n, offset, dtype=np.int64)
+        offsets = [int(offset)] * n
     words = np.empty((1, n), dtype=np.uint64)
     done: Dict[Tuple[Any, int], int] = {}
     for j in range(n):

@@ -476,17 +476,24 @@ def quant_param_word(scale_fp19: Any, offset: Any = 0, *, mode: Any) -> Any:
         off = np.asarray(offset)
     except Exception:  # pragma: no cover
         raise UsageError(f"offset = {offset!r}: expected integers") from None
-    if off.dtype.kind not in "iu":
+    if off.dtype.kind == "O" and all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                                     for v in off.ravel().tolist()):
+        pass  # Python ints beyond 64 bits: out of every offset range, refused below with their value
+    elif off.dtype.kind not in "iu":
         raise UsageError(f"offset = {offset!r}: expected signed integers")
-    off = off.astype(np.int64)
     width = MODE_TABLE[int(m)].offset_width
     lo, hi = _offset_range(width) if width else (0, 0)
-    bad = (off < lo) | (off > hi)
+    # the range check comes before any cast: a uint64 2**64 - 1 cast to int64 first would pass as -1
+    if off.dtype.kind == "O":
+        bad = np.array([not lo <= int(v) <= hi for v in off.ravel().tolist()], dtype=bool).reshape(off.shape)
+    else:
+        bad = (off < lo) | (off > hi)
     if np.any(bad):
         flat = int(np.flatnonzero(bad.ravel())[0])
         v = int(off.ravel()[flat])
         rng = f"S{width} range {lo}..{hi}" if width else "no offset field (offset must be 0)"
         raise UsageError(f"offset{_where(off, flat)} = {v}: {m.name} has {rng}")
+    off = off.astype(np.int64)
     s, off = np.broadcast_arrays(s, off)
     word = s << np.uint64(13)
     if width:
