@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -774,3 +775,35 @@ def test_closed_stdout_pipe_exits_141_not_the_mismatch_status(tmp_path: Path, ar
     finally:
         os.close(write)
     assert (r.returncode, r.stderr) == (141, b"")
+
+
+def _waiting_for_a_lock(pid: int) -> bool:
+    """Whether process ``pid`` is blocked on a file lock (a ``->`` line of /proc/locks names it)."""
+    with open("/proc/locks", encoding="ascii") as fh:
+        return any("->" in line and f" {pid} " in line for line in fh)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux /proc/locks")
+def test_concurrent_runs_into_one_out_dir_publish_one_after_the_other(tmp_path: Path, acc_file: Path) -> None:
+    """Two runs of the same STEM into one --out-dir once interleaved their renames (a stress run left
+    acc.flags.json of one run beside acc.d.bin / acc.row_max.bin of another, or refused the other's
+    files); publishing now holds the out dir's lock, so a run waits while another process holds it."""
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    held = os.open(out, os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_EX)  # what a run that is publishing there holds
+    try:
+        env = dict(os.environ, PTONUM_DISABLE_NUMBA="1")
+        proc = subprocess.Popen([sys.executable, "-m", "ptonum", *map(str, _postprocess_args(acc_file, out))],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        while proc.poll() is None and not _waiting_for_a_lock(proc.pid):
+            time.sleep(0.02)
+        assert proc.poll() is None, f"published without the out dir's lock: {proc.communicate()}"
+        assert _listing(out) == []
+    finally:
+        os.close(held)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert "acc.flags.json" in _listing(out) and "acc.d.bin" in _listing(out)

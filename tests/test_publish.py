@@ -256,3 +256,28 @@ def test_short_write_under_a_file_size_limit_says_so(tmp_path: Path, monkeypatch
     assert str(exc.value) == (f"cannot write {tmp_path / 'd.bin'}: {os.strerror(errno.EFBIG)} (the file size limit, "
                               "ulimit -f, is 64 bytes) (100 bytes requested, 36 written)")
     assert listing(tmp_path) == []
+
+
+def test_output_directory_lock_is_exclusive_and_made_directories_go_when_it_fails(tmp_path: Path) -> None:
+    fcntl = pytest.importorskip("fcntl")
+    out = tmp_path / "a" / "out"
+    with publish.output_directory_lock(out) as d:
+        assert d == out and out.is_dir()  # made (with its parent) so that it can be locked
+        other = os.open(out, os.O_RDONLY)  # another open file description: what another process holds
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(other)
+        with Publication() as pub:
+            pub.write_bytes(out / "x.npy", b"1")
+    other = os.open(out, os.O_RDONLY)
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released with the block
+    finally:
+        os.close(other)
+    assert listing(tmp_path) == ["a", "a/out", "a/out/x.npy"]
+    with pytest.raises(RuntimeError):
+        with publish.output_directory_lock(tmp_path / "b" / "out"):
+            raise RuntimeError("failed before anything was published")
+    assert listing(tmp_path) == ["a", "a/out", "a/out/x.npy"]  # b and b/out removed again

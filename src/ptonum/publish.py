@@ -70,6 +70,7 @@ __all__ = [
     "published_summary",
     "remove_temporaries",
     "check_destination",
+    "output_directory_lock",
     "EXIT_SIGINT",
     "EXIT_SIGTERM",
 ]
@@ -328,6 +329,67 @@ class _Item:
     directory: bool
     replace: bool
     remove: bool = False  # a stale output to take away (:meth:`Publication.remove`); ``temp`` unused
+
+
+@contextlib.contextmanager
+def output_directory_lock(directory: PathLike) -> Iterator[Path]:
+    """Hold an exclusive advisory lock (``flock``) on the output directory ``directory`` for the block,
+    so that processes publishing into the same directory do it one after another.
+
+    Two ``ptonum postprocess`` runs writing the same STEM into one ``--out-dir`` would otherwise
+    interleave their checks (which files an earlier run wrote) and their renames, and leave a mixed set
+    (``STEM.flags.json`` of one run beside ``STEM.d.bin`` of the other) or refuse each other's files.
+    The lock is on the directory itself, so a missing ``directory`` (and its missing parents) is created
+    first and removed again, if still empty, when the block raises.  Where the file system has no
+    ``flock`` (or on a platform without :mod:`fcntl`) the block runs unlocked.  Yields ``directory``.
+
+    Raises:
+        PublishError: ``directory`` cannot be created (naming it) or is not a directory.
+    """
+    p = Path(directory)
+    missing = []
+    d = p
+    while not os.path.lexists(d) and d != d.parent:
+        missing.append(d)
+        d = d.parent
+    made: List[Path] = []
+    fd = -1
+    ok = False
+    try:
+        for d in reversed(missing):  # outermost first; each remembered before it exists
+            made.append(d)
+            _MADE_DIRS.add(d)
+            try:
+                os.mkdir(d, 0o777)
+            except FileExistsError:
+                made.pop()
+                _MADE_DIRS.discard(d)
+            except OSError as exc:
+                made.pop()
+                _MADE_DIRS.discard(d)
+                raise PublishError(f"cannot write in {p}: cannot create {d}: {_os_text(exc)}") from None
+        try:
+            fd = os.open(p, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError as exc:
+            raise PublishError(f"cannot write in {p}: {_os_text(exc)}") from None
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except (ImportError, OSError):  # no flock here (Windows, some network file systems): unlocked
+            pass
+        yield p
+        ok = True
+    finally:
+        if fd >= 0:
+            os.close(fd)  # releases the lock
+        for d in reversed(made):
+            if not ok:
+                try:
+                    os.rmdir(d)  # only when empty: nothing was published there
+                except OSError:
+                    pass
+            _MADE_DIRS.discard(d)
 
 
 class Publication:

@@ -25,7 +25,7 @@ from click.core import ParameterSource
 from .._util import shape_text
 from ..errors import UsageError
 from ..flags import flag_names
-from ..publish import Publication
+from ..publish import Publication, output_directory_lock
 from ._common import TextOut, errors_to_exit, memory_errors_name, out_console, output_dir, rmode_text, \
     progress_report, stderr_is_terminal
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
@@ -419,11 +419,15 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
         files[f"{stem}.d_packed"] = np.asarray(res.s4x2_packed())
     names = [f"{k}.npy" for k in files] + ([f"{k}.bin" for k in files] if write_bin else [])
     summary_name = f"{stem}.flags.json"
-    refuse_foreign_files(out_path, stem, names + [summary_name])  # never replace a file ptonum did not write
-    # an earlier run's outputs of this stem that this run does not write go away with the commit
-    stale = stale_outputs(out_path, stem, names + [summary_name])
-    written, removed = _write_outputs(out_path, files, write_bin,
-                                      {summary_name: _summary_json(res, call, (m, n), names + [summary_name], engine)}, stale)
+    # one run at a time publishes in out_path (another process may be writing the same STEM there):
+    # what an earlier run wrote is read, and this run's outputs put in place, under the lock
+    with output_directory_lock(out_path):
+        refuse_foreign_files(out_path, stem, names + [summary_name])  # never replace a file ptonum did not write
+        # an earlier run's outputs of this stem that this run does not write go away with the commit
+        stale = stale_outputs(out_path, stem, names + [summary_name])
+        written, removed = _write_outputs(out_path, files, write_bin,
+                                          {summary_name: _summary_json(res, call, (m, n), names + [summary_name],
+                                                                       engine)}, stale)
 
     # ---- summary
     d = res.decode()
