@@ -784,19 +784,27 @@ def _waiting_for_a_lock(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux /proc/locks")
-def test_concurrent_runs_into_one_out_dir_publish_one_after_the_other(tmp_path: Path, acc_file: Path) -> None:
+@pytest.mark.parametrize("chunked", [False, True])
+def test_concurrent_runs_into_one_out_dir_publish_one_after_the_other(tmp_path: Path, acc_file: Path,
+                                                                     chunked: bool) -> None:
     """Two runs of the same STEM into one --out-dir once interleaved their renames (a stress run left
     acc.flags.json of one run beside acc.d.bin / acc.row_max.bin of another, or refused the other's
-    files); publishing now holds the out dir's lock, so a run waits while another process holds it."""
+    files; a chunked run and an in-memory one left acc.zarr beside acc.d.npy); publishing now holds the
+    out dir's lock, so a run waits while another process holds it."""
     import fcntl
 
+    if chunked:
+        pytest.importorskip("dask")
     out = tmp_path / "out"
     out.mkdir()
     held = os.open(out, os.O_RDONLY)
     fcntl.flock(held, fcntl.LOCK_EX)  # what a run that is publishing there holds
     try:
         env = dict(os.environ, PTONUM_DISABLE_NUMBA="1")
-        proc = subprocess.Popen([sys.executable, "-m", "ptonum", *map(str, _postprocess_args(acc_file, out))],
+        args = _postprocess_args(acc_file, out)
+        if chunked:
+            args = [a for a in args if a != "--bin"] + ["--chunks", "3x16"]
+        proc = subprocess.Popen([sys.executable, "-m", "ptonum", *map(str, args)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         while proc.poll() is None and not _waiting_for_a_lock(proc.pid):
             time.sleep(0.02)
@@ -806,4 +814,4 @@ def test_concurrent_runs_into_one_out_dir_publish_one_after_the_other(tmp_path: 
         os.close(held)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr
-    assert "acc.flags.json" in _listing(out) and "acc.d.bin" in _listing(out)
+    assert ("acc.zarr" if chunked else "acc.d.bin") in _listing(out)

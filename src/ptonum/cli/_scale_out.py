@@ -23,6 +23,7 @@ import rich_click as click
 from .._util import int_text
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
+from ..publish import output_directory_lock
 from ._common import TextOut, cli_message, error_line, memory_errors_name, os_error_text, out_console, \
     out_of_memory_text, rmode_text, progress_report, same_file, stderr_is_terminal
 
@@ -366,8 +367,11 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
     m, n = x.shape
     enabled = show_progress if show_progress is not None else (m * n > (1 << 20) and not quiet
                                                                and stderr_is_terminal())
-    stale = stale_outputs(out_dir, stem, [f"{stem}.zarr"])
-    with task_progress(f"{Path(acc).name}: chunks", bool(enabled)) as cb:
+    # one run at a time publishes in out_dir (as the in-memory path does): the earlier outputs this run
+    # takes away are read, and STEM.zarr put in place, under the directory's lock (held while the chunks
+    # are computed, since the Zarr group is published at the end of to_zarr)
+    with output_directory_lock(out_dir), task_progress(f"{Path(acc).name}: chunks", bool(enabled)) as cb:
+        stale = stale_outputs(out_dir, stem, [f"{stem}.zarr"])
         flags = lazy.to_zarr(dest, client=client, progress=cb, overwrite=True,
                              attrs={"source": os.path.abspath(acc), "parameters": call.parameter_record()},
                              remove=stale)
