@@ -126,6 +126,17 @@ def test_narrow_integer_array_for_wider_source_is_refused(tmp_path: Path) -> Non
         _one_line_error(run(str(p), "--src-type", src), np.dtype(dt).name, src)
 
 
+def test_wide_integer_codes_for_a_16_bit_source_name_the_file_and_element(tmp_path: Path) -> None:
+    # was "src_bits[0] = 0x3f800000: does not fit in 16 bits": neither the file nor --src-type named
+    p = tmp_path / "codes.npy"
+    np.save(p, np.array([[0x3C00, 0x4000], [0x3F800000, 0x3C00]], np.uint32))
+    _one_line_error(run(str(p), "--src-type", "FP16"), f"FILE: {p}[1, 0] = 0x3f800000", "16-bit FP16 encoding",
+                    "--src-type FP16")
+    np.save(p, np.array([0x3C00, 0x4000], np.uint32))  # uint32 codes that fit 16 bits are read as they are
+    r = run(str(p), "--src-type", "FP16")
+    assert r.exit_code == 0, r.output
+
+
 def test_empty_inputs_and_empty_value_items(tmp_path: Path) -> None:
     (tmp_path / "e.bin").write_bytes(b"")
     _one_line_error(run(str(tmp_path / "e.bin"), "--dtype", "float32"), "no elements")

@@ -126,7 +126,15 @@ def _load(path: str, dtype: Optional[str], shape: Optional[str],
             f"bits); give {'uint32' if src_opt is TileDataType.FP32 else 'uint16'} encodings or "
             f"{'float32' if src_opt is TileDataType.FP32 else src_opt.name.lower()} values")
     if dt == np.dtype(np.uint32):
-        return arr, src_opt or TileDataType.FP32
+        src = src_opt or TileDataType.FP32
+        if src is not TileDataType.FP32:  # 16-bit codes held in uint32: each must fit, named here by FILE
+            wide = np.flatnonzero(arr.reshape(-1) > 0xFFFF)
+            if wide.size:
+                i = int(wide[0])
+                where = ", ".join(str(int(k)) for k in np.unravel_index(i, arr.shape))
+                raise UsageError(f"FILE: {path}[{where}] = {int(arr.reshape(-1)[i]):#x}: does not fit a 16-bit "
+                                 f"{src.name} encoding (uint32 data read with --src-type {src.name})")
+        return arr, src
     if dt == np.dtype(np.uint16) or dt == np.dtype("V2"):
         if dt == np.dtype("V2"):  # np.save of an ml_dtypes bfloat16 array
             arr = arr.view(np.uint16)
