@@ -308,6 +308,16 @@ def _write(p: Path, text: str) -> str:
     ("FP32_BITS,Expected_FP19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "column names are lower-case"),
     ("fp32_bits,note,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)",
      "not in the schema note (only a leading source and a trailing comment column may be added)"),
+    # a spreadsheet's upper-case names or ';' / tab separators once named fp32_to_fp19 as the closest schema
+    ("SRC_TYPE,SRC_BITS,RMODE,SAT,EXPECTED_BITS,EXPECTED_FLAGS",
+     "tcvt_e8m0 (src_type,src_bits,rmode,sat,expected_bits,expected_flags)", "column names are lower-case"),
+    ("src_type;src_bits;rmode;sat;expected_bits;expected_flags",
+     "tcvt_e8m0 (src_type,src_bits,rmode,sat,expected_bits,expected_flags)",
+     "the fields are separated by ';', not by commas (ptonum reads comma-separated values)"),
+    ("fp32_bits\texpected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)",
+     "the fields are separated by '\\t', not by commas (ptonum reads comma-separated values)"),
+    ("src_type;src_bits;rmode;sat;expected_bits", "tcvt_e8m0 (src_type,src_bits,rmode,sat,expected_bits,expected_flags)",
+     "the fields are separated by ';', not by commas (ptonum reads comma-separated values); missing expected_flags"),
 ])
 def test_unmatched_header_names_the_closest_schema_and_the_differing_columns(
         tmp_path: Path, header: str, closest: str, differs: str) -> None:

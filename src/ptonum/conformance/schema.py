@@ -1011,9 +1011,28 @@ def header_columns(header: str) -> List[str]:
     return [h.strip() for h in header.strip().split(",")]
 
 
+#: field separators a spreadsheet may write instead of commas (a header read as one column holding them)
+_OTHER_SEPARATORS = (";", "\t", "|")
+
+
+def _other_separator(cols: Sequence[str]) -> Optional[str]:
+    """The separator other than a comma that splits a header read as the single column ``cols[0]``."""
+    if len(cols) == 1:
+        for sep in _OTHER_SEPARATORS:
+            if sep in cols[0]:
+                return sep
+    return None
+
+
 def header_difference(cols: Sequence[str], schema: Schema) -> str:
     """How the columns ``cols`` differ from ``schema``'s: the ones missing, the ones not in the schema,
-    or the expected order when only the order differs (``""`` when equal)."""
+    or the expected order when only the order differs (``""`` when equal); a header whose fields are
+    separated by ``;``, a tab or ``|`` says so first."""
+    sep = _other_separator(cols)
+    if sep is not None:
+        said = f"the fields are separated by {sep!r}, not by commas (ptonum reads comma-separated values)"
+        rest = header_difference([c.strip() for c in cols[0].split(sep)], schema)
+        return said + ("; " + rest if rest else "")
     names = schema.names
     if list(cols) == names:
         return ""
@@ -1038,11 +1057,15 @@ def closest_schema(cols: Sequence[str]) -> Schema:
     differing, then the most similar header text (a misspelt column name)."""
     import difflib
 
-    text = ",".join(cols)
+    sep = _other_separator(cols)
+    # names compared case-folded, and split at a spreadsheet's other separator, so that an upper-case
+    # or ';'-separated header of one schema is not matched with another by its text alone
+    folded = [c.strip().lower() for c in (cols[0].split(sep) if sep is not None else cols)]
+    text = ",".join(folded)
 
     def score(s: Schema) -> Tuple[int, int, float]:
-        common = len(set(cols) & set(s.names))
-        return (common, -len(set(cols) ^ set(s.names)), difflib.SequenceMatcher(None, text, s.header()).ratio())
+        common = len(set(folded) & set(s.names))
+        return (common, -len(set(folded) ^ set(s.names)), difflib.SequenceMatcher(None, text, s.header()).ratio())
     return max(SCHEMAS.values(), key=score)
 
 
