@@ -1004,3 +1004,47 @@ def test_fp32_fold_pass_sixteen_groups_like_reference(mode: str) -> None:
     acc[16:] = _f32(rng.standard_normal((rows - 16, n)) * 50.0)
     kw: Dict[str, Any] = {"quant_param": int(_f32(1.0)) >> 13 << 13}
     _assert_folds_like_reference(acc, mode, kw, (128, 64))
+
+
+@pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
+@pytest.mark.parametrize("scale", [1.0, 1.625])
+def test_fp32_fold_fused_into_fp8_pass_like_reference(mode: str, scale: float) -> None:
+    """RowMax/GroupMax taken inside the E4M3/HiF8 passes (rows of 1024: GroupN 64 and 128 and the row
+    are whole groups of a multiple of 64, the fused maxima; GroupN 32 and 96 take the separate fold
+    pass), for the unit lanes (scale 1) and the general ones (scale 1.625): rows whose groups
+    alternate one positive at a moving column and all negative (the smallest magnitude at a moving
+    column: the rescan for the smallest int32), a row all negative (RowMax negative too), rows with
+    groups of +0/-0 or a -0 among negatives (the rare redo), rows of N(0, 1) x 50 and of magnitudes
+    from 2^-140 to 2^120; MaxAbs on/off.  Codes, flags, RowMaxOut and GroupMaxOut equal the reference
+    engine's; RowMaxOut and GroupMaxOut also the reference fold's
+    (:func:`ptonum.fpatr.reduction.row_max` / ``group_max``)."""
+    rng = np.random.default_rng(31)
+    n, rows = 1024, 14
+    acc = _f32(-rng.uniform(0.5, 100.0, (rows, n))).astype(np.uint32)
+    for r in range(9):
+        for q in range(n // 64):
+            lo = q * 64
+            kind = (q + r) % (2 if r < 6 else 3)
+            if r == 8:
+                kind = 1  # the whole row negative
+            if kind == 0:  # one positive (below the largest: the int32 maximum is not the last lane)
+                acc[r, lo + (r * 7 + q * 5) % 64] = _f32(rng.uniform(0.5, 2.0))
+            elif kind == 1:  # all negative: one smallest magnitude
+                acc[r, lo + (r * 11 + q) % 64] = _f32(-0.25 - q / 1024.0)
+            elif r % 2 == 0:  # a -0 among negatives (the row is redone)
+                acc[r, lo + (r * 3 + q * 13) % 64] = 0x80000000
+            else:  # +0 / -0 only
+                acc[r, lo:lo + 64] = np.where(rng.integers(0, 2, 64) == 1, 0x80000000, 0)
+    acc[9:12] = _f32(rng.standard_normal((3, n)) * 50.0)
+    acc[12:] = _f32(np.exp2(rng.uniform(-140, 120, (rows - 12, n))) * rng.choice([-1.0, 1.0], (rows - 12, n)))
+    kw: Dict[str, Any] = {"quant_param": int(_f32(scale)) >> 13 << 13}
+    for gn in (0, 32, 64, 96, 128):
+        for max_abs in (False, True):
+            attrs = dict(pre_quant_mode=mode, row_max_en=True, group_max_en=gn != 0, max_abs_en=max_abs,
+                         **({"group_n": gn} if gn else {}))
+            got = postprocess(acc, acc_type="FP32", attributes=attrs, **kw)
+            ref = postprocess(acc, acc_type="FP32", attributes=attrs, engine="reference", **kw)
+            assert np.array_equal(got.d_bits, ref.d_bits) and got.flags == ref.flags, (gn, max_abs)
+            for a, b in ((got.row_max_bits, ref.row_max_bits), (got.group_max_bits, ref.group_max_bits)):
+                assert (a is None and b is None) or np.array_equal(a, b), (gn, max_abs)
+    _assert_folds_like_reference(acc, mode, kw, (64, 128))
