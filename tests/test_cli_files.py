@@ -222,3 +222,23 @@ def test_tcvt_reads_npz_and_refuses_other_files_as_raw(tmp_path, monkeypatch):
     assert np.load("c.npy").tolist() == [127, 128, 129, 130]  # E8M0 = 127 + log2
     r = _run("tcvt", "fz2.npz:y", "--out", "d.npy")
     assert r.exit_code == 0 and np.load("d.npy").tolist() == [126, 125]
+
+
+def test_output_directories_that_are_dangling_or_looping_links_say_so_before_any_work(tmp_path, monkeypatch):
+    """--out-dir / tcvt --out through a symbolic link that leads nowhere was 'cannot write
+    dangling/acc.d.npy: dangling does not exist' after the whole computation; now refused first."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    np.save("acc.npy", np.arange(8, dtype=np.int32).reshape(2, 4))
+    os.symlink("missing", "dangling")
+    os.symlink("loop", "loop")
+    op = ["--mode", "REQ8", "--scale", "1"]
+    for path, what in (("dangling", "a symbolic link to a missing directory"), ("loop", "a symbolic link loop"),
+                       ("dangling/sub", "a symbolic link to a missing directory")):
+        link = path.split("/")[0]
+        _exact_error(_run("postprocess", "acc.npy", *op, "--out-dir", path),
+                     f"ptonum postprocess: error: --out-dir = {path}: {link} is {what}")
+    _exact_error(_run("tcvt", "--values", "1.5", "--out", "dangling/c.npy"),
+                 "ptonum tcvt: error: --out = dangling/c.npy: dangling is a symbolic link to a missing directory")
+    assert sorted(os.listdir(".")) == ["acc.npy", "dangling", "loop"]

@@ -340,6 +340,13 @@ def _check_dir(option: str, path: str, directory: Path, not_dir: str) -> None:
         raise UsageError(f"{option} = {path}: {not_dir}")
     d = directory
     while not d.exists() and d != d.parent:
+        if os.path.lexists(d):  # there, but leading nowhere: a dangling or looping symbolic link
+            try:
+                os.stat(d)
+                why = "a symbolic link to a missing directory"
+            except OSError as exc:
+                why = "a symbolic link loop" if exc.errno == errno.ELOOP else "a symbolic link to a missing directory"
+            raise UsageError(f"{option} = {path}: {d} is {why}")
         d = d.parent
     if not d.is_dir():
         raise UsageError(f"{option} = {path}: {d} is not a directory")
