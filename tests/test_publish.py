@@ -258,6 +258,20 @@ def test_short_write_under_a_file_size_limit_says_so(tmp_path: Path, monkeypatch
     assert listing(tmp_path) == []
 
 
+def test_file_too_large_from_a_plain_write_names_the_limit_too(tmp_path: Path, monkeypatch: Any) -> None:
+    """``ptonum gen --out`` under ``ulimit -f`` said only 'File too large' (its gzip writer raises EFBIG
+    itself, not numpy's short-write text that postprocess got the limit from)."""
+    monkeypatch.setattr(publish, "_file_size_limit", lambda: 10240)
+    with pytest.raises(PublishError) as exc:
+        with Publication() as pub:
+            with pub.open(tmp_path / "v.csv") as fh:
+                fh.write(b"x")
+                raise OSError(errno.EFBIG, os.strerror(errno.EFBIG))
+    assert str(exc.value) == (f"cannot write {tmp_path / 'v.csv'}: {os.strerror(errno.EFBIG)} (the file size "
+                              "limit, ulimit -f, is 10240 bytes)")
+    assert listing(tmp_path) == []
+
+
 def test_output_directory_lock_is_exclusive_and_made_directories_go_when_it_fails(tmp_path: Path) -> None:
     fcntl = pytest.importorskip("fcntl")
     out = tmp_path / "a" / "out"

@@ -315,6 +315,10 @@ def _os_text(exc: OSError, path: Optional[Path] = None) -> str:
         else:
             why = os.strerror(errno.ENOSPC) if room is not None and room < missing else "short write"
         return f"{why} ({short.group(1)} bytes requested, {short.group(2)} written)"
+    if exc.errno == errno.EFBIG:  # a write past RLIMIT_FSIZE: say the limit, as for numpy's short write
+        limit = _file_size_limit()
+        if limit is not None:
+            return f"{text} (the file size limit, ulimit -f, is {limit} bytes)"
     return text
 
 
