@@ -39,6 +39,21 @@ def test_integer_types_say_the_integer_sign():
     assert _rows("U32", "0xffffffff")["negative"].startswith("no (integer value")
 
 
+@pytest.mark.parametrize("args, integer, negative", [
+    # decode S64/U64 CODE was refused ('64-bit integers are not exact in float64'); numpy gives the values
+    (("S64", "0xffffffffffffffff"), int(np.array([2**64 - 1], np.uint64).view(np.int64)[0]), "yes"),
+    (("S64", "0x8000000000000001"), int(np.array([2**63 + 1], np.uint64).view(np.int64)[0]), "yes"),
+    (("U64", "0xffffffffffffffff"), 2**64 - 1, "no"),
+    (("S32", "0x80000000"), int(np.array([2**31], np.uint32).view(np.int32)[0]), "yes"),
+    (("S4X2", "0x9f", "--lane", "1"), -7, "yes"),
+    (("U4X2", "0x9f", "--lane", "1"), 9, "no"),
+])
+def test_integer_codes_give_their_exact_integer(args, integer, negative):
+    rows = _rows(*args)
+    assert rows["integer"] == str(integer)
+    assert rows["negative"] == f"{negative} (integer value; no floating decomposition)"
+
+
 def test_decode_value_rounds_the_decimal_once() -> None:
     # 1.0039063 is just above the BF16 midpoint 1.00390625 of 0x3f80/0x3f81 (a binary64 read, then float32,
     # lands on the midpoint and ties to 0x3f80)

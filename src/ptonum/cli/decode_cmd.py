@@ -15,7 +15,7 @@ import rich_click as click
 from .._util import int_text, is_digits
 from ..errors import UsageError
 from ._common import ASCII_INT, errors_to_exit
-from ..formats import (TileDataType, ValueClass, carrier_bits, decompose, descriptor, parse_data_type, to_float64,
+from ..formats import (TileDataType, ValueClass, carrier_bits, decompose, descriptor, lanes_per_carrier, parse_data_type,
                        value_class)
 
 _MAX_EXACT_DECIMAL = 60  # characters; longer exact expansions are shown rounded
@@ -77,11 +77,19 @@ def _decimal_text(negative: bool, significand: int, exponent: int) -> str:
     return f"≈ {sign}{rounded:.16e}"
 
 
+def _integer_value(dt: TileDataType, code: int, lane: int) -> int:
+    """The exact integer of an integer Tile DataType's ``code`` (lane ``lane`` of an X2 carrier), two's
+    complement for the signed types; in Python ints, so S64/U64 are exact too."""
+    width = carrier_bits(dt) // lanes_per_carrier(dt)
+    v = (code >> (lane * width)) & ((1 << width) - 1)
+    return v - (1 << width) if dt.is_signed_integer and v >> (width - 1) else v
+
+
 def _unavailable_sign(dt: TileDataType, code: int, lane: int) -> str:
     """The ``negative`` row of a value with no finite decomposition (Inf, NaN, invalid, integer types):
     what the encoding itself says, since the decomposition's own ``negative`` is just false there."""
     if dt.is_integer:
-        return ("yes" if to_float64(dt, code, lane) < 0 else "no") + " (integer value; no floating decomposition)"
+        return ("yes" if _integer_value(dt, code, lane) < 0 else "no") + " (integer value; no floating decomposition)"
     desc = descriptor(dt)
     if not desc.sign_bits:
         return f"no ({dt.name} has no sign bit; no finite decomposition)"
@@ -107,8 +115,7 @@ def _describe(dt: TileDataType, code: int, lane: int, engine: str) -> List[Tuple
         rows.append(("decimal", _decimal_text(negative, significand, exponent)))
     elif dt.is_integer:
         rows.append(("value", "no floating-format decomposition (integer type)"))
-        if carrier_bits(dt) <= 32:
-            rows.append(("integer", str(int(to_float64(dt, code, lane)))))
+        rows.append(("integer", str(_integer_value(dt, code, lane))))
     elif cls.is_infinity:
         rows.append(("value", "-inf" if cls is ValueClass.NEGATIVE_INFINITY else "+inf"))
     elif cls.is_nan:
