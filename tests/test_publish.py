@@ -295,3 +295,22 @@ def test_output_directory_lock_is_exclusive_and_made_directories_go_when_it_fail
         with publish.output_directory_lock(tmp_path / "b" / "out"):
             raise RuntimeError("failed before anything was published")
     assert listing(tmp_path) == ["a", "a/out", "a/out/x.npy"]  # b and b/out removed again
+
+
+def test_output_directory_lock_on_a_directory_it_cannot_open_runs_unlocked(tmp_path: Path, monkeypatch: Any) -> None:
+    """A writable directory that cannot be opened for reading (mode -wx) must not stop a run that
+    publishes there: the block runs without the lock."""
+    out = tmp_path / "out"
+    out.mkdir()
+    real_open = os.open
+
+    def no_read(path: Any, flags: int, *args: Any) -> int:
+        if Path(path) == out:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", no_read)
+    with publish.output_directory_lock(out):
+        with Publication() as pub:
+            pub.write_bytes(out / "x.npy", b"1")
+    assert listing(tmp_path) == ["out", "out/x.npy"]

@@ -345,7 +345,8 @@ def output_directory_lock(directory: PathLike) -> Iterator[Path]:
     (``STEM.flags.json`` of one run beside ``STEM.d.bin`` of the other) or refuse each other's files.
     The lock is on the directory itself, so a missing ``directory`` (and its missing parents) is created
     first and removed again, if still empty, when the block raises.  Where the file system has no
-    ``flock`` (or on a platform without :mod:`fcntl`) the block runs unlocked.  Yields ``directory``.
+    ``flock``, the directory cannot be opened for reading (mode ``-wx``) or the platform has no
+    :mod:`fcntl`, the block runs unlocked.  Yields ``directory``.
 
     Raises:
         PublishError: ``directory`` cannot be created (naming it) or is not a directory.
@@ -372,16 +373,23 @@ def output_directory_lock(directory: PathLike) -> Iterator[Path]:
                 made.pop()
                 _MADE_DIRS.discard(d)
                 raise PublishError(f"cannot write in {p}: cannot create {d}: {_os_text(exc)}") from None
-        try:
-            fd = os.open(p, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        except OSError as exc:
-            raise PublishError(f"cannot write in {p}: {_os_text(exc)}") from None
+        flock: Any = None
         try:
             import fcntl
 
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except (ImportError, OSError):  # no flock here (Windows, some network file systems): unlocked
+            flock = fcntl.flock
+        except ImportError:  # no flock on this platform (Windows): unlocked
             pass
+        if flock is not None:
+            try:
+                fd = os.open(p, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            except OSError:  # a directory that can be written but not read (mode -wx): unlocked
+                fd = -1
+            if fd >= 0:
+                try:
+                    flock(fd, fcntl.LOCK_EX)
+                except OSError:  # no flock on this file system (some network file systems): unlocked
+                    pass
         yield p
         ok = True
     finally:
