@@ -877,6 +877,50 @@ def test_hif8_loop_each_decision_like_reference(scale: float) -> None:
                                     int(rf[k])) for k in bad[:8]]
 
 
+@pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
+def test_fp8_scalar_multipliers_each_decision_like_reference(mode: str) -> None:
+    """The FP32 -> E4M3/HiF8 rows with one scalar QuantParam (the multiplier rows constant and
+    shared by every row: the general lanes take the multipliers as splatted scalars, and with
+    ReluMode NONE (multiplier of a negative source = scale) without the blend by the source's
+    sign) on every rounding decision (:func:`_e4m3_product_cases`, :func:`_hif8_decision_sources`):
+    row k holds source k in 293 columns (one E4M3 chunk of 256 / nine HiF8 steps of 32, then the
+    remainder), so each row's flags are that element's; codes and row flags equal the reference
+    engine's for ReluMode NONE, RELU, LReLU (scalar alpha 0.375: the two multipliers differ) and
+    PReLU (a per-column alpha row: the multiplier rows stay rows), Sat on/off."""
+    from ptonum.fpatr.element import element_config
+    from ptonum.kernels.postprocess import run_tile
+
+    if mode == "QF322FP8_PRE":
+        by_scale: Dict[float, List[int]] = defaultdict(list)
+        for x, sc in _e4m3_product_cases()[0]:
+            by_scale[sc].append(x)
+        tiles = [(sc, np.array(xs, np.uint32)) for sc, xs in sorted(by_scale.items())]
+    else:
+        tiles = [(sc, _hif8_decision_sources(sc)) for sc in (1.625, 3.0, 1.0 + 2.0 ** -10)]
+    n = 293
+    alpha = int(_f32(0.375)) >> 13
+    palpha = (_f32(np.linspace(0.125, 1.875, n)) >> np.uint32(13)).astype(np.uint64)
+    for sc, src in tiles:
+        m = src.size
+        bits = np.repeat(src, n)
+        word = _scale_word(sc, 0, 1)
+        for relu in range(4):
+            rp: Any = palpha if relu == 3 else np.uint64(alpha)
+            for sat in (False, True):
+                cfg = element_config(mode, relu, "FP32", "NONE", sat)
+                out = np.empty(m * n, np.uint8)
+                row_flags = np.zeros(m, np.uint8)
+                run_tile(bits, m=m, n=n, cfg=cfg.kernel, qp=np.uint64(word), rp=rp, out=out, row_flags=row_flags)
+                kw = dict(pre_quant_mode=mode, relu_mode=relu, acc_type="FP32", sat=sat, engine="reference")
+                rb, rf = postprocess_element(np.repeat(src[:, None], n, axis=1), quant_param=word,
+                                             relu_param=np.broadcast_to(rp, (m, n)) if relu == 3 else alpha, **kw)
+                want_flags = np.bitwise_or.reduce(np.asarray(rf).reshape(m, n), axis=1)
+                got = out.reshape(m, n)
+                bad = np.nonzero((got != np.asarray(rb).reshape(m, n)).any(axis=1) | (row_flags != want_flags))[0]
+                assert bad.size == 0, (sc, relu, sat, [(hex(int(src[k])), int(row_flags[k]), int(want_flags[k]))
+                                                       for k in bad[:8]])
+
+
 @pytest.mark.parametrize("mode", ["QF322FP8_PRE", "VQF322HIF8_PRE", "QF322HIF8_PRE", "F322BF16", "F322F16"])
 def test_fp32_float_loops_scales_relu_sat_folds_match_reference(mode: str) -> None:
     """The vectorized loops with arbitrary FP19 scales (products of up to 35 bits, rounded to odd on

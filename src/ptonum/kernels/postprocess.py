@@ -1302,6 +1302,17 @@ def _row_f16(a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu:
                      D_FP16, R_RNE, FP16_NEG_ZERO, False)
 
 
+def _mult_at(m: Any, j: int, same: Any = None) -> Any:
+    """Multiplier ``j`` of a pass's ``mp_``/``mn_``: ``m[j]`` of a row (float32 array), or ``m`` itself
+    when the row is one float32 for every column (:func:`_const_mults`: the vector steps splat it
+    once instead of loading a row); ``m`` None: ``same``'s (an ``mn_`` of None is ``mp_``: the vector
+    steps then skip the blend by the source's sign).  A numba overload picks the form by type (no
+    runtime test)."""
+    if m is None:
+        m = same
+    return m[j] if isinstance(m, np.ndarray) else m
+
+
 @njit
 def _e4m3_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
     """The vector loop of the E4M3 row: the flag word (:func:`_e4m3_word`).  :data:`E4M3_CHUNK` elements
@@ -1329,12 +1340,12 @@ def _e4m3_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any)
             for q in range(0, E4M3_CHUNK, 16):
                 _prefetch(a_, c + q + PF_AHEAD)  # the source lines PF_AHEAD elements ahead
             for j in range(c, c + E4M3_CHUNK):
-                code, ab, key = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
+                code, ab, key = _e4m3_lane(a_[j], _mult_at(mp_, j), _mult_at(mn_, j, mp_), ovf_pos, ovf_neg)
                 o_[j] = np.uint8(code)
                 kmin = min(kmin, key)
                 kmax = max(kmax, ab)
     for j in range(j0, n):
-        code, ab, key = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
+        code, ab, key = _e4m3_lane(a_[j], _mult_at(mp_, j), _mult_at(mn_, j, mp_), ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
         kmin = min(kmin, key)
         kmax = max(kmax, ab)
@@ -1359,7 +1370,7 @@ def _e4m3_pass_unit(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg:
             kmin = min(kmin, key)
             kmax = max(kmax, ab)
     for j in range(j0, n):
-        code, ab, key = _e4m3_lane(a_[j], mp_[j], mn_[j], ovf_pos, ovf_neg)
+        code, ab, key = _e4m3_lane(a_[j], _mult_at(mp_, j), _mult_at(mn_, j, mp_), ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
         kmin = min(kmin, key)
         kmax = max(kmax, ab)
@@ -1422,7 +1433,7 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, unit: bool = Fal
             acc = _v8_or(acc, t8)
         w = np.uint32(_v8_hor(acc))
     for j in range(j0, n):
-        t = np.uint32(keys[_hif8_key(a_[j], mp_[j], mn_[j])])
+        t = np.uint32(keys[_hif8_key(a_[j], _mult_at(mp_, j), _mult_at(mn_, j, mp_))])
         o_[j] = np.uint8(t)
         w = np.uint32(w | t)
     return _hif8_word(w)
@@ -1692,6 +1703,20 @@ def _unit_mults(mp_: Any, mn_: Any) -> bool:
     return d == np.uint32(0)
 
 
+@njit
+def _const_mults(m_: Any) -> bool:
+    """Whether every element of a multiplier row (float32) has the bits of its first: a scalar scale
+    (and alpha) copied across the columns by :func:`run_tile`, which :func:`_fp8_rows` then hands to
+    the passes as one float32 (:func:`_mult_at`) instead of the row."""
+    if m_.size == 0:
+        return False
+    b = _f32_bits(m_[0])
+    d = np.uint32(0)
+    for j in range(m_.size):
+        d = np.uint32(d | (_f32_bits(m_[j]) ^ b))
+    return d == np.uint32(0)
+
+
 def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
               scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
               fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any) -> None:
@@ -1717,6 +1742,14 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
     ovf_neg = np.uint32(E4M3_SAT_NEG) if sat else np.uint32(E4M3_OVF_NEG)
     shared = qrow == 0 and rrow == 0  # one multiplier row for every row of the tile
     unit = shared and _unit_mults(scale32[0:min(n, total)], alpha32[0:min(n, total)])
+    # one constant multiplier row for all rows (a scalar QuantParam, no vector alpha): the general
+    # lanes splat the two multipliers instead of loading two float32 rows beside the source, and
+    # when both have the same bits (ReluMode NONE) take no blend by the source's sign (mn None)
+    w0 = min(n, total)
+    splat = shared and not unit and _const_mults(scale32[0:w0]) and _const_mults(alpha32[0:w0])
+    mps = scale32[0] if splat else np.float32(0)
+    mns = alpha32[0] if splat else np.float32(0)
+    same = splat and _f32_bits(mps) == _f32_bits(mns)
     # the fused fold's 16-lane group maxima of one row (_fp8_pass_fold)
     gm = np.empty(16 * max(n // 32, 1) if fold else 16, np.uint32)
     for i in range(i0, i1):
@@ -1736,12 +1769,25 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         # the maxima fused into the pass: AVX-512, no MaxAbs, whole groups of a multiple of 64
         fz = fold and HIF8_V32 and absm == np.uint32(0xFFFFFFFF) and cnt > 0 and seg % 64 == 0 and cnt % seg == 0
         if fz:
-            w = _fp8_pass_fold(fast != LANE_E4M3, u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gm)
+            if same:
+                w = _fp8_pass_fold(fast != LANE_E4M3, False, a_, o_, mps, None, ovf_pos, ovf_neg, keys, seg, gm)
+            elif splat:
+                w = _fp8_pass_fold(fast != LANE_E4M3, False, a_, o_, mps, mns, ovf_pos, ovf_neg, keys, seg, gm)
+            else:
+                w = _fp8_pass_fold(fast != LANE_E4M3, u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gm)
         elif fast == LANE_E4M3:
             if u:
                 w = _e4m3_pass_unit(a_, o_, mp_, mn_, ovf_pos, ovf_neg)
+            elif same:
+                w = _e4m3_pass(a_, o_, mps, None, ovf_pos, ovf_neg)
+            elif splat:
+                w = _e4m3_pass(a_, o_, mps, mns, ovf_pos, ovf_neg)
             else:
                 w = _e4m3_pass(a_, o_, mp_, mn_, ovf_pos, ovf_neg)
+        elif same:
+            w = _hif8_pass(a_, o_, mps, None, keys, False)
+        elif splat:
+            w = _hif8_pass(a_, o_, mps, mns, keys, False)
         else:
             w = _hif8_pass(a_, o_, mp_, mn_, keys, u)
         res = np.int64(w) & _ALL_FLAGS
@@ -1837,6 +1883,24 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
         typing.__signature__ = inspect.signature(impl)  # type: ignore[attr-defined]
         _overload(stub)(typing)
+
+    @_overload(_mult_at)
+    def _mult_at_ol(m: Any, j: Any, same: Any = None) -> Any:
+        def row(m: Any, j: Any, same: Any = None) -> Any:
+            return m[j]
+
+        def one(m: Any, j: Any, same: Any = None) -> Any:
+            return m
+
+        def same_row(m: Any, j: Any, same: Any = None) -> Any:
+            return same[j]
+
+        def same_one(m: Any, j: Any, same: Any = None) -> Any:
+            return same
+
+        if isinstance(m, _types.NoneType):
+            return same_row if isinstance(same, _types.Array) else same_one
+        return row if isinstance(m, _types.Array) else one
 
     _gate(_row_fp32_seg, lambda bits: {16: _row_fp32_seg_u16, 8: _row_fp32_seg_u8}.get(bits, _row_fp32_seg_none),
           _row_fp32_seg_u16)
@@ -2218,6 +2282,32 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     def _v8_const(values: Any, bits: int = 32) -> Any:
         return _ir.Constant(_ir.VectorType(_ir.IntType(bits), len(values)), [int(v) & ((1 << bits) - 1) for v in values])
 
+    def _mults_ok(mp: Any, mn: Any) -> bool:
+        """Whether ``mp``/``mn`` type as a vector lane's multipliers: two contiguous float32 rows, two
+        float32 scalars (one multiplier for every column: :func:`_mult_at`), or one float32 scalar
+        and None (the same multiplier for either sign)."""
+        if mp == _types.float32:
+            return mn == mp or mn == _types.none
+        return mn == mp and isinstance(mp, _types.Array) and mp.layout == "C" and mp.dtype == _types.float32
+
+    def _mults_ir(context: Any, builder: Any, mty: Any, mpv: Any, mnv: Any, jv: Any, n: int,
+                  same: bool = False) -> Tuple[Any, Any]:
+        """The multipliers of ``n`` lanes from ``j`` (``<n x float>`` each): loaded from the rows, or
+        the two scalars splatted (loop-invariant: LLVM hoists the broadcasts out of the pass's loop);
+        ``same`` (``mn`` typed None): (mp splatted, None), one multiplier for every sign."""
+        fk = _ir.VectorType(_ir.FloatType(), n)
+        if isinstance(mty, _types.Array):
+            return (builder.load(_lane_ptr(context, builder, mty, mpv, jv, fk), align=4),
+                    builder.load(_lane_ptr(context, builder, mty, mnv, jv, fk), align=4))
+        i32 = _ir.IntType(32)
+        zero = _ir.Constant(_ir.VectorType(i32, n), [0] * n)
+
+        def splat(v: Any) -> Any:
+            e = builder.insert_element(_ir.Constant(fk, _ir.Undefined), v, _ir.Constant(i32, 0))
+            return builder.shuffle_vector(e, _ir.Constant(fk, _ir.Undefined), zero)
+
+        return splat(mpv), (None if same else splat(mnv))
+
     def _product_rz_ir(builder: Any, x: Any, mpf: Any, mnf: Any, n: int) -> Tuple[Any, Any]:
         """The exact product of ``n`` FP32 sources (bits ``x``, ``<n x i32>``, n a multiple of 16) and
         their multipliers (``mpf``/``mnf``, ``<n x float>``, of a positive / negative source; one blend
@@ -2237,7 +2327,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         vn = _ir.VectorType(_ir.IntType(32), n)
         i32 = _ir.IntType(32)
         f16 = _ir.VectorType(_ir.FloatType(), 16)
-        m = builder.select(builder.icmp_signed("<", x, _ir.Constant(vn, [0] * n)), mnf, mpf)
+        neg = builder.icmp_signed("<", x, _ir.Constant(vn, [0] * n))
+        m = mpf if mnf is None else builder.select(neg, mnf, mpf)  # mnf None: one multiplier, no blend
         xf = builder.bitcast(x, fn)
         mul = _llvm_fn(builder, "llvm.x86.avx512.mul.ps.512", f16, [f16, f16, i32])
         fma16 = _llvm_fn(builder, "llvm.x86.avx512.vfmadd.ps.512", f16, [f16, f16, f16, i32])
@@ -2284,7 +2375,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             low = builder.or_(builder.and_(pb, k(0xFFFF)), eb)
             hk = builder.or_(pb, builder.select(builder.icmp_unsigned("!=", low, k(0)), k(0x10000), k(0)))
             return hk if high else builder.lshr(hk, k(16))
-        m = builder.select(builder.icmp_signed("<", x, k(0)), mnf, mpf)
+        m = mpf if mnf is None else builder.select(builder.icmp_signed("<", x, k(0)), mnf, mpf)
         xf = builder.bitcast(x, fn)
         # the product rounded to odd (as _hif8_product)
         p = builder.fmul(xf, m)
@@ -2316,8 +2407,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         ADR-0085 D177/D178 (QF322HIF8_PRE); ASL ``MatrixSelectedMultiplier``, ``MatrixEncodeReal`` /
         ``ReferenceMatrixFloatingEncoding`` (HiF8 with RHB)."""
         if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
-                and isinstance(mp, _types.Array) and mp.layout == "C" and mp.dtype == _types.float32
-                and mn == mp and isinstance(j, _types.Integer) and isinstance(keys, _types.Array)
+                and _mults_ok(mp, mn) and isinstance(j, _types.Integer) and isinstance(keys, _types.Array)
                 and keys.ndim == 1 and keys.layout == "C" and keys.dtype == _types.uint16):
             return None
 
@@ -2331,8 +2421,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 return _v8_const([v] * 8)
 
             x = builder.load(_lane_ptr(context, builder, aty, av, jv, _V8), align=4)
-            mpf = builder.load(_lane_ptr(context, builder, mty, mpv, jv, f8), align=4)
-            mnf = builder.load(_lane_ptr(context, builder, mty, mnv, jv, f8), align=4)
+            mpf, mnf = _mults_ir(context, builder, mty, mpv, mnv, jv, 8, signature.args[2] == _types.none)
             key = _hif8_key_ir(builder, x, mpf, mnf, 8)
             base = builder.bitcast(context.make_array(kty)(context, builder, kv).data, i8p)
             return builder.call(_llvm_fn(builder, "llvm.x86.avx2.gather.d.d.256", _V8,
@@ -2388,8 +2477,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             D177/D178 (QF322HIF8_PRE); ASL ``MatrixSelectedMultiplier``, ``MatrixEncodeReal`` /
             ``ReferenceMatrixFloatingEncoding`` (HiF8 with RHB)."""
             if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
-                    and isinstance(mp, _types.Array) and mp.layout == "C" and mp.dtype == _types.float32
-                    and mn == mp and isinstance(j, _types.Integer) and isinstance(o, _types.Array)
+                    and _mults_ok(mp, mn) and isinstance(j, _types.Integer) and isinstance(o, _types.Array)
                     and o.ndim == 1 and o.layout == "C" and o.dtype in (_types.uint8, _types.uint16)
                     and isinstance(ovf, _types.Integer)):
                 return None
@@ -2400,7 +2488,6 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 n = 32
                 i16 = _ir.IntType(16)
                 vk = _ir.VectorType(_ir.IntType(32), n)
-                fk = _ir.VectorType(_ir.FloatType(), n)
                 vw = _ir.VectorType(i16, n)
                 w32 = _ir.VectorType(i16, 32)
 
@@ -2421,8 +2508,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 x = builder.load(_lane_ptr(context, builder, aty, av, jv, vk), align=4)
                 mpf = mnf = None
                 if not unit:  # the multipliers (none read by the unit lanes: both are 1)
-                    mpf = builder.load(_lane_ptr(context, builder, mty, mpv, jv, fk), align=4)
-                    mnf = builder.load(_lane_ptr(context, builder, mty, mnv, jv, fk), align=4)
+                    mpf, mnf = _mults_ir(context, builder, mty, mpv, mnv, jv, n, signature.args[2] == _types.none)
                 # the keys' 16-bit halves picked straight into 16-bit lanes (one vpermt2w): no shift or
                 # narrowing per 32-bit lane
                 hk = builder.bitcast(_hif8_key_ir(builder, x, mpf, mnf, n, True, unit, rz), _ir.VectorType(i16, 2 * n))
@@ -2522,8 +2608,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             ``unit`` (:func:`_e4m3_v32u`): both multipliers are 1 (``mp``/``mn`` not read), q = x:
             :func:`_e4m3_unit_lane`'s (code, mark, key), every bit the same."""
             if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
-                    and isinstance(mp, _types.Array) and mp.layout == "C" and mp.dtype == _types.float32
-                    and mn == mp and isinstance(j, _types.Integer) and isinstance(o, _types.Array)
+                    and _mults_ok(mp, mn) and isinstance(j, _types.Integer) and isinstance(o, _types.Array)
                     and o.ndim == 1 and o.layout == "C" and o.dtype == _types.uint8 and acc == _ACC_E4M3
                     and isinstance(ovf_pos, _types.Integer) and isinstance(ovf_neg, _types.Integer)):
                 return None
@@ -2549,8 +2634,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 if unit:  # both multipliers 1 (not read): the product is the source, exact
                     q = x
                 else:
-                    mpf = builder.load(_lane_ptr(context, builder, mty, mpv, jv, fn), align=4)
-                    mnf = builder.load(_lane_ptr(context, builder, mty, mnv, jv, fn), align=4)
+                    mpf, mnf = _mults_ir(context, builder, mty, mpv, mnv, jv, n, signature.args[2] == _types.none)
                     pb, eb = _product_rz_ir(builder, x, mpf, mnf, n)
                     q = builder.select(builder.icmp_unsigned("!=", eb, k(0)), builder.or_(pb, k(1)), pb)
                 ab = builder.and_(q, k(0x7FFFFFFF))
