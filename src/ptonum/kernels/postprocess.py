@@ -1354,21 +1354,33 @@ def _e4m3_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any)
 
 @njit
 def _e4m3_pass_unit(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
-    """:func:`_e4m3_pass` for a row whose multipliers are all 1 (:func:`_unit_mults`): the chunks by
-    :func:`_e4m3_unit_lane` (``mp_``/``mn_`` not read), the last ``size % E4M3_CHUNK`` by the general
-    lane; the same codes and flag word."""
+    """:func:`_e4m3_pass` for a row whose multipliers are all 1 (:func:`_unit_mults`): the chunks
+    (``mp_``/``mn_`` not read) 32 elements per step through :func:`_e4m3_v32u` where the CPU has
+    AVX-512 (:data:`E4M3_V32`; Zen 5, one thread, 4096 x 4096 tile, the pass 0.122 -> 0.114 ns/elem
+    as measured by h-fuse), else by :func:`_e4m3_unit_lane` as LLVM vectorizes it; the last
+    ``size % E4M3_CHUNK`` by the general lane; the same codes and flag word."""
     n = a_.size
     j0 = n - n % E4M3_CHUNK
     kmin = np.uint32(0xFFFFFFFF)
     kmax = np.uint32(0)
-    for c in range(0, j0, E4M3_CHUNK):
-        for q in range(0, E4M3_CHUNK, 16):
-            _prefetch(a_, c + q + PF_AHEAD)
-        for j in range(c, c + E4M3_CHUNK):
-            code, ab, key = _e4m3_unit_lane(a_[j], ovf_pos, ovf_neg)
-            o_[j] = np.uint8(code)
-            kmin = min(kmin, key)
-            kmax = max(kmax, ab)
+    if E4M3_V32:
+        acc = _e4m3_acc0()
+        for c in range(0, j0, E4M3_CHUNK):
+            for q in range(0, E4M3_CHUNK, 16):
+                _prefetch(a_, c + q + PF_AHEAD)
+            for j in range(c, c + E4M3_CHUNK, 32):
+                acc = _e4m3_v32u(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
+        kmin = _e4m3_acc_min(acc)
+        kmax = _e4m3_acc_max(acc)
+    else:
+        for c in range(0, j0, E4M3_CHUNK):
+            for q in range(0, E4M3_CHUNK, 16):
+                _prefetch(a_, c + q + PF_AHEAD)
+            for j in range(c, c + E4M3_CHUNK):
+                code, ab, key = _e4m3_unit_lane(a_[j], ovf_pos, ovf_neg)
+                o_[j] = np.uint8(code)
+                kmin = min(kmin, key)
+                kmax = max(kmax, ab)
     for j in range(j0, n):
         code, ab, key = _e4m3_lane(a_[j], _mult_at(mp_, j), _mult_at(mn_, j, mp_), ovf_pos, ovf_neg)
         o_[j] = np.uint8(code)
