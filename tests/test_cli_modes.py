@@ -40,6 +40,9 @@ def test_modes_selected_rows_and_unknown_name() -> None:
     res = CliRunner().invoke(main, ["modes", "VREQ8", "0x19"])
     assert res.exit_code == 0, res.output
     assert [r[1] for r in _rows(res.output)] == ["VREQ8", "QF322HIF8_PRE"]
+    same = CliRunner().invoke(main, ["modes", "3", "REQ8", "0x19", "VREQ8", "25"])
+    assert same.exit_code == 0, same.output
+    assert [r[1] for r in _rows(same.output)] == ["REQ8", "QF322HIF8_PRE", "VREQ8"]  # each mode once
     bad = CliRunner().invoke(main, ["modes", "REQ9"])
     assert bad.exit_code == 2
     assert "ptonum modes: error: MODE = 'REQ9': unknown PreQuantMode" in bad.output

@@ -26,7 +26,7 @@ def command(modes: Tuple[str, ...]) -> None:
     """Print the 27 PreQuantModes of B.FPATR: code, name, accumulator, destination, parameter, offset,
     fixed rounding, shift and whether B.DATR Sat is programmable.
 
-    With MODE names or codes, only those rows. The same table is `ptonum.fpatr.MODE_TABLE` in Python.
+    With MODE names or codes, only those rows (each mode once). The same table is `ptonum.fpatr.MODE_TABLE` in Python.
 
     Columns: **acc** the accumulator types the mode accepts; **D** the destination type (mode 0 keeps
     the accumulator type); **param** none, scalar (one B.IOR word: --scale/--quant-param) or vector
@@ -40,7 +40,8 @@ def command(modes: Tuple[str, ...]) -> None:
 
     console = out_console()
     with errors_to_exit("modes"):
-        codes = [parse_mode(m, "MODE") for m in modes] if modes else sorted(MODE_TABLE)
+        # one row per mode, in the order first named ("3 REQ8" names one mode twice)
+        codes = list(dict.fromkeys(parse_mode(m, "MODE") for m in modes)) if modes else sorted(MODE_TABLE)
     table = Table(title="B.FPATR PreQuantModes (ADR-0085 D179)", header_style="bold")
     for name, just in (("code", "right"), ("name", "left"), ("acc", "left"), ("D", "left"), ("param", "left"),
                        ("offset", "left"), ("rounding", "left"), ("shift", "left"), ("Sat", "left")):
