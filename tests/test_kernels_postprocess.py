@@ -1027,7 +1027,8 @@ def test_fp32_fold_pass_sixteen_groups_like_reference(mode: str) -> None:
     """The fold pass's blocks of sixteen GroupN-128 groups (rows of 4200: two blocks of 2048, then
     one group of 104 by the per-group loop): rows whose groups alternate one positive at a moving
     column and all negative (the smallest magnitude at a moving column), rows also with groups holding
-    a -0 among negatives and groups of +0/-0 only (the rare-source redo), and rows of N(0, 1) x 50; GroupN 128 and 64, MaxAbs on/off: RowMaxOut and
+    a -0 among negatives and groups of +0/-0 only (the rare-source redo), and rows of N(0, 1) x 50; GroupN 128, 64, every other multiple of 16 (sixteen groups at a time by
+    ``_fold16_seg``) and 8, MaxAbs on/off: RowMaxOut and
     GroupMaxOut equal the reference engine's fold (:func:`ptonum.fpatr.reduction.row_max` /
     ``group_max``)."""
     rng = np.random.default_rng(29)
@@ -1047,7 +1048,7 @@ def test_fp32_fold_pass_sixteen_groups_like_reference(mode: str) -> None:
                 acc[r, lo:lo + 128] = np.where(rng.integers(0, 2, min(128, n - lo)) == 1, 0x80000000, 0)
     acc[16:] = _f32(rng.standard_normal((rows - 16, n)) * 50.0)
     kw: Dict[str, Any] = {"quant_param": int(_f32(1.0)) >> 13 << 13}
-    _assert_folds_like_reference(acc, mode, kw, (128, 64))
+    _assert_folds_like_reference(acc, mode, kw, (128, 64, 16, 32, 48, 80, 96, 112, 8))
 
 
 @pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
