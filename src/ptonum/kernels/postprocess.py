@@ -826,6 +826,16 @@ def _fold_finish(kmax: Any, snan: Any, size: int, first: int, max_abs: bool) -> 
     return first, flags
 
 
+@njit(inline="always")
+def _smallest_i32(a_: Any, t: Any, e: Any) -> Any:
+    """The smallest of ``a_[t .. e - 1]`` as int32 (the maximum of a group whose FP32 sources are all
+    negative: -0 = INT_MIN is the largest of them, larger magnitudes have larger bits)."""
+    lo = np.int32(2147483647)
+    for j in range(t, e):
+        lo = min(lo, np.int32(a_[j]))
+    return lo
+
+
 @njit
 def _fp32_fold_groups(a_: Any, absm: Any, seg: int, gk: Any, any16: bool = False) -> None:
     """The RowMax/GroupMax fold keys of a row without a NaN (the caller redoes a row with a NaN/Inf
@@ -859,10 +869,7 @@ def _fp32_fold_groups(a_: Any, absm: Any, seg: int, gk: Any, any16: bool = False
                 for q in range(16):
                     if (neg >> q) & 1:
                         t = s + np.uint64(q) * useg
-                        lo = np.int32(2147483647)
-                        for j in range(t, t + useg):
-                            lo = min(lo, np.int32(a_[j]))
-                        gk[gb + np.uint64(q)] = np.uint32(~np.uint32(lo))
+                        gk[gb + np.uint64(q)] = np.uint32(~np.uint32(_smallest_i32(a_, t, t + useg)))
         g0 = np.int64(nb) * 16
         s = np.uint64(g0) * useg
     for g in range(g0, gk.size):
@@ -876,10 +883,7 @@ def _fp32_fold_groups(a_: Any, absm: Any, seg: int, gk: Any, any16: bool = False
                 hi = max(hi, np.int32(a_[j] & absm))
         b = np.uint32(hi)
         if hi < np.int32(0):  # every source negative
-            lo = np.int32(2147483647)
-            for j in range(s, e):
-                lo = min(lo, np.int32(a_[j]))
-            b = np.uint32(lo)
+            b = np.uint32(_smallest_i32(a_, s, e))
         gk[g] = np.uint32(b ^ np.uint32(0x80000000)) if b < np.uint32(0x80000000) else np.uint32(~b)
         s = e
 
@@ -1566,10 +1570,7 @@ def _fold_from_maxima(a_: Any, gm: Any, seg: int, gk: Any) -> None:
             for q in range(16):
                 if (neg >> q) & 1:
                     t = (gb + np.uint64(q)) * useg
-                    lo = np.int32(2147483647)
-                    for j in range(t, t + useg):
-                        lo = min(lo, np.int32(a_[j]))
-                    gk[gb + np.uint64(q)] = np.uint32(~np.uint32(lo))
+                    gk[gb + np.uint64(q)] = np.uint32(~np.uint32(_smallest_i32(a_, t, t + useg)))
     for g in range(nb * np.uint64(16), ng):
         hi = np.int32(-2147483648)
         for k in range(np.uint64(16) * g, np.uint64(16) * g + np.uint64(16)):
@@ -1577,10 +1578,7 @@ def _fold_from_maxima(a_: Any, gm: Any, seg: int, gk: Any) -> None:
         b = np.uint32(hi)
         if hi < np.int32(0):  # every source negative
             t = g * useg
-            lo = np.int32(2147483647)
-            for j in range(t, t + useg):
-                lo = min(lo, np.int32(a_[j]))
-            b = np.uint32(lo)
+            b = np.uint32(_smallest_i32(a_, t, t + useg))
         gk[g] = np.uint32(b ^ np.uint32(0x80000000)) if b < np.uint32(0x80000000) else np.uint32(~b)
 
 
