@@ -321,10 +321,22 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="rounds of the floor and RowMax+GroupMax comparisons (each round: the two calls "
                          "next to each other; the median of the per-round ratios is reported)")
     ap.add_argument("--only", default="", help="comma-separated case names to run")
+    ap.add_argument("--groupn", default="128,128+maxabs,32,16,8",
+                    help="RowMax+GroupMax variants measured against the plain call in every tile row that has "
+                         "them: comma-separated GroupN values, '+maxabs' adds MaxAbsEn (default: %(default)s)")
     ap.add_argument("--baseline-rev", default="d850bfd",
                     help="git revision whose reference engine is measured side by side (default: 0.1.0)")
     ap.add_argument("--ref-n", type=int, default=2048, help="elements per reference-engine case")
     args = ap.parse_args(argv)
+    variants: List[Tuple[int, bool]] = []
+    for item in args.groupn.split(","):
+        item = item.strip().lower()
+        if not item:
+            continue
+        gn_text, _, extra = item.partition("+")
+        if not gn_text.isdigit() or extra not in ("", "maxabs"):
+            ap.error(f"--groupn: {item!r} is not a GroupN value optionally followed by '+maxabs'")
+        variants.append((int(gn_text), extra == "maxabs"))
 
     import ml_dtypes
 
@@ -337,8 +349,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     rows: List[Tuple[str, str, float, float, str, str, str, str]] = []
     # name, op ms, floor ms, median ratio, bytes/elem, lowest and highest round's ratio, load average
     floor_rows: List[Tuple[str, float, float, float, float, float, float, float]] = []
-    # name, plain ms, with RowMax+GroupMax ms (medians), median cost, lowest and highest round's cost
-    red_rows: List[Tuple[str, float, float, float, float, float]] = []
+    # name, variant, plain ms, with RowMax+GroupMax ms (medians), median cost, lowest and highest round's cost
+    red_rows: List[Tuple[str, str, float, float, float, float, float]] = []
     load_start = machine_lines()
     only = {s.strip() for s in args.only.split(",") if s.strip()}
 
@@ -360,13 +372,14 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     def tile_row(name: str, anchor: str, ours_fn: Callable[[], object], anchor_fn: Callable[[], object],
                  target: str, src: np.ndarray, out_bytes: float,
-                 reductions: Optional[Callable[[], object]] = None) -> None:
+                 reductions: Optional[Callable[[int, bool], Callable[[], object]]] = None) -> None:
         """A tile-operation row: ours vs anchor, and ours vs the memory floor -- numpy copyto of the
         input (already faulted-in destination) scaled from the 8 bytes an element copyto moves to the
         bytes the operation moves (4 read + out_bytes written).  The floor is measured next to the
         operation in each of --rounds rounds (order alternating), so a load change hits both; the
-        row reports the median of the per-round ratios and their spread.  With ``reductions`` (the
-        same call with RowMax and GroupMax on) their cost too, by the same rounds."""
+        row reports the median of the per-round ratios and their spread.  With ``reductions`` (given
+        GroupN and MaxAbsEn, the same call with RowMax and GroupMax on) their cost too, by the same
+        rounds, for every --groupn variant."""
         t_anchor = best_time(anchor_fn, args.repeat)
         dst = np.empty_like(src)
         np.copyto(dst, src)
@@ -383,12 +396,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"    floor: op {1e3 * t_op:.1f} ms, floor {1e3 * t_floor:.1f} ms ({moved:g} B/elem) "
               f"-> {fr:.2f} of the floor (median of {len(ratios)} rounds, {ratios[0]:.2f}-{ratios[-1]:.2f}; "
               f"target >= 0.7, margin {margin(fr)}; load {load:.2f})", flush=True)
-        if reductions is not None:
-            reductions()
-            t_plain, t_red = paired_rounds(ours_fn, reductions, args.rounds)
+        for group_n, max_abs in (variants if reductions is not None else []):
+            assert reductions is not None
+            red_fn = reductions(group_n, max_abs)
+            red_fn()
+            t_plain, t_red = paired_rounds(ours_fn, red_fn, args.rounds)
             costs = sorted(r / p - 1 for p, r in zip(t_plain, t_red))
-            red_rows.append((name, 1e3 * median(t_plain), 1e3 * median(t_red), median(costs), costs[0], costs[-1]))
-            print(f"    RowMax+GroupMax: {1e3 * median(t_plain):.1f} -> {1e3 * median(t_red):.1f} ms "
+            label = f"GroupN {group_n}" + (" + MaxAbsEn" if max_abs else "")
+            red_rows.append((name, label, 1e3 * median(t_plain), 1e3 * median(t_red), median(costs), costs[0],
+                             costs[-1]))
+            print(f"    RowMax+GroupMax, {label}: {1e3 * median(t_plain):.1f} -> {1e3 * median(t_red):.1f} ms "
                   f"({100 * median(costs):+.0f}%, rounds {100 * costs[0]:+.0f}%..{100 * costs[-1]:+.0f}%, "
                   f"target <= +15%)", flush=True)
         del dst
@@ -414,24 +431,32 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         print("vreq8 ...", flush=True)
         plain_attrs = fpatr.FPATRAttributes.from_fields(pre_quant_mode="VREQ8", relu_mode="RELU")
-        red_attrs = fpatr.FPATRAttributes.from_fields(pre_quant_mode="VREQ8", relu_mode="RELU", row_max_en=True,
-                                                      group_max_en=True, group_n=128)
+
+        def red_attrs(mode: str, group_n: int, max_abs: bool, **extra: Any) -> Any:
+            return fpatr.FPATRAttributes.from_fields(pre_quant_mode=mode, row_max_en=True, group_max_en=True,
+                                                     group_n=group_n, max_abs_en=max_abs, **extra)
+
+        def vreq8_red(group_n: int, max_abs: bool) -> Callable[[], object]:
+            a = red_attrs("VREQ8", group_n, max_abs, relu_mode="RELU")
+            return lambda: fpatr.postprocess(acc, acc_type="S32", attributes=a, quant_tile=words, sat=True)
+
+        def req8_red(group_n: int, max_abs: bool) -> Callable[[], object]:
+            a = red_attrs("REQ8", group_n, max_abs)
+            return lambda: fpatr.postprocess(acc, acc_type="S32", attributes=a, quant_param=rq)
+
         tile_row("VREQ8 S32->S8 + ReLU + RowMax (tile op)", "numpy clip(rint(acc*scale)+off)",
                  ours, anchor, ">= 1.0x", acc, 1 + 4 / side)
         tile_row("VREQ8 S32->S8 + ReLU (tile op)", "numpy clip(rint(acc*scale)+off)",
                  lambda: fpatr.postprocess(acc, acc_type="S32", attributes=plain_attrs, quant_tile=words, sat=True),
                  anchor, ">= 1.0x", acc, 1,
-                 reductions=lambda: fpatr.postprocess(acc, acc_type="S32", attributes=red_attrs, quant_tile=words,
-                                                      sat=True))
+                 reductions=vreq8_red)
         rq = fpatr.quant_param(2.0 ** -12, 3, mode="REQ8")
         rq = getattr(rq, "word", rq)
         rq_attrs = fpatr.FPATRAttributes.from_fields(pre_quant_mode="REQ8")
-        rq_red = fpatr.FPATRAttributes.from_fields(pre_quant_mode="REQ8", row_max_en=True, group_max_en=True,
-                                                   group_n=128)
         tile_row("REQ8 S32->S8 (tile op)", "numpy clip(rint(acc*scale)+off)",
                  lambda: fpatr.postprocess(acc, acc_type="S32", attributes=rq_attrs, quant_param=rq),
                  lambda: np.clip(np.rint(acc * (2.0 ** -12)) + 3.0, -128, 127).astype(np.int8), ">= 1.0x", acc, 1,
-                 reductions=lambda: fpatr.postprocess(acc, acc_type="S32", attributes=rq_red, quant_param=rq))
+                 reductions=req8_red)
         del acc
 
     x = (rng.standard_normal(n) * 50).astype(np.float32)  # typical data (issue 13): N(0, 1) x 50
@@ -441,11 +466,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                  out_bytes: int, qp: Optional[int] = None) -> None:
         kw: Dict[str, Any] = {} if qp is None else {"quant_param": qp}
         a_plain = fpatr.FPATRAttributes.from_fields(pre_quant_mode=mode)
-        a_red = fpatr.FPATRAttributes.from_fields(pre_quant_mode=mode, row_max_en=True, group_max_en=True,
-                                                  group_n=128)
+
+        def reductions(group_n: int, max_abs: bool) -> Callable[[], object]:
+            a_red = fpatr.FPATRAttributes.from_fields(pre_quant_mode=mode, row_max_en=True, group_max_en=True,
+                                                      group_n=group_n, max_abs_en=max_abs)
+            return lambda: fpatr.postprocess(xbits, acc_type="FP32", attributes=a_red, **kw)
+
         tile_row(name, anchor, lambda: fpatr.postprocess(xbits, acc_type="FP32", attributes=a_plain, **kw),
                  anchor_fn, target, xbits, out_bytes,
-                 reductions=lambda: fpatr.postprocess(xbits, acc_type="FP32", attributes=a_red, **kw))
+                 reductions=reductions)
 
     # --- QF322FP8_PRE FP32 -> E4M3 ----------------------------------------------------
     if want("e4m3"):
@@ -619,13 +648,14 @@ def main(argv: Optional[List[str]] = None) -> int:
               "copyto, so a ratio measured at load >= 1 is low and its rounds spread)")
     if red_rows:
         print()
-        print(f"RowMax + GroupMax (GroupN 128) on vs off, same call otherwise ({args.rounds} paired rounds, "
-              "median ms and median of the per-round costs):")
-        print("| operation | without ms | with ms | cost | rounds min-max | met (<= +15%) |")
-        print("| --- | ---: | ---: | ---: | ---: | --- |")
-        for name, t_plain, t_red, cost, lo, hi in red_rows:
-            print(f"| {name} | {t_plain:.1f} | {t_red:.1f} | {100 * cost:+.0f}% | {100 * lo:+.0f}%..{100 * hi:+.0f}% "
-                  f"| {'yes' if cost <= 0.15 else 'NO'} |")
+        print(f"RowMax + GroupMax on vs off, same call otherwise ({args.rounds} paired rounds per variant, "
+              "median ms and median of the per-round costs; GroupMaxOut adds 4 B per GroupN elements to the "
+              "bytes moved, e.g. +10% of an S32->S8 or FP32->FP8 call's at GroupN 8):")
+        print("| operation | variant | without ms | with ms | cost | rounds min-max | met (<= +15%) |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+        for name, label, t_plain, t_red, cost, lo, hi in red_rows:
+            print(f"| {name} | {label} | {t_plain:.1f} | {t_red:.1f} | {100 * cost:+.0f}% "
+                  f"| {100 * lo:+.0f}%..{100 * hi:+.0f}% | {'yes' if cost <= 0.15 else 'NO'} |")
     if profile_rows:
         print()
         print("where the time goes: one-thread CPU time per element (process time, insensitive to other load), "
