@@ -266,3 +266,34 @@ def test_baselines_cover_every_tile_entry_point() -> None:
     covered = {fn.__name__ for fn, _ in CALLS.values()}
     assert {"postprocess", "preflight_shape", "accumulator_bits"} <= covered
     assert set(names) >= {"preflight", "compute", "commit"}
+
+
+_ARRAY_ARGS = sorted((n, k) for n, (_, kw) in CALLS.items() for k, v in kw.items()
+                     if isinstance(v, np.ndarray) and v.size)
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+@pytest.mark.parametrize("name,key", _ARRAY_ARGS)
+def test_masked_arrays_are_refused_naming_the_argument_unless_nothing_is_masked(name: str, key: str,
+                                                                                engine: str) -> None:
+    """A numpy masked array says some elements are not data; ptonum computes on every element, so a
+    masked element is refused (UsageError naming the argument and the element), never computed on
+    silently.  A masked array with nothing masked is its data: same result as the plain array."""
+    fn, kw = CALLS[name]
+    if "engine" not in kw and engine == "reference":
+        pytest.skip("no engine argument")
+    kw = {**kw, **({"engine": engine} if "engine" in kw else {})}
+    want, _ = _call(fn, _fresh(kw))
+    value = kw[key]
+    mask = np.zeros(value.shape, bool)
+    mask.flat[value.size - 1] = True
+    masked = _fresh(kw)
+    masked[key] = np.ma.masked_array(value, mask=mask)
+    got, err = _call(fn, masked)
+    assert isinstance(err, UsageError), f"{name}: masked {key} was not refused (got {got!r})"
+    where = ", ".join(map(str, np.unravel_index(value.size - 1, value.shape))) if value.ndim else ""
+    assert f"{key}[{where}]" in str(err) and "masked" in str(err), str(err)
+    clean = _fresh(kw)
+    clean[key] = np.ma.masked_array(value, mask=np.zeros(value.shape, bool))
+    got, err = _call(fn, clean)
+    assert err is None and _same(got, want), f"{name}: {key} with nothing masked changed the result ({err})"

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from typing import Any, Callable, Literal, Optional, Tuple, TypeVar
 
 import numpy as np
 
 from .errors import UsageError
 
-__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array", "shaped", "is_digits", "digits_int", "int_text", "shape_text"]
+__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array", "shaped", "is_digits", "digits_int", "int_text", "shape_text", "unmasked"]
 
 Engine = Literal["reference", "fast"]
 ENGINES: Tuple[str, ...] = ("reference", "fast")
@@ -31,12 +32,38 @@ def check_engine(engine: object) -> Engine:
     return engine  # type: ignore[return-value]
 
 
+def unmasked(name: str, value: Any) -> Any:
+    """``value``, or the data of a numpy masked array with no masked element; a :class:`UsageError`
+    naming ``name`` and the first masked element when any is masked.
+
+    ptonum computes every element of an array (an accumulator tile has no "absent" element), so a
+    masked element is refused rather than computed on from whatever its data slot holds.  Costs one
+    type test for a plain array.
+
+    Source: no ASL counterpart (argument check).
+    """
+    if type(value) is np.ndarray or not isinstance(value, np.ndarray):
+        return value
+    ma = sys.modules.get("numpy.ma")  # no masked array can exist before numpy.ma is imported
+    if ma is None or not isinstance(value, ma.MaskedArray):
+        return value
+    mask = ma.getmaskarray(value)
+    if mask.any():
+        idx = tuple(int(i) for i in np.argwhere(mask)[0]) if mask.ndim else ()
+        raise UsageError(
+            f"{name}[{', '.join(map(str, idx))}]: masked (a numpy masked array with {int(mask.sum())} of "
+            f"{mask.size} elements masked); ptonum computes every element and never skips a masked one: "
+            f"pass {name}.filled(v) with the value each masked element should have, or leave them out")
+    return np.asarray(value.data)
+
+
 def as_array(name: str, value: Any) -> np.ndarray:
     """``np.asarray(value)`` in native byte order; a :class:`UsageError` naming ``name`` when numpy
     cannot read it (ragged nested lists, ...).
 
     Source: no ASL counterpart (argument normalisation).
     """
+    value = unmasked(name, value)
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:
@@ -180,6 +207,7 @@ def as_bits(name: str, value: Any, width: int) -> np.ndarray:
         if iv >> width:
             raise UsageError(f"{name} = {iv:#x}: does not fit in {width} bits")
         return np.asarray(iv, dtype=np.uint64)
+    value = unmasked(name, value)
     try:
         arr = np.asarray(value)
     except Exception as exc:  # pragma: no cover - numpy raises many types here

@@ -43,7 +43,7 @@ from typing import Any, Callable, Dict, List, Tuple, Union
 
 import numpy as np
 
-from ._util import Engine, as_array, check_bool, check_engine, shaped
+from ._util import Engine, as_array, check_bool, check_engine, shaped, unmasked
 from .errors import UsageError
 from . import engines, tables
 from .formats import TileDataType, parse_data_type
@@ -917,7 +917,7 @@ def encode(values: Any, dst_type: object, *, rmode: object = "RNE", sat: object 
     if isinstance(values, (int, Fraction, float, np.integer, np.floating)) and not isinstance(values, bool):
         b, f = _encode_exact(values, dst, mode, s)
         return np.asarray(b, dtype=bits_dtype), np.asarray(f, dtype=np.uint8)
-    arr = np.asarray(values)
+    arr = np.asarray(unmasked("values", values))
     if arr.dtype.kind not in "fiuO":
         raise UsageError(f"values: expected real values, got dtype {arr.dtype}")
     flat = arr.ravel()

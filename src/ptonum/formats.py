@@ -42,7 +42,7 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple
 import numpy as np
 
 from . import engines
-from ._util import as_bits, check_engine, native, shaped
+from ._util import as_bits, check_engine, native, shaped, unmasked
 from .datatypes import (
     CANONICAL_NANS,
     DESCRIPTORS,
@@ -141,7 +141,7 @@ def _encodings(dt: TileDataType, encoding: Any, name: str = "encoding") -> np.nd
     """
     width = carrier_bits(dt)
     if isinstance(encoding, np.ndarray):
-        encoding = native(encoding)
+        encoding = native(unmasked(name, encoding))
     if isinstance(encoding, np.ndarray) and encoding.dtype.kind in "ui" and encoding.size:
         kind, bits = encoding.dtype.kind, encoding.dtype.itemsize * 8
         if kind == "u" and bits <= width:

@@ -22,7 +22,7 @@ from typing import Any, List
 
 import numpy as np
 
-from ._util import as_bits, check_engine
+from ._util import as_bits, check_engine, unmasked
 from .errors import UsageError
 from .formats import ValueClass
 
@@ -233,6 +233,7 @@ def activation_legal(bits19: Any, *, engine: str = "fast") -> np.ndarray:
 def _float_array(x: Any) -> np.ndarray:
     if isinstance(x, (bool, np.bool_)):
         raise UsageError(f"x = {x!r}: expected a real number, got a boolean")
+    x = unmasked("x", x)
     try:
         arr = np.asarray(x)
     except Exception as exc:  # pragma: no cover - numpy raises many types here

@@ -16,7 +16,7 @@ from typing import Union
 
 import numpy as np
 
-from ._util import scalar_int
+from ._util import scalar_int, unmasked
 from .errors import UsageError
 
 __all__ = [
@@ -287,6 +287,7 @@ def round_to_integer_array(values: "np.ndarray", mode: RoundingMode) -> "np.ndar
     Source: ``FloatingToInteger`` (see :func:`round_to_integer`).
     """
     m = check_resolved_mode(mode)
+    values = unmasked("values", values)
     try:
         v = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -53,7 +53,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from . import engines
-from ._util import as_array, as_bits, check_bool, check_engine, native, remembered, shaped
+from ._util import as_array, as_bits, check_bool, check_engine, native, remembered, shaped, unmasked
 from .errors import UnsupportedConversionError, UsageError
 from .flags import NV, NX, OF, UF, flag_names
 from .formats import TileDataType, parse_data_type
@@ -694,7 +694,7 @@ def _source_bits(src_bits: Any, width: int) -> np.ndarray:
     if type(src_bits) is int and 0 <= src_bits and not src_bits >> width:  # one encoding (the common small call)
         return np.array(src_bits, np.uint32 if width == 32 else np.uint16)
     if isinstance(src_bits, np.ndarray):
-        src_bits = native(src_bits)
+        src_bits = native(unmasked("src_bits", src_bits))
     if isinstance(src_bits, np.ndarray) and src_bits.dtype.kind in "iu" and src_bits.dtype.itemsize * 8 < width:
         raise UsageError(
             f"src_bits: a {src_bits.dtype} array cannot hold {width}-bit source encodings; "

@@ -328,7 +328,7 @@ _SPECIAL_CLASSES = ("QuietNaN", "SignalingNaN", "PositiveInfinity", "NegativeInf
 
 def _bits_u32(name: str, value: Any) -> np.ndarray:
     """32-bit encodings as uint32 without copying an already-uint32 array."""
-    if isinstance(value, np.ndarray) and value.dtype == np.uint32:
+    if type(value) is np.ndarray and value.dtype == np.uint32:
         return value
     if type(value) is int and 0 <= value and not value >> 32:  # one encoding (the common small call)
         return np.array(value, dtype=np.uint32)

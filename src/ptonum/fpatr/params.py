@@ -39,7 +39,7 @@ from typing import Any, NamedTuple, Optional, Tuple, Union
 import numpy as np
 
 from .. import fp19 as fp19mod
-from .._util import as_bits
+from .._util import as_bits, unmasked
 from ..errors import TileLegalityError, UsageError, short_numbers
 from ..tables import ASSIGNED_PRE_QUANT_CODES, MODE_TABLE, PreQuantMode
 from .attributes import parse_pre_quant_mode
@@ -312,7 +312,7 @@ def check_quant_param(pre_quant_mode: Any, word: Any, name: str = "quant_param")
     ``TileMatrixVectorQuantContentsLegal`` applies it to every tile element.
     """
     code = int(parse_pre_quant_mode(pre_quant_mode))
-    w = word if isinstance(word, np.ndarray) and word.dtype == np.uint64 else as_bits(name, word, 64)
+    w = word if type(word) is np.ndarray and word.dtype == np.uint64 else as_bits(name, word, 64)
     if _quant_words_all_legal(code, w):  # the common case: a few whole-array operations
         return
     legal = quant_param_legal(code, w)
@@ -332,7 +332,7 @@ def check_relu_param(word: Any, name: str = "relu_param") -> None:
     values wider than 64 bits.
     Source: ADR-0085 D180; ``BundleFPATRReluParameterWordLegal``.
     """
-    w = word if isinstance(word, np.ndarray) and word.dtype == np.uint64 else as_bits(name, word, 64)
+    w = word if type(word) is np.ndarray and word.dtype == np.uint64 else as_bits(name, word, 64)
     if _relu_words_all_legal(w):
         return
     legal = relu_param_legal(w)
@@ -472,6 +472,7 @@ def quant_param_word(scale_fp19: Any, offset: Any = 0, *, mode: Any) -> Any:
     m = _scale_mode(mode)
     scalar = np.ndim(scale_fp19) == 0 and np.ndim(offset) == 0
     s = as_bits("scale_fp19", scale_fp19, 19)
+    offset = unmasked("offset", offset)
     try:
         off = np.asarray(offset)
     except Exception:  # pragma: no cover

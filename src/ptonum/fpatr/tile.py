@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .. import engines
-from .._util import Engine, check_bool, check_engine, int_text, native
+from .._util import Engine, check_bool, check_engine, int_text, native, unmasked
 from ..errors import TileLegalityError, UsageError
 from ..flags import StatusRegister, flag_names
 from ..formats import TileDataType, parse_data_type
@@ -242,6 +242,7 @@ def _attributes(value: Any) -> FPATRAttributes:
 def _asarray(name: str, value: Any) -> np.ndarray:
     if isinstance(value, (bool, np.bool_)):
         raise UsageError(f"{name} = {value!r}: expected an array, got a boolean")
+    value = unmasked(name, value)
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:
