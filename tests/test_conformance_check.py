@@ -71,6 +71,25 @@ def test_flipped_bit_reported_exactly(tmp_path: Path) -> None:
     assert f"{odd / 'pp.csv.gz'}:138: mismatch" in r.output and f"explain {odd / 'pp.csv.gz'}:138" in r.output
 
 
+@pytest.mark.parametrize("flags", ["0x100", "0x20", "-1", "0x-1", "20"])
+def test_corrupt_flags_field_is_a_malformed_row_naming_file_and_line(tmp_path: Path, flags: str) -> None:
+    """A flags field outside the five flags (NV DZ OF UF NX) is never shown through flag_names as some
+    other set of flags: check and explain --row name the file, the line and the field, exit 1/2, no traceback."""
+    lines = _copy_lines(tmp_path, "reduction_step", 6)
+    c = lines[3].split(",")
+    c[-1] = flags  # line 4: expected_flags
+    lines[3] = ",".join(c)
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(lines) + "\n")
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(path), "--engine", "both"])
+    assert r.exit_code == 1, r.output
+    assert f"{path}:4: malformed row: expected_flags: " in r.output and "Traceback" not in r.output
+    assert "passed" in r.output and "FAIL: 2 failing row(s)" in r.output
+    r = CliRunner().invoke(main, ["explain", "--row", f"{path}:4"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"ptonum explain: error: {path}:4: malformed row: expected_flags: ")
+
+
 def test_malformed_rows_reported_with_line(tmp_path: Path) -> None:
     lines = _copy_lines(tmp_path, "tcvt_e8m0", 20)
     lines[3] = lines[3] + ",extra"  # line 4: column count

@@ -119,6 +119,17 @@ def test_malformed_tile_case_is_counted_and_the_others_checked(tmp_path: Path) -
         parse_tiles(json.dumps(items).encode(), "t.json")
 
 
+@pytest.mark.parametrize("flags", ["0x100", "0x20", -1, 20, None, "OF|NX"])
+def test_corrupt_flags_of_a_tile_case_is_a_malformed_case_naming_it(tmp_path: Path, flags) -> None:
+    items = _items()[:2]
+    items[1]["expected"]["flags"] = flags
+    path = _write(tmp_path, items)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", path])
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    assert f"  {path}: malformed tile: item 1.expected.flags = " in r.stdout
+    assert "FAIL: 1 failing row(s)" in r.stdout
+
+
 def test_ragged_acc_blames_the_odd_row(tmp_path: Path) -> None:
     """Was: a shortened row 0 reported as `acc[1]: 24 elements, expected 23`."""
     item = next(it for it in _items() if len(it["case"]["acc"]) > 2)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import ptonum
+from ptonum.errors import UsageError
 from ptonum.flags import NumericFlags, StatusRegister, flag_names
 
 
@@ -27,6 +28,20 @@ def test_flag_names():
     assert flag_names(0x18) == "UF|NX"
     assert flag_names(0) == "-"
     assert str(NumericFlags(0x01)) == "NV"
+    assert flag_names(np.uint8(0x1F)) == "NV|DZ|OF|UF|NX" and flag_names(NumericFlags.OF) == "OF"
+
+
+@pytest.mark.parametrize("bad", [0x20, 0x100, 0x114, -1, -0x20, 2**70])
+def test_flag_names_refuses_bits_outside_the_five_flags(bad):
+    """Was: 0x100 shown as '-' and -1 as all five flags (the other bits dropped silently)."""
+    with pytest.raises(UsageError, match=r"flags = .*: numeric flags are 5 bits \(0\.\.0x1f"):
+        flag_names(bad)
+
+
+@pytest.mark.parametrize("bad", [True, 1.0, "0x14", None])
+def test_flag_names_refuses_what_is_not_an_integer(bad):
+    with pytest.raises(UsageError, match="flags = "):
+        flag_names(bad)
 
 
 def test_status_register_is_sticky_and_resets_explicitly():

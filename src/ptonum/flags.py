@@ -40,8 +40,21 @@ _ORDER = (("NV", NV), ("DZ", DZ), ("OF", OF), ("UF", UF), ("NX", NX))
 def flag_names(flags: int) -> str:
     """Return ``"NV|OF|NX"``-style text for a 5-bit flag value (``"-"`` if none).
 
+    ``flags``: an integer 0..0x1f (int, numpy integer, :class:`NumericFlags`).  Raises
+    :class:`~ptonum.errors.UsageError` for anything else -- a value with bits above NX or a negative
+    one is not shown as some other set of flags.
+
     Source: ADR-0038 decision 1 (NV, DZ, OF, UF, NX from bit 0 up); ``RecordNumericStatusFlags``.
     """
+    if isinstance(flags, (bool, np.bool_)) or not isinstance(flags, (int, np.integer)):
+        from .errors import UsageError
+
+        raise UsageError(f"flags = {flags!r}: expected an integer 0..0x1f (NV=0x01 DZ=0x02 OF=0x04 UF=0x08 NX=0x10)")
+    if flags < 0 or flags > 0x1F:
+        from .errors import UsageError
+
+        raise UsageError(f"flags = {int(flags):#x}: numeric flags are 5 bits (0..0x1f: NV=0x01 DZ=0x02 OF=0x04 "
+                         "UF=0x08 NX=0x10)")
     names = [name for name, bit in _ORDER if flags & bit]
     return "|".join(names) if names else "-"
 
