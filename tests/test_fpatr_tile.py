@@ -1025,3 +1025,32 @@ def test_api_messages_for_a_newcomers_first_calls() -> None:
         postprocess(np.ones((1, 2), np.int32), acc_type="S64", attributes={"pre_quant_mode": "F322F16"})
     with pytest.raises(UsageError, match="attributes: unknown field 'bogus'; the fields are pre_quant_mode, "):
         postprocess(np.ones((1, 2), np.float32), attributes={"pre_quant_mode": "F322F16", "bogus": 1})
+
+
+@pytest.mark.parametrize("t,code,value", [("FP32", 0x3F800000, 1.0), ("fp16", 0xC000, -2.0), ("BF16", 0x3F80, 1.0),
+                                          ("E4M3", 0x38, 1.0), ("S8", 0xFF, -1.0), ("S16", 0x8000, -32768.0),
+                                          ("S32", 0xFFFFFFFE, -2.0), ("U32", 0xFFFFFFFF, 4294967295.0),
+                                          ("S4X2", 0x0F, -1.0), (17, 0x7FFFFFFF, 2147483647.0)])
+def test_decode_bits_takes_a_type_by_member_name_or_code(t, code, value):
+    """Values from the formats' definitions (IEEE binary32/16, bfloat16, OCP E4M3, two's complement)."""
+    got = tile_mod.decode_bits(np.array([code], np.uint64), t)
+    assert got.dtype == np.float64 and got.tolist() == [value]
+    assert tile_mod.decode_bits([code], t).tolist() == [value]
+
+
+@pytest.mark.parametrize("t,match", [("XX", r"t = 'XX': unknown Tile DataType"),
+                                     ("E5M2", r"t = E5M2: not a B\.FPATR destination or accumulator type"),
+                                     (15, r"t = 15: not an assigned Tile DataType code"),
+                                     (None, r"t = None: expected a Tile DataType")])
+def test_decode_bits_and_typed_view_refuse_an_unknown_or_unsupported_type(t, match):
+    """Was: decode_bits(bits, 'XX') returned the codes themselves as floats (FP32 0x3f800000 as 1065353216.0)."""
+    for fn in (tile_mod.decode_bits, tile_mod.typed_view):
+        with pytest.raises(UsageError, match=match):
+            fn(np.array([0x3F800000], np.uint32), t)
+
+
+def test_decode_bits_refuses_codes_wider_than_the_type_or_not_integers():
+    with pytest.raises(UsageError, match=r"bits\[1\] = 0x10000: does not fit in 16 bits"):
+        tile_mod.decode_bits(np.array([0x3C00, 0x10000], np.uint32), "FP16")
+    with pytest.raises(UsageError, match="bits: expected integer encodings"):
+        tile_mod.decode_bits(np.array([1.0]), "FP32")

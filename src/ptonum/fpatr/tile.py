@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .. import engines
-from .._util import Engine, check_bool, check_engine, int_text, native, unmasked
+from .._util import Engine, as_bits, check_bool, check_engine, int_text, native, unmasked
 from ..errors import TileLegalityError, UsageError
 from ..flags import StatusRegister, flag_names
 from ..formats import TileDataType, parse_data_type
@@ -90,14 +90,43 @@ _RULE_SOURCES = {
 # Result
 
 
+#: the carrier dtype of each B.FPATR destination and accumulator type (what typed_view/decode_bits read)
+_CARRIER: Dict[TileDataType, Any] = {
+    TileDataType.FP32: np.dtype(np.uint32), TileDataType.S32: np.dtype(np.uint32), TileDataType.U32: np.dtype(np.uint32),
+    TileDataType.FP16: np.dtype(np.uint16), TileDataType.BF16: np.dtype(np.uint16), TileDataType.S16: np.dtype(np.uint16),
+    TileDataType.S8: np.dtype(np.uint8), TileDataType.E4M3: np.dtype(np.uint8), TileDataType.HiF8: np.dtype(np.uint8),
+    TileDataType.S4X2: np.dtype(np.uint8),
+}
+
+
+def _carrier_bits(bits: Any, t: Any) -> Tuple[np.ndarray, TileDataType]:
+    """``(bits, t)`` checked: ``t`` a B.FPATR destination/accumulator type (member, name or code), ``bits``
+    its encodings in the carrier dtype (an array already in it is not copied; an S4X2 element is a nibble)."""
+    tt = t if isinstance(t, TileDataType) else parse_data_type(t, "t")
+    carrier = _CARRIER.get(tt)
+    if carrier is None:
+        raise UsageError(f"t = {tt.name}: not a B.FPATR destination or accumulator type (expected one of "
+                         f"{', '.join(m.name for m in _CARRIER)}); ptonum.formats.to_float64 decodes every Tile DataType")
+    width = 4 if tt is TileDataType.S4X2 else carrier.itemsize * 8
+    if type(bits) is np.ndarray and bits.dtype == carrier:
+        if width == 4 and bits.size and int(bits.max()) > 0xF:
+            as_bits("bits", bits, 4)  # raises naming the first element that is not a nibble
+        return bits, tt
+    return as_bits("bits", bits, width).astype(carrier), tt
+
+
 def typed_view(bits: np.ndarray, t: TileDataType) -> np.ndarray:
     """Encodings of Tile DataType ``t`` as numbers: a view as float32/float16/int8/int16/int32/uint32,
     ml_dtypes bfloat16 / float8_e4m3fn; S4X2 (low nibbles) as a new sign-extended read-only int8
     array; HiF8 unchanged (``uint8`` bits: numpy has no HiF8 type, see :func:`decode_bits`).
 
-    ``bits``: the carrier array (uint8/uint16/uint32, any shape).  Used by :class:`PostprocessResult`
-    and, block by block, by ``ptonum.dask``'s result.  Source: ADR-0085 D181 (destination element types).
+    ``bits``: the carrier array (uint8/uint16/uint32, any shape; other integer arrays and lists are
+    checked and converted); ``t``: a B.FPATR destination or accumulator type (member, name or code).
+    Used by :class:`PostprocessResult` and, block by block, by ``ptonum.dask``'s result.  Raises
+    :class:`UsageError` for another type or an encoding wider than ``t``.
+    Source: ADR-0085 D181 (destination element types).
     """
+    bits, t = _carrier_bits(bits, t)
     T = TileDataType
     views: Dict[TileDataType, Any] = {T.FP32: np.float32, T.FP16: np.float16, T.S8: np.int8, T.S16: np.int16,
                                       T.S32: np.int32, T.U32: np.uint32}
@@ -118,9 +147,12 @@ def typed_view(bits: np.ndarray, t: TileDataType) -> np.ndarray:
 def decode_bits(bits: np.ndarray, t: TileDataType) -> np.ndarray:
     """Encodings of ``t`` as exact ``float64`` values (±inf/NaN for specials), any shape.
 
+    ``t`` and ``bits`` as for :func:`typed_view` (an unknown type, a type that is not a B.FPATR
+    destination or accumulator type, or an encoding wider than ``t`` raises :class:`UsageError`).
     HiF8 goes through :func:`ptonum.formats.to_float64`; every other type converts its
     :func:`typed_view` (exact for all of them).  Source: ADR-0085 D181; the formats' value functions.
     """
+    bits, t = _carrier_bits(bits, t)
     if t is TileDataType.HiF8:
         from .. import formats
 
