@@ -478,6 +478,57 @@ def test_blocked_single_output(tmp_path: Path, acc_file: Path, command: str) -> 
     assert _listing(dest.parent) == [dest.name]
 
 
+def _state(d: Path) -> Dict[str, Tuple[int, bytes]]:
+    return {str(p.relative_to(d)): (p.stat().st_mode & 0o7777, p.read_bytes()) for p in sorted(d.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.mark.parametrize("command", ["postprocess", "tcvt", "gen"])
+def test_write_protected_output_is_refused_before_any_work(tmp_path: Path, acc_file: Path, monkeypatch: Any,
+                                                           command: str) -> None:
+    """A file the user made read-only (chmod 444: a golden output kept on purpose) is never replaced by a
+    rename (which the folder's permission would allow, even to root): the run is refused before any work,
+    naming it; nothing is written and the file keeps its bytes and its mode.  Was: replaced, mode 0644."""
+    args, out = _cases(tmp_path, acc_file)[command]
+    assert _run(args).exit_code == 0
+    victim = out / "acc.d.npy" if command == "postprocess" else Path(args[-1])
+    victim.chmod(0o444)
+    before = _state(out)
+    import ptonum.fpatr.tile
+
+    def no_work(*a: Any, **k: Any) -> Any:
+        raise AssertionError("work started")
+
+    for mod, name in ((ptonum.fpatr.tile, "postprocess"), (ptonum.fpatr.tile, "compute"),
+                      (ptonum.cli.tcvt_cmd, "to_e8m0"), (ptonum.cli.gen_cmd, "write_vectors")):
+        monkeypatch.setattr(mod, name, no_work)
+    r = _run(args)
+    assert r.exit_code == 2, r.output
+    assert r.stderr.count("\n") == 1 and str(victim) in r.stderr and "write-protected (mode 0444)" in r.stderr, r.stderr
+    assert "Traceback" not in r.output
+    assert _state(out) == before
+
+
+def test_publication_never_replaces_or_removes_a_write_protected_file(tmp_path: Path) -> None:
+    keep = tmp_path / "keep.bin"
+    keep.write_bytes(b"golden")
+    keep.chmod(0o444)
+    with pytest.raises(publish.PublishError, match=rf"cannot write {keep}: it is write-protected \(mode 0444\)"):
+        with publish.Publication() as pub:
+            pub.write_bytes(tmp_path / "other.bin", b"x")
+            pub.write_bytes(keep, b"new")
+    with pytest.raises(publish.PublishError, match=rf"cannot remove {keep}: it is write-protected \(mode 0444\)"):
+        with publish.Publication() as pub:
+            pub.write_bytes(tmp_path / "other.bin", b"x")
+            pub.remove(keep)
+    assert _listing(tmp_path) == ["keep.bin"] and keep.read_bytes() == b"golden"
+    assert keep.stat().st_mode & 0o777 == 0o444
+    keep.chmod(0o644)  # writable by its owner: replaced as before
+    with publish.Publication() as pub:
+        pub.write_bytes(keep, b"new")
+    assert keep.read_bytes() == b"new"
+
+
 # ---------------------------------------------------------------------------
 # Lying .npy / .npz headers
 

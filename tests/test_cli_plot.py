@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from ptonum.cli import main
@@ -52,3 +53,15 @@ def test_postprocess_plot_refusals(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists() and not (tmp_path / "p.png").exists()
     r = CliRunner().invoke(main, ["postprocess", "--plot", str(tmp_path / "p.svg")])
     assert r.exit_code == 2 and "give a .png file name" in r.stderr
+
+
+def test_plot_over_a_write_protected_file_is_refused_before_any_work(tmp_path):
+    from ptonum.cli._plot import check_plot_path
+    from ptonum.errors import UsageError
+
+    p = tmp_path / "m.png"
+    p.write_bytes(b"kept")
+    p.chmod(0o444)
+    with pytest.raises(UsageError, match=r"--plot: cannot write .*m\.png: it is write-protected \(mode 0444\)"):
+        check_plot_path(str(p))
+    assert p.read_bytes() == b"kept"

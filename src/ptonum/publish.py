@@ -52,6 +52,7 @@ import itertools
 import os
 import re
 import signal
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,7 @@ __all__ = [
     "published_summary",
     "remove_temporaries",
     "check_destination",
+    "write_protected",
     "output_directory_lock",
     "EXIT_SIGINT",
     "EXIT_SIGTERM",
@@ -249,12 +251,35 @@ def _restore_handlers(saved: List[Tuple[int, Any]]) -> None:
 # Checks
 
 
+def write_protected(path: PathLike) -> Optional[str]:
+    """Why the existing regular file ``path`` may not be replaced or removed -- ``"it is write-protected
+    (mode 0444)"`` when no one may write it (no ``w`` bit; root included, as ``rm`` asks first) or this
+    process may not -- else None (also for a missing path, a directory or a symbolic link, which a rename
+    replaces without touching what it points to).
+
+    A rename into place would need only the folder's permission; a file the user made read-only (a golden
+    output kept on purpose) is not replaced behind that protection."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    if st.st_mode & 0o222 and os.access(path, os.W_OK, follow_symlinks=False):
+        return None
+    return f"it is write-protected (mode {stat.S_IMODE(st.st_mode):04o})"
+
+
+_PROTECTED_HINT = "ptonum does not replace a write-protected file: make it writable (chmod u+w) or remove it"
+
+
 def check_destination(dest: PathLike, *, directory: bool = False, replace: bool = True) -> Path:
     """Refuse ``dest`` as an output before any work: returns it as a :class:`Path`.
 
-    A file output (``directory=False``) may not be an existing directory; a directory output may not be
-    an existing non-directory, nor an existing directory unless ``replace``.  The parent must be an
-    existing directory (create it first; see :meth:`Publication.open`).
+    A file output (``directory=False``) may not be an existing directory, nor an existing write-protected
+    file (:func:`write_protected`); a directory output may not be an existing non-directory, nor an
+    existing directory unless ``replace``.  The parent must be an existing directory (create it first;
+    see :meth:`Publication.open`).
 
     Raises:
         PublishError: naming ``dest`` and the reason.
@@ -273,6 +298,10 @@ def check_destination(dest: PathLike, *, directory: bool = False, replace: bool 
         raise PublishError(f"cannot write {p}: it is a directory")
     elif p.is_dir():
         raise PublishError(f"cannot write {p}: it is a symbolic link to a directory")
+    else:
+        why = write_protected(p)
+        if why:
+            raise PublishError(f"cannot write {p}: {why}; {_PROTECTED_HINT}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise PublishError(f"cannot write {p}: {parent} is not writable")
     return p
@@ -553,6 +582,9 @@ class Publication:
         p = Path(dest)
         if any(it.dest == p for it in self._items):
             raise PublishError(f"cannot remove {p}: it is also an output of this publication")
+        why = write_protected(p)
+        if why:
+            raise PublishError(f"cannot remove {p}: {why}; {_PROTECTED_HINT}")
         self._items.append(_Item(p, p, os.path.isdir(p) and not os.path.islink(p), True, remove=True))
 
     # -- ending
@@ -590,6 +622,9 @@ class Publication:
             with _hold_signals():
                 for it in self._items:
                     if it.remove:
+                        why = write_protected(it.dest)
+                        if why:
+                            raise PublishError(f"cannot remove {it.dest}: {why}; {_PROTECTED_HINT}")
                         continue
                     check_destination(it.dest, directory=it.directory, replace=it.replace)
                     if not os.path.lexists(it.temp):

@@ -322,7 +322,19 @@ def output_path(option: str, path: str) -> Path:
     if p.is_dir():
         raise UsageError(f"{option} = {path}: is a directory; give a file name")
     _check_dir(option, path, p.parent, f"{p.parent} is not a directory")
+    refuse_write_protected(option, p)
     return p
+
+
+def refuse_write_protected(option: str, path: Path) -> None:
+    """Before any work: :class:`UsageError` naming ``path`` when it is an existing write-protected file
+    (:func:`ptonum.publish.write_protected`), which publishing would refuse to replace after the work."""
+    from ..publish import write_protected
+
+    why = write_protected(path)
+    if why:
+        raise UsageError(f"{option}: cannot write {path}: {why}; ptonum does not replace a write-protected "
+                         "file: make it writable (chmod u+w) or remove it")
 
 
 def output_dir(option: str, path: str) -> Path:

@@ -32,7 +32,7 @@ def pyplot() -> Any:
 
 def check_plot_path(path: str) -> None:
     """Refuse a ``--plot`` destination before any work: not ``.png``, a directory, a parent that is a
-    file; or matplotlib missing."""
+    file, a write-protected file; or matplotlib missing."""
     from pathlib import Path
 
     p = Path(path)
@@ -45,6 +45,9 @@ def check_plot_path(path: str) -> None:
             if not parent.is_dir():
                 raise UsageError(f"--plot = {path}: {parent} is not a directory")
             break
+    from ._common import refuse_write_protected
+
+    refuse_write_protected("--plot", p)
     pyplot()
 
 

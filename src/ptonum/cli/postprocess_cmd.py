@@ -29,7 +29,8 @@ from ..publish import Publication, output_directory_lock
 from ._common import TextOut, errors_to_exit, memory_errors_name, out_console, output_dir, rmode_text, \
     progress_report, stderr_is_terminal
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
-                         refuse_foreign_files, refuse_inputs_among_outputs, stale_outputs, wants_scale_out)
+                         refuse_foreign_files, refuse_inputs_among_outputs, refuse_protected_outputs,
+                         stale_outputs, wants_scale_out)
 from .compile_cmd import warn_if_cold
 from ._tile_args import (
     INPUT_OPTIONS,
@@ -394,6 +395,7 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
     stem = output_stem(acc, key)
     refuse_inputs_among_outputs(out_path, stem, [acc, quant_tile, relu_tile, row_max_in, scale_tile, offset_tile,
                                                  alpha_tile])
+    refuse_protected_outputs(out_path, stem)  # an earlier run's output made read-only: before any work
     call = build_tile_call(acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
                            attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n,
                            row_max=row_max, group_max=group_max, row_max_init=row_max_init, max_abs=max_abs,
