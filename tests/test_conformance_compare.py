@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from ptonum.cli import main
@@ -142,6 +143,46 @@ def test_nan_payload_is_not_a_class_mismatch() -> None:
     assert rep.mismatches == 2 and rep.nan_payload_mismatches == 1 and rep.class_mismatches == 1
     assert rep.first[0].description == "NaN payload differs (both NaN)"
     assert rep.first[1].description.startswith("class mismatch")
+
+
+def test_signed_zero_is_shown_as_such_not_as_distance_0() -> None:
+    """+0 against -0 differs in its encoding (a mismatch) but not in value: it is its own kind of
+    mismatch ('sign of zero differs'), counted apart, with no distance and out of the histogram (was:
+    'distance 0' on a counted mismatch).  FP32 and FP16 zeros from IEEE 754; BF16/E4M3/HiF8 too."""
+    for dst, pos, neg, one in ((TileDataType.FP32, 0, 0x80000000, 0x3F800000), (TileDataType.FP16, 0, 0x8000, 0x3C00),
+                               (TileDataType.BF16, 0, 0x8000, 0x3F80), (TileDataType.E4M3, 0, 0x80, 0x38)):
+        model = np.array([pos, neg, one, one], np.uint64)
+        device = np.array([neg, pos, one + 1, one], np.uint64)
+        rep = compare_arrays("D", dst, model, device)
+        assert rep.mismatches == 3 and rep.signed_zero_mismatches == 2 and rep.class_mismatches == 0
+        assert [m.distance for m in rep.first] == [None, None, 1]
+        assert [m.description for m in rep.first[:2]] == ["sign of zero differs (+0 vs -0)",
+                                                          "sign of zero differs (-0 vs +0)"]
+        assert rep.hist == [("1", 1)] and rep.distances.tolist() == [-1, -1, 1]
+        d, cls = distance(dst, model[:2], device[:2])
+        assert d.tolist() == [0, 0] and not cls.any()  # the value distance itself is 0
+    # HiF8's one zero (0x00; 0x80 is NaN) and integer types have no signed zero
+    rep = compare_arrays("D", TileDataType.S8, np.array([0], np.uint64), np.array([0x80], np.uint64))
+    assert rep.signed_zero_mismatches == 0 and rep.first[0].distance == 128
+
+
+def test_cli_signed_zero_mismatch_line_and_table(tmp_path: Path) -> None:
+    np.save(tmp_path / "z.npy", np.array([[0.0, 1.0, -0.0, 2.0]], np.float32))
+    np.save(tmp_path / "zd.npy", np.array([[0x8000, 0x3C00, 0x0000, 0x4000]], np.uint16))  # FP16 -0, 1, +0, 2
+    r = RUN.invoke(main, ["compare", str(tmp_path / "z.npy"), "--mode", "F322F16", "--device-d",
+                          str(tmp_path / "zd.npy")])
+    assert r.exit_code == 1, r.output
+    assert "D[0, 0]: model 0x0000 = 0, device 0x8000 = -0, sign of zero differs (+0 vs -0)" in r.stdout
+    assert "D[0, 2]: model 0x8000 = -0, device 0x0000 = 0, sign of zero differs (-0 vs +0)" in r.stdout
+    assert "distance 0" not in r.stdout and "histogram" not in r.stdout
+    assert "signed zero" in r.stdout and "MISMATCH: 2 element(s) differ" in r.stdout
+    pytest.importorskip("matplotlib")
+    from ptonum.cli._plot import compare_figure
+
+    rep = compare_arrays("D", TileDataType.FP16, np.array([[0, 0x3C00, 0x8000]], np.uint64),
+                         np.array([[0x8000, 0x3C01, 0]], np.uint64))
+    hist = next(ax for ax in compare_figure(rep, "t").axes if ax.get_title() == "distance histogram")
+    assert [t.get_text() for t in hist.get_xticklabels()] == ["1", "+0 vs -0"]
 
 
 def test_integer_dump_of_values_for_a_floating_destination_says_it_holds_encodings() -> None:

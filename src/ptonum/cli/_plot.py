@@ -161,7 +161,8 @@ def compare_figure(report: Any, title: str) -> Any:
     if ticks is not None:  # one distance: one colour, one labelled tick
         cb.set_ticks(ticks, labels=[_num_text(t) for t in ticks])
         cb.minorticks_off()
-    cb.set_label(f"distance ({unit})" + ("; magenta: NaN/Inf class" if special.any() else ""))
+    cb.set_label(f"distance ({unit})" + ("; magenta: no distance (NaN/Inf class, NaN payload, sign of zero)"
+                                         if special.any() else ""))
 
     from matplotlib.ticker import MaxNLocator
 
@@ -184,6 +185,9 @@ def compare_figure(report: Any, title: str) -> Any:
     if report.class_mismatches or report.nan_payload_mismatches:
         labels.append("NaN/Inf class")
         counts.append(report.class_mismatches + report.nan_payload_mismatches)
+    if report.signed_zero_mismatches:
+        labels.append("+0 vs -0")
+        counts.append(report.signed_zero_mismatches)
     ax_hist.bar(range(len(labels)), counts, color="tab:blue")
     ax_hist.set_xticks(range(len(labels)), labels, rotation=30 if len(labels) > 10 else 0)
     for i, v in enumerate(counts):

@@ -202,12 +202,13 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
     mode_name = attrs.pre_quant_mode.name
     table = Table(title=f"ptonum compare ({mode_name} -> {res.dst_type.name}, RMode={call.rmode.name}, "
                         f"Sat={int(bool(sat))}, model flags {flag_names(res.flags)})")
-    for c in ("output", "type", "elements", "match", "mismatch", "NaN/Inf class", "NaN payload"):
+    for c in ("output", "type", "elements", "match", "mismatch", "NaN/Inf class", "NaN payload", "signed zero"):
         table.add_column(c, no_wrap=True, overflow="fold")
     for r in reports:
         st = "green" if r.ok else "red"
         table.add_row(r.output, r.dst_type.name, str(r.elements), str(r.elements - r.mismatches),
-                      f"[{st}]{r.mismatches}[/{st}]", str(r.class_mismatches), str(r.nan_payload_mismatches))
+                      f"[{st}]{r.mismatches}[/{st}]", str(r.class_mismatches), str(r.nan_payload_mismatches),
+                      "-" if r.dst_type.is_integer else str(r.signed_zero_mismatches))
     console.print(table)
     acc_bits = _acc_bits(a)
     for r in reports:

@@ -289,15 +289,19 @@ class Mismatch:
     position: Tuple[int, ...]
     model: int
     device: int
-    distance: Optional[int]  #: None for a class (NaN/Inf) mismatch or a NaN payload difference
+    distance: Optional[int]  #: None for a class (NaN/Inf) mismatch, a NaN payload or a signed-zero difference
     nan_payload: bool = False  #: both are NaN, with different encodings
     model_value: str = ""  #: the model's encoding decoded (see :func:`decoded_text`)
     device_value: str = ""  #: the device's encoding decoded
+    signed_zero: bool = False  #: +0 against -0 (equal values, different encodings)
 
     @property
     def description(self) -> str:
         if self.nan_payload:
             return "NaN payload differs (both NaN)"
+        if self.signed_zero:
+            signs = ["-0" if v.startswith("-") else "+0" for v in (self.model_value, self.device_value)]
+            return f"sign of zero differs ({signs[0]} vs {signs[1]})"
         if self.distance is None:
             return "class mismatch (NaN/Inf vs other)"
         return f"distance {self.distance}"
@@ -308,7 +312,8 @@ class CompareReport:
     """Result of comparing one output of the model with the device.
 
     ``positions`` (K x ndim int64) and ``distances`` (K int64; -1 where there is no distance: a
-    NaN/Inf class mismatch or a NaN payload difference) list every mismatch in row-major order;
+    NaN/Inf class mismatch, a NaN payload difference or +0 against -0) list every mismatch in row-major
+    order;
     ``max_abs_error``/``max_rel_error`` are the largest |device - model| and
     |device - model| / |model| in values over the mismatches with finite values on both sides
     (relative error only where the model value is nonzero), with their positions.
@@ -329,6 +334,7 @@ class CompareReport:
     max_abs_position: Optional[Tuple[int, ...]] = None
     max_rel_error: Optional[float] = None
     max_rel_position: Optional[Tuple[int, ...]] = None
+    signed_zero_mismatches: int = 0  #: +0 against -0: equal values, a different encoding (no distance)
 
     @property
     def ok(self) -> bool:
@@ -355,15 +361,17 @@ def compare_arrays(output: str, dst: TileDataType, model_bits: np.ndarray, devic
     d, cls = distance(dst, mbm, dbm)
     payload = is_nan(dst, mbm) & is_nan(dst, dbm)
     cls = cls & ~payload
-    no_distance = cls | payload
-    positions = np.stack(np.unravel_index(idx, mb.shape), axis=1).astype(np.int64) if mb.ndim else \
-        np.zeros((idx.size, 0), np.int64)
     carrier = _CARRIER[_WIDTH[dst]]
     mv = np.asarray(to_float64(dst, mbm.astype(carrier)), dtype=np.float64)
     dv = np.asarray(to_float64(dst, dbm.astype(carrier)), dtype=np.float64)
+    zero = (mv == 0) & (dv == 0) if not dst.is_integer else np.zeros(idx.shape, bool)  # codes differ: ±0
+    no_distance = cls | payload | zero
+    positions = np.stack(np.unravel_index(idx, mb.shape), axis=1).astype(np.int64) if mb.ndim else \
+        np.zeros((idx.size, 0), np.int64)
     rep = CompareReport(output, dst, int(mb.size), int(idx.size), int(np.count_nonzero(cls)), [],
                         histogram(d[~no_distance]), int(np.count_nonzero(payload)), tuple(mb.shape), positions,
                         np.where(no_distance, -1, d).astype(np.int64))
+    rep.signed_zero_mismatches = int(np.count_nonzero(zero))
     finite = np.isfinite(mv) & np.isfinite(dv)
     if np.any(finite):
         err = np.where(finite, np.abs(dv - mv), -1.0)
@@ -377,5 +385,6 @@ def compare_arrays(output: str, dst: TileDataType, model_bits: np.ndarray, devic
     for k in range(min(max_report, idx.size)):
         t = tuple(int(x) for x in positions[k])
         rep.first.append(Mismatch(output, t, int(mbm[k]), int(dbm[k]), None if no_distance[k] else int(d[k]),
-                                  bool(payload[k]), decoded_text(dst, int(mbm[k])), decoded_text(dst, int(dbm[k]))))
+                                  bool(payload[k]), decoded_text(dst, int(mbm[k])), decoded_text(dst, int(dbm[k])),
+                                  bool(zero[k])))
     return rep
