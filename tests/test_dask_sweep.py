@@ -134,3 +134,41 @@ def test_cli_resume_of_another_sweep_or_of_no_sweep_says_what(tmp_path: Path) ->
     assert not missing.exists()
     r = CliRunner().invoke(main, base + ["--range", "0x3f00:0x3f10", "--resume"])
     assert r.exit_code == 0 and "1 resumed" in r.stdout
+
+
+def test_cli_default_state_is_per_user_not_the_current_directory(tmp_path: Path, monkeypatch) -> None:
+    """Without --state the record goes to $XDG_STATE_HOME/ptonum/sweeps/OP-HASH (~/.local/state when unset),
+    said on the second line, so the current directory is not littered and --resume finds it from
+    anywhere (was: ./ptonum-sweep-OP-HASH); a state directory of that old name in the current directory
+    is still resumed."""
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    work, other = tmp_path / "work", tmp_path / "other"
+    work.mkdir()
+    other.mkdir()
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.chdir(work)
+    args = ["sweep", "tcvt", "--src-type", "BF16", "--range", "0x3f00:0x3f10"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert list(work.iterdir()) == []
+    (state,) = (home / ".local" / "state" / "ptonum" / "sweeps").iterdir()
+    assert state.name.startswith("tcvt-") and (state / "sweep.json").is_file()
+    assert f"state in {state}" in r.stdout.replace("\n", "")
+    monkeypatch.chdir(other)
+    r = CliRunner().invoke(main, args + ["--resume"])
+    assert r.exit_code == 0 and "1 resumed" in r.stdout, r.output
+    xdg = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_STATE_HOME", str(xdg))
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0 and (xdg / "ptonum" / "sweeps" / state.name / "sweep.json").is_file()
+    old = work / f"ptonum-sweep-{state.name}"  # left by an earlier ptonum: resumed there
+    state.rename(old)
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("XDG_STATE_HOME")
+    r = CliRunner().invoke(main, args + ["--resume"])
+    assert r.exit_code == 0 and "1 resumed" in r.stdout and f"state in {old.name}" in r.stdout, r.output

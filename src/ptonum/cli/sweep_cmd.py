@@ -33,7 +33,9 @@ def _common_options(fn: Any) -> Any:
     fn = click.option("--resume", is_flag=True,
                       help="Continue the sweep recorded in --state (finished partitions are not run again).")(fn)
     fn = click.option("--state", "state_dir", default=None, metavar="DIR",
-                      help="Directory recording finished partitions (default: ptonum-sweep-OP-HASH here).")(fn)
+                      help="Directory recording finished partitions (default: $XDG_STATE_HOME/ptonum/sweeps/OP-HASH, "
+                           "i.e. ~/.local/state/ptonum/sweeps/OP-HASH; one per sweep, so --resume finds it from "
+                           "any directory).")(fn)
     fn = click.option("--partition-size", type=AsciiIntRange(min=1), default=None,
                       help="Codes per partition (one task each; default 262144 for tcvt, 131072 for postprocess: "
                            "about half a second of one core each).")(fn)
@@ -170,12 +172,35 @@ def _check_state(sw: Any, state: str, resume: bool) -> None:
                          "resume it, or choose another --state")
 
 
+def default_state_dir(sw: Any) -> Path:
+    """Where a sweep without ``--state`` is recorded: ``$XDG_STATE_HOME/ptonum/sweeps/OP-HASH``
+    (``~/.local/state/...`` when XDG_STATE_HOME is unset or not absolute), one directory per sweep
+    identity, so ``--resume`` finds it from any directory.  A ``ptonum-sweep-OP-HASH`` holding a sweep in
+    the current directory (the default of earlier versions) is used instead, so it can be resumed."""
+    import os
+
+    legacy = Path(f"ptonum-sweep-{sw.op}-{sw.key()}")
+    if (legacy / "sweep.json").is_file():
+        return legacy
+    base = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):
+        try:
+            home = Path.home()
+        except (RuntimeError, KeyError):
+            home = None
+        if home is None or not str(home).strip():
+            raise UsageError("--state: not given, and no home directory for the default "
+                             "(~/.local/state/ptonum/sweeps); give --state DIR")
+        base = str(home / ".local" / "state")
+    return Path(base) / "ptonum" / "sweeps" / f"{sw.op}-{sw.key()}"
+
+
 def _run(name: str, sw: Any, options: Any) -> None:
     from ..conformance.explain import explain_postprocess, explain_tcvt
     from ..dask.sweep import report_json, run_sweep
 
     console = out_console()
-    state = options["state_dir"] or f"ptonum-sweep-{sw.op}-{sw.key()}"
+    state = options["state_dir"] or str(default_state_dir(sw))
     _check_state(sw, state, options["resume"])  # before anything is printed or the cluster starts
     if not options["as_json"]:
         console.print(f"[bold]{sw.describe()}[/bold]", highlight=False, soft_wrap=True)
