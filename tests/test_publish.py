@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -314,3 +315,69 @@ def test_output_directory_lock_on_a_directory_it_cannot_open_runs_unlocked(tmp_p
         with Publication() as pub:
             pub.write_bytes(out / "x.npy", b"1")
     assert listing(tmp_path) == ["out", "out/x.npy"]
+
+
+# ---------------------------------------------------------------------------
+# A signal whose handler would run where Python drops exceptions
+
+
+def _signal_where_exceptions_are_dropped(where: str, sig: int = signal.SIGTERM) -> None:
+    """Send SIGTERM to this process from inside ``where``: a ctypes callback that llvmlite's JIT calls
+    while numba compiles (its object cache), or an object's ``__del__``.  Python prints an exception
+    raised there ('Exception ignored ...') and carries on, so a handler that raises there loses the signal."""
+    if where == "__del__":
+        class Dropped:
+            def __del__(self) -> None:
+                os.kill(os.getpid(), sig)
+                for _ in range(1000):  # the handler runs at one of these bytecodes, inside __del__
+                    pass
+
+        Dropped()
+        return
+    llvm = pytest.importorskip("llvmlite.binding")
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple().create_target_machine()
+    mod = llvm.parse_assembly("define i32 @f() {\n  ret i32 7\n}\n")
+    ee = llvm.create_mcjit_compiler(mod, target)
+
+    def notify(module: object, buffer: bytes) -> None:  # called from C through ctypes
+        os.kill(os.getpid(), sig)
+        for _ in range(1000):
+            pass
+
+    ee.set_object_cache(notify, lambda module: None)
+    ee.finalize_object()
+
+
+@pytest.mark.parametrize("where", ["llvmlite object cache callback", "__del__"])
+def test_sigterm_inside_a_callback_that_drops_exceptions_still_stops_the_command(where: str, capfd) -> None:
+    """Was: SIGTERM while numba's JIT was in llvmlite's object-cache callback printed a Terminated traceback
+    ('Exception ignored on calling ctypes callback function') and the command ran on to the end, exit 0.
+    The handler now sees where it runs and has the signal sent again just after (a few ms)."""
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        assert publish.install_sigterm_handler()
+        with pytest.raises(publish.Terminated):
+            _signal_where_exceptions_are_dropped(where)
+            time.sleep(2)  # the signal again, once out of the callback
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert "Exception ignored" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["llvmlite object cache callback", "__del__"])
+def test_ctrl_c_inside_a_callback_that_drops_exceptions_still_interrupts(where: str) -> None:
+    """The same for SIGINT under the ``ptonum`` entry point's handler (``ptonum.__main__``) while a command runs."""
+    import ptonum.__main__ as entry
+
+    previous, phase = signal.getsignal(signal.SIGINT), entry._phase
+    try:
+        entry._phase = entry._STARTING  # as while a command runs
+        signal.signal(signal.SIGINT, entry._on_signal)
+        with pytest.raises(KeyboardInterrupt):
+            _signal_where_exceptions_are_dropped(where, signal.SIGINT)
+            time.sleep(2)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        entry._phase = phase

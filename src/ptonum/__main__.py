@@ -53,9 +53,12 @@ def _on_signal(signum: int, frame: object) -> None:
     if _phase == _NOTING:
         _noted.append(signum)
     elif _phase == _STARTING:
-        if signum == _SIGTERM:
-            raise _StartupTerminated(signum)
-        raise KeyboardInterrupt
+        exc = _StartupTerminated(signum) if signum == _SIGTERM else KeyboardInterrupt()
+        publish = sys.modules.get("ptonum.publish")  # loaded by the command: numba's JIT comes after it
+        if publish is not None:
+            publish.raise_for_signal(exc, signum, frame)  # not inside a callback that would drop it
+            return
+        raise exc
     elif _phase == _ENDED:
         _late_signal(signum)
     # _FINAL: the command ended and the process is exiting with its status; nothing to add

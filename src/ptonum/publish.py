@@ -54,6 +54,7 @@ import re
 import signal
 import stat
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -66,6 +67,7 @@ __all__ = [
     "PublishError",
     "Terminated",
     "install_sigterm_handler",
+    "raise_for_signal",
     "published",
     "published_count",
     "published_summary",
@@ -101,8 +103,51 @@ class Terminated(BaseException):
         self.signum = signum
 
 
+#: Python functions that C code calls back, where an exception is printed ('Exception ignored ...') and
+#: dropped instead of propagated: llvmlite's object-cache callbacks (numba's JIT calls them while it
+#: compiles a kernel), by (file name part, function name); and every ``__del__`` and weakref callback
+_DROPPING_CALLBACKS = (("llvmlite", "_raw_object_cache_notify"), ("llvmlite", "_raw_object_cache_getbuffer"),
+                       ("weakref", "__call__"))
+
+
+def _drops_exceptions(frame: Optional[FrameType]) -> bool:
+    """True when ``frame`` (where a signal handler was called) runs inside a function whose exceptions
+    Python drops (:data:`_DROPPING_CALLBACKS`, ``__del__``)."""
+    f = frame
+    while f is not None:
+        code = f.f_code
+        if code.co_name == "__del__" or any(code.co_name == name and part in code.co_filename
+                                            for part, name in _DROPPING_CALLBACKS):
+            return True
+        f = f.f_back
+    return False
+
+
+def _send_again_soon(signum: int) -> None:
+    """Send ``signum`` to this process again in 10 ms, from a short-lived daemon thread."""
+    def again() -> None:
+        time.sleep(0.01)
+        try:
+            os.kill(os.getpid(), signum)
+        except OSError:  # pragma: no cover - the process is ending
+            pass
+
+    threading.Thread(target=again, name=f"ptonum-signal-{signum}-again", daemon=True).start()
+
+
+def raise_for_signal(exc: BaseException, signum: int, frame: Optional[FrameType]) -> None:
+    """Raise ``exc`` (KeyboardInterrupt, :class:`Terminated`) from a handler of ``signum``; but when the
+    handler runs inside a callback whose exceptions Python drops (numba's JIT in llvmlite's object cache,
+    a ``__del__``), where raising would print a traceback and lose the signal (the command would run on
+    to the end), return instead and have the signal sent again in 10 ms, when the callback has returned."""
+    if _drops_exceptions(frame):
+        _send_again_soon(signum)
+        return
+    raise exc
+
+
 def _raise_terminated(signum: int, frame: Optional[FrameType]) -> None:
-    raise Terminated(signum)
+    raise_for_signal(Terminated(signum), signum, frame)
 
 
 def install_sigterm_handler() -> bool:
