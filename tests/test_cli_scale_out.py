@@ -496,3 +496,20 @@ def test_huge_workers_and_chunks_are_usage_errors(tmp_path: Path) -> None:
     assert r.stderr == (f"ptonum postprocess: error: --chunks = {big}: chunk rows and columns must be at most "
                         "9223372036854775807 (2^63 - 1); a chunk larger than the tile is cut to the tile\n")
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbled"])
+def test_damaged_zarr_chunk_is_one_line_naming_the_store(tmp_path: Path, damage: str) -> None:
+    """Was: `internal error: RuntimeError: Zstd decompression error: invalid input data (please report it ...)`
+    for a chunk file cut short; now a usage error naming ACC, exit 2, nothing written."""
+    acc = _acc()
+    _zarr(tmp_path / "a.zarr", acc, (30, 50))
+    chunk = next(p for p in sorted((tmp_path / "a.zarr").rglob("*")) if p.is_file() and p.name.isdigit())
+    data = chunk.read_bytes()
+    chunk.write_bytes(data[:10] if damage == "truncated" else data[:8] + bytes(b ^ 0x5A for b in data[8:]))
+    out = tmp_path / "out"
+    r = _run(["postprocess", str(tmp_path / "a.zarr"), "--mode", "REQ8", "--scale", "0.5", "--out-dir", str(out)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"ptonum postprocess: error: ACC: {tmp_path / 'a.zarr'}: a chunk cannot be read (")
+    assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr
+    assert not out.exists() or list(out.iterdir()) == []
