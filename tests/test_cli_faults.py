@@ -509,6 +509,29 @@ def test_write_protected_output_is_refused_before_any_work(tmp_path: Path, acc_f
     assert _state(out) == before
 
 
+@pytest.mark.parametrize("command", ["postprocess", "tcvt", "gen"])
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/null"])
+def test_output_that_is_a_device_or_pipe_is_refused_not_replaced(tmp_path: Path, acc_file: Path, command: str,
+                                                                 kind: str) -> None:
+    """Publishing renames a complete file into place; over a named pipe, or a symbolic link to a device,
+    that replaced the pipe or link with a regular file (as root, `--out /dev/null` would have replaced the
+    device node itself).  Refused before any work, naming it; the pipe/link stays as it was."""
+    args, out = _cases(tmp_path, acc_file)[command]
+    victim = out / "acc.d.npy" if command == "postprocess" else Path(args[-1])
+    victim.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(victim)
+        what = "a named pipe (FIFO)"
+    else:
+        victim.symlink_to("/dev/null")
+        what = "a symbolic link to a character device"
+    r = _run(args)
+    assert r.exit_code == 2, r.output
+    assert r.stderr.count("\n") == 1 and str(victim) in r.stderr and f"is {what}" in r.stderr, r.stderr
+    assert _listing(out) == [victim.name]
+    assert victim.is_fifo() if kind == "fifo" else os.readlink(victim) == "/dev/null"
+
+
 def test_publication_never_replaces_or_removes_a_write_protected_file(tmp_path: Path) -> None:
     keep = tmp_path / "keep.bin"
     keep.write_bytes(b"golden")

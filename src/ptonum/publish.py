@@ -74,6 +74,7 @@ __all__ = [
     "remove_temporaries",
     "check_destination",
     "write_protected",
+    "unreplaceable",
     "output_directory_lock",
     "EXIT_SIGINT",
     "EXIT_SIGTERM",
@@ -316,13 +317,40 @@ def write_protected(path: PathLike) -> Optional[str]:
 
 
 _PROTECTED_HINT = "ptonum does not replace a write-protected file: make it writable (chmod u+w) or remove it"
+_SPECIAL_HINT = ("an output is written whole under a temporary name and renamed into place, which would replace "
+                 "it: give a regular file name")
+#: what a path that is neither a regular file nor a directory is, by its ``stat.S_IS*`` test
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def unreplaceable(path: PathLike) -> Optional[str]:
+    """Why an existing ``path`` may not be replaced by a published file output (the reason and what to do),
+    else None: a named pipe, device or socket, or a symbolic link to one (a rename would replace the pipe,
+    the device node or the link with a regular file, not write into it), or a write-protected file
+    (:func:`write_protected`)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    link = stat.S_ISLNK(mode)
+    if link:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:  # a dangling or looping link: replaced like a missing file
+            return None
+    for test, kind in _SPECIAL_FILES:
+        if test(mode):
+            return f"it is {'a symbolic link to ' if link else ''}{kind}; {_SPECIAL_HINT}"
+    why = None if link else write_protected(path)
+    return f"{why}; {_PROTECTED_HINT}" if why else None
 
 
 def check_destination(dest: PathLike, *, directory: bool = False, replace: bool = True) -> Path:
     """Refuse ``dest`` as an output before any work: returns it as a :class:`Path`.
 
-    A file output (``directory=False``) may not be an existing directory, nor an existing write-protected
-    file (:func:`write_protected`); a directory output may not be an existing non-directory, nor an
+    A file output (``directory=False``) may not be an existing directory, nor an existing file that
+    :func:`unreplaceable` refuses (a pipe, device or socket, a link to one, a write-protected file); a directory output may not be an existing non-directory, nor an
     existing directory unless ``replace``.  The parent must be an existing directory (create it first;
     see :meth:`Publication.open`).
 
@@ -344,9 +372,9 @@ def check_destination(dest: PathLike, *, directory: bool = False, replace: bool 
     elif p.is_dir():
         raise PublishError(f"cannot write {p}: it is a symbolic link to a directory")
     else:
-        why = write_protected(p)
+        why = unreplaceable(p)
         if why:
-            raise PublishError(f"cannot write {p}: {why}; {_PROTECTED_HINT}")
+            raise PublishError(f"cannot write {p}: {why}")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise PublishError(f"cannot write {p}: {parent} is not writable")
     return p

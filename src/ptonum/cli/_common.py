@@ -327,14 +327,14 @@ def output_path(option: str, path: str) -> Path:
 
 
 def refuse_write_protected(option: str, path: Path) -> None:
-    """Before any work: :class:`UsageError` naming ``path`` when it is an existing write-protected file
-    (:func:`ptonum.publish.write_protected`), which publishing would refuse to replace after the work."""
-    from ..publish import write_protected
+    """Before any work: :class:`UsageError` naming ``path`` when publishing would refuse to replace it after
+    the work (:func:`ptonum.publish.unreplaceable`: a write-protected file, a pipe, device or socket, or a
+    symbolic link to one)."""
+    from ..publish import unreplaceable
 
-    why = write_protected(path)
+    why = unreplaceable(path)
     if why:
-        raise UsageError(f"{option}: cannot write {path}: {why}; ptonum does not replace a write-protected "
-                         "file: make it writable (chmod u+w) or remove it")
+        raise UsageError(f"{option}: cannot write {path}: {why}")
 
 
 def output_dir(option: str, path: str) -> Path:

@@ -23,7 +23,7 @@ import rich_click as click
 from .._util import int_text
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
-from ..publish import output_directory_lock, write_protected
+from ..publish import output_directory_lock, unreplaceable, write_protected
 from ._common import TextOut, cli_message, error_line, memory_errors_name, os_error_text, out_console, \
     out_of_memory_text, rmode_text, progress_report, same_file, stderr_is_terminal
 
@@ -322,17 +322,23 @@ def refuse_foreign_files(out_dir: Path, stem: str, writes: Sequence[str]) -> Non
                              "lists it); this run would replace it: move it or choose another --out-dir")
 
 
-def refuse_protected_outputs(out_dir: Path, stem: str) -> None:
-    """Before any work: :class:`UsageError` naming the first output of an earlier ptonum run of ``stem`` in
-    ``out_dir`` (:func:`earlier_outputs`: this run replaces or removes every one of them) that is a
-    write-protected file (:func:`ptonum.publish.write_protected`), which publishing would refuse to touch
-    after the work."""
+def refuse_protected_outputs(out_dir: Path, stem: str, writes: Sequence[str] = ()) -> None:
+    """Before any work: :class:`UsageError` naming the first output that publishing would refuse to touch
+    after the work: an output of an earlier ptonum run of ``stem`` in ``out_dir`` (:func:`earlier_outputs`:
+    this run replaces or removes every one of them) that is a write-protected file
+    (:func:`ptonum.publish.write_protected`), or one of ``writes`` (names this run certainly writes) that
+    :func:`ptonum.publish.unreplaceable` refuses (also a pipe, device or socket, or a link to one)."""
     for name in earlier_outputs(out_dir, stem):
         p = out_dir / name
         why = write_protected(p)
         if why:
             raise UsageError(f"--out-dir: cannot write {p}: {why}; ptonum does not replace a write-protected file: "
                              "make it writable (chmod u+w) or remove it")
+    for name in writes:
+        p = out_dir / name
+        why = unreplaceable(p)
+        if why:
+            raise UsageError(f"--out-dir: cannot write {p}: {why}")
 
 
 def stale_outputs(out_dir: Path, stem: str, writes: Sequence[str]) -> List[Path]:
@@ -381,7 +387,7 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
     stem = output_stem(acc, options.get("key"))
     dest = out_dir / f"{stem}.zarr"
     refuse_inputs_among_outputs(out_dir, stem, [acc] + [options.get(k) for k in _PATH_OPTIONS])
-    refuse_protected_outputs(out_dir, stem)
+    refuse_protected_outputs(out_dir, stem, [f"{stem}.zarr"])
     if dest.resolve() == Path(acc).resolve():
         raise UsageError(f"--out-dir: the output {dest} would replace the input ACC; choose another --out-dir")
     if os.path.lexists(dest) and not ptonum_zarr(dest):  # never replace a tree ptonum did not write

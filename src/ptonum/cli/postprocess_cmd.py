@@ -395,7 +395,9 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
     stem = output_stem(acc, key)
     refuse_inputs_among_outputs(out_path, stem, [acc, quant_tile, relu_tile, row_max_in, scale_tile, offset_tile,
                                                  alpha_tile])
-    refuse_protected_outputs(out_path, stem)  # an earlier run's output made read-only: before any work
+    # before any work: an earlier run's output made read-only, or a pipe/device where an output goes
+    refuse_protected_outputs(out_path, stem, [f"{stem}.d.npy", f"{stem}.flags.json"]
+                             + ([f"{stem}.d.bin"] if write_bin else []))
     call = build_tile_call(acc, key=key, bin_dtype=bin_dtype, bin_shape=bin_shape, acc_type=acc_type,
                            attributes_word=attributes_word, mode=mode, relu=relu, group_n=group_n,
                            row_max=row_max, group_max=group_max, row_max_init=row_max_init, max_abs=max_abs,
