@@ -252,6 +252,17 @@ def test_process_exit_status(tmp_path: Path, acc_file: Path) -> None:
     assert not out.exists() or _listing(out) == []
 
 
+@pytest.mark.parametrize("args, code", [(["postprocess", "missing.npy", "--mode", "REQ8"], 2),
+                                         (["modes", "NOPE"], 2), (["decode", "FP16", "0x3c00"], 0),
+                                         (["--no-such-option"], 2)])
+def test_exit_status_with_stderr_closed(tmp_path: Path, args: List[str], code: int) -> None:
+    """A command started with its standard error closed (`2>&-`) still exits with its status: 2 for an
+    error (was 1, the status of a mismatch, since writing the error line to the missing stderr failed)."""
+    proc = subprocess.run([sys.executable, "-m", "ptonum", *args], stdout=subprocess.PIPE, cwd=tmp_path,
+                          preexec_fn=lambda: os.close(2), timeout=120)
+    assert proc.returncode == code, proc.stdout
+
+
 # ---------------------------------------------------------------------------
 # Signals during start-up (before the command's own handler exists)
 

@@ -173,6 +173,11 @@ class _Group(click.RichGroup):
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         argv = list(args) if args is not None else sys.argv[1:]
         self._argv = argv
+        if sys.stderr is None:  # started with standard error closed (`2>&-`): Python leaves it None
+            try:  # the one-line errors and notes go nowhere, and the exit status stays the command's
+                sys.stderr = open(os.devnull, "w", encoding="utf-8")
+            except OSError:  # pragma: no cover - no /dev/null
+                pass
         before = 0  # what this process had published before the command (one command per process: 0)
         previous = signal.getsignal(signal.SIGTERM)
         installed = False
