@@ -173,11 +173,7 @@ class _Group(click.RichGroup):
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         argv = list(args) if args is not None else sys.argv[1:]
         self._argv = argv
-        if sys.stderr is None:  # started with standard error closed (`2>&-`): Python leaves it None
-            try:  # the one-line errors and notes go nowhere, and the exit status stays the command's
-                sys.stderr = open(os.devnull, "w", encoding="utf-8")
-            except OSError:  # pragma: no cover - no /dev/null
-                pass
+        _stderr_or_devnull()
         before = 0  # what this process had published before the command (one command per process: 0)
         previous = signal.getsignal(signal.SIGTERM)
         installed = False
@@ -241,6 +237,16 @@ class _Group(click.RichGroup):
             if os.environ.get("PTONUM_TRACEBACK"):
                 raise
             fail(name(), internal_error_text(exc))
+
+
+def _stderr_or_devnull() -> None:
+    """A process started with standard error closed (``2>&-``) has ``sys.stderr`` None: point it at
+    /dev/null, so the one-line errors and notes go nowhere and the exit status stays the command's."""
+    if getattr(sys, "stderr", None) is None:
+        try:
+            setattr(sys, "stderr", open(os.devnull, "w", encoding="utf-8"))
+        except OSError:  # pragma: no cover - no /dev/null
+            pass
 
 
 def internal_error_text(exc: BaseException) -> str:
