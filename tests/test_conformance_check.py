@@ -90,6 +90,26 @@ def test_corrupt_flags_field_is_a_malformed_row_naming_file_and_line(tmp_path: P
     assert r.stderr.startswith(f"ptonum explain: error: {path}:4: malformed row: expected_flags: ")
 
 
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be"])
+def test_text_as_spreadsheets_save_it_is_read(tmp_path: Path, encoding: str) -> None:
+    """A vector CSV saved as UTF-8 with a byte-order mark or as UTF-16 ("Unicode text", with its BOM) is
+    read as its text (was, UTF-16: 'binary data, not a vector file'); UTF-16 without a BOM is refused
+    saying so.  Checked and explained with the same line numbers as the UTF-8 file."""
+    lines = _copy_lines(tmp_path, "reduction_step", 12)
+    path = tmp_path / "v.csv"
+    text = "\r\n".join(lines) + "\r\n"
+    if encoding in ("utf-16-le", "utf-16-be"):  # no BOM: cannot be told from binary data for sure
+        path.write_bytes(text.encode(encoding))
+        r = CliRunner().invoke(main, ["check", str(path)])
+        assert r.exit_code == 2 and "UTF-16 text without a byte-order mark" in r.stderr, r.output
+        return
+    path.write_bytes(text.encode(encoding))
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(path)])
+    assert r.exit_code == 0 and "PASS: 12 row(s) checked" in r.stdout, r.output
+    r = CliRunner().invoke(main, ["explain", "--row", f"{path}:5"])
+    assert r.exit_code == 0 and r.stdout.startswith(f"{path}:5\n") and "MATCH" in r.stdout, r.output
+
+
 def test_malformed_rows_reported_with_line(tmp_path: Path) -> None:
     lines = _copy_lines(tmp_path, "tcvt_e8m0", 20)
     lines[3] = lines[3] + ",extra"  # line 4: column count

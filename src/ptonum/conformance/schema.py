@@ -191,6 +191,12 @@ def read_text(path: "str | Path") -> bytes:
                          f"parse; {_gib(available)} is available (a file is read whole: split it)")
     if raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark before the header
         raw = raw[3:]
+    elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with its mark ("Unicode text" of a spreadsheet)
+        try:
+            raw = raw.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{path}: UTF-16 text (by its byte-order mark) that does not decode: {exc.reason} at "
+                             f"byte {exc.start}") from None
     return raw
 
 
@@ -364,8 +370,8 @@ VECTOR_FILE = "a vector file (CSV text whose header names a schema's columns, or
 
 def describe_content(raw: bytes) -> Optional[str]:
     """What the (decompressed) bytes of a file are when they are not CSV text, from their first bytes:
-    :data:`TILE_FILE`, ``"a JSON object"``, ``"an .npy array"``, ``"a zip archive (an .npz?)"`` or
-    ``"binary data"``; None for anything that may be CSV text.  Lets a message say what a file is
+    :data:`TILE_FILE`, ``"a JSON object"``, ``"an .npy array"``, ``"a zip archive (an .npz?)"``, UTF-16
+    text without a byte-order mark, or ``"binary data"``; None for anything that may be CSV text.  Lets a message say what a file is
     instead of reading its first bytes as a header that matches no schema.
 
     Source: no spec counterpart (file formats of the vector tools).
@@ -380,6 +386,11 @@ def describe_content(raw: bytes) -> Optional[str]:
     if first == b"{":
         return "a JSON object"
     if b"\x00" in raw[:4096]:
+        head = raw[:4096]
+        even, odd = head[0::2], head[1::2]
+        for zeros, text in ((odd, even), (even, odd)):  # every other byte NUL: ASCII text as UTF-16 LE / BE
+            if len(zeros) > 8 and zeros.count(0) == len(zeros) and 0 not in text:
+                return "UTF-16 text without a byte-order mark (save it as UTF-8, or as UTF-16 with its mark)"
         return "binary data"
     return None
 
