@@ -381,3 +381,16 @@ def test_ctrl_c_inside_a_callback_that_drops_exceptions_still_interrupts(where: 
     finally:
         signal.signal(signal.SIGINT, previous)
         entry._phase = phase
+
+
+@pytest.mark.parametrize("length", [241, 255])
+def test_longest_legal_file_names_are_published(tmp_path: Path, length: int) -> None:
+    """The temporary's name (`.NAME.XXXXXXXX.tmp`, 14 bytes longer) is shortened when it would pass the
+    file system's name limit (was: 'File name too long' for a legal output name of 242..255 bytes), and
+    the backup of an existing output the same way."""
+    name = "o" * (length - 4) + ".npy"
+    dest = tmp_path / name
+    for content in (b"first", b"second"):  # the second run replaces it (a backup name too)
+        with Publication() as pub:
+            pub.write_bytes(dest, content)
+        assert listing(tmp_path) == [name] and dest.read_bytes() == content

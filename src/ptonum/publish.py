@@ -585,7 +585,7 @@ class Publication:
         check_destination(p, directory=directory, replace=replace)
         mask = _umask()
         for _ in range(100):
-            item = _Item(p, p.parent / f".{p.name}.{os.urandom(4).hex()}.tmp", directory, replace)
+            item = _Item(p, _temp_name(p), directory, replace)
             # listed (here and process-wide) before it exists: no instant where it exists unlisted
             self._items.append(item)
             _track(item.temp)
@@ -782,10 +782,30 @@ class Publication:
         return backup
 
 
+def _name_max(directory: Path) -> int:
+    """The longest file name (bytes) the file system of ``directory`` takes (255 when it does not say)."""
+    try:
+        return int(os.pathconf(directory, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def _temp_name(dest: Path) -> Path:
+    """A temporary name next to ``dest``: ``.NAME.XXXXXXXX.tmp``, NAME cut short when the whole would pass
+    the file system's name limit (a legal output name of up to that limit stays writable)."""
+    tail = f".{os.urandom(4).hex()}.tmp"
+    name = dest.name
+    room = _name_max(dest.parent) - len(tail) - 1
+    raw = os.fsencode(name)
+    if len(raw) > room:  # cut on a character boundary
+        name = raw[:max(room, 1)].decode("utf-8", "ignore") or "o"
+    return dest.parent / f".{name}{tail}"
+
+
 def _free_name(dest: Path) -> Path:
     """A temporary name next to ``dest`` that does not exist yet."""
     while True:
-        p = dest.parent / f".{dest.name}.{os.urandom(4).hex()}.tmp"
+        p = _temp_name(dest)
         if not os.path.lexists(p):
             return p
 
