@@ -172,3 +172,25 @@ def test_cli_default_state_is_per_user_not_the_current_directory(tmp_path: Path,
     monkeypatch.delenv("XDG_STATE_HOME")
     r = CliRunner().invoke(main, args + ["--resume"])
     assert r.exit_code == 0 and "1 resumed" in r.stdout and f"state in {old.name}" in r.stdout, r.output
+
+
+def test_cli_unwritable_state_is_refused_before_any_output(tmp_path: Path, monkeypatch) -> None:
+    """A --state (or default state) directory that cannot be created is refused before the sweep prints
+    anything, naming the directory that is not writable (was: the header, then 'cannot create'); the
+    default says it is one and how to choose another."""
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    args = ["sweep", "tcvt", "--src-type", "BF16", "--range", "0x3f00:0x3f10"]
+    blocked = tmp_path / "file"
+    blocked.write_text("x")  # a file where a directory would go: refused as root too
+    r = CliRunner().invoke(main, args + ["--state", str(blocked / "s")])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == f"ptonum sweep tcvt: error: --state = {blocked / 's'}: {blocked} is not a directory\n"
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocked))
+    r = CliRunner().invoke(main, args)
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr.startswith(f"ptonum sweep tcvt: error: --state (not given; the default state directory) = "
+                               f"{blocked}/ptonum/sweeps/tcvt-") and r.stderr.endswith(
+        f": {blocked} is not a directory; give --state DIR\n"), r.stderr

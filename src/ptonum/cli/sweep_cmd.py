@@ -18,7 +18,7 @@ import rich_click as click
 
 from ..errors import UsageError
 from ._common import ASCII_INT, AsciiIntRange, EXIT_MISMATCH, RMODE_HELP, errors_to_exit, out_console, \
-    stderr_is_terminal
+    output_dir, stderr_is_terminal
 from ._scale_out import client_for, placement_options, task_progress
 
 
@@ -201,6 +201,13 @@ def _run(name: str, sw: Any, options: Any) -> None:
 
     console = out_console()
     state = options["state_dir"] or str(default_state_dir(sw))
+    try:  # a directory that cannot be created (an ancestor not a directory, or not writable): before any output
+        output_dir("--state", state)
+    except UsageError as exc:
+        if options["state_dir"]:
+            raise
+        raise UsageError(str(exc).replace("--state = ", "--state (not given; the default state directory) = ", 1)
+                         + "; give --state DIR") from None
     _check_state(sw, state, options["resume"])  # before anything is printed or the cluster starts
     if not options["as_json"]:
         console.print(f"[bold]{sw.describe()}[/bold]", highlight=False, soft_wrap=True)
