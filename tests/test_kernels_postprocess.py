@@ -1051,6 +1051,42 @@ def test_fp32_fold_pass_sixteen_groups_like_reference(mode: str) -> None:
     _assert_folds_like_reference(acc, mode, kw, (128, 64, 16, 32, 48, 80, 96, 112, 8))
 
 
+@pytest.mark.parametrize("mode", ["F322BF16", "F322F16"])
+def test_bf16_f16_group8_blocks_fold_like_reference(mode: str) -> None:
+    """The BF16/FP16 rows' GroupN-8 fold in blocks of sixteen groups (``_fp16x_fold_groups``: rows of
+    4200 are four chunks of 1024, eight blocks each, then 104 sources by the loop per group; rows of
+    1000 one chunk of seven blocks and thirteen groups): groups with one positive at a moving column,
+    all negative with the smallest magnitude at a moving column (the int32 minimum redo), all negative
+    with a -0, +0/-0 only, -0 only, and the largest magnitude negative among small positives (MaxAbs
+    picks it), rows of N(0, 1) x 50; MaxAbs on/off: RowMaxOut and GroupMaxOut equal the reference
+    engine's fold."""
+    rng = np.random.default_rng(31)
+    for n in (4200, 1000):
+        rows = 24
+        acc = _f32(-rng.uniform(0.5, 100.0, (rows, n))).astype(np.uint32)
+        for r in range(18):
+            for q in range((n + 7) // 8):
+                lo = q * 8
+                w = min(8, n - lo)
+                at = lo + (r * 5 + q * 3) % w
+                kind = (q * 7 + r) % 6
+                if kind == 0:  # one positive
+                    acc[r, at] = _f32(rng.uniform(0.5, 2.0))
+                elif kind == 1:  # all negative: one smallest magnitude
+                    acc[r, at] = _f32(-0.25)
+                elif kind == 2:  # all negative with a -0
+                    acc[r, at] = 0x80000000
+                elif kind == 3:  # +0 / -0 only
+                    acc[r, lo:lo + w] = np.where(rng.integers(0, 2, w) == 1, 0x80000000, 0)
+                elif kind == 4:  # -0 only
+                    acc[r, lo:lo + w] = 0x80000000
+                else:  # small positives and one large negative (the MaxAbs maximum)
+                    acc[r, lo:lo + w] = _f32(rng.uniform(0.5, 2.0, w))
+                    acc[r, at] = _f32(-500.0)
+        acc[18:] = _f32(rng.standard_normal((rows - 18, n)) * 50.0)
+        _assert_folds_like_reference(acc, mode, {}, (8,))
+
+
 @pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
 @pytest.mark.parametrize("scale", [1.0, 1.625])
 def test_fp32_fold_fused_into_fp8_pass_like_reference(mode: str, scale: float) -> None:

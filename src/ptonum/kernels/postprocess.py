@@ -1607,6 +1607,47 @@ def _fp8_finite_flags(hif8: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos:
 FOLD_CHUNK = 1024
 
 
+@njit(inline="always")
+def _fp16x_blocks(a_: Any, gk: Any, nb: Any, seg: int, max_abs: bool) -> None:
+    """The first ``nb`` blocks of sixteen ``seg``-element groups of :func:`_fp16x_fold_groups`, first to
+    last, by ``_fold16_fp16x``; ``seg`` and ``max_abs`` constants at the call (the block's intrinsic
+    chosen at run time inside the loop costs GroupN 8 a factor of 8: Zen 5, one chunk in L1)."""
+    useg = np.uint64(seg)
+    for b in range(nb):
+        s = np.uint64(b) * (useg * np.uint64(16))
+        gb = np.uint64(b) * np.uint64(16)
+        neg = _fold16_fp16x(a_, s, gk, gb, seg, max_abs)
+        if neg != 0:  # some group all negative (never with MaxAbs)
+            for q in range(16):
+                if (neg >> q) & 1:
+                    t = s + np.uint64(q) * useg
+                    gk[gb + np.uint64(q)] = np.uint32(~np.uint32(_smallest_i32(a_, t, t + useg)))
+
+
+@njit
+def _fp16x_fold_groups(a_: Any, absm: Any, seg: int, gk: Any) -> None:
+    """The fold keys of :func:`_fp32_fold_groups` (same arguments, same keys) for a chunk of a BF16/FP16
+    row with GroupN 8, taken before its conversion (:func:`_fp16x_rows`): the full blocks of sixteen
+    groups (128 sources) first to last through ``_fold16_fp16x`` (the transposed reduction of
+    :func:`_fold16_make` with two groups per vector, one lane per group at the end: ~35 instructions per
+    sixteen groups against ~20 per group for the loop per group), with or without MaxAbs (``absm``
+    0x7FFFFFFF: the sign bits cleared in the block), a group whose maximum is negative redone by its
+    smallest int32 (:func:`_smallest_i32`); the rest of the chunk, and any other GroupN, by
+    :func:`_fp32_fold_groups`.  In load order: here the fold is what brings the chunk in from memory."""
+    n = np.uint64(a_.size)
+    useg = np.uint64(seg)
+    nb = min(np.uint64(gk.size), n // useg) // np.uint64(16)
+    g0 = nb * np.uint64(16)
+    if seg != 8:
+        g0 = np.uint64(0)
+    elif absm != np.uint32(0xFFFFFFFF):
+        _fp16x_blocks(a_, gk, nb, 8, True)
+    else:
+        _fp16x_blocks(a_, gk, nb, 8, False)
+    if g0 < np.uint64(gk.size):
+        _fp32_fold_groups(_borrow(a_, g0 * useg, n), absm, seg, _borrow(gk, g0, gk.size))
+
+
 def _fp16x_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any, scale32: Any,
                 alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any, fold: bool,
                 group_n: int, ngs: int, gk: Any, gs: Any, fast: int, rowflags: Any) -> None:
@@ -1648,8 +1689,12 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
             while c < cnt:
                 if seg <= FOLD_CHUNK:
                     e = min(c + (FOLD_CHUNK // seg) * seg, cnt)
-                    _fp32_fold_groups(_borrow(a_, c, e), absm, seg,
-                                      _borrow(gk, g0 + c // seg, g0 + (e + seg - 1) // seg))
+                    if seg == 8:  # sixteen groups at a time (GroupN 16-64 keep the loop: slower on two threads)
+                        _fp16x_fold_groups(_borrow(a_, c, e), absm, seg,
+                                           _borrow(gk, g0 + c // seg, g0 + (e + seg - 1) // seg))
+                    else:
+                        _fp32_fold_groups(_borrow(a_, c, e), absm, seg,
+                                          _borrow(gk, g0 + c // seg, g0 + (e + seg - 1) // seg))
                 else:
                     e = min(c + FOLD_CHUNK, (c // seg + 1) * seg, cnt)  # inside one group
                     _fp32_fold_groups(_borrow(a_, c, e), absm, e - c, tk)
@@ -2203,7 +2248,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
         return arr(arr, lo, hi), codegen
 
-    def _fold16_make(nv: int) -> Any:
+    def _fold16_make(nv: int, max_abs: bool = False, lanes: int = 16) -> Any:
         """The intrinsic ``_fold16_<16 nv>(a, s, gk, g)``: the int32 maxima of ``a[s + q seg ..
         s + q seg + seg]`` (``seg`` = 16 ``nv``) for the sixteen groups q = 0 .. 15, each group
         reduced to 16 lanes by vertical maxima of its ``nv`` vectors, then the sixteen vectors to one
@@ -2211,7 +2256,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         vector per round), so no group pays a horizontal reduction of its own.  ``gk[g + q]`` gets
         the order key of maximum q when it is >= 0 (``b ^ 0x80000000``), else ``~b`` (a placeholder:
         the caller redoes that group with its minimum); returns the mask of those groups (bit q).
-        No bounds check: ``s + 256 nv <= a.size``, ``g + 16 <= gk.size``; uint32 arrays."""
+        No bounds check: ``s + 256 nv <= a.size``, ``g + 16 <= gk.size``; uint32 arrays.
+        ``lanes`` 8 (with ``nv`` 1): GroupN 8, ``seg`` = 8, eight vectors of two groups each and three
+        rounds (``s + 128 <= a.size``).  ``max_abs``: every source's sign bit cleared first (MaxAbs's
+        mask 0x7FFFFFFF: every maximum >= 0, the mask returned 0)."""
         @_intrinsic
         def fold16(typingctx: Any, arr: Any, s: Any, gk: Any, g: Any) -> Any:
             for a in (arr, gk):
@@ -2240,17 +2288,23 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             def maxima_body(builder: Any, base: Any, smax: Any, v16: Any) -> Any:
                 vecs = []
                 owners = []
-                for q in range(16):
-                    xs = []
-                    for c in range(nv):
-                        x = builder.load(builder.gep(base, [_ir.Constant(_ir.IntType(64), q * nv + c)]), align=4)
-                        xs.append(x)
+
+                def load(k: int) -> Any:
+                    x = builder.load(builder.gep(base, [_ir.Constant(_ir.IntType(64), k)]), align=4)
+                    return builder.and_(x, _ir.Constant(v16, [0x7FFFFFFF] * 16)) if max_abs else x
+
+                if lanes == 8:  # vector k: groups 2k (lanes 0-7) and 2k + 1 (lanes 8-15)
+                    for k in range(8):
+                        vecs.append(load(k))
+                        owners.append([2 * k] * 8 + [2 * k + 1] * 8)
+                for q in range(16 if lanes == 16 else 0):
+                    xs = [load(q * nv + c) for c in range(nv)]
                     while len(xs) > 1:
                         xs = [builder.call(smax, [xs[k], xs[k + 1]]) for k in range(0, len(xs) - 1, 2)] + \
                              ([xs[-1]] if len(xs) % 2 else [])
                     vecs.append(xs[0])
                     owners.append([q] * 16)
-                h = 8
+                h = lanes // 2
                 while len(vecs) > 1:
                     nvecs, nown = [], []
                     for k in range(0, len(vecs), 2):
@@ -2859,6 +2913,19 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _v16_max32: Any = _v16_max32_i
     #: sixteen 16-lane maxima of the fused fold (:func:`_fp8_pass_fold`) to their keys at once
     _fold16_16: Any = _fold16_make(1)
+    #: the BF16/FP16 rows' fold-first blocks of sixteen GroupN-8 groups (:func:`_fp16x_fold_groups`)
+    _fold16_8: Any = _fold16_make(1, lanes=8)
+    _fold16_8a: Any = _fold16_make(1, True, 8)
+
+    @njit(inline="always")
+    def _fold16_fp16x(arr: Any, s: int, gk: Any, g: int, seg: int, max_abs: bool) -> int:
+        """The sixteen GroupN-8 groups' keys from ``arr[s .. s + 127]`` to ``gk[g .. g + 15]`` (as
+        :func:`_fold16_seg`), with ``max_abs`` the sources' sign bits cleared first (mask 0 returned);
+        ``seg`` must be 8.  Inlined, the intrinsics called directly: a call per block (its arrays passed
+        on the stack, the reference-count calls) costs more than the block's fold."""
+        if max_abs:
+            return _fold16_8a(arr, s, gk, g)
+        return _fold16_8(arr, s, gk, g)
 else:  # pragma: no cover - kernels are not used without numba; the same lanes as int32 numpy arrays
     def _v16_load(arr: Any, j: int) -> Any:
         return np.asarray(arr[j:j + 16]).view(np.int32).copy()
@@ -2886,6 +2953,10 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
 
     def _fold16_16(arr: Any, s: int, gk: Any, g: int) -> int:
         return _fold16_np(arr, s, gk, g, 16)
+
+    def _fold16_fp16x(arr: Any, s: int, gk: Any, g: int, seg: int, max_abs: bool) -> int:
+        src = np.asarray(arr[s:s + 16 * seg], np.uint32)
+        return _fold16_np(src & np.uint32(0x7FFFFFFF) if max_abs else src, 0, gk, g, seg)
 
 
 @njit(inline="always")
