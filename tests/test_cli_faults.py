@@ -543,6 +543,39 @@ def test_output_that_is_a_device_or_pipe_is_refused_not_replaced(tmp_path: Path,
     assert victim.is_fifo() if kind == "fifo" else os.readlink(victim) == "/dev/null"
 
 
+@pytest.mark.parametrize("victim", ["acc.row_max.npy", "acc.group_max.bin", "acc.d_packed.npy"])
+@pytest.mark.parametrize("kind", ["fifo", "write-protected"])
+def test_field_outputs_are_checked_before_any_work(tmp_path: Path, acc_file: Path, monkeypatch: Any,
+                                                   victim: str, kind: str) -> None:
+    """RowMaxOut, GroupMaxOut and the packed S4X2 D are outputs of the run as much as STEM.d.npy: a pipe
+    or a write-protected file where one goes is refused before any work (was: only after the computation,
+    when publishing)."""
+    out = tmp_path / "pp"
+    args = _postprocess_args(acc_file, out)
+    if victim == "acc.d_packed.npy":
+        args[args.index("REQ8")] = "REQ4"
+    out.mkdir()
+    dest = out / victim
+    if kind == "fifo":
+        os.mkfifo(dest)
+        what = "a named pipe (FIFO)"
+    else:
+        dest.write_bytes(b"golden")
+        dest.chmod(0o444)
+        what = "write-protected (mode 0444)"
+    import ptonum.fpatr.tile
+
+    def no_work(*a: Any, **k: Any) -> Any:
+        raise AssertionError("work started")
+
+    monkeypatch.setattr(ptonum.fpatr.tile, "postprocess", no_work)
+    r = _run(args)
+    assert r.exit_code == 2, r.output
+    assert r.stderr.count("\n") == 1 and str(dest) in r.stderr and what in r.stderr, r.stderr
+    assert _listing(out) == [victim]
+    assert dest.is_fifo() if kind == "fifo" else dest.read_bytes() == b"golden"
+
+
 def test_publication_never_replaces_or_removes_a_write_protected_file(tmp_path: Path) -> None:
     keep = tmp_path / "keep.bin"
     keep.write_bytes(b"golden")

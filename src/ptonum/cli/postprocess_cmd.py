@@ -377,6 +377,22 @@ def run_file(console: TextOut, **options: Any) -> Dict[str, Any]:
     return _run_file(console, **options)
 
 
+def _field_outputs(attrs: Any) -> List[str]:
+    """The output kinds beyond ``d`` that a run with B.FPATR fields ``attrs`` writes: ``row_max``
+    (RowMaxEn), ``group_max`` (GroupMaxEn), ``d_packed`` (the mode's destination is S4X2; a reserved
+    mode adds none, the run refuses it)."""
+    from ..datatypes import TileDataType
+    from ..errors import PtonumError
+    from ..fpatr.attributes import output_type
+
+    kinds = [k for k, on in (("row_max", attrs.row_max_en), ("group_max", attrs.group_max_en)) if on]
+    try:
+        packed = output_type(attrs.pre_quant_mode) is TileDataType.S4X2
+    except PtonumError:
+        packed = False
+    return kinds + (["d_packed"] if packed else [])
+
+
 def _run_call(call: Any, engine: str, m: int, show: bool) -> Any:
     """``call.run``, with the progress of the rows on stderr when ``show`` (:func:`progress_report`)."""
     with progress_report("post-processing rows", show, m) as cb:
@@ -407,6 +423,10 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
                            offset_tile=offset_tile, alpha_tile=alpha_tile)
     attrs = call.attributes
     m, n = call.acc.shape
+    # the outputs this call's fields add (RowMaxOut, GroupMaxOut, the packed S4X2 D), checked as the
+    # three above before any work: a pipe or a write-protected file there is refused now, not after the run
+    refuse_protected_outputs(out_path, stem, [f"{stem}.{k}.{e}" for k in _field_outputs(attrs)
+                                              for e in (("npy", "bin") if write_bin else ("npy",))])
 
     # ---- run (progress bar on large inputs; a note just before a kernel compiles)
     show = progress if progress is not None else (m * n > PROGRESS_ELEMENTS and stderr_is_terminal())
