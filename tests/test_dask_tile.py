@@ -360,6 +360,33 @@ def test_open_tile_npy_and_zarr(tmp_path: Path) -> None:
     assert pdask.parse_chunks("12x5") == (12, 5)
 
 
+@pytest.mark.parametrize("damage", ["truncated", "garbled"])
+def test_open_tile_damaged_zarr_chunk_is_a_usage_error_naming_store_and_chunk(tmp_path: Path, client,
+                                                                             damage: str) -> None:
+    """Python code reading a Zarr ACC through ptonum.dask gets the typed error the CLI gives (naming the
+    store, the rows/columns and the Zarr chunk), locally and through a distributed client; was zarr's raw
+    error (e.g. RuntimeError: Zstd decompression error)."""
+    import zarr
+
+    acc = np.arange(20 * 30, dtype=np.int32).reshape(20, 30) * 7919
+    store = tmp_path / "a.zarr"
+    z = zarr.open_array(str(store), mode="w", shape=acc.shape, chunks=(5, 30), dtype=np.int32)
+    z[:] = acc
+    chunk = next(p for p in sorted(store.rglob("*")) if p.is_file() and p.parent.name == "1")  # chunk (1, 0)
+    data = chunk.read_bytes()
+    chunk.write_bytes(data[:10] if damage == "truncated" else data[:8] + bytes(b ^ 0x5A for b in data[8:]))
+    where = rf"ACC: {store}: a chunk cannot be read \(rows 5:10, columns 0:30, Zarr chunk \(1, 0\): "
+    x = pdask.open_tile(store)
+    with pytest.raises(UsageError, match=where):
+        x.compute()
+    kw = dict(attributes={"pre_quant_mode": "REQ8"}, quant_param=int(fpatr.quant_param(0.5, 0, mode="REQ8")))
+    with pytest.raises(UsageError, match=where):
+        pdask.postprocess(x, **kw).compute()
+    with pytest.raises(UsageError, match=where):
+        pdask.postprocess(x, **kw).compute(client=client)
+    np.testing.assert_array_equal(pdask.open_tile(store)[:5].compute(), acc[:5])  # the other chunks still read
+
+
 def test_to_zarr_interrupted_leaves_nothing(client, tmp_path: Path) -> None:
     acc, kw = _fp8_call()
     status = ptonum.StatusRegister()

@@ -2,7 +2,8 @@
 
 A ``.npy`` file is opened memory-mapped inside each chunk task (only the path
 travels to the workers, never the data), so a file larger than memory is read
-one chunk at a time.  Zarr is Dask's native chunked format: ``dask.array.from_zarr``.
+one chunk at a time.  A Zarr array is read through :class:`ZarrTile`, which names the store and chunk when a
+chunk cannot be decoded.
 
 No spec counterpart (file access only).
 """
@@ -15,11 +16,11 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .._util import int_text
-from ..errors import UsageError
+from ..errors import PtonumError, UsageError
 from ..npyfile import check_numpy_file, numpy_read_error
 from .cluster import require_dask
 
-__all__ = ["NpyTile", "open_tile", "parse_chunks", "is_zarr"]
+__all__ = ["NpyTile", "ZarrTile", "open_tile", "parse_chunks", "is_zarr"]
 
 
 def parse_chunks(text: Any, option: str = "--chunks") -> Tuple[int, int]:
@@ -67,6 +68,48 @@ class NpyTile:
         return np.array(mm[key], dtype=self.dtype)
 
 
+class ZarrTile:
+    """A Zarr array read through ``__getitem__`` (``shape``, ``dtype``, ``ndim``), naming the store
+    when a chunk cannot be read.
+
+    ``path`` is the store as given (named in the error), ``array`` the ``zarr.Array``.
+    Raises :class:`UsageError` naming the store, the rows and columns asked for and the Zarr chunks
+    they lie in, when zarr or its codecs fail on them (a chunk file cut short or garbled:
+    e.g. numcodecs' ``RuntimeError: Zstd decompression error``), instead of that raw error.  A chunk
+    file that is missing reads as the fill value (Zarr's definition) and is not detected.
+    """
+
+    def __init__(self, path: Any, array: Any) -> None:
+        self.path = str(path)
+        self.array = array
+        self.shape: Tuple[int, ...] = tuple(int(s) for s in array.shape)
+        self.dtype = array.dtype
+        self.ndim = len(self.shape)
+        self.chunks: Tuple[int, ...] = tuple(int(c) for c in array.chunks)
+
+    def _where(self, key: Any) -> str:
+        keys = key if isinstance(key, tuple) else (key,)
+        parts, grid = [], []
+        for axis, (k, size, chunk) in enumerate(zip(keys, self.shape, self.chunks)):
+            if not isinstance(k, slice):
+                return f"block {key!r}"
+            lo, hi, _ = k.indices(size)
+            parts.append(f"{('rows', 'columns')[axis] if axis < 2 else f'axis {axis}'} {lo}:{hi}")
+            first, last = lo // chunk, max(lo, hi - 1) // chunk
+            grid.append(str(first) if first == last else f"{first}..{last}")
+        return f"{', '.join(parts)}, Zarr chunk ({', '.join(grid)})"
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        try:
+            return np.asarray(self.array[key])
+        except (PtonumError, MemoryError):
+            raise
+        except Exception as exc:  # zarr/numcodecs raise several types for a damaged chunk
+            raise UsageError(f"ACC: {self.path}: a chunk cannot be read ({self._where(key)}: "
+                             f"{type(exc).__name__}: {exc}); a chunk file of the store is damaged or cut short"
+                             ) from None
+
+
 def is_zarr(path: Any) -> bool:
     """True for a directory holding a Zarr array or group (v2 or v3 metadata), or a ``*.zarr`` name."""
     p = Path(path)
@@ -83,7 +126,8 @@ def open_tile(path: Any, chunks: Optional[Tuple[int, int]] = None, *, key: Optio
     one array (or one named ``acc``).
 
     Raises :class:`UsageError` for a missing path, an unknown suffix, a group without a unique
-    array, or a file that is not a numeric ``.npy``.
+    array, or a file that is not a numeric ``.npy``; computing a Zarr tile raises it (through
+    :class:`ZarrTile`) for a chunk that cannot be decoded, naming the store and the chunk.
     """
     require_dask()
     import dask.array as da
@@ -117,7 +161,12 @@ def open_tile(path: Any, chunks: Optional[Tuple[int, int]] = None, *, key: Optio
             if key is not None:
                 raise UsageError(f"ACC: {path} is a Zarr array; --key applies to a Zarr group")
             arr = node
-        return da.from_zarr(arr, chunks=chunks if chunks is not None else arr.chunks)
+        from dask.base import tokenize
+
+        ztile = ZarrTile(path, arr)
+        use = chunks if chunks is not None else arr.chunks
+        return da.from_array(ztile, chunks=use, asarray=True, fancy=False,
+                             name=f"from-zarr-{tokenize(str(p.resolve()), key, arr.shape, str(arr.dtype), use)}")
     if p.suffix.lower() == ".npy":
         if key is not None:
             raise UsageError(f"ACC: {path} is a .npy file; --key applies to .npz and Zarr groups")
