@@ -263,6 +263,20 @@ def test_exit_status_with_stderr_closed(tmp_path: Path, args: List[str], code: i
     assert proc.returncode == code, proc.stdout
 
 
+@pytest.mark.parametrize("args", [["modes"], ["decode", "FP16", "0x3c00"], ["postprocess", "acc.npy", "--mode", "REQ8",
+                                                                         "--scale", "0.5", "--out-dir", "o"],
+                                  ["--help"]])
+def test_stdout_closed_is_an_error(tmp_path: Path, args: List[str]) -> None:
+    """A command started with standard output closed (`>&-`) says so on stderr and exits 2 before any
+    work (was: printed nothing, ran, and exited 0, as if its output had been shown)."""
+    np.save(tmp_path / "acc.npy", np.arange(32, dtype=np.int32).reshape(2, 16))
+    proc = subprocess.run([sys.executable, "-m", "ptonum", *args], stderr=subprocess.PIPE, cwd=tmp_path,
+                          preexec_fn=lambda: os.close(1), timeout=120, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "error: standard output is closed" in proc.stderr, proc.stderr
+    assert sorted(os.listdir(tmp_path)) == ["acc.npy"]
+
+
 # ---------------------------------------------------------------------------
 # Signals during start-up (before the command's own handler exists)
 

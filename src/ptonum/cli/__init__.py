@@ -174,6 +174,9 @@ class _Group(click.RichGroup):
         argv = list(args) if args is not None else sys.argv[1:]
         self._argv = argv
         _stderr_or_devnull()
+        if getattr(sys, "stdout", None) is None:  # started with standard output closed (`>&-`)
+            fail(_command_from_args(self, argv), "standard output is closed (started with >&-); nothing is run: "
+                 "redirect it to a file or to /dev/null instead", translate=False)
         before = 0  # what this process had published before the command (one command per process: 0)
         previous = signal.getsignal(signal.SIGTERM)
         installed = False
