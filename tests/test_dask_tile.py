@@ -425,3 +425,47 @@ def test_to_zarr_leaves_nothing_when_a_killed_worker_cannot_be_retried(tmp_path:
             with pytest.raises(KilledWorker):
                 lazy.to_zarr(tmp_path / "out.zarr", client=c)
     assert os.listdir(tmp_path) == [] and int(status) == 0
+
+
+def _dask_calls() -> Dict[str, Tuple[Any, str, np.ndarray]]:
+    """entry point -> (call taking the array, the argument's name, a plain array for it)"""
+    acc = (np.arange(6 * 20, dtype=np.int32).reshape(6, 20) - 50) * 1000
+    qp = int(fpatr.quant_param(0.5, 0, mode="REQ8"))
+    enc = np.array([[0x3C00, 0x4000, 0x7C00], [0x0001, 0xBC00, 0x7E00], [0x3555, 0x0000, 0x8000]], np.uint16)
+    attrs = {"pre_quant_mode": "REQ8", "row_max_en": True, "group_max_en": True, "group_n": 8}
+    return {
+        "postprocess": (lambda x: pdask.postprocess(x, attributes=attrs, quant_param=qp).compute(), "acc", acc),
+        "to_e8m0": (lambda x: tuple(a.compute() for a in pdask.to_e8m0(x, src_type="FP16")), "src_bits", enc),
+        "encode": (lambda x: tuple(a.compute() for a in pdask.encode(x, "FP16")), "values",
+                   np.array([[1.5, -2.0, 3e-8], [65504.0, 0.1, -0.0]])),
+        "decompose": (lambda x: tuple(np.asarray(a.compute()) for a in pdask.decompose("FP16", x)), "encoding", enc),
+    }
+
+
+def _bits(r: Any) -> Any:
+    if isinstance(r, tuple):
+        return [np.asarray(a).tobytes() for a in r]
+    return [r.d_bits.tobytes(), r.row_max_bits.tobytes(), r.group_max_bits.tobytes(), int(r.flags)]
+
+
+@pytest.mark.parametrize("form", ["numpy masked array", "dask array of masked chunks"])
+@pytest.mark.parametrize("entry", ["postprocess", "to_e8m0", "encode", "decompose"])
+def test_dask_entry_points_refuse_a_masked_element(entry: str, form: str) -> None:
+    """As at the single-process front doors (fd4a997): a masked element is refused with a UsageError
+    naming the argument and the element's index in the whole array (a numpy masked array at the call,
+    a dask array whose chunks are masked arrays when the chunk runs); nothing masked gives the plain
+    array's bits.  Was: the mask dropped (np.asarray) and the data slots computed on, for a numpy masked
+    array at every entry point and a masked chunk of postprocess."""
+    call, name, plain = _dask_calls()[entry]
+    want = _bits(call(plain))
+    last = tuple(int(s) - 1 for s in plain.shape)
+    mask = np.zeros(plain.shape, bool)
+    mask[last] = True
+
+    def wrap(m: np.ndarray) -> Any:
+        ma = np.ma.masked_array(plain, mask=m)
+        return ma if form == "numpy masked array" else da.from_array(ma, chunks=2, asarray=False)
+
+    with pytest.raises(UsageError, match=rf"^{name}\[{last[0]}, {last[1]}\]: masked "):
+        call(wrap(mask))
+    assert _bits(call(wrap(np.zeros(plain.shape, bool)))) == want

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from typing import Any, Callable, Literal, Optional, Tuple, TypeVar
+from typing import Any, Callable, Literal, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
@@ -32,9 +32,11 @@ def check_engine(engine: object) -> Engine:
     return engine  # type: ignore[return-value]
 
 
-def unmasked(name: str, value: Any) -> Any:
+def unmasked(name: str, value: Any, origin: Sequence[int] = ()) -> Any:
     """``value``, or the data of a numpy masked array with no masked element; a :class:`UsageError`
-    naming ``name`` and the first masked element when any is masked.
+    naming ``name`` and the first masked element when any is masked.  ``origin``: where ``value``
+    starts in the whole array ``name`` when it is one chunk of it (a dask array's block); the
+    element is then named by its index in the whole array and the count is the chunk's.
 
     ptonum computes every element of an array (an accumulator tile has no "absent" element), so a
     masked element is refused rather than computed on from whatever its data slot holds.  Costs one
@@ -50,8 +52,11 @@ def unmasked(name: str, value: Any) -> Any:
     mask = ma.getmaskarray(value)
     if mask.any():
         idx = tuple(int(i) for i in np.argwhere(mask)[0]) if mask.ndim else ()
+        if origin:
+            idx = tuple(int(o) + i for o, i in zip(origin, idx))
+        what = "a chunk that is a numpy masked array" if origin else "a numpy masked array"
         raise UsageError(
-            f"{name}[{', '.join(map(str, idx))}]: masked (a numpy masked array with {int(mask.sum())} of "
+            f"{name}[{', '.join(map(str, idx))}]: masked ({what} with {int(mask.sum())} of "
             f"{mask.size} elements masked); ptonum computes every element and never skips a masked one: "
             f"pass {name}.filled(v) with the value each masked element should have, or leave them out")
     return np.asarray(value.data)

@@ -19,7 +19,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import encode as _encode_mod
-from .._util import check_engine
+from .._util import check_engine, unmasked
 from .. import formats as _formats
 from .. import tcvt as _tcvt
 from .cluster import require_dask
@@ -27,26 +27,40 @@ from .cluster import require_dask
 __all__ = ["to_e8m0", "encode", "decompose"]
 
 
-def _as_dask(x: Any) -> Any:
+def _as_dask(name: str, x: Any) -> Any:
+    """``x`` as a dask array; a numpy masked array with a masked element is refused now, naming
+    ``name`` (:func:`ptonum._util.unmasked`), one with nothing masked is its data."""
     import dask.array as da
 
     if isinstance(x, da.Array):
         return x
-    arr = np.asarray(x)
+    arr = np.asarray(unmasked(name, x))
     return da.from_array(arr, chunks=arr.shape or ())
 
 
-def _e8m0_block(x: np.ndarray, src_type: Any, rmode: Any, sat: Any, engine: str) -> np.ndarray:
+def _block(name: str, x: Any, block_info: Any) -> Any:
+    """A chunk of a dask array of numpy masked arrays: refused naming the masked element by its index
+    in the whole array ``name``; its data when nothing is masked."""
+    where = block_info.get(0, {}).get("array-location") if isinstance(block_info, dict) else None
+    return unmasked(name, x, tuple(lo for lo, _ in where) if where else ())
+
+
+def _e8m0_block(x: np.ndarray, src_type: Any, rmode: Any, sat: Any, engine: str,
+                block_info: Any = None) -> np.ndarray:
+    x = _block("src_bits", x, block_info)
     codes, flags = _tcvt.to_e8m0(x, src_type=src_type, rmode=rmode, sat=sat, engine=engine)
     return np.stack([codes, flags])
 
 
-def _encode_block(x: np.ndarray, dst_type: Any, rmode: Any, sat: Any, engine: str) -> np.ndarray:
+def _encode_block(x: np.ndarray, dst_type: Any, rmode: Any, sat: Any, engine: str,
+                  block_info: Any = None) -> np.ndarray:
+    x = _block("values", x, block_info)
     bits, flags = _encode_mod.encode(x, dst_type, rmode=rmode, sat=sat, engine=check_engine(engine))
     return np.stack([bits, flags.astype(bits.dtype)])
 
 
-def _decompose_block(x: np.ndarray, data_type: Any, lane: int, engine: str) -> np.ndarray:
+def _decompose_block(x: np.ndarray, data_type: Any, lane: int, engine: str, block_info: Any = None) -> np.ndarray:
+    x = _block("encoding", x, block_info)
     d = _formats.decompose(data_type, x, lane, engine=engine)
     return np.stack([d.available.astype(np.int64), d.negative.astype(np.int64),
                      d.significand.astype(np.int64), d.exponent.astype(np.int64)])
@@ -71,7 +85,7 @@ def to_e8m0(src_bits: Any, *, src_type: Any, rmode: Any = "NONE", sat: Any = Fal
     Source: ADR-0085 D183; ``ReferenceFloatToE8M0``.
     """
     require_dask()
-    x = _as_dask(src_bits)
+    x = _as_dask("src_bits", src_bits)
     _tcvt.to_e8m0(np.zeros(0, x.dtype), src_type=src_type, rmode=rmode, sat=sat, engine=engine)
     s = _stacked(_e8m0_block, x, 2, np.uint8, src_type, rmode, sat, engine)
     return s[0], s[1]
@@ -89,7 +103,7 @@ def encode(values: Any, dst_type: Any, *, rmode: Any = "RNE", sat: Any = False,
     Source: ``MatrixEncodeReal`` and the destination encoders (reference-quantization.asl).
     """
     require_dask()
-    x = _as_dask(values)
+    x = _as_dask("values", values)
     bits, _ = _encode_mod.encode(np.zeros(0, np.float64), dst_type, rmode=rmode, sat=sat, engine=check_engine(engine))
     s = _stacked(_encode_block, x, 2, bits.dtype, dst_type, rmode, sat, engine)
     return s[0], s[1]
@@ -106,7 +120,7 @@ def decompose(data_type: Any, encoding: Any, lane: int = 0, *, engine: str = "fa
     Source: ADR-0085 D182; ``TileNumericFiniteDecomposition``.
     """
     require_dask()
-    x = _as_dask(encoding)
+    x = _as_dask("encoding", encoding)
     _formats.decompose(data_type, np.zeros(0, x.dtype), lane, engine=engine)
     s = _stacked(_decompose_block, x, 4, np.int64, data_type, lane, engine)
     return _formats.Decomposition(s[0].astype(bool), s[1].astype(bool), s[2].astype(np.uint64), s[3])

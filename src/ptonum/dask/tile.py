@@ -41,6 +41,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._util import unmasked
 from ..errors import UsageError
 from ..flags import StatusRegister, flag_names
 from ..formats import TileDataType
@@ -67,7 +68,8 @@ def _block_outputs(plan: TilePlan, acc_block: Any, target: Optional[Tuple[str, T
     With ``target = (zarr group path, (row, column))`` the chunk's D is written there instead of
     returned (the chunk is one Zarr chunk of array ``d``, so no two tasks write the same chunk).
     """
-    block = plan.block(slice(0, plan.m), slice(0, plan.n), np.asarray(acc_block))
+    # a chunk of numpy masked arrays: refused naming the masked element's index in the whole tile
+    block = plan.block(slice(0, plan.m), slice(0, plan.n), np.asarray(unmasked("acc", acc_block, plan.origin)))
     out = compute(block)
     d: Optional[np.ndarray] = out.d_bits
     if target is not None:
@@ -445,7 +447,7 @@ def postprocess(
     if status is not None and not isinstance(status, StatusRegister):
         raise UsageError(f"status = {status!r}: expected a ptonum.StatusRegister or None")
     if not isinstance(acc, da.Array):
-        arr = np.asarray(acc)
+        arr = np.asarray(unmasked("acc", acc))  # a masked element is refused now, naming acc[i, j]
         acc = da.from_array(arr, chunks=arr.shape or -1)
     if any(np.isnan(c) for dim in acc.chunks for c in dim):
         raise UsageError("acc: the dask array has unknown chunk sizes; call acc.compute_chunk_sizes() first")
