@@ -1089,6 +1089,45 @@ def test_bf16_f16_group8_blocks_fold_like_reference(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
 @pytest.mark.parametrize("scale", [1.0, 1.625])
+def test_fp8_fold_blocks_small_groupn_and_maxabs_like_reference(mode: str, scale: float) -> None:
+    """The E4M3/HiF8 rows' fold after the pass in whole blocks (``_fp8_fold_groups``: 32 groups of 8 or
+    16 groups of 16 .. 128 reduced together, MaxAbs's masked form) and, for rows of 2048 and GroupN 64
+    and 128, the maxima fused into the pass with MaxAbs's mask: rows of 2120 (blocks, then the last
+    groups and a partial one by the loop per group) and of 2048; rows all negative but for sparse
+    positives (the all-negative rescan), small positives with sparse large negative magnitudes (the
+    maximum magnitude under MaxAbs), N(0, 1) x 50, magnitudes 2^-149 .. 2^127 with random signs
+    (subnormals), negatives with a -0, +0/-0 only, and sparse NaN/Inf (the rare redo); GroupN 8 .. 128,
+    MaxAbs on/off, unit and general lanes: RowMaxOut and GroupMaxOut equal the reference engine's fold
+    (:func:`ptonum.fpatr.reduction.row_max` / ``group_max``), and for GroupN 8 and 64 the codes, flags
+    and folds equal the reference engine's whole tile operation."""
+    rng = np.random.default_rng(37)
+    for n in (2120, 2048):
+        rows = 15
+        acc = _f32(-rng.uniform(0.5, 100.0, (rows, n))).astype(np.uint32)
+        acc[0:4] = np.where(rng.random((4, n)) < 0.05, _f32(rng.uniform(0.5, 2.0, (4, n))), acc[0:4])
+        acc[4:8] = np.where(rng.random((4, n)) < 0.05, _f32(-rng.uniform(500.0, 1000.0, (4, n))),
+                            _f32(rng.uniform(0.5, 1.0, (4, n))))
+        acc[8:10] = _f32(rng.standard_normal((2, n)) * 50.0)
+        acc[10:12] = _f32(np.exp2(rng.uniform(-149, 127.9, (2, n))) * rng.choice([-1.0, 1.0], (2, n)))
+        acc[12, rng.integers(0, n, 5)] = 0x80000000
+        acc[13] = np.where(rng.integers(0, 2, n) == 1, 0x80000000, 0)
+        acc[14] = _f32(rng.standard_normal(n) * 50.0)
+        acc[14, rng.integers(0, n, 4)] = [0x7FC00000, 0xFF800000, 0x7F800001, 0x7F800000]
+        kw: Dict[str, Any] = {"quant_param": int(_f32(scale)) >> 13 << 13}
+        _assert_folds_like_reference(acc, mode, kw, (8, 16, 32, 48, 64, 128))
+        for gn in (8, 64):
+            for max_abs in (False, True):
+                attrs = dict(pre_quant_mode=mode, row_max_en=True, group_max_en=True, group_n=gn,
+                             max_abs_en=max_abs)
+                got = postprocess(acc[:3], acc_type="FP32", attributes=attrs, **kw)
+                ref = postprocess(acc[:3], acc_type="FP32", attributes=attrs, engine="reference", **kw)
+                assert np.array_equal(got.d_bits, ref.d_bits) and got.flags == ref.flags, (n, gn, max_abs)
+                assert np.array_equal(got.row_max_bits, ref.row_max_bits), (n, gn, max_abs)
+                assert np.array_equal(got.group_max_bits, ref.group_max_bits), (n, gn, max_abs)
+
+
+@pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
+@pytest.mark.parametrize("scale", [1.0, 1.625])
 def test_fp32_fold_fused_into_fp8_pass_like_reference(mode: str, scale: float) -> None:
     """RowMax/GroupMax taken inside the E4M3/HiF8 passes (rows of 1024: GroupN 64 and 128 and the row
     are whole groups of a multiple of 64, the fused maxima; GroupN 32 and 96 take the separate fold

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -889,6 +889,53 @@ def _fp32_fold_groups(a_: Any, absm: Any, seg: int, gk: Any, any16: bool = False
 
 
 @njit
+def _fp8_fold_groups(a_: Any, absm: Any, seg: int, gk: Any) -> None:
+    """The fold keys of an E4M3/HiF8 row without a NaN, after its pass: the same keys as
+    :func:`_fp32_fold_groups` (gk[g] = the order key of the int32 maximum of group g's FP32 bits, each
+    ANDed with ``absm``; an all-negative group, possible only without MaxAbs, takes its smallest int32),
+    with whole blocks of groups reduced together by :func:`_foldb_seg` for GroupN 8 (32 groups a block)
+    and every multiple of 16 up to 128 (16 groups), MaxAbs too (the masked form); blocks from the row's
+    end (the part the pass left in L1); the rest, and a longer ``seg`` (RowMax alone), by a loop per
+    group.  Zen 5, one thread, a row of 4096 in L1, against the loop per group: GroupN 8 0.236 -> 0.044
+    ns/elem (the HiF8 unit pass itself takes about 0.17), MaxAbs at GroupN 128 0.027 -> 0.022; the
+    multiples of 16 as :func:`_fp32_fold_groups` with ``any16``.  Indices unsigned."""
+    n = np.uint64(a_.size)
+    useg = np.uint64(seg)
+    masked = absm != np.uint32(0xFFFFFFFF)
+    s = np.uint64(0)
+    g0 = 0
+    if seg == 8 or (seg % 16 == 0 and 16 <= seg <= 128):
+        bg = np.uint64(32) if seg == 8 else np.uint64(16)  # groups in one block
+        nb = min(np.uint64(gk.size), n // useg) // bg
+        for bb in range(nb):
+            bk = nb - np.uint64(1) - np.uint64(bb)
+            s = bk * (useg * bg)
+            gb = bk * bg
+            neg = _foldb_seg(a_, s, gk, gb, seg, masked)
+            if neg != 0:  # some group all negative (not with MaxAbs)
+                for q in range(np.int64(bg)):
+                    if (neg >> q) & 1:
+                        t = s + np.uint64(q) * useg
+                        gk[gb + np.uint64(q)] = np.uint32(~np.uint32(_smallest_i32(a_, t, t + useg)))
+        g0 = np.int64(nb * bg)
+        s = np.uint64(g0) * useg
+    for g in range(g0, gk.size):
+        e = min(s + useg, n)
+        hi = np.int32(-2147483648)
+        if not masked:
+            for j in range(s, e):
+                hi = max(hi, np.int32(a_[j]))
+        else:
+            for j in range(s, e):
+                hi = max(hi, np.int32(a_[j] & absm))
+        b = np.uint32(hi)
+        if hi < np.int32(0):  # every source negative
+            b = np.uint32(_smallest_i32(a_, s, e))
+        gk[g] = np.uint32(b ^ np.uint32(0x80000000)) if b < np.uint32(0x80000000) else np.uint32(~b)
+        s = e
+
+
+@njit
 def _redo_rare(a_: Any, o_: Any, sc_: Any, al_: Any, relu: int, dst: int, mode: int, sat: bool,
                spec: Any, negzero: int, neg_zero_too: bool, fold: bool, absm: Any, seg: int, gk: Any,
                gs: Any) -> int:
@@ -1460,7 +1507,7 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, unit: bool = Fal
 
 @njit
 def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
-                   keys: Any, seg: int, gm: Any) -> Any:
+                   keys: Any, seg: int, gm: Any, am: Any = None) -> Any:
     """The row's pass (:func:`_hif8_pass` if ``hif8``, else :func:`_e4m3_pass`; ``unit``: every
     multiplier 1, :func:`_hif8_v32u` / :func:`_e4m3_v32u`) with its RowMax/GroupMax maxima taken on the
     way: the same codes and flag word, and for each ``seg``-element group g the int32 maxima of its
@@ -1473,7 +1520,8 @@ def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any,
     32-element step, leaves LLVM's loop one step at a time (not unrolled; Zen 5, one thread, the HiF8
     unit lane +17% to +25% instead of +4%).  Only with AVX-512 BW (:data:`HIF8_V32`), ``seg`` a
     multiple of 64 dividing ``a_.size``; a row with a rare source (the flag word's rare bit) is redone
-    by the caller, its maxima unused."""
+    by the caller, its maxima unused.  ``am``: None, or MaxAbs's mask 0x7FFFFFFF ANDed into every source
+    before its maximum (a uint32; its own compiled form, :func:`_v16_max32`)."""
     n = a_.size
     sp2 = seg // 64
     lo = _v16_splat(-2147483648)
@@ -1487,11 +1535,11 @@ def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any,
             for j in range(0, n, 64):
                 _prefetch(a_, j + PF_AHEAD)
                 _prefetch(a_, j + PF_AHEAD + 16)
-                m = _v16_max32(m, a_, j)
+                m = _v16_max32(m, a_, j, am)
                 h = _hif8_v32u(a_, mp_, mn_, j, o_, ovf)
                 _prefetch(a_, j + PF_AHEAD + 32)
                 _prefetch(a_, j + PF_AHEAD + 48)
-                m = _v16_max32(m, a_, j + 32)
+                m = _v16_max32(m, a_, j + 32, am)
                 hacc = _v8_or(hacc, _v8_or(h, _hif8_v32u(a_, mp_, mn_, j + 32, o_, ovf)))
                 t -= 1
                 if t == 0:  # the group's last 64 elements
@@ -1503,11 +1551,11 @@ def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any,
             for j in range(0, n, 64):
                 _prefetch(a_, j + PF_AHEAD)
                 _prefetch(a_, j + PF_AHEAD + 16)
-                m = _v16_max32(m, a_, j)
+                m = _v16_max32(m, a_, j, am)
                 h = _hif8_v32(a_, mp_, mn_, j, o_, ovf)
                 _prefetch(a_, j + PF_AHEAD + 32)
                 _prefetch(a_, j + PF_AHEAD + 48)
-                m = _v16_max32(m, a_, j + 32)
+                m = _v16_max32(m, a_, j + 32, am)
                 hacc = _v8_or(hacc, _v8_or(h, _hif8_v32(a_, mp_, mn_, j + 32, o_, ovf)))
                 t -= 1
                 if t == 0:  # the group's last 64 elements
@@ -1521,11 +1569,11 @@ def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any,
         for j in range(0, n, 64):
             _prefetch(a_, j + PF_AHEAD)
             _prefetch(a_, j + PF_AHEAD + 16)
-            m = _v16_max32(m, a_, j)
+            m = _v16_max32(m, a_, j, am)
             acc = _e4m3_v32u(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
             _prefetch(a_, j + PF_AHEAD + 32)
             _prefetch(a_, j + PF_AHEAD + 48)
-            m = _v16_max32(m, a_, j + 32)
+            m = _v16_max32(m, a_, j + 32, am)
             acc = _e4m3_v32u(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
             t -= 1
             if t == 0:  # the group's last 64 elements
@@ -1537,11 +1585,11 @@ def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any,
         for j in range(0, n, 64):
             _prefetch(a_, j + PF_AHEAD)
             _prefetch(a_, j + PF_AHEAD + 16)
-            m = _v16_max32(m, a_, j)
+            m = _v16_max32(m, a_, j, am)
             acc = _e4m3_v32(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
             _prefetch(a_, j + PF_AHEAD + 32)
             _prefetch(a_, j + PF_AHEAD + 48)
-            m = _v16_max32(m, a_, j + 32)
+            m = _v16_max32(m, a_, j + 32, am)
             acc = _e4m3_v32(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
             t -= 1
             if t == 0:  # the group's last 64 elements
@@ -1554,8 +1602,8 @@ def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any,
 
 @njit
 def _fold_from_maxima(a_: Any, gm: Any, seg: int, gk: Any) -> None:
-    """The fold keys of :func:`_fp32_fold_groups` (no MaxAbs; a row without a NaN) from the 16-lane
-    group maxima of :func:`_fp8_pass_fold`: gk[g] = the order key of the largest int32 of
+    """The fold keys of :func:`_fp32_fold_groups` (a row without a NaN) from the 16-lane group maxima
+    of :func:`_fp8_pass_fold` (with MaxAbs of the masked sources: every maximum >= 0): gk[g] = the order key of the largest int32 of
     ``gm[16 g .. 16 g + 15]``, sixteen groups at a time by ``_fold16_16`` (the transposed reduction of
     :func:`_fold16_make`, one lane per group), the last ``gk.size % 16`` one by one.  A group whose
     maximum is negative (every source negative) takes the smallest int32 of its ``seg`` sources in
@@ -1781,10 +1829,10 @@ def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: An
     """Rows ``i0 .. i1 - 1`` of an FP32 -> E4M3 (``fast`` :data:`LANE_E4M3`) or HiF8 tile (compiled
     gate: uint8 carriers only): each row's pass (:func:`_e4m3_pass` / :func:`_e4m3_pass_unit`,
     :func:`_hif8_pass`) called from this one loop, with ``fold`` its groups' fold keys
-    (:func:`_fp32_fold_groups`, groups of ``group_n`` or the whole row) to ``gk[(i - i0) * ngs ..]``,
-    or, where the CPU has AVX-512 BW, without MaxAbs, and the groups are a multiple of 64 elements
-    that divides the row, from group maxima the pass takes itself (:func:`_fp8_pass_fold`, then
-    :func:`_fold_from_maxima`); a row with a NaN/Inf (E4M3: or -0) source done again whole by :func:`_row_e4m3_rne` /
+    (:func:`_fp8_fold_groups`, groups of ``group_n`` or the whole row) to ``gk[(i - i0) * ngs ..]``,
+    or, where the CPU has AVX-512 BW and the groups are a multiple of 64 elements that divides the
+    row, from group maxima the pass takes itself (:func:`_fp8_pass_fold`, with MaxAbs of the masked
+    sources, then :func:`_fold_from_maxima`); a row with a NaN/Inf (E4M3: or -0) source done again whole by :func:`_row_e4m3_rne` /
     :func:`_row_hif8_rhb` (its ``gs`` entries too); each row's flags to ``rowflags[i]``.  The same
     codes, keys and flags as one :func:`_row_e4m3_rne` / :func:`_row_hif8_rhb` call a row, without
     its cost per call (about 100 ns a row on Zen 5: the pass inlined into a loop over rows instead of
@@ -1824,9 +1872,18 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         ng = max((cnt + seg - 1) // seg if fold else 1, 1)
         g0 = (i - i0) * ngs
         u = unit if shared else _unit_mults(mp_, mn_)
-        # the maxima fused into the pass: AVX-512, no MaxAbs, whole groups of a multiple of 64
-        fz = fold and HIF8_V32 and absm == np.uint32(0xFFFFFFFF) and cnt > 0 and seg % 64 == 0 and cnt % seg == 0
-        if fz:
+        # the maxima fused into the pass: AVX-512, whole groups of a multiple of 64
+        fz = fold and HIF8_V32 and cnt > 0 and seg % 64 == 0 and cnt % seg == 0
+        if fz and absm != np.uint32(0xFFFFFFFF):  # MaxAbs: the sources' magnitudes (masked maxima)
+            if same:
+                w = _fp8_pass_fold(fast != LANE_E4M3, False, a_, o_, mps, None, ovf_pos, ovf_neg, keys, seg, gm,
+                                   absm)
+            elif splat:
+                w = _fp8_pass_fold(fast != LANE_E4M3, False, a_, o_, mps, mns, ovf_pos, ovf_neg, keys, seg, gm,
+                                   absm)
+            else:
+                w = _fp8_pass_fold(fast != LANE_E4M3, u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gm, absm)
+        elif fz:
             if same:
                 w = _fp8_pass_fold(fast != LANE_E4M3, False, a_, o_, mps, None, ovf_pos, ovf_neg, keys, seg, gm)
             elif splat:
@@ -1859,7 +1916,7 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         elif fz:
             _fold_from_maxima(a_, gm, seg, _borrow(gk, g0, g0 + ng))
         elif fold:
-            _fp32_fold_groups(a_, absm, seg, _borrow(gk, g0, g0 + ng), True)
+            _fp8_fold_groups(a_, absm, seg, _borrow(gk, g0, g0 + ng))
         rowflags[i] = res
 
 
@@ -2357,6 +2414,154 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             return _fold16_80(arr, s, gk, g)
         return _fold16_112(arr, s, gk, g)
 
+    def _foldb_make(gsz: int, masked: bool) -> Any:
+        """The intrinsic ``foldb(a, s, gk, g)`` of the FP8 rows' fold (:func:`_fp8_fold_groups`): the
+        int32 maxima of the ``gsz``-element groups of one block of ``a`` from ``s`` (GroupN ``gsz`` 8 or
+        a multiple of 16 up to 128; a block is sixteen 16-lane vectors after each group's ``gsz / 16``
+        vectors are reduced vertically: 16 groups, or 32 groups of 8 with two groups per vector),
+        reduced together by rounds of pairwise shuffles and maxima as :func:`_fold16_make` does (GroupN
+        8: three rounds from half-vectors, two vectors of sixteen groups left), each element ANDed with
+        0x7FFFFFFF first when ``masked`` (MaxAbs: the magnitude's bits; every masked value is >= 0).
+        ``gk[g + q]`` gets group q's order key when its maximum is >= 0 (``b ^ 0x80000000``), else
+        ``~b`` (a placeholder: the caller redoes that group with its smallest int32); returns the mask
+        of those groups (bit q, int64).  No bounds check: the block within ``a``, ``g + 16`` (GroupN 8:
+        ``g + 32``) <= ``gk.size``; uint32 arrays."""
+        nv = max(gsz // 16, 1)  # 16-lane vectors of one group (GroupN >= 16)
+        per = 2 if gsz == 8 else 1  # groups in one 16-lane vector
+        assert gsz == 8 or (gsz % 16 == 0 and 16 <= gsz <= 128)
+
+        @_intrinsic
+        def foldb(typingctx: Any, arr: Any, s: Any, gk: Any, g: Any) -> Any:
+            for a in (arr, gk):
+                if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C"
+                        and a.dtype in (_types.int32, _types.uint32)):
+                    return None
+            if not all(isinstance(t, _types.Integer) for t in (s, g)):
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                i32 = _ir.IntType(32)
+                i64 = _ir.IntType(64)
+                v16 = _ir.VectorType(i32, 16)
+                smax = _llvm_fn(builder, "llvm.smax.v16i32", v16, [v16, v16])
+                data = context.make_array(signature.args[0])(context, builder, args[0]).data
+                s_ = context.cast(builder, args[1], signature.args[1], _types.intp)
+                base = builder.bitcast(builder.gep(data, [s_]), v16.as_pointer())
+                vecs: List[Any] = []
+                owners: List[List[int]] = []
+                for q in range(16):  # vector q: group q (GroupN >= 16) or groups 2q, 2q + 1 (GroupN 8)
+                    xs = []
+                    for c in range(nv):
+                        x = builder.load(builder.gep(base, [_ir.Constant(i64, q * nv + c)]), align=4)
+                        if masked:
+                            x = builder.and_(x, _ir.Constant(v16, [0x7FFFFFFF] * 16))
+                        xs.append(x)
+                    while len(xs) > 1:
+                        xs = [builder.call(smax, [xs[k], xs[k + 1]]) for k in range(0, len(xs) - 1, 2)] + \
+                             ([xs[-1]] if len(xs) % 2 else [])
+                    vecs.append(xs[0])
+                    owners.append([per * q + lane * per // 16 for lane in range(16)])
+                # each round pairs the vectors two by two: lo takes the even units of x and of y, hi
+                # the odd ones (units of four lanes: vshufi32x4; of one lane inside each 128-bit block:
+                # vshufps), and a unit's two halves (2u, 2u + 1) have one owner; the in-block rounds
+                # first, where the vectors are many; GroupN >= 16: units 1, 1, 4, 4 (one vector left),
+                # GroupN 8: 1, 1, 4 (two)
+                for u in ([1, 1, 4, 4] if per == 1 else [1, 1, 4]):
+                    if u == 4:
+                        ev = [4 * b + i for b in (0, 2) for i in range(4)]
+                        od = [4 * b + i for b in (1, 3) for i in range(4)]
+                        lo = ev + [16 + i for i in ev]
+                        hi = od + [16 + i for i in od]
+                    else:
+                        lo, hi = [], []
+                        for c in range(4):
+                            lo += [4 * c, 4 * c + 2, 16 + 4 * c, 16 + 4 * c + 2]
+                            hi += [4 * c + 1, 4 * c + 3, 16 + 4 * c + 1, 16 + 4 * c + 3]
+                    nvecs, nown = [], []
+                    for k in range(0, len(vecs), 2):
+                        cat = owners[k] + owners[k + 1]
+                        own = [cat[i] for i in lo]
+                        assert own == [cat[i] for i in hi]  # a pair's two lanes: one group
+                        a1 = builder.shuffle_vector(vecs[k], vecs[k + 1], _ir.Constant(v16, lo))
+                        a2 = builder.shuffle_vector(vecs[k], vecs[k + 1], _ir.Constant(v16, hi))
+                        nvecs.append(builder.call(smax, [a1, a2]))
+                        nown.append(own)
+                    vecs, owners = nvecs, nown
+                gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
+                g_ = context.cast(builder, args[3], signature.args[3], _types.intp)
+                res = _ir.Constant(i64, 0)
+                for b in range(per):  # sixteen groups' maxima in group order
+                    if per == 1:
+                        r = builder.shuffle_vector(vecs[0], _ir.Constant(v16, None),
+                                                   _ir.Constant(v16, [owners[0].index(q) for q in range(16)]))
+                    else:
+                        cat = owners[0] + owners[1]
+                        r = builder.shuffle_vector(vecs[0], vecs[1],
+                                                   _ir.Constant(v16, [cat.index(16 * b + q) for q in range(16)]))
+                    neg = builder.icmp_signed("<", r, _ir.Constant(v16, [0] * 16))
+                    key = builder.select(neg, builder.xor(r, _ir.Constant(v16, [-1] * 16)),
+                                         builder.xor(r, _ir.Constant(v16, [-2147483648] * 16)))
+                    gp = builder.gep(gdata, [builder.add(g_, _ir.Constant(g_.type, 16 * b))])
+                    builder.store(key, builder.bitcast(gp, v16.as_pointer()), align=4)
+                    bits = builder.zext(builder.bitcast(neg, _ir.IntType(16)), i64)
+                    res = builder.or_(res, builder.shl(bits, _ir.Constant(i64, 16 * b)))
+                return res
+
+            return _types.int64(arr, s, gk, g), codegen
+        return foldb
+
+    _FOLDB = {(w, mk): _foldb_make(w, mk) for w in (8, 16, 32, 48, 64, 80, 96, 112, 128) for mk in (False, True)}
+    _foldb_8, _foldb_8a = _FOLDB[8, False], _FOLDB[8, True]
+    _foldb_16, _foldb_16a = _FOLDB[16, False], _FOLDB[16, True]
+    _foldb_32, _foldb_32a = _FOLDB[32, False], _FOLDB[32, True]
+    _foldb_48, _foldb_48a = _FOLDB[48, False], _FOLDB[48, True]
+    _foldb_64, _foldb_64a = _FOLDB[64, False], _FOLDB[64, True]
+    _foldb_80, _foldb_80a = _FOLDB[80, False], _FOLDB[80, True]
+    _foldb_96, _foldb_96a = _FOLDB[96, False], _FOLDB[96, True]
+    _foldb_112, _foldb_112a = _FOLDB[112, False], _FOLDB[112, True]
+    _foldb_128, _foldb_128a = _FOLDB[128, False], _FOLDB[128, True]
+
+    @njit
+    def _foldb_seg(arr: Any, s: int, gk: Any, g: int, seg: int, masked: bool) -> int:
+        """The block intrinsic of :func:`_foldb_make` for GroupN ``seg`` (8, or a multiple of 16 from
+        16 to 128), MaxAbs's masked form with ``masked``: one block's keys from ``arr[s ..]`` to ``gk[g
+        ..]``, the mask of the all-negative groups returned."""
+        if masked:
+            if seg == 128:
+                return _foldb_128a(arr, s, gk, g)
+            if seg == 64:
+                return _foldb_64a(arr, s, gk, g)
+            if seg == 32:
+                return _foldb_32a(arr, s, gk, g)
+            if seg == 16:
+                return _foldb_16a(arr, s, gk, g)
+            if seg == 8:
+                return _foldb_8a(arr, s, gk, g)
+            if seg == 48:
+                return _foldb_48a(arr, s, gk, g)
+            if seg == 96:
+                return _foldb_96a(arr, s, gk, g)
+            if seg == 80:
+                return _foldb_80a(arr, s, gk, g)
+            return _foldb_112a(arr, s, gk, g)
+        if seg == 128:
+            return _foldb_128(arr, s, gk, g)
+        if seg == 64:
+            return _foldb_64(arr, s, gk, g)
+        if seg == 32:
+            return _foldb_32(arr, s, gk, g)
+        if seg == 16:
+            return _foldb_16(arr, s, gk, g)
+        if seg == 8:
+            return _foldb_8(arr, s, gk, g)
+        if seg == 48:
+            return _foldb_48(arr, s, gk, g)
+        if seg == 96:
+            return _foldb_96(arr, s, gk, g)
+        if seg == 80:
+            return _foldb_80(arr, s, gk, g)
+        return _foldb_112(arr, s, gk, g)
+
     _borrow: Any = _borrow_i
     _prefetch: Any = _prefetch_i
     _v8_no_runtime_unroll: Any = _v8_no_runtime_unroll_i
@@ -2791,6 +2996,16 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
     def _fold16_128(arr: Any, s: int, gk: Any, g: int) -> int:
         return _fold16_np(arr, s, gk, g, 128)
 
+    def _foldb_seg(arr: Any, s: int, gk: Any, g: int, seg: int, masked: bool) -> int:
+        ng = 32 if seg == 8 else 16
+        x = np.asarray(arr[s:s + ng * seg], np.uint32)
+        if masked:
+            x = x & np.uint32(0x7FFFFFFF)
+        m = x.view(np.int32).reshape(ng, seg).max(axis=1)
+        b = m.view(np.uint32)
+        gk[g:g + ng] = np.where(m < 0, ~b, b ^ np.uint32(0x80000000))
+        return int(((m < 0).astype(np.int64) << np.arange(ng)).sum())
+
     def _fold16_seg(arr: Any, s: int, gk: Any, g: int, seg: int) -> int:
         return _fold16_np(arr, s, gk, g, seg)
 
@@ -2889,15 +3104,18 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _v16_hor: Any = _v16_reduce("or")
 
     @_intrinsic
-    def _v16_max32_i(typingctx: Any, m: Any, a: Any, j: Any) -> Any:
+    def _v16_max32_i(typingctx: Any, m: Any, a: Any, j: Any, am: Any) -> Any:
         """The int32 maxima of ``m`` (16 lanes) and of the 32 elements ``a[j .. j + 31]`` (a contiguous
         1-D uint32 array of FP32 bits) taken lane-wise: lane l the largest of m[l], a[j + l] and
         a[j + 16 + l] (two ``vpmaxsd``).  The 32 elements are loaded as one ``<32 x i32>``, the load
         of :func:`_e4m3_v32` / :func:`_hif8_v32` at the same ``j``: called just before them (no store
-        in between), LLVM keeps one load for both.  No bounds check."""
+        in between), LLVM keeps one load for both.  ``am`` None, or an integer ANDed into the 32 elements
+        first (MaxAbs: 0x7FFFFFFF; two ``vpandd`` more); a form compiled for each.  No bounds check."""
         if not (m == _I32X16 and isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C"
-                and a.dtype == _types.uint32 and isinstance(j, _types.Integer)):
+                and a.dtype == _types.uint32 and isinstance(j, _types.Integer)
+                and (isinstance(am, _types.Integer) or am == _types.none)):
             return None
+        masked = isinstance(am, _types.Integer)
 
         def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
             i32 = _ir.IntType(32)
@@ -2905,10 +3123,15 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                                        _ir.VectorType(i32, 32)), align=4)
             lo = builder.shuffle_vector(x, x, _ir.Constant(_V16, list(range(16))))
             hi = builder.shuffle_vector(x, x, _ir.Constant(_V16, list(range(16, 32))))
+            if masked:
+                mk = _splat16(builder, builder.trunc(context.cast(builder, args[3], signature.args[3], _types.int64),
+                                                     i32), _V16)
+                lo = builder.and_(lo, mk)
+                hi = builder.and_(hi, mk)
             smax = _llvm_fn(builder, "llvm.smax.v16i32", _V16, [_V16, _V16])
             return builder.call(smax, [args[0], builder.call(smax, [lo, hi])])
 
-        return _I32X16(m, a, j), codegen
+        return _I32X16(m, a, j, am), codegen
 
     _v16_max32: Any = _v16_max32_i
     #: sixteen 16-lane maxima of the fused fold (:func:`_fp8_pass_fold`) to their keys at once
@@ -2947,8 +3170,10 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
     _v16_hmin = _v8_hmin
     _v16_hor = _v8_hor
 
-    def _v16_max32(m: Any, a: Any, j: int) -> Any:
+    def _v16_max32(m: Any, a: Any, j: int, am: Any) -> Any:
         x = np.asarray(a[j:j + 32]).view(np.int32)
+        if am is not None:
+            x = x & np.int32(np.uint32(am).view(np.int32))
         return np.maximum(m, np.maximum(x[:16], x[16:]))
 
     def _fold16_16(arr: Any, s: int, gk: Any, g: int) -> int:
