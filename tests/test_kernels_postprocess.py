@@ -598,6 +598,64 @@ def test_s32_rne_lane_group_fold_like_reference(n: int) -> None:
             assert np.array_equal(res.group_max_bits, ref.group_max_bits), where
 
 
+@pytest.mark.parametrize("mode", ["VREQ8", "REQ8"])
+def test_s32_rows_group_blocks_like_reference(mode: str) -> None:
+    """GroupN 8/16/32 of the S32 RNE rows, sixteen groups at a time (_s32_gmax16 after each block of
+    the 16-lane pass, the row's maximum from the blocks' results): rows of 1100 columns (per-column words:
+    a 1024-column segment of whole blocks, then 76 columns of single groups; one word: whole blocks, then
+    the rest), and their first 1024 columns alone with scales near 2**-40 (whole blocks only, no element
+    OF); all-negative groups, INT_MIN alone in a group and among others, INT_MAX, -INT_MAX, MaxAbs on and
+    off, RowMaxInit, GroupMax without RowMax, ReluMode NONE/RELU, Sat on and off, against the reference
+    engine."""
+    rng = np.random.default_rng(1100)
+    m, n = 7, 1100
+    acc = rng.integers(-(1 << 20), 1 << 20, (m, n)).astype(np.int64)
+    acc[1] = -rng.integers(1, 1 << 31, n)  # all negative
+    acc[2] = rng.integers(-(1 << 31), 1 << 31, n)  # full range: saturating
+    acc[2, [5, 300, 1090]] = -(2**31)  # INT_MIN in a block and in the row's last groups
+    acc[3] = -rng.integers(1, 9, n)  # small negatives: every group all negative
+    acc[3, [17, 700]] = -(2**31) + 1  # -INT_MAX: magnitude INT_MAX, no OF
+    acc[4] = -(2**31)  # INT_MIN everywhere ...
+    acc[4, [0, 511, 1099]] = 2**31 - 1  # ... but INT_MAX
+    acc[5] = -rng.integers(1, 1 << 20, n)
+    acc[5, 1030:] = rng.integers(0, 5, n - 1030)  # non-negative after the first segment only
+    acc[6] = rng.integers(-3, 3, n)
+    bits = (acc & 0xFFFFFFFF).astype(np.uint32)
+    scales = rng.uniform(0.5, 2.0, n) * 2.0 ** -12
+    offs = rng.integers(-20, 20, n)
+    scales = np.ldexp(np.round(np.ldexp(scales, 22)), -22)  # at most 11 significant bits: FP19 values
+    words = np.array([_scale_word(float(s), int(o), 9) for s, o in zip(scales, offs)], np.uint64)[None, :]
+    kw: Dict[str, Any] = dict(quant_tile=words) if mode == "VREQ8" else dict(quant_param=int(words[0, 3]))
+    # scales near 2**-40: no element overflows, so OF comes only from the folds (MaxAbs of INT_MIN)
+    tiny = np.array([_scale_word(float(s) * 2.0 ** -28, int(o), 9) for s, o in zip(scales, offs)], np.uint64)[None, :]
+    kw_tiny: Dict[str, Any] = (dict(quant_tile=tiny[:, :1024]) if mode == "VREQ8"
+                               else dict(quant_param=int(tiny[0, 3])))
+    init = np.array([[5], [0xFFFFFFF0], [0x80000000], [0x7FFFFFFF], [0], [7], [0x80000001]], np.uint32)
+    k = 0
+    for gn in (8, 16, 32):
+        for max_abs in (False, True):
+            for relu in (0, 1):
+                k += 1
+                row = not (max_abs and relu == 1)  # GroupMax alone: OF of INT_MIN from the groups only
+                attrs = dict(pre_quant_mode=mode, relu_mode=relu, row_max_en=row, row_max_init=row and k % 3 == 0,
+                             group_max_en=True, group_n=gn, max_abs_en=max_abs)
+                kk = dict(kw, row_max_in=init) if row and k % 3 == 0 else kw
+                sat = k % 2 == 0
+                for w in (n, 1024):  # 1024: whole blocks only (the flags of INT_MIN from _s32_gmax16 alone)
+                    if w < n:
+                        kk = dict(kk, **kw_tiny)
+                    b = np.ascontiguousarray(bits[:, :w])
+                    ref = postprocess(b, acc_type="S32", attributes=attrs, rmode="RNE", sat=sat, engine="reference",
+                                      **kk)
+                    res = postprocess(b, acc_type="S32", attributes=attrs, rmode="RNE", sat=sat, **kk)
+                    where = (mode, w, gn, max_abs, relu, sat)
+                    assert np.array_equal(res.d_bits, ref.d_bits), where
+                    assert res.flags == ref.flags, where
+                    assert (res.row_max_bits is None and ref.row_max_bits is None
+                            or np.array_equal(res.row_max_bits, ref.row_max_bits)), where
+                    assert np.array_equal(res.group_max_bits, ref.group_max_bits), where
+
+
 # ------------------------------------------------------------------ FP32 -> float row loops (vectorized)
 
 

@@ -27,8 +27,9 @@ per-column or scalar scale and no offset) have branch-light row loops
 (:func:`_row_fp32_seg`: 8 x 32-bit lanes, RowMax/GroupMax keys in a load-only pass after) with the
 same rules as :func:`_element`.  The S32 offset modes
 (REQ8/VREQ8, REQ4/VREQ4, DEQS16/VDEQS16) without per-element flags run
-:func:`_row_s32_int`: one select-only pass per row for every RMode (RNE with ReluMode
-NONE/RELU in 32-bit lanes), flags as row-wide ORs, RowMax folded into the same pass.
+:func:`_row_s32_int`: one select-only pass per row for every RMode, flags as row-wide ORs, RowMax
+folded into the same pass; RNE with ReluMode NONE/RELU runs in 16 x 32-bit lanes over row blocks
+(:func:`_s32_rows_seg`, GroupMax of GroupN 8/16/32 sixteen groups at a time by :func:`_s32_gmax16`).
 
 Nothing here has a spec counterpart; the kernels are checked against the ASL
 vectors and against the reference engine (tests/test_kernels_postprocess.py).
@@ -3102,6 +3103,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _v16_hmax: Any = _v16_reduce("smax")
     _v16_hmin: Any = _v16_reduce("smin")
     _v16_hor: Any = _v16_reduce("or")
+    _v16_humax: Any = _v16_reduce("umax")
 
     @_intrinsic
     def _v16_max32_i(typingctx: Any, m: Any, a: Any, j: Any, am: Any) -> Any:
@@ -3149,6 +3151,111 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         if max_abs:
             return _fold16_8a(arr, s, gk, g)
         return _fold16_8(arr, s, gk, g)
+
+    def _s32_gmax16_make(gsz: int, max_abs: bool) -> Any:
+        """The intrinsic ``_s32_gmax16_<gsz>[a](a, s, go, g)``: the GroupMax bits of the sixteen S32 groups
+        ``a[s + q gsz .. s + q gsz + gsz]`` (q = 0 .. 15, ``gsz`` 8 or a multiple of 16) to ``go[g .. g +
+        15]``, as :func:`_s32_fold_bits` gives them from each group's signed maximum and minimum: the
+        maximum's bits, or with ``max_abs`` the largest magnitude (``llvm.abs`` of every lane, unsigned
+        maxima: ``|INT32_MIN|`` is 2**31, the largest) limited to ``0x7FFFFFFF``.  Each group reduced
+        to 16 lanes by vertical maxima of its ``gsz / 16`` vectors (GroupN 8: two groups a vector), then
+        to one lane by rounds of pairwise shuffles and maxima that pack two groups' halves into one vector
+        (the tree of :func:`_fold16_make`), so no group pays a horizontal reduction of its own.  Returns
+        ``acc`` (sixteen lanes) with the sixteen results taken in: their signed maxima, with ``max_abs``
+        the unsigned maxima of the magnitudes before the limit (a lane above ``0x7FFFFFFF``: a group held
+        ``INT32_MIN``, whose bits are ``0x7FFFFFFF`` with OF).  No bounds check: ``s + 16 gsz <= a.size``, ``g + 16 <= go.size``;
+        int32/uint32 arrays."""
+        @_intrinsic
+        def gmax16(typingctx: Any, arr: Any, s: Any, go: Any, g: Any, acc: Any) -> Any:
+            if acc != _I32X16:
+                return None
+            for a in (arr, go):
+                if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C"
+                        and a.dtype in (_types.int32, _types.uint32)):
+                    return None
+            if not all(isinstance(t, _types.Integer) for t in (s, g)):
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                i32 = _ir.IntType(32)
+                v16 = _ir.VectorType(i32, 16)
+                red = _llvm_fn(builder, "llvm.umax.v16i32" if max_abs else "llvm.smax.v16i32", v16, [v16, v16])
+                data = context.make_array(signature.args[0])(context, builder, args[0]).data
+                s_ = context.cast(builder, args[1], signature.args[1], _types.intp)
+                base = builder.bitcast(builder.gep(data, [s_]), v16.as_pointer())
+                absf = _llvm_fn(builder, "llvm.abs.v16i32", v16, [v16, _ir.IntType(1)])
+
+                def load(k: int) -> Any:
+                    x = builder.load(builder.gep(base, [_ir.Constant(_ir.IntType(64), k)]), align=4)
+                    return builder.call(absf, [x, _ir.Constant(_ir.IntType(1), 0)]) if max_abs else x
+
+                vecs, owners = [], []
+                if gsz == 8:  # two groups a vector: the first round of the tree is already done
+                    for k in range(8):
+                        vecs.append(load(k))
+                        owners.append([2 * k] * 8 + [2 * k + 1] * 8)
+                    h = 4
+                else:
+                    nv = gsz // 16
+                    for q in range(16):
+                        xs = [load(q * nv + c) for c in range(nv)]
+                        while len(xs) > 1:
+                            xs = [builder.call(red, [xs[k], xs[k + 1]]) for k in range(0, len(xs) - 1, 2)] + \
+                                 ([xs[-1]] if len(xs) % 2 else [])
+                        vecs.append(xs[0])
+                        owners.append([q] * 16)
+                    h = 8
+                while len(vecs) > 1:
+                    nvecs, nown = [], []
+                    for k in range(0, len(vecs), 2):
+                        x, y, ox, oy = vecs[k], vecs[k + 1], owners[k], owners[k + 1]
+                        lo, hi, own = [], [], []
+                        for blk in range(0, 16, 2 * h):
+                            lo += [blk + i for i in range(h)] + [16 + blk + i for i in range(h)]
+                            hi += [blk + h + i for i in range(h)] + [16 + blk + h + i for i in range(h)]
+                            own += [ox[blk]] * h + [oy[blk]] * h
+                        a1 = builder.shuffle_vector(x, y, _ir.Constant(v16, lo))
+                        a2 = builder.shuffle_vector(x, y, _ir.Constant(v16, hi))
+                        nvecs.append(builder.call(red, [a1, a2]))
+                        nown.append(own)
+                    vecs, owners = nvecs, nown
+                    h //= 2
+                r = builder.shuffle_vector(vecs[0], _ir.Constant(v16, None),
+                                           _ir.Constant(v16, [owners[0].index(q) for q in range(16)]))
+                accv = builder.call(red, [args[4], r])
+                if max_abs:
+                    r = builder.call(_llvm_fn(builder, "llvm.umin.v16i32", v16, [v16, v16]),
+                                     [r, _ir.Constant(v16, [0x7FFFFFFF] * 16)])
+                gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
+                g_ = context.cast(builder, args[3], signature.args[3], _types.intp)
+                builder.store(r, builder.bitcast(builder.gep(gdata, [g_]), v16.as_pointer()), align=4)
+                return accv
+
+            return _I32X16(arr, s, go, g, acc), codegen
+        return gmax16
+
+    _s32_gmax16_8: Any = _s32_gmax16_make(8, False)
+    _s32_gmax16_8a: Any = _s32_gmax16_make(8, True)
+    _s32_gmax16_16: Any = _s32_gmax16_make(16, False)
+    _s32_gmax16_16a: Any = _s32_gmax16_make(16, True)
+    _s32_gmax16_32: Any = _s32_gmax16_make(32, False)
+    _s32_gmax16_32a: Any = _s32_gmax16_make(32, True)
+
+    @njit(inline="always")
+    def _s32_gmax16(arr: Any, s: int, go: Any, g: int, gsz: int, max_abs: bool, acc: Any) -> Any:
+        """``_s32_gmax16_<gsz>[a]`` (:func:`_s32_gmax16_make`) for GroupN ``gsz`` 8, 16 or 32 (anything
+        else: 32)."""
+        if max_abs:
+            if gsz == 8:
+                return _s32_gmax16_8a(arr, s, go, g, acc)
+            if gsz == 16:
+                return _s32_gmax16_16a(arr, s, go, g, acc)
+            return _s32_gmax16_32a(arr, s, go, g, acc)
+        if gsz == 8:
+            return _s32_gmax16_8(arr, s, go, g, acc)
+        if gsz == 16:
+            return _s32_gmax16_16(arr, s, go, g, acc)
+        return _s32_gmax16_32(arr, s, go, g, acc)
 else:  # pragma: no cover - kernels are not used without numba; the same lanes as int32 numpy arrays
     def _v16_load(arr: Any, j: int) -> Any:
         return np.asarray(arr[j:j + 16]).view(np.int32).copy()
@@ -3182,6 +3289,18 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
     def _fold16_fp16x(arr: Any, s: int, gk: Any, g: int, seg: int, max_abs: bool) -> int:
         src = np.asarray(arr[s:s + 16 * seg], np.uint32)
         return _fold16_np(src & np.uint32(0x7FFFFFFF) if max_abs else src, 0, gk, g, seg)
+
+    def _s32_gmax16(arr: Any, s: int, go: Any, g: int, gsz: int, max_abs: bool, acc: Any) -> Any:
+        x = np.asarray(arr[s:s + 16 * gsz]).view(np.int32).astype(np.int64).reshape(16, gsz)
+        if max_abs:
+            r = np.abs(x).max(axis=1)
+            go[g:g + 16] = np.minimum(r, 0x7FFFFFFF)
+            return np.maximum(acc.view(np.uint32), r.astype(np.uint32)).view(np.int32)
+        go[g:g + 16] = x.max(axis=1) & 0xFFFFFFFF
+        return np.maximum(acc, x.max(axis=1).astype(np.int32))
+
+    def _v16_humax(a: Any) -> Any:
+        return np.uint32(a.view(np.uint32).max()).view(np.int32)
 
 
 @njit(inline="always")
@@ -3246,48 +3365,6 @@ def _s32_param_kernel(scale: Any, offs: Any, half: int, dmin: int, dmax: int, p:
 
 
 @njit(inline="always")
-def _s32_rne_cols(a_: Any, o_: Any, sc_: Any, nxm_: Any, off_: Any, blo_: Any, bhi_: Any, xlo: Any, sat: bool,
-                  lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any, Any]:
-    """A span of one S32 row through :func:`_s32_rne_lane` with per-column parameters (``sc_``: the
-    multipliers as float32 bits; 8 x 32-bit
-    lanes; the float64 product 2 x 4).  Returns (NX bits, OF bits, signed maximum, signed minimum)."""
-    nx = np.int32(0)
-    ov = np.int32(0)
-    smax = np.int32(S32_MIN)
-    smin = np.int32(S32_MAX)
-    for j in range(a_.size):
-        x = np.int32(a_[j])
-        smax = x if x > smax else smax
-        smin = x if x < smin else smin
-        sc = np.float64(_u32_f32(np.uint32(sc_[j])))
-        v, n, o = _s32_rne_lane(x, xlo, nxm_[j], sc, off_[j], blo_[j], bhi_[j], sat, lim_lo, lim_hi)
-        nx = _or32(nx, n)
-        ov = _or32(ov, o)
-        o_[j] = v  # the store keeps the carrier's low 8/16 bits (S4X2: masked by the caller)
-    return nx, ov, smax, smin
-
-
-@njit(inline="always")
-def _s32_rne_scalar(a_: Any, o_: Any, sc: Any, nxm: Any, off: Any, blo: Any, bhi: Any, xlo: Any, sat: bool,
-                    lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any, Any]:
-    """:func:`_s32_rne_cols` with one parameter word for the whole span (REQ8/REQ4/DEQS16): every
-    parameter stays in a register."""
-    nx = np.int32(0)
-    ov = np.int32(0)
-    smax = np.int32(S32_MIN)
-    smin = np.int32(S32_MAX)
-    for j in range(a_.size):
-        x = np.int32(a_[j])
-        smax = x if x > smax else smax
-        smin = x if x < smin else smin
-        v, n, o = _s32_rne_lane(x, xlo, nxm, sc, off, blo, bhi, sat, lim_lo, lim_hi)
-        nx = _or32(nx, n)
-        ov = _or32(ov, o)
-        o_[j] = v
-    return nx, ov, smax, smin
-
-
-@njit(inline="always")
 def _s32_rne_vec(x: Any, xlo: Any, nxm: Any, sc: Any, off: Any, blo: Any, bhi: Any, sat: bool,
                  lim_lo: Any, lim_hi: Any) -> Tuple[Any, Any, Any]:
     """:func:`_s32_rne_lane` on eight lanes (every argument but ``sc`` and ``sat`` eight int32 lanes;
@@ -3329,8 +3406,8 @@ def _s32_rne_groups(a_: Any, o_: Any, cols: bool, nxm_: Any, off_: Any, blo_: An
                     nxm: Any, off: Any, blo: Any, bhi: Any, sc: Any, xlo: Any, sat: bool, lim_lo: Any, lim_hi: Any,
                     group_n: int, max_abs: bool, group_out: Any, gbase: int, gscr: Any, pf: Any, pfb: int
                     ) -> Tuple[Any, Any, Any, Any, int]:
-    """:func:`_s32_rne_cols` (``cols`` True: the parameter rows ``nxm_`` .. ``sc_``) or
-    :func:`_s32_rne_scalar` (``cols`` False: the scalars ``nxm`` .. ``sc``) with GroupMax folded in:
+    """A span of one S32 row through :func:`_s32_rne_lane` (``cols`` True: the parameter rows ``nxm_`` ..
+    ``sc_``, multipliers as float32 bits; False: one word's scalars ``nxm`` .. ``sc``) with GroupMax folded in:
     one pass over the row, group by group (``group_n`` columns, the last group may be shorter),
     eight lanes at a time (:func:`_s32_rne_chunk`; a group's last ``size % 8`` columns one at a
     time).  Each group's signed maximum and minimum come from the lanes already loaded (kept in
@@ -3558,7 +3635,7 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
     """Rows ``i0 .. i1 - 1`` (``n`` columns; the tile's last row may be partial: ``total`` elements) of an
     S32 source with an offset, RNE, ReluMode NONE/RELU and every ``|multiplier| < 1`` (``cols`` True: the
     per-column parameter rows ``ip`` of :func:`_s32_param_kernel`, the row's at ``i * qrow``; False: one
-    word), GroupMax off or ``group_n`` a multiple of 16: the steps and results of :func:`_row_s32_int`
+    word), GroupMax off, ``group_n`` 8 or a multiple of 16: the steps and results of :func:`_row_s32_int`
     (:func:`_s32_rne_lane`), in sixteen-lane steps (:func:`_s32_rne_v16`; a segment's last ``size % 16``
     elements one at a time), segment by segment over the block's rows (:data:`_S32_SEG` columns, a
     multiple of ``group_n``), each step first prefetching the source :data:`_S32_SEG_AHEAD` segments
@@ -3588,6 +3665,7 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
     # per-column words: _S32_SEG columns a segment; one word: whole rows (the rows one after the other; from
     # DRAM, 0.215 ns/elem in 1024-column segments against 0.15 for whole rows); GroupMax: whole groups
     seg = _S32_SEG if cols else max(n, 1)
+    blk = group_n == 8 or group_n == 16 or group_n == 32  # GroupMax sixteen groups at a time (_s32_gmax16)
     if group_n > 0:
         seg = (max(1, _S32_SEG // group_n) if cols else (n + group_n - 1) // group_n) * group_n
     nr = i1 - i0
@@ -3619,11 +3697,15 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
         pb = i * qrow + c0 if cols else 0
         nxv = _v16_splat(0)
         ovv = _v16_splat(0)
-        gsz = group_n if group_n > 0 else cnt
+        # GroupN 8/16/32: blocks of sixteen groups, their bits from the source (in L1) by _s32_gmax16 after
+        # the block's steps; other GroupN: one group at a time, its maxima from the steps' lanes
+        gsz = (16 * group_n if blk else group_n) if group_n > 0 else cnt
         c16 = cnt & ~15
         rmax = np.int32(S32_MIN)
         rmin = np.int32(S32_MAX)
         gflags = 0
+        gdone = 0  # blk: the groups before this column have their bits
+        gv = _v16_splat(0 if max_abs else np.int32(S32_MIN))  # blk: the blocks' results (_s32_gmax16)
         for g0 in range(0, max(c16, 1), max(gsz, 1)):  # one group (all of the vector part without GroupMax)
             g1 = min(g0 + gsz, c16)
             hv = _v16_splat(np.int32(S32_MIN))
@@ -3638,14 +3720,19 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                 else:
                     v, nv, ov = _s32_rne_v16(x, vxlo, vnxm, sc, voff, vblo, vbhi, sat, vlo, vhi)
                 _v16_store(out, ab + j, v)
-                hv = _v16_max(hv, x)
-                if max_abs:  # the minimum only for MaxAbs (_s32_fold_bits reads it only then)
-                    lv = _v16_min(lv, x)
+                if not blk:  # (blk: the row's maximum from the blocks' results)
+                    hv = _v16_max(hv, x)
+                    if max_abs:  # the minimum only for MaxAbs (_s32_fold_bits reads it only then)
+                        lv = _v16_min(lv, x)
                 nxv = _v16_or(nxv, nv)
                 ovv = _v16_or(ovv, ov)
             hi = _v16_hmax(hv)
             lo = _v16_hmin(lv) if max_abs else np.int32(S32_MAX)
-            if group_n > 0:
+            if blk:
+                if g1 - g0 == gsz:  # sixteen whole groups
+                    gv = _s32_gmax16(acc, ab + g0, group_out, gbase + g0 // group_n, group_n, max_abs, gv)
+                    gdone = g1
+            elif group_n > 0:
                 if g1 - g0 == group_n or g1 == cnt:  # a whole group (else the group ends in the scalar tail)
                     gb, gf = _s32_fold_bits(hi, lo, max_abs)
                     group_out[gbase + g0 // group_n] = gb
@@ -3654,11 +3741,38 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
             rmin = lo if lo < rmin else rmin
         nx = _v16_hor(nxv)
         ovb = _v16_hor(ovv)
+        if blk:  # the groups after the last block of sixteen (a row's end): from the source, one at a time
+            for q in range(gdone, cnt, group_n):
+                q1 = min(q + group_n, cnt)
+                ghi = np.int32(S32_MIN)
+                glo = np.int32(S32_MAX)
+                for j in range(q, q1):
+                    x1 = np.int32(acc[ab + j])
+                    ghi = x1 if x1 > ghi else ghi
+                    glo = x1 if x1 < glo else glo
+                gb, gf = _s32_fold_bits(ghi, glo, max_abs)
+                group_out[gbase + q // group_n] = gb
+                gflags |= gf
+                rmax = ghi if ghi > rmax else rmax
+                rmin = glo if glo < rmin else rmin
+            if gdone > 0:  # the blocks' maxima: the signed one, or (MaxAbs) the largest magnitude
+                if max_abs:
+                    u = _v16_humax(gv)
+                    if u < 0:  # a magnitude of 2**31: INT32_MIN in a group (OF) and in the row
+                        gflags |= _OF
+                        rmin = np.int32(S32_MIN)
+                    else:  # max(rmax, -rmin) of _s32_fold_bits is the largest magnitude u
+                        nu = np.int32(-np.int64(u))
+                        rmax = u if u > rmax else rmax
+                        rmin = nu if nu < rmin else rmin
+                else:
+                    hb = _v16_hmax(gv)
+                    rmax = hb if hb > rmax else rmax
         if c16 < cnt:  # the scalar tail (with GroupMax: the rest of the last group, started at a multiple of 16)
-            gs = c16 - (c16 % gsz) if group_n > 0 else c16  # where the tail's group starts
+            gs = c16 - (c16 % gsz) if (group_n > 0 and not blk) else c16  # where the tail's group starts
             ghi = np.int32(S32_MIN)
             glo = np.int32(S32_MAX)
-            if group_n > 0:
+            if group_n > 0 and not blk:
                 for j in range(gs, c16):  # the group's vector part, already stored: its source again
                     x1 = np.int32(acc[ab + j])
                     ghi = x1 if x1 > ghi else ghi
@@ -3675,7 +3789,7 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                 nx = _or32(nx, n1)
                 ovb = _or32(ovb, o1)
                 out[ab + j] = v1  # the store keeps the carrier's low 8/16 bits (S4X2: masked by the caller)
-            if group_n > 0:
+            if group_n > 0 and not blk:
                 gb, gf = _s32_fold_bits(ghi, glo, max_abs)
                 group_out[gbase + gs // group_n] = gb
                 gflags |= gf
@@ -3725,7 +3839,9 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
     select-only pass over the row that vectorizes, RowMax folded in.
 
     ``rne`` (chosen per call by :func:`run_tile`): 1 or 2 for RNE with ReluMode NONE/RELU and
-    every multiplier of magnitude below 1 -- :func:`_s32_rne_lane` in 8 x 32-bit lanes (AVX2),
+    every multiplier of magnitude below 1 -- only with a GroupN other than 8 or a multiple of 16
+    (a direct :func:`run_tile` call; every other such row runs :func:`_s32_rows_seg`):
+    :func:`_s32_rne_lane` in 8 x 32-bit lanes (:func:`_s32_rne_groups`),
     reading the int32 parameter rows ``ip`` of :func:`_s32_param_kernel` per column (1) or one
     word's values held in registers (2); 0 for everything else -- :func:`_s32_int_span` in
     4 x float64 lanes: the exact float64 product (ReLU: 0 for a negative source; LReLU/PReLU:
@@ -3758,52 +3874,37 @@ def _row_s32_int(acc: Any, base: int, cnt: int, out: Any, pb: int, relu: int, of
         xlo = np.int32(0) if relu == 1 else np.int32(S32_MIN)
         ilo = np.int32(lim_lo)
         ihi = np.int32(lim_hi)
-        if group_n > 0:  # GroupMax folded into the pass (explicit 8-lane loop, _s32_rne_groups)
-            k = 0 if rne == 2 else pb
-            kc = 1 if rne == 2 else cnt
-            nxm_ = ip[0, k:k + kc]
-            off_ = ip[1, k:k + kc]
-            bl_ = ip[2, k:k + kc]
-            bh_ = ip[3, k:k + kc]
-            sc_ = ip[4, k:k + kc]
-            nxm, off, bl, bh = nxm_[0], off_[0], bl_[0], bh_[0]
-            sc = np.float64(_u32_f32(np.uint32(sc_[0])))
-            cols = rne != 2
-            if cols and sat:
-                nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, True, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
-                                                               bh, sc, xlo, True, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr, acc, base + PF_AHEAD)
-            elif cols:
-                nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, True, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
-                                                               bh, sc, xlo, False, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr, acc, base + PF_AHEAD)
-            elif sat:
-                nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, False, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
-                                                               bh, sc, xlo, True, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr, acc, base + PF_AHEAD)
-            else:
-                nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, False, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
-                                                               bh, sc, xlo, False, ilo, ihi, group_n, max_abs,
-                                                               group_out, gbase, gscr, acc, base + PF_AHEAD)
-            flags |= gflags
-            group_n = 0  # done: no group pass below
-        elif rne == 2:  # one parameter word (REQ8, REQ4, DEQS16)
-            nxm, off, bl, bh = ip[0, 0], ip[1, 0], ip[2, 0], ip[3, 0]
-            sc = np.float64(_u32_f32(np.uint32(ip[4, 0])))
-            if sat:
-                nxb, ovb, rmax, rmin = _s32_rne_scalar(a_, o_, sc, nxm, off, bl, bh, xlo, True, ilo, ihi)
-            else:
-                nxb, ovb, rmax, rmin = _s32_rne_scalar(a_, o_, sc, nxm, off, bl, bh, xlo, False, ilo, ihi)
+        # always with GroupMax here: _tile_rows sends the RNE rows without GroupMax (and with GroupN 8 or
+        # a multiple of 16, every GroupN of the attributes) to _s32_rows_seg; what reaches this branch is a
+        # run_tile call with another GroupN.  GroupMax folded into the pass (explicit 8-lane loop):
+        k = 0 if rne == 2 else pb
+        kc = 1 if rne == 2 else cnt
+        nxm_ = ip[0, k:k + kc]
+        off_ = ip[1, k:k + kc]
+        bl_ = ip[2, k:k + kc]
+        bh_ = ip[3, k:k + kc]
+        sc_ = ip[4, k:k + kc]
+        nxm, off, bl, bh = nxm_[0], off_[0], bl_[0], bh_[0]
+        sc = np.float64(_u32_f32(np.uint32(sc_[0])))
+        cols = rne != 2
+        if cols and sat:
+            nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, True, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
+                                                           bh, sc, xlo, True, ilo, ihi, group_n, max_abs,
+                                                           group_out, gbase, gscr, acc, base + PF_AHEAD)
+        elif cols:
+            nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, True, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
+                                                           bh, sc, xlo, False, ilo, ihi, group_n, max_abs,
+                                                           group_out, gbase, gscr, acc, base + PF_AHEAD)
+        elif sat:
+            nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, False, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
+                                                           bh, sc, xlo, True, ilo, ihi, group_n, max_abs,
+                                                           group_out, gbase, gscr, acc, base + PF_AHEAD)
         else:
-            nxm_ = ip[0, pb:pb + cnt]
-            off_ = ip[1, pb:pb + cnt]
-            bl_ = ip[2, pb:pb + cnt]
-            bh_ = ip[3, pb:pb + cnt]
-            sc_ = ip[4, pb:pb + cnt]
-            if sat:
-                nxb, ovb, rmax, rmin = _s32_rne_cols(a_, o_, sc_, nxm_, off_, bl_, bh_, xlo, True, ilo, ihi)
-            else:
-                nxb, ovb, rmax, rmin = _s32_rne_cols(a_, o_, sc_, nxm_, off_, bl_, bh_, xlo, False, ilo, ihi)
+            nxb, ovb, rmax, rmin, gflags = _s32_rne_groups(a_, o_, False, nxm_, off_, bl_, bh_, sc_, nxm, off, bl,
+                                                           bh, sc, xlo, False, ilo, ihi, group_n, max_abs,
+                                                           group_out, gbase, gscr, acc, base + PF_AHEAD)
+        flags |= gflags
+        group_n = 0  # done: no group pass below
     if group_n > 0:  # GroupMax of the float64 loop (rne 0): a load-only pass over the row, still in L1
         g = 0
         for s in range(0, cnt, group_n):
@@ -3955,7 +4056,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     s32g_b = np.empty(2 * ng_max if (fast == 7 and group_n > 0) else 2, np.int32)
     # the S32 RNE rows (per-column or one word, GroupMax off or GroupN a multiple of 16): the block's rows
     # segment by segment (_s32_rows_seg), each row finished in the loop below from its entries of s32r
-    s32seg = fast == 7 and s32rne > 0 and (group_n <= 0 or group_n % 16 == 0)
+    s32seg = fast == 7 and s32rne > 0 and (group_n <= 0 or group_n % 16 == 0 or group_n == 8)
     s32r = np.empty(5 * (i1 - i0) if s32seg else 5, np.int64)
     if s32seg:
         _s32_rows_seg(fast, i0, i1, acc, n, total, out, qrow, relu, offw, sat, s32p, s32rne,
