@@ -1086,7 +1086,7 @@ def test_fp32_fold_pass_sixteen_groups_like_reference(mode: str) -> None:
     one group of 104 by the per-group loop): rows whose groups alternate one positive at a moving
     column and all negative (the smallest magnitude at a moving column), rows also with groups holding
     a -0 among negatives and groups of +0/-0 only (the rare-source redo), and rows of N(0, 1) x 50; GroupN 128, 64, every other multiple of 16 (sixteen groups at a time by
-    ``_fold16_seg``) and 8, MaxAbs on/off: RowMaxOut and
+    the FP8 rows' ``_foldb_seg``) and 8, MaxAbs on/off: RowMaxOut and
     GroupMaxOut equal the reference engine's fold (:func:`ptonum.fpatr.reduction.row_max` /
     ``group_max``)."""
     rng = np.random.default_rng(29)

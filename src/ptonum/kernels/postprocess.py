@@ -838,7 +838,7 @@ def _smallest_i32(a_: Any, t: Any, e: Any) -> Any:
 
 
 @njit
-def _fp32_fold_groups(a_: Any, absm: Any, seg: int, gk: Any, any16: bool = False) -> None:
+def _fp32_fold_groups(a_: Any, absm: Any, seg: int, gk: Any) -> None:
     """The RowMax/GroupMax fold keys of a row without a NaN (the caller redoes a row with a NaN/Inf
     source by :func:`_redo_rare`): gk[g] = the order key (:func:`_fp32_key`) of the maximum of
     the ``seg``-element group g (one group, the row, for RowMax alone), in a load-only pass of
@@ -849,23 +849,22 @@ def _fp32_fold_groups(a_: Any, absm: Any, seg: int, gk: Any, any16: bool = False
     +0 beats -0); a group whose sources are all negative takes a second pass for the smallest
     int32 (-0 = INT_MIN is the largest of them, larger magnitudes have larger bits).  With MaxAbs
     (``absm`` 0x7FFFFFFF) every masked source is >= 0.  Without MaxAbs, full groups of 128 (GroupN
-    128), and with ``any16`` of any GroupN that is a multiple of 16 (16 .. 128), go sixteen at a time
-    through :func:`_fold16_seg` (the sixteen maxima reduced together, one lane per group; blocks from
-    the row's end, the part the conversion pass touched last: ``any16`` is for a fold after the pass,
-    the FP8 rows; before the pass, in the BF16/FP16 rows' chunks, the reversed blocks are slower than
-    the loop per group: Zen 5, 2 threads, GroupN 32 -1% -> +21..+30%); the rest, and GroupN 8, a
-    longer ``seg`` (RowMax alone) or MaxAbs, by a loop per group.  Indices are unsigned: no negative-index wraparound code in the loops."""
+    128) go sixteen at a time through ``_fold16_128`` (the sixteen maxima reduced together, one lane
+    per group; blocks from the row's end); the rest, other GroupN, a longer ``seg`` (RowMax alone) or
+    MaxAbs, by a loop per group (in the BF16/FP16 rows' fold-first chunks, blocks at other GroupN were
+    slower than this loop: Zen 5, 2 threads, GroupN 32 -1% -> +21..+30%; the FP8 rows' fold after the
+    pass is :func:`_fp8_fold_groups`).  Indices are unsigned: no negative-index wraparound code in the loops."""
     n = np.uint64(a_.size)
     useg = np.uint64(seg)
     s = np.uint64(0)
     g0 = 0
-    if absm == np.uint32(0xFFFFFFFF) and (seg == 128 or (any16 and seg % 16 == 0 and 16 <= seg <= 128)):
+    if absm == np.uint32(0xFFFFFFFF) and seg == 128:
         nb = min(np.uint64(gk.size), n // useg) // np.uint64(16)
         for bb in range(nb):  # last block first: the row's end is the part the conversion left in L1
             bk = nb - np.uint64(1) - np.uint64(bb)
             s = bk * (useg * np.uint64(16))
             gb = bk * np.uint64(16)
-            neg = _fold16_seg(a_, s, gk, gb, seg)
+            neg = _fold16_128(a_, s, gk, gb)
             if neg != 0:  # some group all negative
                 for q in range(16):
                     if (neg >> q) & 1:
@@ -899,7 +898,7 @@ def _fp8_fold_groups(a_: Any, absm: Any, seg: int, gk: Any) -> None:
     end (the part the pass left in L1); the rest, and a longer ``seg`` (RowMax alone), by a loop per
     group.  Zen 5, one thread, a row of 4096 in L1, against the loop per group: GroupN 8 0.236 -> 0.044
     ns/elem (the HiF8 unit pass itself takes about 0.17), MaxAbs at GroupN 128 0.027 -> 0.022; the
-    multiples of 16 as :func:`_fp32_fold_groups` with ``any16``.  Indices unsigned."""
+    multiples of 16 before them were measured in blocks of sixteen too (c29c901).  Indices unsigned."""
     n = np.uint64(a_.size)
     useg = np.uint64(seg)
     masked = absm != np.uint32(0xFFFFFFFF)
@@ -2387,33 +2386,6 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     #: the sixteen GroupN-128 maxima at once (Zen 5, one row in L1: 15 instructions per 128
     #: elements against ~50 for a vectorized loop per group)
     _fold16_128: Any = _fold16_make(8)
-    _fold16_32: Any = _fold16_make(2)
-    _fold16_48: Any = _fold16_make(3)
-    _fold16_64: Any = _fold16_make(4)
-    _fold16_80: Any = _fold16_make(5)
-    _fold16_96: Any = _fold16_make(6)
-    _fold16_112: Any = _fold16_make(7)
-
-    @njit
-    def _fold16_seg(arr: Any, s: int, gk: Any, g: int, seg: int) -> int:
-        """``_fold16_<seg>`` for a GroupN ``seg`` that is a multiple of 16 from 16 to 128 (one compiled
-        intrinsic per width, :func:`_fold16_make`): the sixteen groups' keys from ``arr[s ..]`` to
-        ``gk[g .. g + 15]``, the mask of the all-negative ones returned."""
-        if seg == 128:
-            return _fold16_128(arr, s, gk, g)
-        if seg == 64:
-            return _fold16_64(arr, s, gk, g)
-        if seg == 32:
-            return _fold16_32(arr, s, gk, g)
-        if seg == 16:
-            return _fold16_16(arr, s, gk, g)
-        if seg == 48:
-            return _fold16_48(arr, s, gk, g)
-        if seg == 96:
-            return _fold16_96(arr, s, gk, g)
-        if seg == 80:
-            return _fold16_80(arr, s, gk, g)
-        return _fold16_112(arr, s, gk, g)
 
     def _foldb_make(gsz: int, masked: bool) -> Any:
         """The intrinsic ``foldb(a, s, gk, g)`` of the FP8 rows' fold (:func:`_fp8_fold_groups`): the
@@ -3007,9 +2979,6 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
         gk[g:g + ng] = np.where(m < 0, ~b, b ^ np.uint32(0x80000000))
         return int(((m < 0).astype(np.int64) << np.arange(ng)).sum())
 
-    def _fold16_seg(arr: Any, s: int, gk: Any, g: int, seg: int) -> int:
-        return _fold16_np(arr, s, gk, g, seg)
-
     def _v8_load(arr: Any, j: int) -> Any:
         return np.asarray(arr[j:j + 8]).view(np.int32).copy()
 
@@ -3145,7 +3114,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     @njit(inline="always")
     def _fold16_fp16x(arr: Any, s: int, gk: Any, g: int, seg: int, max_abs: bool) -> int:
         """The sixteen GroupN-8 groups' keys from ``arr[s .. s + 127]`` to ``gk[g .. g + 15]`` (as
-        :func:`_fold16_seg`), with ``max_abs`` the sources' sign bits cleared first (mask 0 returned);
+        ``_fold16_128``), with ``max_abs`` the sources' sign bits cleared first (mask 0 returned);
         ``seg`` must be 8.  Inlined, the intrinsics called directly: a call per block (its arrays passed
         on the stack, the reference-count calls) costs more than the block's fold."""
         if max_abs:
