@@ -387,6 +387,44 @@ def test_open_tile_damaged_zarr_chunk_is_a_usage_error_naming_store_and_chunk(tm
     np.testing.assert_array_equal(pdask.open_tile(store)[:5].compute(), acc[:5])  # the other chunks still read
 
 
+@pytest.mark.parametrize("inline", [False, True])
+def test_caller_from_zarr_damaged_chunk_is_a_usage_error_naming_store_and_chunk(tmp_path: Path, client,
+                                                                               inline: bool) -> None:
+    """A dask array the caller built with da.from_zarr over a store with a damaged chunk, given to the
+    ptonum.dask entry points (postprocess computed locally, through a client and to_zarr; encode,
+    to_e8m0, decompose computed by dask): ptonum's UsageError naming the argument, the store and the
+    Zarr chunk; was zarr's raw error (RuntimeError: Zstd decompression error).  The healthy chunks
+    still give the numpy function's bits."""
+    import dask.array as da
+    import zarr
+
+    acc = np.arange(20 * 30, dtype=np.int32).reshape(20, 30) * 7919
+    store = tmp_path / "a.zarr"
+    z = zarr.open_array(str(store), mode="w", shape=acc.shape, chunks=(5, 30), dtype=np.int32)
+    z[:] = acc
+    chunk = next(p for p in sorted(store.rglob("*")) if p.is_file() and p.parent.name == "1")  # chunk (1, 0)
+    chunk.write_bytes(chunk.read_bytes()[:10])
+    x = da.from_zarr(str(store), inline_array=inline)
+    where = r"{}: {}: a chunk cannot be read \(rows 5:10, columns 0:30, Zarr chunk \(1, 0\): "
+    kw = dict(attributes={"pre_quant_mode": "REQ8"}, quant_param=int(fpatr.quant_param(0.5, 0, mode="REQ8")))
+    with pytest.raises(UsageError, match=where.format("acc", store)):
+        pdask.postprocess(x, **kw).compute()
+    with pytest.raises(UsageError, match=where.format("acc", store)):
+        pdask.postprocess(x, **kw).compute(client=client)
+    with pytest.raises(UsageError, match=where.format("acc", store)):
+        pdask.postprocess(x, **kw).to_zarr(tmp_path / "out.zarr")
+    assert not (tmp_path / "out.zarr").exists()
+    with pytest.raises(UsageError, match=where.format("src_bits", store)):
+        pdask.to_e8m0(x.astype(np.uint32) & 0xFFFF, src_type="FP16")[0].compute()
+    with pytest.raises(UsageError, match=where.format("values", store)):
+        pdask.encode(x.astype(np.float64), "BF16")[0].compute()
+    with pytest.raises(UsageError, match=where.format("encoding", store)):
+        pdask.decompose("FP32", x.astype(np.uint32)).significand.compute()
+    good = da.from_zarr(str(store), inline_array=inline)[:5]
+    expected = fpatr.postprocess(acc[:5], **kw).d_bits
+    np.testing.assert_array_equal(pdask.postprocess(good, **kw).compute().d_bits, expected)
+
+
 def test_to_zarr_interrupted_leaves_nothing(client, tmp_path: Path) -> None:
     acc, kw = _fp8_call()
     status = ptonum.StatusRegister()

@@ -23,6 +23,7 @@ from .._util import check_engine, unmasked
 from .. import formats as _formats
 from .. import tcvt as _tcvt
 from .cluster import require_dask
+from .io import named_zarr_reads
 
 __all__ = ["to_e8m0", "encode", "decompose"]
 
@@ -33,7 +34,7 @@ def _as_dask(name: str, x: Any) -> Any:
     import dask.array as da
 
     if isinstance(x, da.Array):
-        return x
+        return named_zarr_reads(x, name)  # a damaged chunk of a Zarr store: named when computed
     arr = np.asarray(unmasked(name, x))
     return da.from_array(arr, chunks=arr.shape or ())
 

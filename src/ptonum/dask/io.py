@@ -20,7 +20,7 @@ from ..errors import PtonumError, UsageError
 from ..npyfile import check_numpy_file, numpy_read_error
 from .cluster import require_dask
 
-__all__ = ["NpyTile", "ZarrTile", "open_tile", "parse_chunks", "is_zarr"]
+__all__ = ["NpyTile", "ZarrTile", "open_tile", "parse_chunks", "is_zarr", "named_zarr_reads"]
 
 
 def parse_chunks(text: Any, option: str = "--chunks") -> Tuple[int, int]:
@@ -72,16 +72,18 @@ class ZarrTile:
     """A Zarr array read through ``__getitem__`` (``shape``, ``dtype``, ``ndim``), naming the store
     when a chunk cannot be read.
 
-    ``path`` is the store as given (named in the error), ``array`` the ``zarr.Array``.
-    Raises :class:`UsageError` naming the store, the rows and columns asked for and the Zarr chunks
+    ``path`` is the store as given (named in the error), ``array`` the ``zarr.Array``, ``what`` the
+    name the error starts with (``ACC`` for the command line's input, the argument's name otherwise).
+    Raises :class:`UsageError` naming ``what``, the store, the rows and columns asked for and the Zarr chunks
     they lie in, when zarr or its codecs fail on them (a chunk file cut short or garbled:
     e.g. numcodecs' ``RuntimeError: Zstd decompression error``), instead of that raw error.  A chunk
     file that is missing reads as the fill value (Zarr's definition) and is not detected.
     """
 
-    def __init__(self, path: Any, array: Any) -> None:
+    def __init__(self, path: Any, array: Any, what: str = "ACC") -> None:
         self.path = str(path)
         self.array = array
+        self.what = what
         self.shape: Tuple[int, ...] = tuple(int(s) for s in array.shape)
         self.dtype = array.dtype
         self.ndim = len(self.shape)
@@ -105,9 +107,63 @@ class ZarrTile:
         except (PtonumError, MemoryError):
             raise
         except Exception as exc:  # zarr/numcodecs raise several types for a damaged chunk
-            raise UsageError(f"ACC: {self.path}: a chunk cannot be read ({self._where(key)}: "
+            raise UsageError(f"{self.what}: {self.path}: a chunk cannot be read ({self._where(key)}: "
                              f"{type(exc).__name__}: {exc}); a chunk file of the store is damaged or cut short"
                              ) from None
+
+
+def _store_text(array: Any) -> str:
+    """The store (and the array's path inside it) of a ``zarr.Array``, as text for a message."""
+    store = getattr(array, "store", None)
+    root = getattr(store, "root", None) or getattr(store, "path", None)
+    text = str(root) if root else str(store)
+    inner = str(getattr(array, "path", "") or "").strip("/")
+    return f"{text.rstrip('/')}/{inner}" if inner else text
+
+
+def named_zarr_reads(x: Any, what: str) -> Any:
+    """``x`` (a dask array) with every ``zarr.Array`` its graph reads from (``da.from_zarr``, inlined
+    or not, and whatever was derived from it) read through :class:`ZarrTile`, so that a chunk zarr
+    cannot decode raises :class:`UsageError` naming ``what``, the store and the Zarr chunk when
+    computed.  The same chunks and values; ``x`` itself when its graph reads no Zarr array (a getter
+    over another wrapper, e.g. ``da.from_array(z[...])``, is not seen).  The keys that read through a
+    wrapper, and those depending on them, are renamed (a suffix from ``what``): a key never stands for
+    two different tasks on one scheduler."""
+    try:
+        import zarr
+        from dask._task_spec import DataNode, Task, convert_legacy_graph
+    except ImportError:  # pragma: no cover - zarr not installed, or a dask without the task spec
+        return x
+    import dask.array as da
+    from dask.base import tokenize
+
+    def wrap(value: Any) -> Any:
+        if isinstance(value, DataNode) and isinstance(value.value, zarr.Array):
+            return DataNode(value.key, ZarrTile(_store_text(value.value), value.value, what))
+        if isinstance(value, Task) and any(isinstance(a, DataNode) and isinstance(a.value, zarr.Array)
+                                           for a in value.args):
+            return Task(value.key, value.func, *(wrap(a) for a in value.args), **value.kwargs)
+        return value
+
+    graph = convert_legacy_graph(dict(x.__dask_graph__()))
+    nodes = {k: wrap(v) for k, v in graph.items()}
+    renamed = {k for k in graph if nodes[k] is not graph[k]}
+    if not renamed:
+        return x
+    while True:  # every key that depends on a renamed one is renamed too
+        more = {k for k, v in nodes.items() if k not in renamed and v.dependencies & renamed}
+        if not more:
+            break
+        renamed |= more
+    suffix = "-ptonum-" + tokenize("named_zarr_reads", what)[:12]
+
+    def rename(k: Any) -> Any:
+        return (str(k[0]) + suffix,) + tuple(k[1:]) if isinstance(k, tuple) else str(k) + suffix
+
+    subs = {k: rename(k) for k in renamed}
+    out = {subs.get(k, k): (v.substitute(subs, key=subs[k]) if k in subs else v) for k, v in nodes.items()}
+    name = rename(x.name) if x.name in {k[0] if isinstance(k, tuple) else k for k in renamed} else x.name
+    return da.Array(out, name, x.chunks, dtype=x.dtype, meta=x._meta)
 
 
 def is_zarr(path: Any) -> bool:

@@ -49,6 +49,7 @@ from ..fpatr.element import destination_dtype
 from ..fpatr.tile import (PostprocessResult, TileOutputs, TilePlan, commit, compute, decode_bits, join_columns,
                           pack_s4x2, preflight_shape, typed_view)
 from .cluster import require_dask
+from .io import named_zarr_reads
 from .run import ProgressFn, run_tasks
 
 __all__ = ["DaskPostprocessResult", "postprocess", "ZARR_ARRAYS"]
@@ -449,6 +450,7 @@ def postprocess(
     if not isinstance(acc, da.Array):
         arr = np.asarray(unmasked("acc", acc))  # a masked element is refused now, naming acc[i, j]
         acc = da.from_array(arr, chunks=arr.shape or -1)
+    acc = named_zarr_reads(acc, "acc")  # a damaged chunk of a Zarr store the caller opened: named when computed
     if any(np.isnan(c) for dim in acc.chunks for c in dim):
         raise UsageError("acc: the dask array has unknown chunk sizes; call acc.compute_chunk_sizes() first")
     plan = preflight_shape(tuple(int(s) for s in acc.shape), acc.dtype, acc_type=acc_type, attributes=attributes,
