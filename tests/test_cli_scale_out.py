@@ -104,6 +104,40 @@ def test_chunked_and_in_memory_runs_of_a_stem_replace_each_other(tmp_path: Path)
     assert sorted(p.name for p in out.iterdir()) == ["t.d.npy", "t.flags.json", "t.group_max.npy", "t.row_max.npy"]
 
 
+@pytest.mark.parametrize("protect", ["tree", "top", "one chunk file"])
+def test_write_protected_zarr_output_is_refused_before_any_work(tmp_path: Path, protect: str) -> None:
+    """An earlier run's OUT_DIR/STEM.zarr made read-only (chmod -R a-w, chmod a-w on the directory, or one
+    chunk file) is never replaced or removed, root included: the chunked run that would replace it and
+    the in-memory run that would take it away are refused before any work, naming it, exit 2, the tree
+    byte for byte as it was.  Was: replaced as if writable (as root) or half removed."""
+    acc = _acc(6, 40, seed=5)
+    np.save(tmp_path / "t.npy", acc)
+    out = tmp_path / "out"
+    r = _run(["postprocess", str(tmp_path / "t.npy"), *MODE, "--chunks", "3x20", "--out-dir", str(out)])
+    assert r.exit_code == 0, r.output
+    tree = out / "t.zarr"
+    before = {p.relative_to(tree): p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    victims = ([tree] + sorted(tree.rglob("*")) if protect == "tree" else [tree] if protect == "top"
+               else [next(p for p in sorted(tree.rglob("*")) if p.is_file() and p.parent.name == "0")])
+    for p in victims:
+        p.chmod(p.stat().st_mode & ~0o222)
+    try:
+        for extra in (["--chunks", "3x20"], []):
+            r = CliRunner().invoke(main, ["postprocess", str(tmp_path / "t.npy"), *MODE,
+                                          *extra, "--out-dir", str(out)])
+            assert r.exit_code == 2, r.output
+            assert f"cannot write {tree}" in r.output or f"cannot remove {tree}" in r.output, r.output
+            assert "write-protected" in r.output and r.output.count("\n") == 1, r.output
+            assert sorted(p.name for p in out.iterdir()) == ["t.zarr"]
+            assert {p.relative_to(tree): p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
+    finally:
+        for p in victims:
+            p.chmod(p.stat().st_mode | 0o200)
+    _check_group(tree, acc)
+    r = _run(["postprocess", str(tmp_path / "t.npy"), *MODE, "--chunks", "3x20", "--out-dir", str(out)])
+    assert r.exit_code == 0, r.output  # writable again: replaced as before
+
+
 def test_flags_json_and_zarr_attributes_describe_a_run_alike(tmp_path: Path) -> None:
     """The in-memory run's STEM.flags.json and a chunked run's Zarr attributes say the same things the
     same way: the rounding mode the conversion used (REQ8 with B.DATR RMode NONE: RNE, the given

@@ -298,25 +298,46 @@ def _restore_handlers(saved: List[Tuple[int, Any]]) -> None:
 
 
 def write_protected(path: PathLike) -> Optional[str]:
-    """Why the existing regular file ``path`` may not be replaced or removed -- ``"it is write-protected
-    (mode 0444)"`` when no one may write it (no ``w`` bit; root included, as ``rm`` asks first) or this
-    process may not -- else None (also for a missing path, a directory or a symbolic link, which a rename
-    replaces without touching what it points to).
+    """Why the existing regular file or directory ``path`` may not be replaced or removed -- ``"it is
+    write-protected (mode 0444)"`` when no one may write it (no ``w`` bit; root included, as ``rm`` asks
+    first) or this process may not; for a directory (e.g. a Zarr store), when the directory or any file or
+    directory in its tree is (``"it holds d/c/0/0, which is write-protected (mode 0444)"``) -- else None
+    (also for a missing path or a symbolic link, which a rename replaces without touching what it points
+    to).
 
-    A rename into place would need only the folder's permission; a file the user made read-only (a golden
-    output kept on purpose) is not replaced behind that protection."""
+    A rename into place would need only the folder's permission; a file or tree the user made read-only (a
+    golden output kept on purpose) is not replaced behind that protection, nor half removed.  A directory's
+    tree is walked (every entry lstat-ed once, as removing it would), stopping at the first protected one."""
+    def protected(p: str, st: os.stat_result) -> bool:
+        return not (st.st_mode & 0o222 and os.access(p, os.W_OK, follow_symlinks=False))
+
     try:
         st = os.lstat(path)
     except OSError:
         return None
+    if stat.S_ISDIR(st.st_mode):
+        if protected(os.fspath(path), st):
+            return f"it is a write-protected directory (mode {stat.S_IMODE(st.st_mode):04o})"
+        for top, dirs, files in os.walk(path):
+            for name in dirs + files:
+                p = os.path.join(top, name)
+                try:
+                    est = os.lstat(p)
+                except OSError:
+                    continue
+                if (stat.S_ISDIR(est.st_mode) or stat.S_ISREG(est.st_mode)) and protected(p, est):
+                    return (f"it holds {os.path.relpath(p, path)}, which is write-protected "
+                            f"(mode {stat.S_IMODE(est.st_mode):04o})")
+        return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    if st.st_mode & 0o222 and os.access(path, os.W_OK, follow_symlinks=False):
+    if not protected(os.fspath(path), st):
         return None
     return f"it is write-protected (mode {stat.S_IMODE(st.st_mode):04o})"
 
 
-_PROTECTED_HINT = "ptonum does not replace a write-protected file: make it writable (chmod u+w) or remove it"
+_PROTECTED_HINT = ("ptonum does not replace a write-protected file or directory: make it writable (chmod u+w; "
+                   "chmod -R u+w for a directory) or remove it")
 _SPECIAL_HINT = ("an output is written whole under a temporary name and renamed into place, which would replace "
                  "it: give a regular file name")
 #: what a path that is neither a regular file nor a directory is, by its ``stat.S_IS*`` test
@@ -351,7 +372,8 @@ def check_destination(dest: PathLike, *, directory: bool = False, replace: bool 
 
     A file output (``directory=False``) may not be an existing directory, nor an existing file that
     :func:`unreplaceable` refuses (a pipe, device or socket, a link to one, a write-protected file); a directory output may not be an existing non-directory, nor an
-    existing directory unless ``replace``.  The parent must be an existing directory (create it first;
+    existing directory unless ``replace``, nor one that :func:`write_protected` refuses (a read-only tree is
+    never half replaced).  The parent must be an existing directory (create it first;
     see :meth:`Publication.open`).
 
     Raises:
@@ -367,6 +389,9 @@ def check_destination(dest: PathLike, *, directory: bool = False, replace: bool 
             raise PublishError(f"cannot write {p}: it exists and is not a directory")
         if p.is_dir() and not replace:
             raise PublishError(f"cannot write {p}: the directory exists (remove it or choose another name)")
+        why = write_protected(p) if p.is_dir() else None
+        if why:
+            raise PublishError(f"cannot write {p}: {why}; {_PROTECTED_HINT}")
     elif p.is_dir() and not p.is_symlink():
         raise PublishError(f"cannot write {p}: it is a directory")
     elif p.is_dir():

@@ -332,8 +332,8 @@ def refuse_protected_outputs(out_dir: Path, stem: str, writes: Sequence[str] = (
         p = out_dir / name
         why = write_protected(p)
         if why:
-            raise UsageError(f"--out-dir: cannot write {p}: {why}; ptonum does not replace a write-protected file: "
-                             "make it writable (chmod u+w) or remove it")
+            raise UsageError(f"--out-dir: cannot write {p}: {why}; ptonum does not replace a write-protected file "
+                             "or directory: make it writable (chmod u+w; chmod -R u+w for a directory) or remove it")
     for name in writes:
         p = out_dir / name
         why = unreplaceable(p)
