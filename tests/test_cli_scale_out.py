@@ -532,18 +532,23 @@ def test_huge_workers_and_chunks_are_usage_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("where", ["here", "scheduler"])
 @pytest.mark.parametrize("damage", ["truncated", "garbled"])
-def test_damaged_zarr_chunk_is_one_line_naming_the_store(tmp_path: Path, damage: str) -> None:
+def test_damaged_zarr_chunk_is_one_line_naming_the_store(tmp_path: Path, damage: str, where: str,
+                                                         request: Any) -> None:
     """Was: `internal error: RuntimeError: Zstd decompression error: invalid input data (please report it ...)`
-    for a chunk file cut short; now a usage error naming ACC, exit 2, nothing written."""
+    for a chunk file cut short; now a usage error naming ACC, the rows/columns and the Zarr chunk (the
+    error ptonum.dask.open_tile raises, in this process and from a worker), exit 2, nothing written."""
     acc = _acc()
     _zarr(tmp_path / "a.zarr", acc, (30, 50))
     chunk = next(p for p in sorted((tmp_path / "a.zarr").rglob("*")) if p.is_file() and p.name.isdigit())
     data = chunk.read_bytes()
     chunk.write_bytes(data[:10] if damage == "truncated" else data[:8] + bytes(b ^ 0x5A for b in data[8:]))
     out = tmp_path / "out"
-    r = _run(["postprocess", str(tmp_path / "a.zarr"), "--mode", "REQ8", "--scale", "0.5", "--out-dir", str(out)])
+    at = ["--scheduler", request.getfixturevalue("scheduler")] if where == "scheduler" else []
+    r = _run(["postprocess", str(tmp_path / "a.zarr"), "--mode", "REQ8", "--scale", "0.5", "--out-dir", str(out), *at])
     assert r.exit_code == 2, r.output
-    assert r.stderr.startswith(f"ptonum postprocess: error: ACC: {tmp_path / 'a.zarr'}: a chunk cannot be read (")
+    assert r.stderr.startswith(f"ptonum postprocess: error: ACC: {tmp_path / 'a.zarr'}: a chunk cannot be read (rows ")
+    assert ", Zarr chunk (" in r.stderr and "damaged or cut short" in r.stderr
     assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr
     assert not out.exists() or list(out.iterdir()) == []

@@ -352,18 +352,6 @@ def stale_outputs(out_dir: Path, stem: str, writes: Sequence[str]) -> List[Path]
             and os.path.lexists(out_dir / f"{stem}.{name}")]
 
 
-def _raised_reading_zarr(exc: BaseException) -> bool:
-    """True when ``exc`` was raised inside zarr or its codecs (numcodecs): a chunk of the input store
-    that cannot be decoded (a truncated or garbled chunk file), not a defect of ptonum."""
-    tb = exc.__traceback__
-    while tb is not None:
-        name = tb.tb_frame.f_code.co_filename.replace("\\", "/")
-        if "/zarr/" in name or "/numcodecs/" in name:
-            return True
-        tb = tb.tb_next
-    return False
-
-
 def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client: Any, chunks: Optional[str],
                      show_progress: Optional[bool], quiet: bool = False,
                      fields_text: Callable[[Any], str] = str) -> Dict[str, Any]:
@@ -404,15 +392,11 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
     # are computed, since the Zarr group is published at the end of to_zarr)
     with output_directory_lock(out_dir), task_progress(f"{Path(acc).name}: chunks", bool(enabled)) as cb:
         stale = stale_outputs(out_dir, stem, [f"{stem}.zarr"])
-        try:
-            flags = lazy.to_zarr(dest, client=client, progress=cb, overwrite=True,
-                                 attrs={"source": os.path.abspath(acc), "parameters": call.parameter_record()},
-                                 remove=stale)
-        except Exception as exc:
-            if isinstance(exc, PtonumError) or not _raised_reading_zarr(exc):
-                raise
-            raise UsageError(f"ACC: {acc}: a chunk cannot be read ({type(exc).__name__}: {exc}); a chunk file of "
-                             "the store is damaged or cut short") from None
+        # a chunk of ACC that cannot be decoded raises the UsageError of ptonum.dask.ZarrTile (naming the store
+        # and the Zarr chunk), here or on a worker
+        flags = lazy.to_zarr(dest, client=client, progress=cb, overwrite=True,
+                             attrs={"source": os.path.abspath(acc), "parameters": call.parameter_record()},
+                             remove=stale)
     row = {"file": acc, "ok": True, "shape": (m, n), "acc_type": lazy.acc_type.name, "dst_type": lazy.dst_type.name,
            "flags": int(flags), "outputs": [str(dest)], "removed": [str(p) for p in stale], "chunks": (x.chunksize[0], x.chunksize[1]),
            "tasks": x.numblocks[0] * x.numblocks[1] + x.numblocks[0]}
