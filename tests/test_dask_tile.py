@@ -360,6 +360,29 @@ def test_open_tile_npy_and_zarr(tmp_path: Path) -> None:
     assert pdask.parse_chunks("12x5") == (12, 5)
 
 
+def test_open_tile_zarr_group_without_the_array_says_what_it_holds(tmp_path: Path) -> None:
+    """A Zarr group that holds no array is refused saying so (was: 'with arrays (none); choose one with
+    --key', which no --key could satisfy); a --key naming a subgroup says it is a group, not that the
+    array is missing (was: "has no array 'inner' (it has x)")."""
+    import zarr
+
+    empty = tmp_path / "empty.zarr"
+    zarr.open_group(str(empty), mode="w")
+    with pytest.raises(UsageError, match=rf"^ACC: {empty} is a Zarr group that holds no array$"):
+        pdask.open_tile(empty)
+    with pytest.raises(UsageError, match=rf"^ACC: {empty} is a Zarr group that holds no array$"):
+        pdask.open_tile(empty, key="acc")
+    sub = tmp_path / "sub.zarr"
+    g = zarr.open_group(str(sub), mode="w")
+    g.create_group("inner")
+    g.create_array("x", shape=(2, 2), dtype=np.int32)
+    g.create_array("y", shape=(2, 2), dtype=np.int32)
+    with pytest.raises(UsageError, match=rf"^ACC: {sub}: 'inner' is a Zarr group, not an array \(arrays: x, y\)$"):
+        pdask.open_tile(sub, key="inner")
+    with pytest.raises(UsageError, match=rf"^ACC: {sub} is a Zarr group with arrays x, y; choose one with --key$"):
+        pdask.open_tile(sub)
+
+
 @pytest.mark.parametrize("damage", ["truncated", "garbled"])
 def test_open_tile_damaged_zarr_chunk_is_a_usage_error_naming_store_and_chunk(tmp_path: Path, client,
                                                                              damage: str) -> None:

@@ -200,16 +200,20 @@ def open_tile(path: Any, chunks: Optional[Tuple[int, int]] = None, *, key: Optio
             raise UsageError(f"ACC: {path}: not a readable Zarr store ({exc})") from None
         if isinstance(node, zarr.Group):
             names = sorted(name for name, _ in node.arrays())
+            if not names:
+                raise UsageError(f"ACC: {path} is a Zarr group that holds no array")
+            if key is not None and key not in names and key in {name for name, _ in node.groups()}:
+                raise UsageError(f"ACC: {path}: {key!r} is a Zarr group, not an array (arrays: {', '.join(names)})")
             if key is None:
                 if len(names) == 1:
                     key = names[0]
                 elif "acc" in names:
                     key = "acc"
                 else:
-                    raise UsageError(f"ACC: {path} is a Zarr group with arrays {', '.join(names) or '(none)'}; "
+                    raise UsageError(f"ACC: {path} is a Zarr group with arrays {', '.join(names)}; "
                                      "choose one with --key")
             if key not in names:
-                raise UsageError(f"ACC: {path} has no array {key!r} (it has {', '.join(names) or 'none'})")
+                raise UsageError(f"ACC: {path} has no array {key!r} (it has {', '.join(names)})")
             arr = node[key]
             if not isinstance(arr, zarr.Array):
                 raise UsageError(f"ACC: {path}: {key!r} is a Zarr group, not an array")
