@@ -947,3 +947,57 @@ def test_concurrent_runs_into_one_out_dir_publish_one_after_the_other(tmp_path: 
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr
     assert ("acc.zarr" if chunked else "acc.d.bin") in _listing(out)
+
+
+# ---------------------------------------------------------------------------
+# numba's threading layer cannot be loaded
+
+
+@pytest.mark.parametrize("layer", ["bogus", "tbb"])
+def test_threading_layer_that_cannot_load_runs_on_numpy_with_a_note(tmp_path: Path, layer: str) -> None:
+    """NUMBA_THREADING_LAYER naming a layer numba does not know, or one whose library is missing (TBB here;
+    'safe' needs it too): a large call runs on the numpy path with one note naming the variable, the same
+    bits as the reference engine, exit 0.  Was: 'internal error: ValueError: The threading layer requested
+    'bogus' is unknown to Numba' / 'No threading layer could be loaded', exit 2, nothing written."""
+    try:
+        import tbb  # type: ignore[import-not-found]  # noqa: F401
+        if layer == "tbb":
+            pytest.skip("TBB is installed here: the layer loads")
+    except ImportError:
+        pass
+    acc = (np.arange(300 * 300, dtype=np.int64) * 7919 % (1 << 32) - (1 << 31)).astype(np.int32).reshape(300, 300)
+    np.save(tmp_path / "acc.npy", acc)
+    env = dict(os.environ, NUMBA_THREADING_LAYER=layer, PTONUM_KERNEL_MIN_ELEMENTS="1024")
+    env.pop("PTONUM_DISABLE_NUMBA", None)
+    args = ["postprocess", "acc.npy", "--mode", "REQ8", "--scale", "0.5", "--row-max", "--out-dir", "out"]
+    proc = subprocess.run([sys.executable, "-m", "ptonum", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=tmp_path, env=env, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if "NUMBA_THREADING_LAYER" in line]
+    assert len(notes) == 1 and notes[0].startswith("ptonum: note: ") and repr(layer) in notes[0], proc.stderr
+    assert "runs on numpy" in notes[0] and "internal error" not in proc.stderr
+    from ptonum import fpatr
+
+    ref = fpatr.postprocess(acc, attributes={"pre_quant_mode": "REQ8", "row_max_en": True},
+                            quant_param=int(fpatr.quant_param(0.5, 0, mode="REQ8")), engine="reference")
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "acc.d.npy"), ref.d_bits.view(np.int8))
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "acc.row_max.npy").view(np.uint32), ref.row_max_bits)
+
+
+def test_compile_with_a_threading_layer_that_cannot_load_is_one_line_and_keeps_the_cache(tmp_path: Path) -> None:
+    """`ptonum compile` under NUMBA_THREADING_LAYER=bogus: one line naming the variable, exit 2, and no
+    cached kernel discarded.  Was: each cached kernel's load failed with numba's ValueError, was taken for
+    a damaged file and deleted ('damaged kernel cache file ... discarded'), then 'internal error:
+    ValueError: The threading layer requested 'bogus' is unknown to Numba'."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "postprocess._tile_kernel-1.py311.nbi").write_bytes(b"index")  # stands for a cached kernel
+    env = dict(os.environ, NUMBA_THREADING_LAYER="bogus", PTONUM_CACHE_DIR=str(cache))
+    env.pop("PTONUM_DISABLE_NUMBA", None)
+    proc = subprocess.run([sys.executable, "-m", "ptonum", "compile"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("ptonum compile: error: NUMBA_THREADING_LAYER = 'bogus': numba cannot load "
+                                  "that threading layer ("), proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stdout == ""
+    assert [p.name for p in cache.iterdir()] == ["postprocess._tile_kernel-1.py311.nbi"]

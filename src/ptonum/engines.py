@@ -38,6 +38,7 @@ __all__ = [
     "to_e8m0_kernel",
     "decompose_codes",
     "compile_postprocess",
+    "threading_layer_problem",
 ]
 
 Path = Literal["reference", "numpy", "numba"]
@@ -59,7 +60,52 @@ def select(engine: Engine, size: int) -> Path:
     if not tables.kernel_size(size):  # a small call never imports numba (start-up time)
         return "numpy"
     # the environment was read just now (size and PTONUM_DISABLE_NUMBA); left: numba imports, no fork
-    return "numba" if _kernel_module("").numba_usable(size) else "numpy"
+    return "numba" if _kernel_module("").numba_usable(size) and _threading_layer_loads() else "numpy"
+
+
+#: None until asked; then why numba's threading layer does not load ("" when it loads; chosen once per process)
+_THREADS_WHY: Optional[str] = None
+
+THREADS_TEXT = ("NUMBA_THREADING_LAYER = {layer!r}: numba cannot load that threading layer ({why}); unset it or "
+                "choose one that loads (omp, workqueue, or tbb with TBB installed)")
+
+
+def threading_layer_problem() -> Optional[str]:
+    """None when numba's threading layer loads (the one ``NUMBA_THREADING_LAYER`` names, or numba's own
+    choice), else why not, as one line naming the variable (an unknown name, or TBB/OpenMP not installed:
+    numba's ValueError, which every kernel launch, and every cached kernel's load, would raise).  Asked
+    once per process: numba reads the variable when it is imported and starts the layer once.  Call only
+    with numba importable.
+
+    Source: no spec counterpart (engine configuration).
+    """
+    global _THREADS_WHY
+    if _THREADS_WHY is None:
+        try:
+            import numba
+            from numba.np.ufunc import parallel as _par
+
+            if not _par._is_initialized:
+                _par._launch_threads()  # what the first parallel launch does; idempotent, under numba's lock
+            _THREADS_WHY = ""
+        except ValueError as exc:  # numba: "... is unknown to Numba" / "No threading layer could be loaded"
+            why = " ".join(str(exc).split())
+            layer = str(getattr(getattr(numba, "config", None), "THREADING_LAYER", "default"))
+            _THREADS_WHY = THREADS_TEXT.format(layer=layer, why=why[:160])
+        except Exception:  # pragma: no cover - numba internals moved: the launch itself decides, as before
+            _THREADS_WHY = ""
+    return _THREADS_WHY or None
+
+
+def _threading_layer_loads() -> bool:
+    """True when numba's threading layer loads (:func:`threading_layer_problem`); else one note on stderr
+    and False: the fast engine runs on numpy, same bits and flags."""
+    why = threading_layer_problem()
+    if why is None:
+        return True
+    _kernel_module("").note("threads", why.replace("; unset it", "; the fast engine runs on numpy here (same "
+                                                  "bits and flags, slower); unset it"))
+    return False
 
 
 _KERNEL_MODULES: Dict[str, Any] = {}

@@ -115,6 +115,11 @@ def command() -> None:
     steps = (("postprocess", compile_postprocess), ("tcvt", _compile_tcvt), ("decompose", _compile_decompose))
     total = 0.0
     with errors_to_exit("compile"), _all_sizes():
+        from ..engines import threading_layer_problem
+
+        layer_why = threading_layer_problem()  # before any kernel loads: its load would fail as if the file were damaged
+        if layer_why:
+            raise UsageError(layer_why)
         writable = writable_cache_dir()
         if writable is None and not all(kernel_cache_warm(n) for n, _ in steps):
             raise UsageError("no writable kernel cache directory (tried " + ", ".join(kernel_cache_dirs())
