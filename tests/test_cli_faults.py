@@ -1001,3 +1001,40 @@ def test_compile_with_a_threading_layer_that_cannot_load_is_one_line_and_keeps_t
                                   "that threading layer ("), proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stdout == ""
     assert [p.name for p in cache.iterdir()] == ["postprocess._tile_kernel-1.py311.nbi"]
+
+
+def test_numba_disable_jit_runs_on_numpy_with_a_note(tmp_path: Path) -> None:
+    """NUMBA_DISABLE_JIT=1 (numba's debugging switch: njit returns the plain Python function): a large
+    postprocess and TCVT run on the numpy path with one note naming the variable, the reference engine's
+    bits, exit 0; `ptonum compile` says there is nothing to compile, exit 0.  Was: 'internal error:
+    AttributeError: 'function' object has no attribute 'py_func'' (exit 2), and a raw AttributeError
+    traceback from ptonum.tcvt.to_e8m0 in Python."""
+    acc = (np.arange(300 * 300, dtype=np.int64) * 7919 % (1 << 32) - (1 << 31)).astype(np.int32).reshape(300, 300)
+    np.save(tmp_path / "acc.npy", acc)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PTONUM_KERNEL_MIN_ELEMENTS="1024")
+    env.pop("PTONUM_DISABLE_NUMBA", None)
+
+    def run(*args: str) -> Any:
+        return subprocess.run([sys.executable, "-m", "ptonum", *args], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True, timeout=600)
+
+    proc = run("postprocess", "acc.npy", "--mode", "REQ8", "--scale", "0.5", "--row-max", "--out-dir", "out")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("ptonum: note: NUMBA_DISABLE_JIT is set"), \
+        proc.stderr
+    from ptonum import fpatr, tcvt
+
+    ref = fpatr.postprocess(acc, attributes={"pre_quant_mode": "REQ8", "row_max_en": True},
+                            quant_param=int(fpatr.quant_param(0.5, 0, mode="REQ8")), engine="reference")
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "acc.d.npy"), ref.d_bits.view(np.int8))
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "acc.row_max.npy").view(np.uint32), ref.row_max_bits)
+    bits = (np.arange(1 << 16, dtype=np.uint32) * 65537).astype(np.uint32)
+    np.save(tmp_path / "t.npy", bits)
+    proc = run("tcvt", "t.npy", "--src-type", "FP32", "--out", "codes.npy")
+    assert proc.returncode == 0, proc.stderr
+    assert "internal error" not in proc.stderr
+    codes, _ = tcvt.to_e8m0(bits, src_type="FP32", engine="reference")
+    np.testing.assert_array_equal(np.load(tmp_path / "codes.npy"), codes)
+    proc = run("compile")
+    assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
+    assert proc.stdout.startswith("nothing to compile: NUMBA_DISABLE_JIT is set"), proc.stdout

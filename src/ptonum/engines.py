@@ -39,6 +39,7 @@ __all__ = [
     "decompose_codes",
     "compile_postprocess",
     "threading_layer_problem",
+    "JIT_TEXT",
 ]
 
 Path = Literal["reference", "numpy", "numba"]
@@ -60,7 +61,31 @@ def select(engine: Engine, size: int) -> Path:
     if not tables.kernel_size(size):  # a small call never imports numba (start-up time)
         return "numpy"
     # the environment was read just now (size and PTONUM_DISABLE_NUMBA); left: numba imports, no fork
-    return "numba" if _kernel_module("").numba_usable(size) and _threading_layer_loads() else "numpy"
+    return "numba" if (_kernel_module("").numba_usable(size) and not _jit_disabled(note=True)
+                       and _threading_layer_loads()) else "numpy"
+
+
+JIT_TEXT = ("NUMBA_DISABLE_JIT is set: numba compiles nothing (its decorators return the plain Python "
+            "functions), so the fast engine runs on numpy here (same bits and flags); unset it for the compiled "
+            "kernels")
+
+
+def _jit_disabled(note: bool = False) -> bool:
+    """True when numba's ``NUMBA_DISABLE_JIT`` is on (read by numba when imported): the kernels cannot be
+    built, so the fast engine takes the numpy path; with ``note``, one note on stderr (once per process).
+    Call only with numba importable.
+
+    Source: no spec counterpart (engine configuration).
+    """
+    try:
+        import numba
+
+        off = bool(getattr(numba.config, "DISABLE_JIT", False))
+    except Exception:  # pragma: no cover - numba's configuration moved: as before
+        return False
+    if off and note:
+        _kernel_module("").note("nojit", JIT_TEXT)
+    return off
 
 
 #: None until asked; then why numba's threading layer does not load ("" when it loads; chosen once per process)
@@ -122,13 +147,14 @@ def _kernel_module(name: str) -> Any:
 
 
 def kernels_available() -> bool:
-    """True when numba imports and ``PTONUM_DISABLE_NUMBA`` is unset (any size).
+    """True when numba imports, ``PTONUM_DISABLE_NUMBA`` is unset and ``NUMBA_DISABLE_JIT`` is not on (any
+    size).
 
     Source: no spec counterpart (engine configuration).
     """
     from . import kernels
 
-    return bool(kernels.numba_enabled(None))
+    return bool(kernels.numba_enabled(None)) and not _jit_disabled()
 
 
 def run_tile(acc: np.ndarray, **kw: Any) -> int:

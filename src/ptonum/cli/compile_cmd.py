@@ -110,7 +110,11 @@ def command() -> None:
         why = "numba is not installed" if not NUMBA_AVAILABLE else "PTONUM_DISABLE_NUMBA is set"
         click.echo(f"nothing to compile: {why}; the fast engine uses numpy only")
         return
-    from ..engines import compile_postprocess
+    from ..engines import compile_postprocess, kernels_available
+
+    if not kernels_available():  # numba is there but NUMBA_DISABLE_JIT is on: its decorators build nothing
+        click.echo("nothing to compile: NUMBA_DISABLE_JIT is set; the fast engine uses numpy only")
+        return
 
     steps = (("postprocess", compile_postprocess), ("tcvt", _compile_tcvt), ("decompose", _compile_decompose))
     total = 0.0
