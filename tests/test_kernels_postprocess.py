@@ -1145,6 +1145,68 @@ def test_bf16_f16_group8_blocks_fold_like_reference(mode: str) -> None:
         _assert_folds_like_reference(acc, mode, {}, (8,))
 
 
+@pytest.mark.parametrize("mode", ["F322BF16", "F322F16"])
+def test_bf16_f16_fused_blocks_like_reference(mode: str) -> None:
+    """The BF16/FP16 rows' pass and fold from one loop at GroupN 8, 16 and 32 (``_fp16x_fused``: blocks
+    of sixteen groups converted and folded from the same loads, ``_fp16x_blk``, then the last groups by
+    the fold and the pass of the chunked path): rows of 4104 (blocks, then 8 / 264 / 520 elements: one
+    group, a partial one) and of 4096 (whole blocks); groups with one positive at a moving column, all
+    negative with the smallest magnitude moving (the placeholder keys redone), -0 among negatives, +0/-0
+    only, -0 only, a large negative among small positives (MaxAbs picks it), subnormals, values that
+    overflow (OF, Sat), N(0, 1) x 50, and rows with a NaN, an sNaN, +Inf and -Inf (the rare redo);
+    MaxAbs on/off, ReluMode NONE/RELU, Sat on/off: codes, flags, RowMaxOut and GroupMaxOut equal the
+    reference engine's whole tile operation, and the folds the reference fold's."""
+    rng = np.random.default_rng(43)
+    for n in (4104, 4096):
+        rows = 14
+        acc = _f32(-rng.uniform(0.5, 100.0, (rows, n))).astype(np.uint32)
+        for r in range(6):
+            gsz = (8, 16, 32)[r % 3]
+            for q in range((n + gsz - 1) // gsz):
+                lo = q * gsz
+                w = min(gsz, n - lo)
+                at = lo + (r * 5 + q * 3) % w
+                kind = (q * 7 + r) % 6
+                if kind == 0:  # one positive
+                    acc[r, at] = _f32(rng.uniform(0.5, 2.0))
+                elif kind == 1:  # all negative: one smallest magnitude
+                    acc[r, at] = _f32(-0.25)
+                elif kind == 2:  # all negative with a -0
+                    acc[r, at] = 0x80000000
+                elif kind == 3:  # +0 / -0 only
+                    acc[r, lo:lo + w] = np.where(rng.integers(0, 2, w) == 1, 0x80000000, 0)
+                elif kind == 4:  # -0 only
+                    acc[r, lo:lo + w] = 0x80000000
+                else:  # small positives and one large negative (the MaxAbs maximum)
+                    acc[r, lo:lo + w] = _f32(rng.uniform(0.5, 2.0, w))
+                    acc[r, at] = _f32(-500.0)
+        acc[6:8] = _f32(rng.standard_normal((2, n)) * 50.0)
+        acc[8] = _f32(np.exp2(rng.uniform(-149, 127.9, n)) * rng.choice([-1.0, 1.0], n))  # subnormals, overflow
+        acc[9] = _f32(rng.choice([-1.0, 1.0], n) * rng.uniform(60000.0, 70000.0, n))  # FP16 overflow and Sat
+        acc[10] = _f32(np.exp2(rng.uniform(-30, -10, n)) * rng.choice([-1.0, 1.0], n))  # FP16 tiny, UF
+        acc[11] = _f32(rng.standard_normal(n) * 50.0)
+        acc[11, rng.integers(0, n, 4)] = [0x7FC00000, 0x7F800001, 0x7F800000, 0xFF800000]
+        acc[12] = _f32(rng.standard_normal(n) * 50.0)
+        acc[12, n - 3] = 0xFF800000  # -Inf in the last groups
+        acc[13] = _f32(-rng.uniform(0.5, 100.0, n))  # the whole row negative
+        _assert_folds_like_reference(acc, mode, {}, (8, 16, 32))
+        for gn in (8, 16, 32):
+            for max_abs, relu, sat in ((False, "NONE", False), (True, "RELU", True), (False, "RELU", True),
+                                       (True, "NONE", False)):
+                attrs = dict(pre_quant_mode=mode, row_max_en=True, group_max_en=True, group_n=gn,
+                             max_abs_en=max_abs, relu_mode=relu)
+                got = postprocess(acc, acc_type="FP32", attributes=attrs, sat=sat)
+                ref = postprocess(acc, acc_type="FP32", attributes=attrs, sat=sat, engine="reference")
+                assert np.array_equal(got.d_bits, ref.d_bits), (n, gn, max_abs, relu, sat)
+                assert got.flags == ref.flags, (n, gn, max_abs, relu, sat)
+                assert np.array_equal(got.row_max_bits, ref.row_max_bits), (n, gn, max_abs, relu, sat)
+                assert np.array_equal(got.group_max_bits, ref.group_max_bits), (n, gn, max_abs, relu, sat)
+                for r in range(rows):  # each row's flags: a row's pass and its rare redo
+                    one = postprocess(acc[r:r + 1], acc_type="FP32", attributes=attrs, sat=sat)
+                    ref1 = postprocess(acc[r:r + 1], acc_type="FP32", attributes=attrs, sat=sat, engine="reference")
+                    assert one.flags == ref1.flags and np.array_equal(one.d_bits, ref1.d_bits), (n, gn, r)
+
+
 @pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
 @pytest.mark.parametrize("scale", [1.0, 1.625])
 def test_fp8_fold_blocks_small_groupn_and_maxabs_like_reference(mode: str, scale: float) -> None:
