@@ -1038,3 +1038,24 @@ def test_numba_disable_jit_runs_on_numpy_with_a_note(tmp_path: Path) -> None:
     proc = run("compile")
     assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
     assert proc.stdout.startswith("nothing to compile: NUMBA_DISABLE_JIT is set"), proc.stdout
+
+
+def test_a_library_warning_with_a_traceback_in_it_is_one_line(tmp_path: Path) -> None:
+    """NUMBA_NUM_THREADS=abc: numba warns when ptonum imports it, and its warning carries the text of a
+    traceback (about ten lines on stderr).  The command now shows it as one note line naming the package
+    and the variable, and runs as numba does (its default thread count), exit 0.  Was: numba's multi-line
+    RuntimeWarning with 'Traceback (most recent call last):' in it."""
+    acc = (np.arange(300 * 300, dtype=np.int64) * 7919 % (1 << 32) - (1 << 31)).astype(np.int32).reshape(300, 300)
+    np.save(tmp_path / "acc.npy", acc)
+    env = dict(os.environ, NUMBA_NUM_THREADS="abc", PTONUM_KERNEL_MIN_ELEMENTS="1024")
+    env.pop("PTONUM_DISABLE_NUMBA", None)
+    env.pop("PTONUM_TRACEBACK", None)
+    proc = subprocess.run([sys.executable, "-m", "ptonum", "postprocess", "acc.npy", "--mode", "REQ8", "--scale",
+                           "0.5", "--out-dir", "out"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=tmp_path, env=env, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "NUMBA_NUM_THREADS" in line]
+    assert lines == ["ptonum: note: numba: RuntimeWarning: Environment variable 'NUMBA_NUM_THREADS' is defined but "
+                     "its associated value 'abc' could not be parsed. (ValueError: invalid literal for int() with "
+                     "base 10: 'abc')"], proc.stderr

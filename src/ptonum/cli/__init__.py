@@ -13,6 +13,7 @@ import importlib
 import os
 import signal
 import sys
+import warnings
 from typing import Any, List, NoReturn, Optional, Sequence
 
 import click as _click
@@ -122,6 +123,28 @@ def _check_repeats(ctx: click.Context, cmd: Any, args: Sequence[str]) -> None:
         i += 1
 
 
+
+def _one_line_warning(shown: Any) -> Any:
+    """A ``warnings.showwarning`` that writes a warning whose text runs over several lines (numba's warning
+    about a ``NUMBA_*`` variable it cannot parse carries a whole traceback) as one line,
+    ``ptonum: note: PACKAGE: Category: first line (last line)``; any other warning goes to ``shown``."""
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        text = str(message).strip()
+        if "\n" not in text:
+            shown(message, category, filename, lineno, file, line)
+            return
+        lines = [t.strip() for t in text.splitlines() if t.strip()]
+        parts = filename.replace("\\", "/").split("/")
+        package = next((parts[i + 1] for i in range(len(parts) - 1) if parts[i] in ("site-packages", "dist-packages")),
+                       os.path.basename(filename))
+        tail = f" ({lines[-1]})" if len(lines) > 1 and lines[-1] != lines[0] else ""
+        try:
+            sys.stderr.write(f"ptonum: note: {package}: {category.__name__}: {lines[0]}{tail}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    return show
+
 class _Group(click.RichGroup):
     """The top-level group: any :class:`PtonumError` or :class:`OSError` a subcommand lets escape
     becomes one line on stderr (``ptonum <command>: error: ...``) and exit status 2; so does every
@@ -169,6 +192,16 @@ class _Group(click.RichGroup):
 
     def main(self, args: Optional[Sequence[str]] = None, prog_name: Optional[str] = None,
              complete_var: Optional[str] = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        shown = warnings.showwarning
+        if not os.environ.get("PTONUM_TRACEBACK"):
+            warnings.showwarning = _one_line_warning(shown)
+        try:
+            return self._main(args, prog_name, complete_var, standalone_mode, **extra)
+        finally:
+            warnings.showwarning = shown
+
+    def _main(self, args: Optional[Sequence[str]], prog_name: Optional[str], complete_var: Optional[str],
+              standalone_mode: bool, **extra: Any) -> Any:
         if not standalone_mode:  # the caller handles click's exceptions itself
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         argv = list(args) if args is not None else sys.argv[1:]
