@@ -1288,3 +1288,45 @@ def test_fp32_fold_fused_into_fp8_pass_like_reference(mode: str, scale: float) -
             for a, b in ((got.row_max_bits, ref.row_max_bits), (got.group_max_bits, ref.group_max_bits)):
                 assert (a is None and b is None) or np.array_equal(a, b), (gn, max_abs)
     _assert_folds_like_reference(acc, mode, kw, (64, 128))
+
+
+@pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
+@pytest.mark.parametrize("scale", [1.0, 1.625])
+def test_fp8_small_groupn_maxima_in_the_pass_like_reference(mode: str, scale: float) -> None:
+    """GroupN 8, 16 and 32 reduced inside the E4M3/HiF8 passes (``_fp8_pass_small``: one 16-lane vector
+    of partial maxima per 64 elements, then ``_fold_small``: sixteen groups at a time, the last groups
+    one by one from their lanes), for rows a multiple of 64 wide: 2048 (whole blocks of sixteen groups)
+    and 1088 (GroupN 8: 136 groups, GroupN 16: 68, GroupN 32: 34: eight, four and two groups after the
+    last block); rows of 1000 (not a multiple of 64) take the fold after the pass.  Rows all negative
+    but for distinct positives at random columns (a lane given to the wrong group shows), all negative
+    with the smallest magnitude at a moving column (the rescan for the smallest int32), small positives
+    with distinct large negative magnitudes (MaxAbs's maximum), N(0, 1) x 50, magnitudes 2^-149 ..
+    2^127 with random signs; MaxAbs on/off; unit (scale 1) and general lanes: RowMaxOut and GroupMaxOut
+    equal the reference engine's fold, and for every GroupN the codes, flags and folds equal the
+    reference engine's whole tile operation (ReluMode NONE, and RELU: two multipliers)."""
+    rng = np.random.default_rng(41)
+    for n in (2048, 1088, 1000):
+        rows = 11
+        acc = _f32(-rng.uniform(0.5, 100.0, (rows, n))).astype(np.uint32)
+        pos = rng.random((3, n)) < 0.07
+        acc[0:3] = np.where(pos, _f32(rng.permutation(np.linspace(0.5, 2.0, 3 * n)).reshape(3, n)), acc[0:3])
+        for r in (3, 4):
+            for q in range(n // 8):
+                acc[r, q * 8 + (r * 5 + q * 3) % 8] = _f32(-0.25 - q / 4096.0)
+        neg = rng.random((2, n)) < 0.07
+        acc[5:7] = np.where(neg, _f32(-rng.permutation(np.linspace(500.0, 1000.0, 2 * n)).reshape(2, n)),
+                            _f32(rng.uniform(0.5, 1.0, (2, n))))
+        acc[7:9] = _f32(rng.standard_normal((2, n)) * 50.0)
+        acc[9:11] = _f32(np.exp2(rng.uniform(-149, 127.9, (2, n))) * rng.choice([-1.0, 1.0], (2, n)))
+        kw: Dict[str, Any] = {"quant_param": int(_f32(scale)) >> 13 << 13}
+        _assert_folds_like_reference(acc, mode, kw, (8, 16, 32))
+        for gn in (8, 16, 32):
+            for max_abs in (False, True):
+                for relu in ("NONE", "RELU"):
+                    attrs = dict(pre_quant_mode=mode, relu_mode=relu, row_max_en=True, group_max_en=True,
+                                 group_n=gn, max_abs_en=max_abs)
+                    got = postprocess(acc, acc_type="FP32", attributes=attrs, **kw)
+                    ref = postprocess(acc, acc_type="FP32", attributes=attrs, engine="reference", **kw)
+                    assert np.array_equal(got.d_bits, ref.d_bits) and got.flags == ref.flags, (n, gn, max_abs)
+                    assert np.array_equal(got.row_max_bits, ref.row_max_bits), (n, gn, max_abs, relu)
+                    assert np.array_equal(got.group_max_bits, ref.group_max_bits), (n, gn, max_abs, relu)

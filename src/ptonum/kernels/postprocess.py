@@ -1505,6 +1505,92 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, unit: bool = Fal
     return _hif8_word(w)
 
 
+@njit(inline="always")
+def _v16_red32(a: Any, j: int, am: Any, gsz: int) -> Any:
+    """The step's GroupN-``gsz`` reduction (``_v16_red32_make``); ``gsz`` a constant at the call."""
+    if gsz == 8:
+        return _v16_red32_8(a, j, am)
+    if gsz == 16:
+        return _v16_red32_16(a, j, am)
+    return _v16_red32_32(a, j, am)
+
+
+@njit(inline="always")
+def _v16_pair(x: Any, y: Any, gsz: int) -> Any:
+    """Two steps' GroupN-``gsz`` vectors to the stored one (``_v16_pair_make``); ``gsz`` a constant."""
+    if gsz == 8:
+        return _v16_pair_8(x, y)
+    if gsz == 16:
+        return _v16_pair_16(x, y)
+    return _v16_pair_32(x, y)
+
+
+@njit(inline="always")
+def _fp8_pass_small(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
+                    keys: Any, gm: Any, am: Any, gsz: int) -> Any:
+    """:func:`_fp8_pass_fold` for GroupN ``gsz`` 8, 16 or 32 (a constant at the call): the same pass, and
+    per 64 elements one 16-lane vector of its groups' partial maxima to ``gm[16 i ..]`` (iteration i;
+    the lanes of ``_small_plan``), reduced in registers from the step's own source load
+    (:func:`_v16_red32`, :func:`_v16_pair`: GroupN 8 and 16 three shuffle rounds of two ``vshufps`` and
+    a ``vpmaxsd`` per 64 elements, GroupN 32 one round and two maxima), no group-end test."""
+    n = a_.size
+    gi = 0
+    if hif8:
+        ovf = np.uint32(keys[HIF8_KEY_OVF])
+        hacc = _v8_splat(0)
+        if unit:
+            for j in range(0, n, 64):
+                _prefetch(a_, j + PF_AHEAD)
+                _prefetch(a_, j + PF_AHEAD + 16)
+                wa = _v16_red32(a_, j, am, gsz)
+                h = _hif8_v32u(a_, mp_, mn_, j, o_, ovf)
+                _prefetch(a_, j + PF_AHEAD + 32)
+                _prefetch(a_, j + PF_AHEAD + 48)
+                wb = _v16_red32(a_, j + 32, am, gsz)
+                hacc = _v8_or(hacc, _v8_or(h, _hif8_v32u(a_, mp_, mn_, j + 32, o_, ovf)))
+                _v16_store(gm, gi, _v16_pair(wa, wb, gsz))
+                gi += 16
+        else:
+            for j in range(0, n, 64):
+                _prefetch(a_, j + PF_AHEAD)
+                _prefetch(a_, j + PF_AHEAD + 16)
+                wa = _v16_red32(a_, j, am, gsz)
+                h = _hif8_v32(a_, mp_, mn_, j, o_, ovf)
+                _prefetch(a_, j + PF_AHEAD + 32)
+                _prefetch(a_, j + PF_AHEAD + 48)
+                wb = _v16_red32(a_, j + 32, am, gsz)
+                hacc = _v8_or(hacc, _v8_or(h, _hif8_v32(a_, mp_, mn_, j + 32, o_, ovf)))
+                _v16_store(gm, gi, _v16_pair(wa, wb, gsz))
+                gi += 16
+        return _hif8_word(np.uint32(_v8_hor(hacc)))
+    acc = _e4m3_acc0()
+    if unit:
+        for j in range(0, n, 64):
+            _prefetch(a_, j + PF_AHEAD)
+            _prefetch(a_, j + PF_AHEAD + 16)
+            wa = _v16_red32(a_, j, am, gsz)
+            acc = _e4m3_v32u(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
+            _prefetch(a_, j + PF_AHEAD + 32)
+            _prefetch(a_, j + PF_AHEAD + 48)
+            wb = _v16_red32(a_, j + 32, am, gsz)
+            acc = _e4m3_v32u(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
+            _v16_store(gm, gi, _v16_pair(wa, wb, gsz))
+            gi += 16
+    else:
+        for j in range(0, n, 64):
+            _prefetch(a_, j + PF_AHEAD)
+            _prefetch(a_, j + PF_AHEAD + 16)
+            wa = _v16_red32(a_, j, am, gsz)
+            acc = _e4m3_v32(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
+            _prefetch(a_, j + PF_AHEAD + 32)
+            _prefetch(a_, j + PF_AHEAD + 48)
+            wb = _v16_red32(a_, j + 32, am, gsz)
+            acc = _e4m3_v32(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
+            _v16_store(gm, gi, _v16_pair(wa, wb, gsz))
+            gi += 16
+    return _e4m3_word(_e4m3_acc_min(acc), _e4m3_acc_max(acc))
+
+
 @njit
 def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
                    keys: Any, seg: int, gm: Any, am: Any = None) -> Any:
@@ -1518,10 +1604,18 @@ def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any,
     L1 (:func:`_fp32_fold_groups`).  One flat loop over the row, 64 elements (two steps) per
     iteration, the group's end tested once per iteration: a loop per group, or the test after every
     32-element step, leaves LLVM's loop one step at a time (not unrolled; Zen 5, one thread, the HiF8
-    unit lane +17% to +25% instead of +4%).  Only with AVX-512 BW (:data:`HIF8_V32`), ``seg`` a
-    multiple of 64 dividing ``a_.size``; a row with a rare source (the flag word's rare bit) is redone
+    unit lane +17% to +25% instead of +4%).  GroupN 8, 16 and 32 (``seg``) go to :func:`_fp8_pass_small`
+    instead (per 64 elements one vector of their groups' partial maxima in ``gm``, for
+    :func:`_fold_from_maxima` too).  Only with AVX-512 BW (:data:`HIF8_V32`), ``seg`` a multiple of 64
+    dividing ``a_.size``, or 8/16/32 with ``a_.size`` a multiple of 64; a row with a rare source (the flag word's rare bit) is redone
     by the caller, its maxima unused.  ``am``: None, or MaxAbs's mask 0x7FFFFFFF ANDed into every source
     before its maximum (a uint32; its own compiled form, :func:`_v16_max32`)."""
+    if seg == 8:
+        return _fp8_pass_small(hif8, unit, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gm, am, 8)
+    if seg == 16:
+        return _fp8_pass_small(hif8, unit, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gm, am, 16)
+    if seg == 32:
+        return _fp8_pass_small(hif8, unit, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gm, am, 32)
     n = a_.size
     sp2 = seg // 64
     lo = _v16_splat(-2147483648)
@@ -1600,6 +1694,49 @@ def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any,
     return _e4m3_word(_e4m3_acc_min(acc), _e4m3_acc_max(acc))
 
 
+@njit(inline="always")
+def _fold_small(a_: Any, gm: Any, gk: Any, gsz: int) -> None:
+    """:func:`_fold_from_maxima` for the GroupN-``gsz`` (8, 16, 32; a constant at the call) partial maxima
+    of :func:`_fp8_pass_small`: sixteen groups at a time by ``_foldm_<gsz>`` (``16 gsz / 64`` stored
+    vectors), the last ``gk.size % 16`` groups from their lanes (``_SMALL_OWN<gsz>``) one by one; a group
+    whose maximum is negative takes the smallest int32 of its sources (never with MaxAbs)."""
+    ng = np.uint64(gk.size)
+    useg = np.uint64(gsz)
+    per = np.uint64(64 // gsz)  # groups in one stored vector
+    nb = ng // np.uint64(16)
+    for b in range(nb):
+        gb = np.uint64(b) * np.uint64(16)
+        if gsz == 8:
+            neg = _foldm_8(gm, gb * np.uint64(16) // per, gk, gb)
+        elif gsz == 16:
+            neg = _foldm_16(gm, gb * np.uint64(16) // per, gk, gb)
+        else:
+            neg = _foldm_32(gm, gb * np.uint64(16) // per, gk, gb)
+        if neg != 0:  # some group all negative
+            for q in range(16):
+                if (neg >> q) & 1:
+                    t = (gb + np.uint64(q)) * useg
+                    gk[gb + np.uint64(q)] = np.uint32(~np.uint32(_smallest_i32(a_, t, t + useg)))
+    for g in range(nb * np.uint64(16), ng):
+        v = (g // per) * np.uint64(16)
+        q = np.int64(g % per)
+        hi = np.int32(-2147483648)
+        for lane in range(16):
+            if gsz == 8:
+                own = _SMALL_OWN8[lane]
+            elif gsz == 16:
+                own = _SMALL_OWN16[lane]
+            else:
+                own = _SMALL_OWN32[lane]
+            if own == q:
+                hi = max(hi, np.int32(gm[v + np.uint64(lane)]))
+        b = np.uint32(hi)
+        if hi < np.int32(0):  # every source negative
+            t = g * useg
+            b = np.uint32(_smallest_i32(a_, t, t + useg))
+        gk[g] = np.uint32(b ^ np.uint32(0x80000000)) if b < np.uint32(0x80000000) else np.uint32(~b)
+
+
 @njit
 def _fold_from_maxima(a_: Any, gm: Any, seg: int, gk: Any) -> None:
     """The fold keys of :func:`_fp32_fold_groups` (a row without a NaN) from the 16-lane group maxima
@@ -1607,7 +1744,17 @@ def _fold_from_maxima(a_: Any, gm: Any, seg: int, gk: Any) -> None:
     ``gm[16 g .. 16 g + 15]``, sixteen groups at a time by ``_fold16_16`` (the transposed reduction of
     :func:`_fold16_make`, one lane per group), the last ``gk.size % 16`` one by one.  A group whose
     maximum is negative (every source negative) takes the smallest int32 of its ``seg`` sources in
-    ``a_`` instead, as :func:`_fp32_fold_groups` does."""
+    ``a_`` instead, as :func:`_fp32_fold_groups` does.  GroupN 8, 16, 32: the partial maxima of
+    :func:`_fp8_pass_small`, by :func:`_fold_small`."""
+    if seg == 8:
+        _fold_small(a_, gm, gk, 8)
+        return
+    if seg == 16:
+        _fold_small(a_, gm, gk, 16)
+        return
+    if seg == 32:
+        _fold_small(a_, gm, gk, 32)
+        return
     ng = np.uint64(gk.size)
     useg = np.uint64(seg)
     nb = ng // np.uint64(16)
@@ -1946,8 +2093,10 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         ng = max((cnt + seg - 1) // seg if fold else 1, 1)
         g0 = (i - i0) * ngs
         u = unit if shared else _unit_mults(mp_, mn_)
-        # the maxima fused into the pass: AVX-512, whole groups of a multiple of 64
-        fz = fold and HIF8_V32 and cnt > 0 and seg % 64 == 0 and cnt % seg == 0
+        # the maxima fused into the pass: AVX-512, whole groups of a multiple of 64, or GroupN 8/16/32 on
+        # a row a multiple of 64 wide
+        fz = fold and HIF8_V32 and cnt > 0 and (seg % 64 == 0 or seg == 8 or seg == 16 or seg == 32) and \
+            cnt % seg == 0 and cnt % 64 == 0
         if fz and absm != np.uint32(0xFFFFFFFF):  # MaxAbs: the sources' magnitudes (masked maxima)
             if same:
                 w = _fp8_pass_fold(fast != LANE_E4M3, False, a_, o_, mps, None, ovf_pos, ovf_neg, keys, seg, gm,
@@ -3322,6 +3471,141 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         return ret(a, o, s, gk, g, nxv, ufv, amv, smv, relum, satm, absm, lane, gsz), codegen
 
     _fp16x_blk: Any = _intrinsic(_fp16x_blk_i)
+
+    # The FP8 passes' GroupN 8/16/32 maxima reduced in the 32-element step (h-fp8s): the step's two
+    # 16-lane halves (elements 0-15, 16-31) and the two steps of one 64-element iteration are paired by
+    # the shuffle rounds of :func:`_foldb_make` (a lane pair of one group -> one lane), so that one
+    # 16-lane vector a 64-element iteration holds every group's partial maxima (GroupN 8: two lanes a
+    # group, 16: four, 32: eight); :func:`_fold_small` reduces sixteen groups' of those vectors at once.
+    _SR_LO = {1: [x for c in range(4) for x in (4 * c, 4 * c + 2, 16 + 4 * c, 16 + 4 * c + 2)],
+              4: [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27],
+              8: list(range(8)) + list(range(16, 24))}
+    _SR_HI = {1: [i + 1 for i in _SR_LO[1]], 4: [i + 4 for i in _SR_LO[4]], 8: [i + 8 for i in _SR_LO[8]]}
+
+    def _sr_plan(ox: List[int], oy: List[int]) -> Tuple[int, List[int]]:
+        """The round pairing vectors x, y (lane owners ``ox``, ``oy``): the first unit u (1: adjacent
+        lanes, ``vshufps``; 4: adjacent 128-bit blocks; 8: 256-bit halves) whose two picked lanes have one
+        owner, and the result's owners."""
+        cat = ox + oy
+        for u in (1, 4, 8):
+            if [cat[i] for i in _SR_LO[u]] == [cat[i] for i in _SR_HI[u]]:
+                return u, [cat[i] for i in _SR_LO[u]]
+        raise AssertionError("no round pairs these lanes")
+
+    def _sr_round(builder: Any, x: Any, y: Any, u: int) -> Any:
+        smax = _llvm_fn(builder, "llvm.smax.v16i32", _V16, [_V16, _V16])
+        a1 = builder.shuffle_vector(x, y, _ir.Constant(_V16, _SR_LO[u]))
+        a2 = builder.shuffle_vector(x, y, _ir.Constant(_V16, _SR_HI[u]))
+        return builder.call(smax, [a1, a2])
+
+    def _small_plan(gsz: int) -> Tuple[Any, int, List[int]]:
+        """GroupN ``gsz`` (8, 16, 32): the step's round unit (None: the halves are one group, a plain
+        maximum), the pairing round's unit, and the owners of the stored vector's lanes (groups 0 ..
+        64 / gsz - 1 of its 64 elements)."""
+        lo = [lane // gsz for lane in range(16)]
+        hi = [(16 + lane) // gsz for lane in range(16)]
+        su, so = (None, lo) if gsz == 32 else _sr_plan(lo, hi)
+        pu, po = _sr_plan(so, [o + 32 // gsz for o in so])
+        return su, pu, po
+
+    def _v16_red32_make(gsz: int) -> Any:
+        """The intrinsic ``red(a, j, am)``: the 32 elements ``a[j .. j + 31]`` (FP32 bits, uint32, loaded
+        as the conversion's ``<32 x i32>``, CSE'd with it as in :func:`_v16_max32`), each ANDed with
+        ``am`` first unless None, reduced by one round to 16 lanes (GroupN 32: one maximum)."""
+        su = _small_plan(gsz)[0]
+
+        @_intrinsic
+        def red(typingctx: Any, a: Any, j: Any, am: Any) -> Any:
+            if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
+                    and isinstance(j, _types.Integer) and (isinstance(am, _types.Integer) or am == _types.none)):
+                return None
+            masked = isinstance(am, _types.Integer)
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                i32 = _ir.IntType(32)
+                x = builder.load(_lane_ptr(context, builder, signature.args[0], args[0], args[1],
+                                           _ir.VectorType(i32, 32)), align=4)
+                lo = builder.shuffle_vector(x, x, _ir.Constant(_V16, list(range(16))))
+                hi = builder.shuffle_vector(x, x, _ir.Constant(_V16, list(range(16, 32))))
+                if masked:
+                    mk = _splat16(builder, builder.trunc(context.cast(builder, args[2], signature.args[2],
+                                                                      _types.int64), i32), _V16)
+                    lo = builder.and_(lo, mk)
+                    hi = builder.and_(hi, mk)
+                if su is None:
+                    return builder.call(_llvm_fn(builder, "llvm.smax.v16i32", _V16, [_V16, _V16]), [lo, hi])
+                return _sr_round(builder, lo, hi, su)
+
+            return _I32X16(a, j, am), codegen
+        return red
+
+    def _v16_pair_make(gsz: int) -> Any:
+        """The intrinsic ``pair(x, y)``: two steps' vectors of ``red`` (elements 0-31, 32-63) to the
+        one 16-lane vector the pass stores per 64 elements (one round)."""
+        pu = _small_plan(gsz)[1]
+
+        @_intrinsic
+        def pair(typingctx: Any, x: Any, y: Any) -> Any:
+            if not (x == _I32X16 and y == _I32X16):
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                return _sr_round(builder, args[0], args[1], pu)
+
+            return _I32X16(x, y), codegen
+        return pair
+
+    def _foldm_make(gsz: int) -> Any:
+        """The intrinsic ``foldm(gm, s, gk, g)``: the keys of sixteen GroupN-``gsz`` groups from their
+        ``16 gsz / 64`` stored vectors ``gm[s ..]`` (the layout of ``pair``), reduced by rounds of
+        :func:`_sr_plan` to one lane a group, to ``gk[g .. g + 15]`` as :func:`_foldb_make` writes them;
+        returns the mask of the groups whose maximum is negative (bit q).  No bounds check."""
+        po = _small_plan(gsz)[2]
+        per = 64 // gsz  # groups in one stored vector
+        nvec = 16 // per
+
+        @_intrinsic
+        def foldm(typingctx: Any, arr: Any, s: Any, gk: Any, g: Any) -> Any:
+            for a in (arr, gk):
+                if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C"
+                        and a.dtype in (_types.int32, _types.uint32)):
+                    return None
+            if not all(isinstance(t, _types.Integer) for t in (s, g)):
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                i64 = _ir.IntType(64)
+                data = context.make_array(signature.args[0])(context, builder, args[0]).data
+                s_ = context.cast(builder, args[1], signature.args[1], _types.intp)
+                base = builder.bitcast(builder.gep(data, [s_]), _V16.as_pointer())
+                vecs = [builder.load(builder.gep(base, [_ir.Constant(i64, q)]), align=4) for q in range(nvec)]
+                owners = [[per * q + o for o in po] for q in range(nvec)]
+                while len(vecs) > 1:
+                    nv, no = [], []
+                    for k in range(0, len(vecs), 2):
+                        u, own = _sr_plan(owners[k], owners[k + 1])
+                        nv.append(_sr_round(builder, vecs[k], vecs[k + 1], u))
+                        no.append(own)
+                    vecs, owners = nv, no
+                assert sorted(owners[0]) == list(range(16))
+                r = builder.shuffle_vector(vecs[0], _ir.Constant(_V16, None),
+                                           _ir.Constant(_V16, [owners[0].index(q) for q in range(16)]))
+                neg = builder.icmp_signed("<", r, _ir.Constant(_V16, [0] * 16))
+                key = builder.select(neg, builder.xor(r, _ir.Constant(_V16, [-1] * 16)),
+                                     builder.xor(r, _ir.Constant(_V16, [-2147483648] * 16)))
+                gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
+                g_ = context.cast(builder, args[3], signature.args[3], _types.intp)
+                builder.store(key, builder.bitcast(builder.gep(gdata, [g_]), _V16.as_pointer()), align=4)
+                return builder.zext(builder.bitcast(neg, _ir.IntType(16)), i64)
+
+            return _types.int64(arr, s, gk, g), codegen
+        return foldm
+
+    _v16_red32_8, _v16_red32_16, _v16_red32_32 = (_v16_red32_make(8), _v16_red32_make(16), _v16_red32_make(32))
+    _v16_pair_8, _v16_pair_16, _v16_pair_32 = (_v16_pair_make(8), _v16_pair_make(16), _v16_pair_make(32))
+    _foldm_8, _foldm_16, _foldm_32 = _foldm_make(8), _foldm_make(16), _foldm_make(32)
+    #: the stored vector's lane owners per GroupN (for the groups after the last whole block of sixteen)
+    _SMALL_OWN8, _SMALL_OWN16, _SMALL_OWN32 = (np.array(_small_plan(g)[2], np.int64) for g in (8, 16, 32))
 
     @njit(inline="always")
     def _fold16_fp16x(arr: Any, s: int, gk: Any, g: int, seg: int, max_abs: bool) -> int:
