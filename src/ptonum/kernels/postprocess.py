@@ -4576,8 +4576,10 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
             seg = group_n if (folded and group_n > 0) else max(cnt, 1)
             ng = (cnt + seg - 1) // seg if folded else 1
             g0 = (i - i0) * ngs if rows1 else 0
-            gk = gk_b[g0:g0 + max(ng, 1)]  # every entry written by the fold pass (or _redo_rare) when folded
-            gs = gs_b[g0:g0 + max(ng, 1)]  # written only for a row with a rare source; cleared below
+            # borrowed views (_borrow): a slice's reference count is a locked add and subtract per row,
+            # each waiting for the row's stores to drain
+            gk = _borrow(gk_b, g0, g0 + max(ng, 1))  # every entry written by the fold pass (or _redo_rare) when folded
+            gs = _borrow(gs_b, g0, g0 + max(ng, 1))  # written only for a row with a rare source; cleared below
             qb = i * qrow
             rb0 = i * rrow
             if rows1:
@@ -4592,7 +4594,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                 kr = np.uint32(0)
                 kmin = np.uint32(0xFFFFFFFF)
                 sr = np.uint32(0)
-                gb_ = group_out[i * ng:i * ng + ng] if group_n > 0 else group_out[0:0]
+                gb_ = _borrow(group_out, i * ng, i * ng + ng) if group_n > 0 else _borrow(group_out, 0, 0)
                 for g in range(ng):
                     kg = gk[g]
                     if group_n > 0:
