@@ -1147,15 +1147,15 @@ def test_bf16_f16_group8_blocks_fold_like_reference(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", ["F322BF16", "F322F16"])
 def test_bf16_f16_fused_blocks_like_reference(mode: str) -> None:
-    """The BF16/FP16 rows' pass and fold from one loop at GroupN 8, 16 and 32 (``_fp16x_fused``: blocks
-    of sixteen groups converted and folded from the same loads, ``_fp16x_blk``, then the last groups by
-    the fold and the pass of the chunked path): rows of 4104 (blocks, then 8 / 264 / 520 elements: one
-    group, a partial one) and of 4096 (whole blocks); groups with one positive at a moving column, all
-    negative with the smallest magnitude moving (the placeholder keys redone), -0 among negatives, +0/-0
-    only, -0 only, a large negative among small positives (MaxAbs picks it), subnormals, values that
-    overflow (OF, Sat), N(0, 1) x 50, and rows with a NaN, an sNaN, +Inf and -Inf (the rare redo);
-    MaxAbs on/off, ReluMode NONE/RELU, Sat on/off: codes, flags, RowMaxOut and GroupMaxOut equal the
-    reference engine's whole tile operation, and the folds the reference fold's."""
+    """The BF16/FP16 rows' pass and fold from one loop at GroupN 8 and 16 (``_fp16x_fused``; GroupN 32 takes the
+    chunked path; blocks of sixteen groups converted and folded from the same loads, ``_fp16x_blk``, then the
+    last groups by the fold and the pass of the chunked path): rows of 4104 (blocks, then 8 / 264 / 520
+    elements: one group, a partial one) and of 4096 (whole blocks); groups with one positive at a moving column,
+    all negative with the smallest magnitude moving (the placeholder keys redone), -0 among negatives, +0/-0
+    only, -0 only, a large negative among small positives (MaxAbs picks it), subnormals, values that overflow
+    (OF, Sat), N(0, 1) x 50, and rows with a NaN, an sNaN, +Inf and -Inf (the rare redo); MaxAbs on/off,
+    ReluMode NONE/RELU, Sat on/off: codes, flags, RowMaxOut and GroupMaxOut equal the reference engine's whole
+    tile operation, and the folds the reference fold's."""
     rng = np.random.default_rng(43)
     for n in (4104, 4096):
         rows = 14

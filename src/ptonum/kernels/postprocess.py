@@ -1891,26 +1891,24 @@ def _fp16x_fused_loop(lane: int, gsz: int, a_: Any, o_: Any, gk: Any, p: Any, ab
 @njit
 def _fp16x_fused(lane: int, gsz: int, a_: Any, o_: Any, gk: Any, p: Any, absm: Any) -> Any:
     """A BF16 (``lane`` :data:`LANE_BF16`) or FP16 row's pass and its RowMax+GroupMax fold keys from one
-    loop over the row, GroupN ``gsz`` 8, 16 or 32: blocks of sixteen groups (eight of 32) converted and
+    loop over the row, GroupN ``gsz`` 8 or 16 (:func:`_fp16x_blk` also takes 32, not called: through
+    the public call on two threads it cost +8..+39% against the chunked path's -4..+19%, coordinator's A/B
+    at the end of stop 18, docs/performance.md): blocks of sixteen groups (eight of 32) converted and
     folded from the same loads (:func:`_fp16x_blk`: no load-only fold pass before the conversion, as
     :func:`_fp16x_fold_groups` / :func:`_fp32_fold_groups` are in the chunked path), a group whose maximum
     is negative redone after the loop by its smallest int32, the last groups (less than a block) by
     :func:`_fp32_fold_groups` and the pass.  Zen 5, 4096 x 4096, two threads, against the pass alone:
-    GroupN 16 +30..+78% -> -6..+15%, 8 -3..+46% -> -11..+35%, 32 0..+54% -> -2..+7% (docs/performance.md,
-    h-bf16s).  Returns the pass's flag word (:func:`_fp32_span`: the same bits, :data:`_RARE` for a
-    NaN/Inf source, whose row the caller redoes whole, its keys too); ``gk``: the row's keys, as
+    GroupN 16 +30..+78% -> -6..+15%, 8 -3..+46% -> -11..+35% (h-bf16s's harness; docs/performance.md).
+    Returns the pass's flag word (:func:`_fp32_span`: the same bits, :data:`_RARE` for a NaN/Inf source,
+    whose row the caller redoes whole, its keys too); ``gk``: the row's keys, as
     :func:`_fp32_fold_groups` gives them (``absm`` 0x7FFFFFFF with MaxAbs, else all ones)."""
     if lane == LANE_BF16:
         if gsz == 8:
             return _fp16x_fused_loop(LANE_BF16, 8, a_, o_, gk, p, absm)
-        if gsz == 16:
-            return _fp16x_fused_loop(LANE_BF16, 16, a_, o_, gk, p, absm)
-        return _fp16x_fused_loop(LANE_BF16, 32, a_, o_, gk, p, absm)
+        return _fp16x_fused_loop(LANE_BF16, 16, a_, o_, gk, p, absm)
     if gsz == 8:
         return _fp16x_fused_loop(LANE_FP16, 8, a_, o_, gk, p, absm)
-    if gsz == 16:
-        return _fp16x_fused_loop(LANE_FP16, 16, a_, o_, gk, p, absm)
-    return _fp16x_fused_loop(LANE_FP16, 32, a_, o_, gk, p, absm)
+    return _fp16x_fused_loop(LANE_FP16, 16, a_, o_, gk, p, absm)
 
 
 def _fp16x_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any, scale32: Any,
@@ -1919,8 +1917,8 @@ def _fp16x_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale:
     """Rows ``i0 .. i1 - 1`` of an FP32 -> BF16 (``fast`` :data:`LANE_BF16`) or FP16 tile (compiled gate:
     uint16 carriers only), as :func:`_fp8_rows`: each row's pass (:func:`_bf16_pass` /
     :func:`_f16_pass`) from this one loop, with ``fold`` its groups' fold keys
-    (:func:`_fp32_fold_groups`, taken before the pass, :data:`FOLD_CHUNK` elements at a time; GroupN 8,
-    16 and 32 on rows of at least sixteen groups from the pass's own loads, :func:`_fp16x_fused`) to
+    (:func:`_fp32_fold_groups`, taken before the pass, :data:`FOLD_CHUNK` elements at a time; GroupN 8
+    and 16 on rows of at least sixteen groups from the pass's own loads, :func:`_fp16x_fused`) to
     ``gk[(i - i0) * ngs ..]``; a row with a NaN/Inf source done
     again whole by :func:`_row_bf16` / :func:`_row_f16` (its ``gs`` entries too); each row's flags to
     ``rowflags[i]``.  The same codes, keys and flags as one such call a row."""
@@ -1952,7 +1950,7 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
             # chunk (RowMax alone: the row) takes the maximum of its chunks' keys (keys order as values).
             w = np.uint32(0)
             c = 0
-            if (seg == 8 or seg == 16 or seg == 32) and cnt >= 16 * seg:
+            if (seg == 8 or seg == 16) and cnt >= 16 * seg:  # GroupN 32: the chunked path (see _fp16x_fused)
                 w = _fp16x_fused(fast, seg, a_, o_, _borrow(gk, g0, g0 + ng), p, absm)
                 c = cnt
             while c < cnt:
