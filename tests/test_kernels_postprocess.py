@@ -1109,6 +1109,32 @@ def test_fp32_fold_pass_sixteen_groups_like_reference(mode: str) -> None:
     _assert_folds_like_reference(acc, mode, kw, (128, 64, 16, 32, 48, 80, 96, 112, 8))
 
 
+def _group_patterns(acc: np.ndarray, r: int, gsz: int, rng: np.random.Generator) -> None:
+    """Row ``r`` of an FP32 tile (bits, negative fill) cut into groups of ``gsz``: each group one of six
+    fold edge cases, in turn by group: one positive at a moving column; all negative with one smallest
+    magnitude; all negative with a -0; +0/-0 only; -0 only; small positives and one large negative (the
+    MaxAbs maximum)."""
+    n = acc.shape[1]
+    for q in range((n + gsz - 1) // gsz):
+        lo = q * gsz
+        w = min(gsz, n - lo)
+        at = lo + (r * 5 + q * 3) % w
+        kind = (q * 7 + r) % 6
+        if kind == 0:
+            acc[r, at] = _f32(rng.uniform(0.5, 2.0))
+        elif kind == 1:
+            acc[r, at] = _f32(-0.25)
+        elif kind == 2:
+            acc[r, at] = 0x80000000
+        elif kind == 3:
+            acc[r, lo:lo + w] = np.where(rng.integers(0, 2, w) == 1, 0x80000000, 0)
+        elif kind == 4:
+            acc[r, lo:lo + w] = 0x80000000
+        else:
+            acc[r, lo:lo + w] = _f32(rng.uniform(0.5, 2.0, w))
+            acc[r, at] = _f32(-500.0)
+
+
 @pytest.mark.parametrize("mode", ["F322BF16", "F322F16"])
 def test_bf16_f16_group8_blocks_fold_like_reference(mode: str) -> None:
     """The BF16/FP16 rows' GroupN-8 fold in blocks of sixteen groups (``_fp16x_fold_groups``: rows of
@@ -1123,24 +1149,7 @@ def test_bf16_f16_group8_blocks_fold_like_reference(mode: str) -> None:
         rows = 24
         acc = _f32(-rng.uniform(0.5, 100.0, (rows, n))).astype(np.uint32)
         for r in range(18):
-            for q in range((n + 7) // 8):
-                lo = q * 8
-                w = min(8, n - lo)
-                at = lo + (r * 5 + q * 3) % w
-                kind = (q * 7 + r) % 6
-                if kind == 0:  # one positive
-                    acc[r, at] = _f32(rng.uniform(0.5, 2.0))
-                elif kind == 1:  # all negative: one smallest magnitude
-                    acc[r, at] = _f32(-0.25)
-                elif kind == 2:  # all negative with a -0
-                    acc[r, at] = 0x80000000
-                elif kind == 3:  # +0 / -0 only
-                    acc[r, lo:lo + w] = np.where(rng.integers(0, 2, w) == 1, 0x80000000, 0)
-                elif kind == 4:  # -0 only
-                    acc[r, lo:lo + w] = 0x80000000
-                else:  # small positives and one large negative (the MaxAbs maximum)
-                    acc[r, lo:lo + w] = _f32(rng.uniform(0.5, 2.0, w))
-                    acc[r, at] = _f32(-500.0)
+            _group_patterns(acc, r, 8, rng)
         acc[18:] = _f32(rng.standard_normal((rows - 18, n)) * 50.0)
         _assert_folds_like_reference(acc, mode, {}, (8,))
 
@@ -1161,25 +1170,7 @@ def test_bf16_f16_fused_blocks_like_reference(mode: str) -> None:
         rows = 14
         acc = _f32(-rng.uniform(0.5, 100.0, (rows, n))).astype(np.uint32)
         for r in range(6):
-            gsz = (8, 16, 32)[r % 3]
-            for q in range((n + gsz - 1) // gsz):
-                lo = q * gsz
-                w = min(gsz, n - lo)
-                at = lo + (r * 5 + q * 3) % w
-                kind = (q * 7 + r) % 6
-                if kind == 0:  # one positive
-                    acc[r, at] = _f32(rng.uniform(0.5, 2.0))
-                elif kind == 1:  # all negative: one smallest magnitude
-                    acc[r, at] = _f32(-0.25)
-                elif kind == 2:  # all negative with a -0
-                    acc[r, at] = 0x80000000
-                elif kind == 3:  # +0 / -0 only
-                    acc[r, lo:lo + w] = np.where(rng.integers(0, 2, w) == 1, 0x80000000, 0)
-                elif kind == 4:  # -0 only
-                    acc[r, lo:lo + w] = 0x80000000
-                else:  # small positives and one large negative (the MaxAbs maximum)
-                    acc[r, lo:lo + w] = _f32(rng.uniform(0.5, 2.0, w))
-                    acc[r, at] = _f32(-500.0)
+            _group_patterns(acc, r, (8, 16, 32)[r % 3], rng)
         acc[6:8] = _f32(rng.standard_normal((2, n)) * 50.0)
         acc[8] = _f32(np.exp2(rng.uniform(-149, 127.9, n)) * rng.choice([-1.0, 1.0], n))  # subnormals, overflow
         acc[9] = _f32(rng.choice([-1.0, 1.0], n) * rng.uniform(60000.0, 70000.0, n))  # FP16 overflow and Sat
