@@ -71,6 +71,69 @@ def test_flipped_bit_reported_exactly(tmp_path: Path) -> None:
     assert f"{odd / 'pp.csv.gz'}:138: mismatch" in r.output and f"explain {odd / 'pp.csv.gz'}:138" in r.output
 
 
+def _permuted_copy(path: Path, op: str, n: int, order: "list[int]", flip_line: int = 0,
+                   extras: bool = False) -> Path:
+    """The first ``n`` rows of the shared ASL vector file ``op`` with its columns in ``order`` (indices into
+    the file's own columns), written as gzip CSV; ``flip_line``: that file line's ``expected_*`` field (the
+    last column of the file) gets its lowest bit flipped."""
+    lines = _copy_lines(path, op, n)
+    rows = [ln.split(",") for ln in lines]
+    last = len(rows[0]) - 1
+    if flip_line:
+        v = rows[flip_line - 1][last]
+        rows[flip_line - 1][last] = f"0x{int(v, 16) ^ 1:0{len(v) - 2}x}" if v.startswith("0x") else str(int(v) ^ 1)
+    out = [[r[i] for i in order] for r in rows]
+    if extras:
+        out = [["source"] + out[0] + ["comment"]] + [[f"s{i}"] + r + [f"note {i}, with a comma"]
+                                                     for i, r in enumerate(out[1:], start=2)]
+    p = path / f"perm_{op}.csv.gz"
+    with gzip.open(p, "wt") as fh:
+        fh.write("\n".join(",".join(r) for r in out) + "\n")
+    return p
+
+
+@pytest.mark.parametrize("op", sorted(SCHEMAS))
+def test_columns_in_another_order_are_read_by_their_header_names(tmp_path: Path, op: str) -> None:
+    """A vector file whose header names its schema's columns in another order (here reversed, and the
+    first two swapped) is read by name: the rows of the shared ASL vector file pass, the same count
+    (was refused: "the columns are in another order"); a row whose expected value was changed fails,
+    reported at its line, and `explain FILE:LINE` traces it; a leading source and a trailing comment
+    column still go around the permuted columns."""
+    ncols = len(SCHEMAS[op].names)
+    for order in (list(reversed(range(ncols))), [1, 0] + list(range(2, ncols))):
+        p = _permuted_copy(tmp_path, op, 400, order)
+        assert parse_file(p).schema.op == op
+        (rep,) = check_file(str(p))
+        assert rep.ok and rep.passed == 400 and rep.malformed == 0, rep
+        r = CliRunner().invoke(main, ["check", str(p)])
+        assert r.exit_code == 0, r.output
+    p = _permuted_copy(tmp_path, op, 400, list(reversed(range(ncols))), flip_line=138, extras=True)
+    (rep,) = check_file(str(p))
+    assert (rep.passed, rep.mismatched, rep.errors, rep.malformed) == (399, 1, 0, 0)
+    assert [f.line for f in rep.failures] == [138]
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p)])
+    assert r.exit_code == 1 and f"{p}:138: mismatch" in r.output and "note 138, with a comma" in r.output
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["explain", "--row", f"{p}:138"])
+    assert r.exit_code == 1, r.output
+
+
+@pytest.mark.parametrize("header, differs", [
+    ("word,legal,word", "word repeated"),
+    ("legal,word,extra", "not in the schema extra"),
+    ("legal", "missing word"),
+])
+def test_permuted_header_with_a_repeated_unknown_or_missing_column_is_refused(
+        tmp_path: Path, header: str, differs: str) -> None:
+    """Read by name, but a header naming a column twice, a column the schema does not have or missing one
+    is still refused, naming the file, line 1 and the column; nothing is checked."""
+    p = tmp_path / "relu_param_legal.csv"
+    p.write_text(header + "\n" + ",".join(["0x0"] * len(header.split(","))) + "\n")
+    r = CliRunner().invoke(main, ["check", str(p)])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"ptonum check: error: {p}:1: header {header!r} ")
+    assert differs in r.stderr and r.stderr.count("\n") == 1
+
+
 @pytest.mark.parametrize("flags", ["0x100", "0x20", "-1", "0x-1", "20"])
 def test_corrupt_flags_field_is_a_malformed_row_naming_file_and_line(tmp_path: Path, flags: str) -> None:
     """A flags field outside the five flags (NV DZ OF UF NX) is never shown through flag_names as some
@@ -339,7 +402,8 @@ def _write(p: Path, text: str) -> str:
 
 @pytest.mark.parametrize("header, closest, differs", [
     ("fp32bits,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "missing fp32_bits; not in the schema fp32bits (only a leading source and a trailing comment column may be added)"),
-    ("expected_fp19,fp32_bits", "fp32_to_fp19 (fp32_bits,expected_fp19)", "the columns are in another order"),
+    ("fp32_bits,expected_fp19,fp32_bits", "fp32_to_fp19 (fp32_bits,expected_fp19)", "fp32_bits repeated"),
+    ("expected_fp19,fp32_bits,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "expected_fp19 repeated"),
     ("src_type,src_bits,rmode,sat,expected_bits,expected_flag",
      "tcvt_e8m0 (src_type,src_bits,rmode,sat,expected_bits,expected_flags)",
      "missing expected_flags; not in the schema expected_flag (only a leading source and a trailing comment column "

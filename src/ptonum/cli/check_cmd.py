@@ -41,7 +41,8 @@ PROGRESS_ROWS = 50_000
 @placement_options
 def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int, limit: Optional[int], sample: Optional[int],
             seed: int, no_explain: bool, workers: Optional[int], scheduler: Optional[str]) -> None:
-    """Check vector files (gzip or plain CSV, schema from the header; or a JSON list of
+    """Check vector files (gzip or plain CSV, schema from the header, columns in any order and read by
+    their header names; or a JSON list of
     whole tiles such as tiles.json.gz) against the model; `-` reads standard input.
 
     Prints pass/fail counts per file and engine, the first failures with file:line,

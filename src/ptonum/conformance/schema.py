@@ -48,6 +48,7 @@ __all__ = [
     "closest_schema",
     "header_columns",
     "header_difference",
+    "same_columns",
     "unquote_lines",
     "read_text",
     "describe_content",
@@ -442,8 +443,8 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         schema = detect_schema(first, path)
     names = [c.name for c in schema.columns]
     ncols = len(names)
-    got_header = [h.strip() for h in first.split(",")]
-    if got_header != names:
+    got_header = header_columns(first)
+    if not same_columns(got_header, schema):
         raise UsageError(
             f"{path}:1: header {first!r} does not match the {schema.op} schema ({','.join(names)}): "
             f"{header_difference(got_header, schema)}"
@@ -462,7 +463,7 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         for ln, text in zip(numbers, data):
             parts = text.split(",")
             if len(parts) != ncols:
-                bad_lines.append((ln, f"expected {ncols} columns ({','.join(names)}), got {len(parts)}"))
+                bad_lines.append((ln, f"expected {ncols} columns ({','.join(got_header)}), got {len(parts)}"))
             else:
                 good_rows.append(parts)
                 good_lines.append(ln)
@@ -470,6 +471,9 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         line_no = np.asarray(good_lines, dtype=np.int64)
         nrows = len(good_rows)
         pre_bad = bad_lines
+    if got_header != names:  # the header names the columns in another order: each is read by its name
+        by_name = dict(zip(got_header, cols))
+        cols = [by_name[n] for n in names]
     rows: Batch = {}
     separators = b"_" in raw  # one memchr: only then is each number column searched for a digit separator
     for c, colvals in zip(schema.columns, cols):
@@ -1035,6 +1039,12 @@ def _other_separator(cols: Sequence[str]) -> Optional[str]:
     return None
 
 
+def same_columns(cols: Sequence[str], schema: Schema) -> bool:
+    """True when the header columns ``cols`` are ``schema``'s, each once, in any order (a file's columns
+    are read by the names of its header row, ``vectors/README.md``: "CSV with a header row")."""
+    return len(cols) == len(schema.names) and set(cols) == set(schema.names)
+
+
 def header_difference(cols: Sequence[str], schema: Schema) -> str:
     """How the columns ``cols`` differ from ``schema``'s: the ones missing, the ones not in the schema,
     or the expected order when only the order differs (``""`` when equal); a header whose fields are
@@ -1081,7 +1091,8 @@ def closest_schema(cols: Sequence[str]) -> Schema:
 
 
 def detect_schema(header: str, path: str = "") -> Schema:
-    """The schema whose column list equals ``header``; else the one named by the file stem.
+    """The schema whose columns ``header`` names, in any order (each once); else the one named by the
+    file stem.
 
     Raises :class:`UsageError` when neither gives a schema, naming the closest known schema (its
     columns) and how the header differs from it.
@@ -1089,6 +1100,9 @@ def detect_schema(header: str, path: str = "") -> Schema:
     cols = header_columns(header)
     for s in SCHEMAS.values():
         if s.names == cols:
+            return s
+    for s in SCHEMAS.values():
+        if same_columns(cols, s):
             return s
     stem = Path(path).name.split(".")[0]
     if stem in SCHEMAS:
