@@ -126,9 +126,16 @@ def named_zarr_reads(x: Any, what: str) -> Any:
     or not, and whatever was derived from it) read through :class:`ZarrTile`, so that a chunk zarr
     cannot decode raises :class:`UsageError` naming ``what``, the store and the Zarr chunk when
     computed.  The same chunks and values; ``x`` itself when its graph reads no Zarr array (a getter
-    over another wrapper, e.g. ``da.from_array(z[...])``, is not seen).  The keys that read through a
+    over another wrapper, e.g. ``da.from_array(z[...])``, is not seen) or when the installed dask has
+    no task-spec graph (older releases; then zarr's own error stands).  The keys that read through a
     wrapper, and those depending on them, are renamed (a suffix from ``what``): a key never stands for
-    two different tasks on one scheduler."""
+    two different tasks on one scheduler.
+
+    Cost: linear in the graph (one pass to wrap, one to list each key's dependants, one walk from the
+    wrapped keys, one to substitute the renamed ones), not keys x depth.  Uses
+    dask's task-spec classes (``dask._task_spec``, not public API: dask's public ``clone`` of
+    ``dask.graph_manipulation`` cannot be used instead, it leaves the references inside materialized
+    task-spec layers unrenamed); any change there disables the naming, never the computation."""
     try:
         import zarr
         from dask._task_spec import DataNode, Task, convert_legacy_graph
@@ -137,32 +144,48 @@ def named_zarr_reads(x: Any, what: str) -> Any:
     import dask.array as da
     from dask.base import tokenize
 
+    def reads_zarr(value: Any) -> bool:
+        return isinstance(value, DataNode) and isinstance(value.value, zarr.Array)
+
+    tiles: dict = {}  # one ZarrTile per zarr.Array (an inlined array sits in every chunk's task)
+
     def wrap(value: Any) -> Any:
-        if isinstance(value, DataNode) and isinstance(value.value, zarr.Array):
-            return DataNode(value.key, ZarrTile(_store_text(value.value), value.value, what))
-        if isinstance(value, Task) and any(isinstance(a, DataNode) and isinstance(a.value, zarr.Array)
-                                           for a in value.args):
+        if reads_zarr(value):
+            tile = tiles.get(id(value.value))
+            if tile is None or tile.array is not value.value:
+                tile = tiles[id(value.value)] = ZarrTile(_store_text(value.value), value.value, what)
+            return DataNode(value.key, tile)
+        if isinstance(value, Task) and any(reads_zarr(a) for a in value.args):
             return Task(value.key, value.func, *(wrap(a) for a in value.args), **value.kwargs)
         return value
 
-    graph = convert_legacy_graph(dict(x.__dask_graph__()))
-    nodes = {k: wrap(v) for k, v in graph.items()}
-    renamed = {k for k in graph if nodes[k] is not graph[k]}
-    if not renamed:
+    try:
+        graph = convert_legacy_graph(dict(x.__dask_graph__()))
+        nodes = {k: wrap(v) for k, v in graph.items()}
+        todo = [k for k in graph if nodes[k] is not graph[k]]
+        if not todo:
+            return x
+        dependants: dict = {}
+        for k, v in nodes.items():
+            for dep in v.dependencies:
+                dependants.setdefault(dep, []).append(k)
+        renamed = set(todo)
+        while todo:  # every key that depends on a renamed one is renamed too: each key visited once
+            for k in dependants.get(todo.pop(), ()):
+                if k not in renamed:
+                    renamed.add(k)
+                    todo.append(k)
+        suffix = "-ptonum-" + tokenize("named_zarr_reads", what)[:12]
+
+        def rename(k: Any) -> Any:
+            return (str(k[0]) + suffix,) + tuple(k[1:]) if isinstance(k, tuple) else str(k) + suffix
+
+        subs = {k: rename(k) for k in renamed}
+        out = {subs.get(k, k): (v.substitute(subs, key=subs[k]) if k in subs else v) for k, v in nodes.items()}
+    except (AttributeError, TypeError):  # pragma: no cover - dask's task spec changed shape
         return x
-    while True:  # every key that depends on a renamed one is renamed too
-        more = {k for k, v in nodes.items() if k not in renamed and v.dependencies & renamed}
-        if not more:
-            break
-        renamed |= more
-    suffix = "-ptonum-" + tokenize("named_zarr_reads", what)[:12]
-
-    def rename(k: Any) -> Any:
-        return (str(k[0]) + suffix,) + tuple(k[1:]) if isinstance(k, tuple) else str(k) + suffix
-
-    subs = {k: rename(k) for k in renamed}
-    out = {subs.get(k, k): (v.substitute(subs, key=subs[k]) if k in subs else v) for k, v in nodes.items()}
-    name = rename(x.name) if x.name in {k[0] if isinstance(k, tuple) else k for k in renamed} else x.name
+    name = rename(x.name) if (x.name in renamed or any(isinstance(k, tuple) and k[0] == x.name
+                                                       for k in renamed)) else x.name
     return da.Array(out, name, x.chunks, dtype=x.dtype, meta=x._meta)
 
 
