@@ -552,3 +552,30 @@ def test_damaged_zarr_chunk_is_one_line_naming_the_store(tmp_path: Path, damage:
     assert ", Zarr chunk (" in r.stderr and "damaged or cut short" in r.stderr
     assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr
     assert not out.exists() or list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "{vec}", "--workers", "2"],
+    ["check", "{vec}", "--scheduler", "tcp://127.0.0.1:1"],
+    ["postprocess", "{acc}", "--mode", "REQ8", "--scale", "0.5", "--out-dir", "{out}", "--workers", "2"],
+    ["postprocess", "{acc}", "--mode", "REQ8", "--scale", "0.5", "--out-dir", "{out}", "--workers", "2",
+     "--chunks", "16x64"],
+])
+def test_workers_or_scheduler_without_the_dask_extra_name_the_extra(tmp_path: Path, monkeypatch: Any,
+                                                                     args: List[str]) -> None:
+    """--workers/--scheduler on an installation without the dask extra (pip install . of a fresh clone):
+    one line naming the extra to install, exit 2, nothing written; it was 'internal error:
+    ModuleNotFoundError: No module named 'dask'' (client_for imported dask before checking)."""
+    import sys
+
+    vec = tmp_path / "v.csv"
+    vec.write_text("fp32_bits,expected_fp19\n0x3f800000,0x1fc00\n")
+    acc = tmp_path / "acc.npy"
+    np.save(acc, _acc())
+    for name in ("dask", "dask.array", "distributed", "zarr"):
+        monkeypatch.setitem(sys.modules, name, None)  # import raises ImportError, as when not installed
+    r = CliRunner().invoke(main, [a.format(vec=vec, acc=acc, out=tmp_path / "out") for a in args])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.endswith(": error: scale-out needs dask, dask.array, distributed, zarr: install the extra with "
+                             "pip install 'ptonum[dask]'\n"), r.stderr
+    assert not (tmp_path / "out").exists()

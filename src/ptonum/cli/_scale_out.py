@@ -92,12 +92,17 @@ def postprocess_options(fn: F) -> F:
 
 @contextmanager
 def client_for(command: str, scheduler: Optional[str], workers: Optional[int]) -> Iterator[Any]:
-    """The client of :func:`ptonum.dask.open_client` (``None`` when neither option is given)."""
+    """The client of :func:`ptonum.dask.open_client` (``None`` when neither option is given).
+
+    Raises :class:`UsageError` naming the extra to install when Dask, distributed or Zarr is missing."""
     if scheduler is None and workers is None:
         yield None
         return
     from contextlib import ExitStack
 
+    from ..dask.cluster import require_dask
+
+    require_dask()  # one line naming the extra, not an internal error on `import dask` below
     import dask
     import distributed  # noqa: F401  (its settings join dask.config on import: before config.set records them)
 
