@@ -560,10 +560,11 @@ def test_damaged_zarr_chunk_is_one_line_naming_the_store(tmp_path: Path, damage:
     ["postprocess", "{acc}", "--mode", "REQ8", "--scale", "0.5", "--out-dir", "{out}", "--workers", "2"],
     ["postprocess", "{acc}", "--mode", "REQ8", "--scale", "0.5", "--out-dir", "{out}", "--workers", "2",
      "--chunks", "16x64"],
+    ["sweep", "tcvt", "--src-type", "FP16", "--range", "0x3c00:0x3d00", "--workers", "2", "--state", "{out}"],
 ])
 def test_workers_or_scheduler_without_the_dask_extra_name_the_extra(tmp_path: Path, monkeypatch: Any,
                                                                      args: List[str]) -> None:
-    """--workers/--scheduler on an installation without the dask extra (pip install . of a fresh clone):
+    """--workers/--scheduler (check, postprocess, sweep) on an installation without the dask extra (pip install . of a fresh clone):
     one line naming the extra to install, exit 2, nothing written; it was 'internal error:
     ModuleNotFoundError: No module named 'dask'' (client_for imported dask before checking)."""
     import sys
