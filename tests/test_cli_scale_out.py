@@ -576,7 +576,7 @@ def test_workers_or_scheduler_without_the_dask_extra_name_the_extra(tmp_path: Pa
     for name in ("dask", "dask.array", "distributed", "zarr"):
         monkeypatch.setitem(sys.modules, name, None)  # import raises ImportError, as when not installed
     r = CliRunner().invoke(main, [a.format(vec=vec, acc=acc, out=tmp_path / "out") for a in args])
-    assert r.exit_code == 2, r.output
+    assert r.exit_code == 2 and r.stdout == "", r.output
     assert r.stderr.endswith(": error: scale-out needs dask, dask.array, distributed, zarr: install the extra with "
                              "pip install 'ptonum[dask]'\n"), r.stderr
     assert not (tmp_path / "out").exists()

@@ -209,6 +209,10 @@ def _run(name: str, sw: Any, options: Any) -> None:
         raise UsageError(str(exc).replace("--state = ", "--state (not given; the default state directory) = ", 1)
                          + "; give --state DIR") from None
     _check_state(sw, state, options["resume"])  # before anything is printed or the cluster starts
+    if options["scheduler"] is not None or options["workers"] is not None:
+        from ..dask.cluster import require_dask
+
+        require_dask()  # a missing dask extra: named before anything is printed
     if not options["as_json"]:
         console.print(f"[bold]{sw.describe()}[/bold]", highlight=False, soft_wrap=True)
         console.print(f"{len(sw.partitions())} partition(s) of {sw.partition} codes; state in {state}",
