@@ -409,6 +409,7 @@ def _write(p: Path, text: str) -> str:
      "missing expected_flags; not in the schema expected_flag (only a leading source and a trailing comment column "
      "may be added)"),
     ("FP32_BITS,Expected_FP19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "column names are lower-case"),
+    ("Expected_FP19,FP32_BITS", "fp32_to_fp19 (fp32_bits,expected_fp19)", "column names are lower-case"),
     ("fp32_bits,note,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)",
      "not in the schema note (only a leading source and a trailing comment column may be added)"),
     # a spreadsheet's upper-case names or ';' / tab separators once named fp32_to_fp19 as the closest schema
