@@ -159,6 +159,8 @@ def named_zarr_reads(x: Any, what: str) -> Any:
             return Task(value.key, value.func, *(wrap(a) for a in value.args), **value.kwargs)
         return value
 
+    if not _may_read_zarr(x.__dask_graph__(), zarr.Array, reads_zarr):
+        return x  # no graph layer holds a Zarr array: nothing materialized (a 200k-chunk graph costs seconds)
     try:
         graph = convert_legacy_graph(dict(x.__dask_graph__()))
         nodes = {k: wrap(v) for k, v in graph.items()}
@@ -187,6 +189,29 @@ def named_zarr_reads(x: Any, what: str) -> Any:
     name = rename(x.name) if (x.name in renamed or any(isinstance(k, tuple) and k[0] == x.name
                                                        for k in renamed)) else x.name
     return da.Array(out, name, x.chunks, dtype=x.dtype, meta=x._meta)
+
+
+def _may_read_zarr(graph: Any, array_type: type, reads: Any) -> bool:
+    """False only when no layer of the high-level ``graph`` can hold a ``zarr.Array``: a ``Blockwise``
+    layer without one among its arguments, a materialized layer without one among its values (as
+    such, or read by a task); True for any other layer kind (looked at task by task then)."""
+    from dask.blockwise import Blockwise
+    from dask.highlevelgraph import MaterializedLayer
+
+    layers = getattr(graph, "layers", None)
+    if layers is None:
+        return True
+    for layer in layers.values():
+        if isinstance(layer, Blockwise):
+            if any(isinstance(arg, array_type) for arg, _ in layer.indices):
+                return True
+        elif isinstance(layer, MaterializedLayer):
+            for value in layer.mapping.values():
+                if isinstance(value, array_type) or reads(value) or any(reads(a) for a in getattr(value, "args", ())):
+                    return True
+        else:
+            return True
+    return False
 
 
 def is_zarr(path: Any) -> bool:
