@@ -161,6 +161,10 @@ def named_zarr_reads(x: Any, what: str) -> Any:
 
     if not _may_read_zarr(x.__dask_graph__(), zarr.Array, reads_zarr):
         return x  # no graph layer holds a Zarr array: nothing materialized (a 200k-chunk graph costs seconds)
+    fast = _wrapped_by_layers(x, zarr.Array, lambda a: ZarrTile(_store_text(a), a, what),
+                              tokenize("named_zarr_reads", what))
+    if fast is not None:
+        return fast
     try:
         graph = convert_legacy_graph(dict(x.__dask_graph__()))
         nodes = {k: wrap(v) for k, v in graph.items()}
@@ -189,6 +193,64 @@ def named_zarr_reads(x: Any, what: str) -> Any:
     name = rename(x.name) if (x.name in renamed or any(isinstance(k, tuple) and k[0] == x.name
                                                        for k in renamed)) else x.name
     return da.Array(out, name, x.chunks, dtype=x.dtype, meta=x._meta)
+
+
+def _wrapped_by_layers(x: Any, array_type: type, wrap: Any, seed: str) -> Any:
+    """:func:`named_zarr_reads` on the high-level graph, without materializing it: for a graph whose
+    Zarr reads are ``Blockwise`` layers with the array among their arguments (``from_zarr``, inlined) or
+    materialized layers holding only arrays (``from_zarr``'s ``original-`` layer), and whose layers
+    depending on them are all ``Blockwise`` (element-wise steps, ``map_blocks``, ``astype``...).  The
+    arrays are wrapped by ``wrap``; those layers and every layer depending on them are renamed with
+    ``Layer.clone`` and ``dask.base.clone_key`` (public dask API).  ``None`` for any other graph (the
+    caller then rewrites it task by task)."""
+    from dask.base import clone_key
+    from dask.blockwise import Blockwise
+    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+
+    graph = x.__dask_graph__()
+    if not isinstance(graph, HighLevelGraph) or x.name not in graph.layers:
+        return None
+    layers, deps = dict(graph.layers), graph.dependencies
+    seeds = set()
+    for name, layer in layers.items():
+        if isinstance(layer, Blockwise) and any(isinstance(a, array_type) for a, _ in layer.indices):
+            seeds.add(name)
+        elif isinstance(layer, MaterializedLayer) and any(isinstance(v, array_type) for v in layer.mapping.values()):
+            if not all(isinstance(v, array_type) for v in layer.mapping.values()):
+                return None
+            seeds.add(name)
+    dependants: dict = {}
+    for name, on in deps.items():
+        for d in on:
+            dependants.setdefault(d, set()).add(name)
+    renamed, todo = set(seeds), list(seeds)
+    while todo:
+        for name in dependants.get(todo.pop(), ()):
+            if name not in renamed:
+                if not isinstance(layers[name], Blockwise):
+                    return None
+                renamed.add(name)
+                todo.append(name)
+    for name in seeds:
+        layer = layers[name]
+        if isinstance(layer, Blockwise):
+            layers[name] = Blockwise(
+                output=layer.output, output_indices=layer.output_indices, task=layer.task,
+                indices=[(wrap(a) if isinstance(a, array_type) else a, i) for a, i in layer.indices],
+                numblocks=layer.numblocks, concatenate=layer.concatenate, new_axes=layer.new_axes,
+                output_blocks=layer.output_blocks, annotations=layer.annotations, io_deps=layer.io_deps)
+        elif isinstance(layer, MaterializedLayer):
+            layers[name] = MaterializedLayer({k: wrap(v) for k, v in layer.mapping.items()})
+    keys = set().union(*(layers[name].get_output_keys() for name in renamed))
+    out_layers, out_deps = {}, {}
+    for name, layer in layers.items():
+        new_name = clone_key(name, seed) if name in renamed else name
+        out_layers[new_name] = layer.clone(keys, seed)[0] if name in renamed else layer
+        out_deps[new_name] = {clone_key(d, seed) if d in renamed else d for d in deps[name]}
+    import dask.array as da
+
+    name = clone_key(x.name, seed) if x.name in renamed else x.name
+    return da.Array(HighLevelGraph(out_layers, out_deps), name, x.chunks, dtype=x.dtype, meta=x._meta)
 
 
 def _may_read_zarr(graph: Any, array_type: type, reads: Any) -> bool:
