@@ -601,18 +601,20 @@ def test_s32_rne_lane_group_fold_like_reference(n: int) -> None:
 @pytest.mark.parametrize("mode", ["VREQ8", "REQ8"])
 def test_s32_rows_group_blocks_like_reference(mode: str) -> None:
     """GroupN 8/16/32 of the S32 RNE rows, sixteen groups at a time (_s32_gmax16 after each block of
-    the 16-lane pass, the row's maximum from the blocks' results): rows of 1100 columns (per-column words:
-    a 1024-column segment of whole blocks, then 76 columns of single groups; one word: whole blocks, then
-    the rest), and their first 1024 columns alone with scales near 2**-40 (whole blocks only, no element
-    OF); all-negative groups, INT_MIN alone in a group and among others, INT_MAX, -INT_MAX, MaxAbs on and
-    off, RowMaxInit, GroupMax without RowMax, ReluMode NONE/RELU, Sat on and off, against the reference
-    engine."""
+    the 16-lane pass, the row's maximum from the blocks' results): rows of 1300 columns (per-column words:
+    a 1024-column segment of whole blocks, then 276 columns -- two whole GroupN-8 blocks, one GroupN-16
+    block, no GroupN-32 block --, single groups and a scalar tail of 4; one word: the same split of the
+    whole row), and their first 1024 columns alone with scales near 2**-40 (whole blocks only, no element
+    OF); all-negative groups, INT_MIN alone in a group and among others (in a row's third GroupN-8 block
+    and in the blocks after the first 1024 columns), INT_MAX, -INT_MAX, MaxAbs on and off, RowMaxInit,
+    GroupMax without RowMax, ReluMode NONE/RELU, Sat on and off, against the reference engine
+    (GroupMaxOut, its OF flag, RowMaxOut)."""
     rng = np.random.default_rng(1100)
-    m, n = 7, 1100
+    m, n = 7, 1300
     acc = rng.integers(-(1 << 20), 1 << 20, (m, n)).astype(np.int64)
     acc[1] = -rng.integers(1, 1 << 31, n)  # all negative
     acc[2] = rng.integers(-(1 << 31), 1 << 31, n)  # full range: saturating
-    acc[2, [5, 300, 1090]] = -(2**31)  # INT_MIN in a block and in the row's last groups
+    acc[2, [5, 300, 1090]] = -(2**31)  # INT_MIN in a block and in the blocks after column 1024
     acc[3] = -rng.integers(1, 9, n)  # small negatives: every group all negative
     acc[3, [17, 700]] = -(2**31) + 1  # -INT_MAX: magnitude INT_MAX, no OF
     acc[4] = -(2**31)  # INT_MIN everywhere ...
@@ -620,6 +622,7 @@ def test_s32_rows_group_blocks_like_reference(mode: str) -> None:
     acc[5] = -rng.integers(1, 1 << 20, n)
     acc[5, 1030:] = rng.integers(0, 5, n - 1030)  # non-negative after the first segment only
     acc[6] = rng.integers(-3, 3, n)
+    acc[6, 1160] = -(2**31)  # INT_MIN in the second GroupN-8 block after column 1024 only
     bits = (acc & 0xFFFFFFFF).astype(np.uint32)
     scales = rng.uniform(0.5, 2.0, n) * 2.0 ** -12
     offs = rng.integers(-20, 20, n)
