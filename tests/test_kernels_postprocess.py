@@ -1287,7 +1287,7 @@ def test_fp32_fold_fused_into_fp8_pass_like_reference(mode: str, scale: float) -
 @pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
 @pytest.mark.parametrize("scale", [1.0, 1.625])
 def test_fp8_small_groupn_maxima_in_the_pass_like_reference(mode: str, scale: float) -> None:
-    """GroupN 8, 16 and 32 reduced inside the E4M3/HiF8 passes (``_fp8_pass_small``: one 16-lane vector
+    """GroupN 8, 16 and 32 reduced inside the E4M3/HiF8 passes (``_fp8_pass_fold``: one 16-lane vector
     of partial maxima per 64 elements, then ``_fold_small``: sixteen groups at a time, the last groups
     one by one from their lanes), for rows a multiple of 64 wide: 2048 (whole blocks of sixteen groups)
     and 1088 (GroupN 8: 136 groups, GroupN 16: 68, GroupN 32: 34: eight, four and two groups after the

@@ -1526,14 +1526,53 @@ def _v16_pair(x: Any, y: Any, gsz: int) -> Any:
 
 
 @njit(inline="always")
-def _fp8_pass_small(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
-                    keys: Any, gm: Any, am: Any, gsz: int) -> Any:
-    """:func:`_fp8_pass_fold` for GroupN ``gsz`` 8, 16 or 32 (a constant at the call): the same pass, and
-    per 64 elements one 16-lane vector of its groups' partial maxima to ``gm[16 i ..]`` (iteration i;
-    the lanes of ``_small_plan``), reduced in registers from the step's own source load
-    (:func:`_v16_red32`, :func:`_v16_pair`: GroupN 8 and 16 three shuffle rounds of two ``vshufps`` and
-    a ``vpmaxsd`` per 64 elements, GroupN 32 one round and two maxima), no group-end test."""
+def _fp8_max_a(m: Any, a_: Any, j: int, am: Any, gsz: int) -> Any:
+    """The maxima of a 64-element iteration's first step ``a_[j .. j + 31]`` (:func:`_fp8_pass_loops`;
+    ``gsz`` a constant at the call): GroupN 8/16/32 the step's own reduction (:func:`_v16_red32`), else
+    the running group maxima ``m`` with the step's elements (:func:`_v16_max32`)."""
+    if gsz == 0:
+        return _v16_max32(m, a_, j, am)
+    return _v16_red32(a_, j, am, gsz)
+
+
+@njit(inline="always")
+def _fp8_max_b(wa: Any, a_: Any, j: int, am: Any, gsz: int) -> Any:
+    """The same for the iteration's second step ``a_[j .. j + 31]``: GroupN 8/16/32 its own reduction
+    (paired with ``wa`` by :func:`_fp8_max_end`), else ``wa`` (the running maxima) with its elements."""
+    if gsz == 0:
+        return _v16_max32(wa, a_, j, am)
+    return _v16_red32(a_, j, am, gsz)
+
+
+@njit(inline="always")
+def _fp8_max_end(m: Any, wa: Any, wb: Any, gm: Any, gi: int, t: int, sp2: int, gsz: int) -> Tuple[Any, int, int]:
+    """The end of a 64-element iteration of :func:`_fp8_pass_loops`: GroupN 8/16/32 the two steps'
+    vectors paired (:func:`_v16_pair`) and stored to ``gm[gi ..]``; else ``wb`` kept as the running
+    maxima and stored (then restarted) when the group's ``sp2`` iterations are done (``t`` counts them
+    down).  Returns the running maxima, ``gi`` and ``t``."""
+    if gsz == 0:
+        t -= 1
+        if t == 0:  # the group's last 64 elements
+            _v16_store(gm, gi, wb)
+            return _v16_splat(-2147483648), gi + 16, sp2
+        return wb, gi, t
+    _v16_store(gm, gi, _v16_pair(wa, wb, gsz))
+    return m, gi + 16, t
+
+
+@njit(inline="always")
+def _fp8_pass_loops(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
+                    keys: Any, gm: Any, am: Any, gsz: int, sp2: int) -> Any:
+    """The four loops of :func:`_fp8_pass_fold` (HiF8 or E4M3, unit or general lanes), once for every
+    GroupN: per 64-element iteration two 32-element conversion steps (:func:`_hif8_v32u` /
+    :func:`_hif8_v32`, :func:`_e4m3_v32u` / :func:`_e4m3_v32`), each just after its maxima on the same
+    source load (:func:`_fp8_max_a`, :func:`_fp8_max_b`), and the iteration's maxima stored by
+    :func:`_fp8_max_end`.  ``gsz`` (a constant at the call): 8, 16 or 32, one 16-lane vector of the
+    iteration's groups' partial maxima per iteration (the lanes of ``_small_plan``; no group-end test);
+    0, groups of ``64 sp2`` elements, one 16-lane vector of maxima per group."""
     n = a_.size
+    m = _v16_splat(-2147483648)
+    t = sp2
     gi = 0
     if hif8:
         ovf = np.uint32(keys[HIF8_KEY_OVF])
@@ -1542,52 +1581,48 @@ def _fp8_pass_small(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any
             for j in range(0, n, 64):
                 _prefetch(a_, j + PF_AHEAD)
                 _prefetch(a_, j + PF_AHEAD + 16)
-                wa = _v16_red32(a_, j, am, gsz)
+                wa = _fp8_max_a(m, a_, j, am, gsz)
                 h = _hif8_v32u(a_, mp_, mn_, j, o_, ovf)
                 _prefetch(a_, j + PF_AHEAD + 32)
                 _prefetch(a_, j + PF_AHEAD + 48)
-                wb = _v16_red32(a_, j + 32, am, gsz)
+                wb = _fp8_max_b(wa, a_, j + 32, am, gsz)
                 hacc = _v8_or(hacc, _v8_or(h, _hif8_v32u(a_, mp_, mn_, j + 32, o_, ovf)))
-                _v16_store(gm, gi, _v16_pair(wa, wb, gsz))
-                gi += 16
+                m, gi, t = _fp8_max_end(m, wa, wb, gm, gi, t, sp2, gsz)
         else:
             for j in range(0, n, 64):
                 _prefetch(a_, j + PF_AHEAD)
                 _prefetch(a_, j + PF_AHEAD + 16)
-                wa = _v16_red32(a_, j, am, gsz)
+                wa = _fp8_max_a(m, a_, j, am, gsz)
                 h = _hif8_v32(a_, mp_, mn_, j, o_, ovf)
                 _prefetch(a_, j + PF_AHEAD + 32)
                 _prefetch(a_, j + PF_AHEAD + 48)
-                wb = _v16_red32(a_, j + 32, am, gsz)
+                wb = _fp8_max_b(wa, a_, j + 32, am, gsz)
                 hacc = _v8_or(hacc, _v8_or(h, _hif8_v32(a_, mp_, mn_, j + 32, o_, ovf)))
-                _v16_store(gm, gi, _v16_pair(wa, wb, gsz))
-                gi += 16
+                m, gi, t = _fp8_max_end(m, wa, wb, gm, gi, t, sp2, gsz)
         return _hif8_word(np.uint32(_v8_hor(hacc)))
     acc = _e4m3_acc0()
     if unit:
         for j in range(0, n, 64):
             _prefetch(a_, j + PF_AHEAD)
             _prefetch(a_, j + PF_AHEAD + 16)
-            wa = _v16_red32(a_, j, am, gsz)
+            wa = _fp8_max_a(m, a_, j, am, gsz)
             acc = _e4m3_v32u(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
             _prefetch(a_, j + PF_AHEAD + 32)
             _prefetch(a_, j + PF_AHEAD + 48)
-            wb = _v16_red32(a_, j + 32, am, gsz)
+            wb = _fp8_max_b(wa, a_, j + 32, am, gsz)
             acc = _e4m3_v32u(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
-            _v16_store(gm, gi, _v16_pair(wa, wb, gsz))
-            gi += 16
+            m, gi, t = _fp8_max_end(m, wa, wb, gm, gi, t, sp2, gsz)
     else:
         for j in range(0, n, 64):
             _prefetch(a_, j + PF_AHEAD)
             _prefetch(a_, j + PF_AHEAD + 16)
-            wa = _v16_red32(a_, j, am, gsz)
+            wa = _fp8_max_a(m, a_, j, am, gsz)
             acc = _e4m3_v32(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
             _prefetch(a_, j + PF_AHEAD + 32)
             _prefetch(a_, j + PF_AHEAD + 48)
-            wb = _v16_red32(a_, j + 32, am, gsz)
+            wb = _fp8_max_b(wa, a_, j + 32, am, gsz)
             acc = _e4m3_v32(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
-            _v16_store(gm, gi, _v16_pair(wa, wb, gsz))
-            gi += 16
+            m, gi, t = _fp8_max_end(m, wa, wb, gm, gi, t, sp2, gsz)
     return _e4m3_word(_e4m3_acc_min(acc), _e4m3_acc_max(acc))
 
 
@@ -1604,100 +1639,28 @@ def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any,
     L1 (:func:`_fp32_fold_groups`).  One flat loop over the row, 64 elements (two steps) per
     iteration, the group's end tested once per iteration: a loop per group, or the test after every
     32-element step, leaves LLVM's loop one step at a time (not unrolled; Zen 5, one thread, the HiF8
-    unit lane +17% to +25% instead of +4%).  GroupN 8, 16 and 32 (``seg``) go to :func:`_fp8_pass_small`
-    instead (per 64 elements one vector of their groups' partial maxima in ``gm``, for
-    :func:`_fold_from_maxima` too).  Only with AVX-512 BW (:data:`HIF8_V32`), ``seg`` a multiple of 64
+    unit lane +17% to +25% instead of +4%).  GroupN 8, 16 and 32 (``seg``) take
+    instead per 64 elements one vector of their groups' partial maxima in ``gm`` (the lanes of
+    ``_small_plan``, reduced in registers from the steps' own source loads by :func:`_v16_red32` and
+    :func:`_v16_pair`: GroupN 8 and 16 three shuffle rounds of two ``vshufps`` and a ``vpmaxsd`` per
+    64 elements, GroupN 32 one round and two maxima; no group-end test), for :func:`_fold_from_maxima`
+    too.  The loops: :func:`_fp8_pass_loops`, one inlined copy per GroupN form.  Only with AVX-512 BW (:data:`HIF8_V32`), ``seg`` a multiple of 64
     dividing ``a_.size``, or 8/16/32 with ``a_.size`` a multiple of 64; a row with a rare source (the flag word's rare bit) is redone
     by the caller, its maxima unused.  ``am``: None, or MaxAbs's mask 0x7FFFFFFF ANDed into every source
     before its maximum (a uint32; its own compiled form, :func:`_v16_max32`)."""
     if seg == 8:
-        return _fp8_pass_small(hif8, unit, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gm, am, 8)
+        return _fp8_pass_loops(hif8, unit, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gm, am, 8, 0)
     if seg == 16:
-        return _fp8_pass_small(hif8, unit, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gm, am, 16)
+        return _fp8_pass_loops(hif8, unit, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gm, am, 16, 0)
     if seg == 32:
-        return _fp8_pass_small(hif8, unit, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gm, am, 32)
-    n = a_.size
-    sp2 = seg // 64
-    lo = _v16_splat(-2147483648)
-    m = lo
-    t = sp2
-    gi = 0
-    if hif8:
-        ovf = np.uint32(keys[HIF8_KEY_OVF])
-        hacc = _v8_splat(0)
-        if unit:
-            for j in range(0, n, 64):
-                _prefetch(a_, j + PF_AHEAD)
-                _prefetch(a_, j + PF_AHEAD + 16)
-                m = _v16_max32(m, a_, j, am)
-                h = _hif8_v32u(a_, mp_, mn_, j, o_, ovf)
-                _prefetch(a_, j + PF_AHEAD + 32)
-                _prefetch(a_, j + PF_AHEAD + 48)
-                m = _v16_max32(m, a_, j + 32, am)
-                hacc = _v8_or(hacc, _v8_or(h, _hif8_v32u(a_, mp_, mn_, j + 32, o_, ovf)))
-                t -= 1
-                if t == 0:  # the group's last 64 elements
-                    _v16_store(gm, gi, m)
-                    gi += 16
-                    m = lo
-                    t = sp2
-        else:
-            for j in range(0, n, 64):
-                _prefetch(a_, j + PF_AHEAD)
-                _prefetch(a_, j + PF_AHEAD + 16)
-                m = _v16_max32(m, a_, j, am)
-                h = _hif8_v32(a_, mp_, mn_, j, o_, ovf)
-                _prefetch(a_, j + PF_AHEAD + 32)
-                _prefetch(a_, j + PF_AHEAD + 48)
-                m = _v16_max32(m, a_, j + 32, am)
-                hacc = _v8_or(hacc, _v8_or(h, _hif8_v32(a_, mp_, mn_, j + 32, o_, ovf)))
-                t -= 1
-                if t == 0:  # the group's last 64 elements
-                    _v16_store(gm, gi, m)
-                    gi += 16
-                    m = lo
-                    t = sp2
-        return _hif8_word(np.uint32(_v8_hor(hacc)))
-    acc = _e4m3_acc0()
-    if unit:
-        for j in range(0, n, 64):
-            _prefetch(a_, j + PF_AHEAD)
-            _prefetch(a_, j + PF_AHEAD + 16)
-            m = _v16_max32(m, a_, j, am)
-            acc = _e4m3_v32u(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
-            _prefetch(a_, j + PF_AHEAD + 32)
-            _prefetch(a_, j + PF_AHEAD + 48)
-            m = _v16_max32(m, a_, j + 32, am)
-            acc = _e4m3_v32u(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
-            t -= 1
-            if t == 0:  # the group's last 64 elements
-                _v16_store(gm, gi, m)
-                gi += 16
-                m = lo
-                t = sp2
-    else:
-        for j in range(0, n, 64):
-            _prefetch(a_, j + PF_AHEAD)
-            _prefetch(a_, j + PF_AHEAD + 16)
-            m = _v16_max32(m, a_, j, am)
-            acc = _e4m3_v32(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
-            _prefetch(a_, j + PF_AHEAD + 32)
-            _prefetch(a_, j + PF_AHEAD + 48)
-            m = _v16_max32(m, a_, j + 32, am)
-            acc = _e4m3_v32(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
-            t -= 1
-            if t == 0:  # the group's last 64 elements
-                _v16_store(gm, gi, m)
-                gi += 16
-                m = lo
-                t = sp2
-    return _e4m3_word(_e4m3_acc_min(acc), _e4m3_acc_max(acc))
+        return _fp8_pass_loops(hif8, unit, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gm, am, 32, 0)
+    return _fp8_pass_loops(hif8, unit, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gm, am, 0, seg // 64)
 
 
 @njit(inline="always")
 def _fold_small(a_: Any, gm: Any, gk: Any, gsz: int) -> None:
     """:func:`_fold_from_maxima` for the GroupN-``gsz`` (8, 16, 32; a constant at the call) partial maxima
-    of :func:`_fp8_pass_small`: sixteen groups at a time by ``_foldm_<gsz>`` (``16 gsz / 64`` stored
+    of :func:`_fp8_pass_fold`: sixteen groups at a time by ``_foldm_<gsz>`` (``16 gsz / 64`` stored
     vectors), the last ``gk.size % 16`` groups from their lanes (``_SMALL_OWN<gsz>``) one by one; a group
     whose maximum is negative takes the smallest int32 of its sources (never with MaxAbs)."""
     ng = np.uint64(gk.size)
@@ -1745,7 +1708,7 @@ def _fold_from_maxima(a_: Any, gm: Any, seg: int, gk: Any) -> None:
     :func:`_fold16_make`, one lane per group), the last ``gk.size % 16`` one by one.  A group whose
     maximum is negative (every source negative) takes the smallest int32 of its ``seg`` sources in
     ``a_`` instead, as :func:`_fp32_fold_groups` does.  GroupN 8, 16, 32: the partial maxima of
-    :func:`_fp8_pass_small`, by :func:`_fold_small`."""
+    :func:`_fp8_pass_fold`, by :func:`_fold_small`."""
     if seg == 8:
         _fold_small(a_, gm, gk, 8)
         return
