@@ -1812,7 +1812,7 @@ def _fp16x_fused_loop(lane: int, gsz: int, a_: Any, o_: Any, gk: Any, p: Any, ab
     compiled for them: a choice at run time inside the loop would cost the loop, h-bfg)."""
     n = np.uint64(a_.size)
     useg = np.uint64(gsz)
-    gpb = np.uint64(8) if gsz == 32 else np.uint64(16)  # groups a block (GroupN 32: 16 vectors, 8 groups)
+    gpb = np.uint64(16)  # groups a block
     bs = useg * gpb
     nb = n // bs
     nxv = _v16_splat(0)
@@ -1854,10 +1854,10 @@ def _fp16x_fused_loop(lane: int, gsz: int, a_: Any, o_: Any, gk: Any, p: Any, ab
 @njit
 def _fp16x_fused(lane: int, gsz: int, a_: Any, o_: Any, gk: Any, p: Any, absm: Any) -> Any:
     """A BF16 (``lane`` :data:`LANE_BF16`) or FP16 row's pass and its RowMax+GroupMax fold keys from one
-    loop over the row, GroupN ``gsz`` 8 or 16 (:func:`_fp16x_blk` also takes 32, not called: through
-    the public call on two threads it cost +8..+39% against the chunked path's -4..+19%, coordinator's A/B
-    at the end of stop 18, docs/performance.md): blocks of sixteen groups (eight of 32) converted and
-    folded from the same loads (:func:`_fp16x_blk`: no load-only fold pass before the conversion, as
+    loop over the row, GroupN ``gsz`` 8 or 16 (GroupN 32 takes the chunked path: through this loop, in
+    blocks of eight groups, the public call on two threads cost +8..+39% against the chunked path's
+    -4..+19%, coordinator's A/B at the end of stop 18, docs/performance.md): blocks of sixteen groups
+    converted and folded from the same loads (:func:`_fp16x_blk`: no load-only fold pass before the conversion, as
     :func:`_fp16x_fold_groups` / :func:`_fp32_fold_groups` are in the chunked path), a group whose maximum
     is negative redone after the loop by its smallest int32, the last groups (less than a block) by
     :func:`_fp32_fold_groups` and the pass.  Zen 5, 4096 x 4096, two threads, against the pass alone:
@@ -3297,23 +3297,22 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
     def _fp16x_blk_i(typingctx: Any, a: Any, o: Any, s: Any, gk: Any, g: Any, nxv: Any, ufv: Any, amv: Any,
                      smv: Any, relum: Any, satm: Any, absm: Any, lane: Any, gsz: Any) -> Any:
-        """One block of sixteen ``gsz``-element groups of a BF16/FP16 row (eight for ``gsz`` 32: a block is
-        at most 16 vectors, more spill; ``lane`` :data:`LANE_BF16` or :data:`LANE_FP16`, ``gsz`` 8, 16 or
-        32: both integer literals), converted and folded from the same loads: for each 16-lane vector of
-        the block ``a[s ..]`` (uint32 FP32 bits) the codes of
+        """One block of sixteen ``gsz``-element groups of a BF16/FP16 row (``lane`` :data:`LANE_BF16` or
+        :data:`LANE_FP16`, ``gsz`` 8 or 16: both integer literals), converted and folded from the same
+        loads: for each 16-lane vector of the block ``a[s ..]`` (uint32 FP32 bits) the codes of
         :func:`_bf16_lane` / :func:`_f16_lane` (ReLU mask ``relum``, Sat mask ``satm``) to the same
         elements of ``o`` (uint16), the lane-wise flag accumulators of :func:`_fp32_span` taken in
         (``nxv`` OR of the inexact bits/masks, ``ufv`` OR of those under the tiny mask, ``amv``/``smv``
         unsigned maxima of the magnitudes after ReLU / of the sources), and the int32 maximum of each
         group's sources ANDed with ``absm`` (0x7FFFFFFF with MaxAbs, else all ones) reduced all the
         block's groups at once by the shuffle tree of :func:`_fold16_make`, built as the vectors come (at
-        most five partial vectors live; GroupN 32: a last round inside the vector); ``gk[g + q]`` gets group q's order
+        most five partial vectors live); ``gk[g + q]`` gets group q's order
         key (``b ^ 0x80000000``), or ``~b`` when its maximum is negative (a placeholder: the caller redoes
         that group with its smallest int32).  Returns ``(nxv, ufv, amv, smv, mask of those groups)``.
         A source NaN/Inf gives garbage codes and flags (the row is redone: ``smv`` shows it).  No bounds
         check: the block within ``a`` and ``o``, its groups' keys within ``gk``."""
         if not (isinstance(lane, _types.IntegerLiteral) and isinstance(gsz, _types.IntegerLiteral)
-                and lane.literal_value in (LANE_BF16, LANE_FP16) and gsz.literal_value in (8, 16, 32)):
+                and lane.literal_value in (LANE_BF16, LANE_FP16) and gsz.literal_value in (8, 16)):
             return None
         if not (all(v == _I32X16 for v in (nxv, ufv, amv, smv))
                 and all(isinstance(t, _types.Integer) for t in (s, g, relum, satm, absm))):
@@ -3364,7 +3363,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             stack: List[Tuple[Any, List[int], int]] = []
             col: List[Any] = []
             h0 = 4 if gs == 8 else 8
-            for k in range(16 if gs == 32 else gs):
+            for k in range(gs):
                 x = builder.load(builder.gep(abase, [_ir.Constant(i64, k)]), align=4)
                 xm = builder.and_(x, absm)
                 xr = builder.and_(x, builder.xor(builder.and_(builder.ashr(x, c(31)), relum), c(-1)))
@@ -3407,26 +3406,14 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                     item = (mv, mo, lv + 1)
                 stack.append(item)
             v, own = stack[0][0], stack[0][1]
-            if gs == 32:  # eight groups of two lanes each: the last round within the vector
-                p1 = [own.index(q) for q in range(8)]
-                p2 = [15 - own[::-1].index(q) for q in range(8)]
-                r = builder.call(smax, [builder.shuffle_vector(v, v, _ir.Constant(v16, p1 + p1)),
-                                        builder.shuffle_vector(v, v, _ir.Constant(v16, p2 + p2))])
-            else:
-                r = builder.shuffle_vector(v, _ir.Constant(v16, None), _ir.Constant(v16, [own.index(q) for q in range(16)]))
+            r = builder.shuffle_vector(v, _ir.Constant(v16, None), _ir.Constant(v16, [own.index(q) for q in range(16)]))
             neg = builder.icmp_signed("<", r, c(0))
             key = builder.select(neg, builder.xor(r, c(-1)), builder.xor(r, c(-2147483648)))
             gdata = context.make_array(signature.args[3])(context, builder, args[3]).data
             g_ = context.cast(builder, args[4], signature.args[4], _types.intp)
             gp = builder.gep(gdata, [g_])
             negm = builder.zext(builder.bitcast(neg, i16), i32)
-            if gs == 32:
-                v8 = _ir.VectorType(i32, 8)
-                builder.store(builder.shuffle_vector(key, key, _ir.Constant(v8, list(range(8)))),
-                              builder.bitcast(gp, v8.as_pointer()), align=4)
-                negm = builder.and_(negm, _ir.Constant(i32, 0xFF))
-            else:
-                builder.store(key, builder.bitcast(gp, v16.as_pointer()), align=4)
+            builder.store(key, builder.bitcast(gp, v16.as_pointer()), align=4)
             return context.make_tuple(builder, signature.return_type, [nxv, ufv, amv, smv, negm])
 
         return ret(a, o, s, gk, g, nxv, ufv, amv, smv, relum, satm, absm, lane, gsz), codegen
