@@ -171,16 +171,8 @@ def named_zarr_reads(x: Any, what: str) -> Any:
         todo = [k for k in graph if nodes[k] is not graph[k]]
         if not todo:
             return x
-        dependants: dict = {}
-        for k, v in nodes.items():
-            for dep in v.dependencies:
-                dependants.setdefault(dep, []).append(k)
-        renamed = set(todo)
-        while todo:  # every key that depends on a renamed one is renamed too: each key visited once
-            for k in dependants.get(todo.pop(), ()):
-                if k not in renamed:
-                    renamed.add(k)
-                    todo.append(k)
+        # every key that depends on a renamed one is renamed too
+        renamed = _with_dependants(todo, {k: v.dependencies for k, v in nodes.items()})
         suffix = "-ptonum-" + tokenize("named_zarr_reads", what)[:12]
 
         def rename(k: Any) -> Any:
@@ -219,18 +211,9 @@ def _wrapped_by_layers(x: Any, array_type: type, wrap: Any, seed: str) -> Any:
             if not all(isinstance(v, array_type) for v in layer.mapping.values()):
                 return None
             seeds.add(name)
-    dependants: dict = {}
-    for name, on in deps.items():
-        for d in on:
-            dependants.setdefault(d, set()).add(name)
-    renamed, todo = set(seeds), list(seeds)
-    while todo:
-        for name in dependants.get(todo.pop(), ()):
-            if name not in renamed:
-                if not isinstance(layers[name], Blockwise):
-                    return None
-                renamed.add(name)
-                todo.append(name)
+    renamed = _with_dependants(seeds, deps)
+    if any(not isinstance(layers[name], Blockwise) for name in renamed - seeds):
+        return None
     for name in seeds:
         layer = layers[name]
         if isinstance(layer, Blockwise):
@@ -251,6 +234,22 @@ def _wrapped_by_layers(x: Any, array_type: type, wrap: Any, seed: str) -> Any:
 
     name = clone_key(x.name, seed) if x.name in renamed else x.name
     return da.Array(HighLevelGraph(out_layers, out_deps), name, x.chunks, dtype=x.dtype, meta=x._meta)
+
+
+def _with_dependants(seeds: Any, dependencies: Any) -> set:
+    """``seeds`` and every key (or layer name) depending on one of them, directly or not, given each
+    key's ``dependencies``: one pass to list each key's dependants, one walk visiting each key once."""
+    dependants: dict = {}
+    for k, on in dependencies.items():
+        for d in on:
+            dependants.setdefault(d, []).append(k)
+    found, todo = set(seeds), list(seeds)
+    while todo:
+        for k in dependants.get(todo.pop(), ()):
+            if k not in found:
+                found.add(k)
+                todo.append(k)
+    return found
 
 
 def _may_read_zarr(graph: Any, array_type: type, reads: Any) -> bool:
