@@ -8,13 +8,14 @@ Source: ADR-0085 decision 182; ASL ``TileNumericValueClass`` and
 from __future__ import annotations
 
 from decimal import Context, Decimal
-from typing import List, Tuple
+from fractions import Fraction
+from typing import List, Optional, Tuple, Union
 
 import rich_click as click
 
 from .._util import int_text, is_digits
 from ..errors import UsageError
-from ._common import ASCII_INT, errors_to_exit
+from ._common import ASCII_INT, RMODE_HELP, errors_to_exit, parse_rmode
 from ..formats import (TileDataType, ValueClass, carrier_bits, decompose, descriptor, lanes_per_carrier, parse_data_type,
                        value_class)
 
@@ -98,6 +99,84 @@ def _unavailable_sign(dt: TileDataType, code: int, lane: int) -> str:
     return f"{'yes' if bit else 'no'} (sign bit; no finite decomposition)"
 
 
+#: what each flag means, for the --value rows
+_FLAG_WORDS = (("NV", "invalid"), ("OF", "overflow"), ("UF", "underflow: tiny before rounding"),
+               ("NX", "inexact"))
+
+
+def _flags_text(flags: int) -> str:
+    """``OF|NX (overflow, inexact)``, or ``- (exact)`` for no flag."""
+    from ..flags import flag_names
+
+    names = flag_names(flags)
+    if names == "-":
+        return "- (none: exact)"
+    return f"{names} ({', '.join(word for name, word in _FLAG_WORDS if name in names.split('|'))})"
+
+
+def _encode_decimal(dt: TileDataType, text: str, name: str, rmode: str, sat: bool,
+                    lane: int) -> Tuple[int, List[Tuple[str, str]]]:
+    """The encoding of the decimal ``text`` in ``dt`` and the rows saying how it was made: the rounding
+    mode and Sat bit used and the exception flags of the conversion.
+
+    A B.FPATR destination type (FP32, FP16, BF16, E4M3, HiF8, S4X2, S8, S16, S32, U32) takes the
+    exact value through the library's one encoder, :func:`ptonum.encode.encode_reference`
+    (``MatrixEncodeReal``: overflow, tininess before rounding, Sat), with ``rmode``/``sat``; ``inf``
+    and ``nan`` take the fixed results of an FP32 Inf/quiet NaN source (``MatrixPostQuantSpecialValue``;
+    NV only for a signaling NaN, which a decimal cannot spell) and ``-0`` the destination's negative
+    zero (``MatrixFloatingSignedZero``).  FP64 is rounded once to nearest even
+    (:func:`ptonum.numtext.round_to_format`, IEEE 754 decimal conversion), flags judged the same way.
+    Raises :class:`UsageError` for another type (E8M0: the conversion to it is TCVT) or a bad decimal.
+
+    Source: ADR-0085 D177/D178/D180; IEEE 754-2019 5.12.2 (FP64).
+    """
+    from ..encode import DESTINATIONS, encode_reference
+    from ..flags import NX, OF, UF
+    from ..numtext import BINARY_FORMATS, parse_real, round_to_format
+    from ..tables import DESTINATIONS as FACTS
+
+    if dt.name == "E8M0":
+        raise UsageError(f"{name}: E8M0 takes codes; a value reaches E8M0 by TCVT from FP16/BF16/FP32, with its "
+                         "flags: ptonum tcvt --to E8M0 --values DECIMAL [--src-type T] [--rmode R] [--sat]")
+    if dt not in DESTINATIONS and dt.name != "FP64":
+        raise UsageError(f"{name}: {dt.name} takes codes; decimals are encoded in FP64 or a B.FPATR destination "
+                         f"type ({', '.join(t.name for t in DESTINATIONS)})")
+    value: Union[Fraction, float] = parse_real(text, name)
+    if dt.name == "FP64":
+        mode = parse_rmode(rmode, "--rmode").resolved()
+        if mode.name != "RNE" or sat:
+            raise UsageError(f"{name}: FP64 is not a B.FPATR destination; a decimal is rounded to it to nearest "
+                             "even only (no --rmode other than RNE/NONE, no --sat)")
+        bits, exact = round_to_format(value, BINARY_FORMATS["FP64"])
+        flags = 0
+        if isinstance(value, Fraction) and not exact:
+            tiny = abs(value) < Fraction(2) ** -1022
+            overflow = bits & 0x7FFFFFFFFFFFFFFF == 0x7FF0000000000000
+            flags = (OF | NX) if overflow else (UF | NX) if tiny else NX
+        return bits, [("rounding", "RNE (decimal to FP64, IEEE 754)"), ("flags", _flags_text(flags))]
+    mode = parse_rmode(rmode, "--rmode").resolved()
+    facts = FACTS[dt]
+    how = f"{mode.name}, Sat={int(sat)}"
+    special: Optional[str] = None
+    if isinstance(value, float):
+        if value != value:
+            special = "QuietNaN"
+        elif value in (float("inf"), float("-inf")):
+            special = "PositiveInfinity" if value > 0 else "NegativeInfinity"
+    if special is not None:
+        bits, flags = facts.special_value_result(special, sat)
+        how += f" (fixed result of an FP32 {special} source, MatrixPostQuantSpecialValue)"
+    elif isinstance(value, float) and facts.negative_zero_result is not None:  # -0.0: a signed zero
+        bits, flags = facts.negative_zero_result, 0
+        how += " (negative zero, MatrixFloatingSignedZero)"
+    else:
+        bits, flags = encode_reference(Fraction(value), dt, mode, sat)
+        how += " (B.FPATR encoding, MatrixEncodeReal)"
+    if dt.name.endswith("X2"):
+        bits <<= lane * (carrier_bits(dt) // lanes_per_carrier(dt))
+    return bits, [("rounding", how), ("flags", _flags_text(flags))]
+
+
 def _describe(dt: TileDataType, code: int, lane: int, engine: str) -> List[Tuple[str, str]]:
     cls = ValueClass(int(value_class(dt, code, lane, engine=engine)))
     d = decompose(dt, code, lane, engine=engine)
@@ -129,13 +208,19 @@ def _describe(dt: TileDataType, code: int, lane: int, engine: str) -> List[Tuple
 @click.argument("type_name", metavar="TYPE")
 @click.argument("codes", nargs=-1, required=False, metavar="CODE...")
 @click.option("--value", "decimals", multiple=True, metavar="DECIMAL",
-              help="Decode the encoding of a decimal instead of a CODE (FP64, FP32, FP16, BF16): the decimal is "
-                   "rounded once, from its exact value, to TYPE (nearest even; repeatable).")
+              help="Decode the encoding of a decimal instead of a CODE (repeatable): its exact value is rounded "
+                   "once to TYPE, a B.FPATR destination (FP32, FP16, BF16, E4M3, HiF8, S4X2, S8, S16, S32, U32; "
+                   "with --rmode/--sat) or FP64 (nearest even), and the rounding used and the conversion's "
+                   "flags (NV OF UF NX) are shown.")
+@click.option("--rmode", default=None, metavar="RMODE",
+              help=RMODE_HELP + " For --value; NONE (the default) resolves to RNE.")
+@click.option("--sat", is_flag=True, help="For --value: Sat=1, an overflow gives the largest finite value.")
 @click.option("--lane", type=ASCII_INT, default=0, show_default=True,
               help="Lane of a packed X2 carrier: 0 = low nibble, 1 = high nibble.")
 @click.option("--engine", type=click.Choice(["fast", "reference"]), default="fast", show_default=True,
               help="Decoder: numpy lookup tables/bit arithmetic, or the step-by-step reference.")
-def command(type_name: str, codes: Tuple[str, ...], decimals: Tuple[str, ...], lane: int, engine: str) -> None:
+def command(type_name: str, codes: Tuple[str, ...], decimals: Tuple[str, ...], rmode: Optional[str], sat: bool,
+            lane: int, engine: str) -> None:
     """Decode raw encodings of a Tile DataType.
 
     For each CODE (hex `0x..`, binary `0b..`, octal `0o..` or decimal), print its
@@ -144,7 +229,8 @@ def command(type_name: str, codes: Tuple[str, ...], decimals: Tuple[str, ...], l
     2^exponent), and the exact value as a fraction and a decimal.
 
     Example: `ptonum decode HiF8 0x6e 0x81 0x80`; `ptonum decode BF16 --value 1.0039063` (the encoding a
-    decimal rounds to, once, nearest even).
+    decimal rounds to, once, nearest even); `ptonum decode E4M3 --value 1e10 --sat` (with the rounding
+    mode, Sat and the flags of the conversion: here OF|NX).
 
     A bad TYPE, CODE or lane is one line on stderr and exit status 2.
     """
@@ -154,21 +240,19 @@ def command(type_name: str, codes: Tuple[str, ...], decimals: Tuple[str, ...], l
             raise UsageError("give CODE... or --value DECIMAL")
         values = [parse_code(c) for c in codes]
         notes = [""] * len(values)
-        if decimals:
-            from ..numtext import BINARY_FORMATS, decimal_to_bits
-
-            if dt.name not in BINARY_FORMATS:
-                raise UsageError(f"--value: {dt.name} takes codes; decimals are rounded to "
-                                 "FP64, FP32, FP16 or BF16 only")
-            for i, text in enumerate(decimals):
-                bits, exact = decimal_to_bits(text, dt.name, f"--value[{i}]" if len(decimals) > 1 else "--value")
-                values.append(bits)
-                notes.append(f" (--value {text.strip()}: " + ("exact)" if exact else
-                                                                "rounded once from the decimal, nearest even)"))
+        if not decimals and (rmode is not None or sat):
+            raise UsageError("--rmode and --sat apply to --value only (a CODE is decoded as it is)")
+        extra: List[List[Tuple[str, str]]] = [[] for _ in values]
+        for i, text in enumerate(decimals):
+            bits, rows = _encode_decimal(dt, text, f"--value[{i}]" if len(decimals) > 1 else "--value",
+                                         "NONE" if rmode is None else rmode, sat, lane)
+            values.append(bits)
+            extra.append(rows)
+            notes.append(f" (--value {text.strip()})")
         described = []
         for i, (v, note) in enumerate(zip(values, notes)):
             try:
-                described.append((v, note, _describe(dt, v, lane, engine)))
+                described.append((v, note, extra[i] + _describe(dt, v, lane, engine)))
             except UsageError as exc:  # the model names its argument `encoding`: here it is a CODE
                 msg = str(exc)
                 if not msg.startswith("encoding = "):
