@@ -395,23 +395,69 @@ def test_quoted_lines_mixed_with_plain_ones_and_a_quoted_comment(tmp_path: Path)
     assert [f"0x{v:08x}" for v in parsed.rows["fp32_bits"]] == [ln.split(",")[0].lower() for ln in lines[1:]]
 
 
+@pytest.mark.parametrize("op", ["fp32_to_fp19", "tcvt_e8m0"])
+@pytest.mark.parametrize("where, trail", [(0, True), (1, True), (-1, True), (-1, False), (2, False)])
+def test_source_column_anywhere(tmp_path: Path, op: str, where: int, trail: bool) -> None:
+    """The source column may stand anywhere (the schema's columns are read by name in any order; it
+    was refused unless first): rows of the shared ASL vector file with a flipped expected value fail
+    at their line only, the source (and comment) shown with the failure, the others pass."""
+    lines = _copy_lines(tmp_path, op, 60)
+    rows = [ln.split(",") for ln in lines]
+    last = len(rows[0]) - 1
+    v = rows[30][last]  # file line 31
+    rows[30][last] = f"0x{int(v, 16) ^ 1:0{len(v) - 2}x}" if v.startswith("0x") else str(int(v) ^ 1)
+    pos = len(rows[0]) if where == -1 else where
+    out = []
+    for n, r in enumerate(rows, start=1):
+        r = r[:pos] + (["source"] if n == 1 else [f"run-{n}"]) + r[pos:]
+        if trail:
+            r = r + (["comment"] if n == 1 else [f"note {n}, with a comma"])
+        out.append(",".join(r))
+    p = tmp_path / f"src_{op}.csv"
+    p.write_text("\n".join(out) + "\n")
+    (rep,) = check_file(str(p), ("fast",))
+    assert (rep.checked, rep.mismatched, rep.malformed) == (len(lines) - 1, 1, 0), rep
+    f = rep.failures[0]
+    assert f.line == 31
+    assert f.extra == {"source": "run-31", **({"comment": "note 31, with a comma"} if trail else {})}
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", str(p), "--no-explain"])
+    assert r.exit_code == 1 and "source: run-31" in r.output, r.output
+
+
+@pytest.mark.parametrize("header, differs", [
+    ("source,fp32_bits,source,expected_fp19", "source repeated"),
+    ("fp32_bits,source,expected_fp19,source", "source repeated"),
+    ("fp32_bits,comment,expected_fp19", "comment is not the last column (it takes the rest of the line)"),
+    ("fp32_bits,source,expected_fp19,expected_fp19", "expected_fp19 repeated"),
+    ("source,fp32_bits", "missing expected_fp19"),
+    ("fp32_bits,source,expected_fp19,note", "not in the schema note"),
+])
+def test_source_anywhere_still_refuses_bad_headers(tmp_path: Path, header: str, differs: str) -> None:
+    p = tmp_path / "fp32_to_fp19.csv"
+    p.write_text(header + "\n0x3f800000,0x1,2,3\n")
+    r = CliRunner().invoke(main, ["check", str(p)])
+    assert r.exit_code == 2, r.output
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith(f"ptonum check: error: {p}:1: header ") and differs in line, line
+
+
 def _write(p: Path, text: str) -> str:
     p.write_text(text)
     return str(p)
 
 
 @pytest.mark.parametrize("header, closest, differs", [
-    ("fp32bits,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "missing fp32_bits; not in the schema fp32bits (only a leading source and a trailing comment column may be added)"),
+    ("fp32bits,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "missing fp32_bits; not in the schema fp32bits (only a source column, anywhere, and a trailing comment column may be added)"),
     ("fp32_bits,expected_fp19,fp32_bits", "fp32_to_fp19 (fp32_bits,expected_fp19)", "fp32_bits repeated"),
     ("expected_fp19,fp32_bits,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "expected_fp19 repeated"),
     ("src_type,src_bits,rmode,sat,expected_bits,expected_flag",
      "tcvt_e8m0 (src_type,src_bits,rmode,sat,expected_bits,expected_flags)",
-     "missing expected_flags; not in the schema expected_flag (only a leading source and a trailing comment column "
-     "may be added)"),
+     "missing expected_flags; not in the schema expected_flag (only a source column, anywhere, and a trailing comment "
+     "column may be added)"),
     ("FP32_BITS,Expected_FP19", "fp32_to_fp19 (fp32_bits,expected_fp19)", "column names are lower-case"),
     ("Expected_FP19,FP32_BITS", "fp32_to_fp19 (fp32_bits,expected_fp19)", "column names are lower-case"),
     ("fp32_bits,note,expected_fp19", "fp32_to_fp19 (fp32_bits,expected_fp19)",
-     "not in the schema note (only a leading source and a trailing comment column may be added)"),
+     "not in the schema note (only a source column, anywhere, and a trailing comment column may be added)"),
     # a spreadsheet's upper-case names or ';' / tab separators once named fp32_to_fp19 as the closest schema
     ("SRC_TYPE,SRC_BITS,RMODE,SAT,EXPECTED_BITS,EXPECTED_FLAGS",
      "tcvt_e8m0 (src_type,src_bits,rmode,sat,expected_bits,expected_flags)", "column names are lower-case"),
@@ -441,7 +487,7 @@ def test_header_not_matching_the_schema_its_name_gives_says_which_columns_differ
     assert r.exit_code == 2
     assert r.stderr == (f"ptonum check: error: {p}:1: header 'fp32_bits,expected' does not match the fp32_to_fp19 "
                         "schema (fp32_bits,expected_fp19): missing expected_fp19; not in the schema expected (only a "
-                        "leading source and a trailing comment column may be added)\n")
+                        "source column, anywhere, and a trailing comment column may be added)\n")
 
 
 @pytest.mark.parametrize("seed", ["-1", "-99999999999999999999999"])

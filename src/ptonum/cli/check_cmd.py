@@ -48,7 +48,7 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     Prints pass/fail counts per file and engine, the first failures with file:line,
     inputs, expected vs got bits and flags, and the explain trace of the first
     mismatch. A UTF-8 byte-order mark before the header is accepted, and so are two extra
-    columns around the schema's: a leading `source` label and a trailing `comment` (which may
+    columns: a `source` label (in any position) and a trailing `comment` (which may
     contain commas); they are not checked and are shown with each failing row. Fields in double
     quotes (`"0x3f800000","1"`, as spreadsheet tools write them) are read as their text.
 

@@ -435,10 +435,10 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
     if not raw.strip():
         raise UsageError(f"{path}: empty file (no header row)")
     first = raw.split(b"\n", 1)[0].decode("ascii", errors="replace").strip()
-    lead, trail = extra_columns(first)
+    source, trail = extra_columns(first)
     extras: Dict[int, Dict[str, str]] = {}
-    if lead or trail:
-        first, raw, extras = _strip_extra_columns(raw, lead, trail)
+    if source is not None or trail:
+        first, raw, extras = _strip_extra_columns(raw, source, trail)
     if schema is None:
         schema = detect_schema(first, path)
     names = [c.name for c in schema.columns]
@@ -518,46 +518,54 @@ LEADING_EXTRA = "source"
 TRAILING_EXTRA = "comment"
 
 
-def extra_columns(header: str) -> Tuple[bool, bool]:
-    """(leading ``source`` column, trailing ``comment`` column) in a header line."""
+def extra_columns(header: str) -> Tuple[Optional[int], bool]:
+    """(index of the ``source`` column, or ``None``; trailing ``comment`` column) in a header line.
+
+    ``source`` may be any column, as the schema's columns are read by name in any order; ``comment``
+    must be the last one (it takes the rest of the line, commas included).  A header naming
+    ``source`` more than once has no source column here (the header is then refused, naming it as
+    repeated)."""
     cols = [h.strip() for h in header.strip().split(",")]
-    return (len(cols) > 1 and cols[0] == LEADING_EXTRA, len(cols) > 1 and cols[-1] == TRAILING_EXTRA)
+    trail = len(cols) > 1 and cols[-1] == TRAILING_EXTRA
+    found = [i for i, c in enumerate(cols[:len(cols) - 1] if trail else cols) if c == LEADING_EXTRA]
+    return (found[0] if len(found) == 1 and len(cols) > 1 else None), trail
 
 
-def _strip_extra_columns(raw: bytes, lead: bool, trail: bool) -> Tuple[str, bytes, Dict[int, Dict[str, str]]]:
-    """Remove a leading ``source`` and a trailing ``comment`` column from every line.
+def _strip_extra_columns(raw: bytes, source: Optional[int],
+                         trail: bool) -> Tuple[str, bytes, Dict[int, Dict[str, str]]]:
+    """Remove the ``source`` column (at index ``source``, any position) and a trailing ``comment`` column
+    from every line.
 
-    The comment is everything after the schema's columns (it may hold commas; surrounding double
+    The comment is everything after the other columns (it may hold commas; surrounding double
     quotes are dropped).  Returns (header without them, the data without them, line -> extras);
     a line too short to hold them is kept as it is (and reported malformed by the schema).
     """
     lines = raw.decode("ascii", errors="replace").split("\n")
     header_cols = [h.strip() for h in lines[0].split(",")]
-    core = header_cols[(1 if lead else 0):(len(header_cols) - 1 if trail else len(header_cols))]
-    ncore = len(core)
+    before = header_cols[:len(header_cols) - 1] if trail else header_cols  # the columns before a comment
+    core = [c for i, c in enumerate(before) if i != source]
+    nbefore = len(before)
     out = [",".join(core)]
     extras: Dict[int, Dict[str, str]] = {}
     for i, line in enumerate(lines[1:], start=2):
         if not line.strip():
             out.append(line)
             continue
-        parts = line.split(",", (1 if lead else 0) + ncore) if trail else line.split(",")
-        need = (1 if lead else 0) + ncore + (1 if trail else 0)
+        parts = line.split(",", nbefore) if trail else line.split(",")
+        need = nbefore + (1 if trail else 0)
         if len(parts) < need or (not trail and len(parts) != need):
             out.append(line)
             continue
         extra: Dict[str, str] = {}
-        if lead:
-            extra[LEADING_EXTRA] = parts[0].strip()
-            parts = parts[1:]
+        if source is not None:
+            extra[LEADING_EXTRA] = parts[source].strip()
         if trail:
-            comment = parts[ncore].strip()
+            comment = parts[nbefore].strip()
             if len(comment) >= 2 and comment[0] == comment[-1] == '"':
                 comment = comment[1:-1]
             extra[TRAILING_EXTRA] = comment
-            parts = parts[:ncore]
         extras[i] = extra
-        out.append(",".join(parts))
+        out.append(",".join(p for k, p in enumerate(parts[:nbefore]) if k != source))
     return out[0], "\n".join(out).encode("ascii"), extras
 
 
@@ -1058,15 +1066,21 @@ def header_difference(cols: Sequence[str], schema: Schema) -> str:
     if list(cols) == names:
         return ""
     missing = [c for c in names if c not in cols]
-    unexpected = [c for c in cols if c not in names]
+    # a source column repeated, or a comment column before the last, is named as such (extra_columns
+    # took neither out of the header)
+    extra_said = [f"{LEADING_EXTRA} repeated"] if list(cols).count(LEADING_EXTRA) > 1 else []
+    if TRAILING_EXTRA in cols and TRAILING_EXTRA not in names:
+        extra_said.append(f"{TRAILING_EXTRA} is not the last column (it takes the rest of the line)")
+    unexpected = [c for c in cols if c not in names and not (extra_said and c in (LEADING_EXTRA, TRAILING_EXTRA))]
     if same_columns([c.lower() for c in cols], schema):  # in any order, as they are read
         return "column names are lower-case"
-    parts = []
+    parts = list(extra_said)
     if missing:
         parts.append("missing " + ",".join(missing))
     if unexpected:
         parts.append("not in the schema " + ",".join(c if c else "(empty name)" for c in unexpected)
-                     + f" (only a leading {LEADING_EXTRA} and a trailing {TRAILING_EXTRA} column may be added)")
+                     + f" (only a {LEADING_EXTRA} column, anywhere, and a trailing {TRAILING_EXTRA} column may be "
+                     "added)")
     if not parts:
         repeated = sorted({c for c in cols if list(cols).count(c) > 1})
         parts.append(f"{','.join(repeated)} repeated" if repeated else "the columns are in another order")
