@@ -457,7 +457,7 @@ def test_named_zarr_reads_walks_the_graph_once(tmp_path: Path, monkeypatch) -> N
     from_zarr array of 200k chunks under a few element-wise steps, minutes of graph building).
     The rewritten graph still computes the same values and keeps the named error (test above)."""
     import zarr
-    from dask._task_spec import GraphNode
+    from dask.task_spec import GraphNode
 
     from ptonum.dask.io import named_zarr_reads
 
@@ -486,14 +486,14 @@ def test_named_zarr_reads_leaves_a_graph_without_zarr_unmaterialized(monkeypatch
     """A dask array that reads no Zarr array (numpy chunks, dask's own constructors, element-wise and
     reductions over them) is returned as it is, without materializing or converting its graph (it was
     materialized task by task: seconds for a graph of 50k chunks, on every ptonum.dask call)."""
-    import dask._task_spec
-
+    import ptonum.dask.io as pio
     from ptonum.dask.io import named_zarr_reads
 
     def no(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the graph was converted")
 
-    monkeypatch.setattr(dask._task_spec, "convert_legacy_graph", no)
+    monkeypatch.setattr(pio, "_wrapped_task_by_task", no)
+    monkeypatch.setattr(pio, "_wrapped_by_layers", no)
     arrays = [da.ones((64, 64), chunks=8, dtype=np.int32) + 1,
               da.from_array(np.arange(64 * 64, dtype=np.int32).reshape(64, 64), chunks=(16, 64)),
               (da.arange(64 * 64, chunks=512, dtype=np.int32).reshape(64, 64) * 3).rechunk((32, 32))]
@@ -507,9 +507,9 @@ def test_named_zarr_reads_of_from_zarr_and_blockwise_steps_stays_high_level(tmp_
     """da.from_zarr and element-wise steps over it (Blockwise layers): wrapped and renamed layer by layer,
     the graph never materialized task by task (it was: about 1.5-2 s per 50k chunks, 5-6 s at 150k keys);
     a damaged chunk still raises the named UsageError and the other chunks give the same values."""
-    import dask._task_spec
     import zarr
 
+    import ptonum.dask.io as pio
     from ptonum.dask.io import named_zarr_reads
 
     acc = np.arange(20 * 30, dtype=np.int32).reshape(20, 30)
@@ -520,7 +520,7 @@ def test_named_zarr_reads_of_from_zarr_and_blockwise_steps_stays_high_level(tmp_
     def no(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the graph was converted task by task")
 
-    monkeypatch.setattr(dask._task_spec, "convert_legacy_graph", no)
+    monkeypatch.setattr(pio, "_wrapped_task_by_task", no)
     x = da.from_zarr(str(store), inline_array=inline)
     for y, ref in ((x, acc), ((x.astype(np.uint32) & 0xFFFF) + 1, (acc.astype(np.uint32) & 0xFFFF) + 1)):
         w = named_zarr_reads(y, "acc")
@@ -532,6 +532,43 @@ def test_named_zarr_reads_of_from_zarr_and_blockwise_steps_stays_high_level(tmp_
     with pytest.raises(UsageError, match=rf"values: {store}: a chunk cannot be read \(rows 5:10, columns 0:30, "
                                          r"Zarr chunk \(1, 0\)"):
         named_zarr_reads(x.astype(np.float64) * 2, "values").compute()
+
+
+def test_named_zarr_reads_task_by_task_without_dask_private_api(tmp_path: Path, monkeypatch) -> None:
+    """The task-by-task rewrite (slicing, rechunk over from_zarr; a graph dask.optimize fused into one
+    materialized layer) names a damaged chunk without dask's private convert_legacy_graph (it called it:
+    made to raise here, the rewrite failed), and the graph scan shared by both rewrites sends the fused
+    graph, whose Zarr read is a DataNode value of a materialized layer, task by task (the layer-level
+    rewrite took it and left the read unwrapped: zarr's raw error)."""
+    import dask
+    import dask._task_spec
+    import zarr
+
+    from ptonum.dask.io import named_zarr_reads
+
+    acc = np.arange(20 * 30, dtype=np.int32).reshape(20, 30)
+    store = tmp_path / "a.zarr"
+    z = zarr.open_array(str(store), mode="w", shape=acc.shape, chunks=(5, 30), dtype=np.int32)
+    z[:] = acc
+
+    def no(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("dask's private convert_legacy_graph was called")
+
+    monkeypatch.setattr(dask._task_spec, "convert_legacy_graph", no)
+    x = da.from_zarr(str(store))
+    (fused,) = dask.optimize(x[:, :20] + 1)
+    cases = [(x.rechunk((10, 15)), acc), (x[3:17, 2:29], acc[3:17, 2:29]), (x.T[::2], acc.T[::2]),
+             (fused, acc[:, :20] + 1)]
+    for y, ref in cases:
+        w = named_zarr_reads(y, "acc")
+        assert w.name != y.name and not set(dict(w.__dask_graph__())) & set(dict(y.__dask_graph__()))
+        np.testing.assert_array_equal(w.compute(), ref)
+    chunk = next(p for p in sorted(store.rglob("*")) if p.is_file() and p.parent.name == "1")  # chunk (1, 0)
+    chunk.write_bytes(chunk.read_bytes()[:10])
+    for y, _ in cases:
+        with pytest.raises(UsageError, match=rf"acc: {store}: a chunk cannot be read \(rows \d+:\d+, columns "
+                                             r"\d+:\d+, Zarr chunk \(1, 0\)"):
+            named_zarr_reads(y, "acc").compute()
 
 
 def test_to_zarr_interrupted_leaves_nothing(client, tmp_path: Path) -> None:

@@ -127,74 +127,95 @@ def named_zarr_reads(x: Any, what: str) -> Any:
     cannot decode raises :class:`UsageError` naming ``what``, the store and the Zarr chunk when
     computed.  The same chunks and values; ``x`` itself when its graph reads no Zarr array (a getter
     over another wrapper, e.g. ``da.from_array(z[...])``, is not seen) or when the installed dask has
-    no task-spec graph (older releases; then zarr's own error stands).  The keys that read through a
-    wrapper, and those depending on them, are renamed (a suffix from ``what``): a key never stands for
-    two different tasks on one scheduler.
+    no public task-spec module ``dask.task_spec`` (releases before 2025.1; then zarr's own error
+    stands).  The keys that read through a wrapper, and those depending on them, are renamed (a suffix
+    from ``what``): a key never stands for two different tasks on one scheduler.
 
-    Cost: linear in the graph (one pass to wrap, one to list each key's dependants, one walk from the
-    wrapped keys, one to substitute the renamed ones), not keys x depth.  Uses
-    dask's task-spec classes (``dask._task_spec``, not public API: dask's public ``clone`` of
-    ``dask.graph_manipulation`` cannot be used instead, it leaves the references inside materialized
-    task-spec layers unrenamed); any change there disables the naming, never the computation."""
+    One scan of the high-level graph's layers (:func:`_zarr_layers`) finds the layers holding a Zarr
+    array; a graph whose Zarr reads and their dependants the layer-level rewrite can take
+    (:func:`_wrapped_by_layers`) is never materialized; any other graph is rewritten task by task
+    (:func:`_wrapped_task_by_task`).  Public dask API only (``dask.task_spec``, ``dask.blockwise``,
+    ``dask.highlevelgraph``, ``dask.base``); a graph value of another shape than those classes
+    disables the naming, never the computation."""
     try:
         import zarr
-        from dask._task_spec import DataNode, Task, convert_legacy_graph
-    except ImportError:  # pragma: no cover - zarr not installed, or a dask without the task spec
+        from dask.task_spec import DataNode, Task
+    except ImportError:  # pragma: no cover - zarr not installed, or a dask without the public task spec
         return x
-    import dask.array as da
     from dask.base import tokenize
 
     def reads_zarr(value: Any) -> bool:
         return isinstance(value, DataNode) and isinstance(value.value, zarr.Array)
 
+    def reads_in(value: Any) -> bool:
+        """A task-spec value reading a Zarr array itself or in one of its (top-level) arguments."""
+        return reads_zarr(value) or (isinstance(value, Task) and any(reads_zarr(a) for a in value.args))
+
+    scan = _zarr_layers(x.__dask_graph__(), zarr.Array, reads_in)
+    if scan is None:
+        return x  # no graph layer holds a Zarr array: nothing materialized (a 200k-chunk graph costs seconds)
+    seeds, layer_level = scan
     tiles: dict = {}  # one ZarrTile per zarr.Array (an inlined array sits in every chunk's task)
 
-    def wrap(value: Any) -> Any:
-        if reads_zarr(value):
-            tile = tiles.get(id(value.value))
-            if tile is None or tile.array is not value.value:
-                tile = tiles[id(value.value)] = ZarrTile(_store_text(value.value), value.value, what)
-            return DataNode(value.key, tile)
-        if isinstance(value, Task) and any(reads_zarr(a) for a in value.args):
-            return Task(value.key, value.func, *(wrap(a) for a in value.args), **value.kwargs)
-        return value
+    def tile_of(array: Any) -> ZarrTile:
+        tile = tiles.get(id(array))
+        if tile is None or tile.array is not array:
+            tile = tiles[id(array)] = ZarrTile(_store_text(array), array, what)
+        return tile
 
-    if not _may_read_zarr(x.__dask_graph__(), zarr.Array, reads_zarr):
-        return x  # no graph layer holds a Zarr array: nothing materialized (a 200k-chunk graph costs seconds)
-    fast = _wrapped_by_layers(x, zarr.Array, lambda a: ZarrTile(_store_text(a), a, what),
-                              tokenize("named_zarr_reads", what))
-    if fast is not None:
-        return fast
-    try:
-        graph = convert_legacy_graph(dict(x.__dask_graph__()))
-        nodes = {k: wrap(v) for k, v in graph.items()}
-        todo = [k for k in graph if nodes[k] is not graph[k]]
-        if not todo:
-            return x
-        # every key that depends on a renamed one is renamed too
-        renamed = _with_dependants(todo, {k: v.dependencies for k, v in nodes.items()})
-        suffix = "-ptonum-" + tokenize("named_zarr_reads", what)[:12]
-
-        def rename(k: Any) -> Any:
-            return (str(k[0]) + suffix,) + tuple(k[1:]) if isinstance(k, tuple) else str(k) + suffix
-
-        subs = {k: rename(k) for k in renamed}
-        out = {subs.get(k, k): (v.substitute(subs, key=subs[k]) if k in subs else v) for k, v in nodes.items()}
-    except (AttributeError, TypeError):  # pragma: no cover - dask's task spec changed shape
-        return x
-    name = rename(x.name) if (x.name in renamed or any(isinstance(k, tuple) and k[0] == x.name
-                                                       for k in renamed)) else x.name
-    return da.Array(out, name, x.chunks, dtype=x.dtype, meta=x._meta)
+    seed = tokenize("named_zarr_reads", what)
+    if layer_level:
+        fast = _wrapped_by_layers(x, seeds, zarr.Array, tile_of, seed)
+        if fast is not None:
+            return fast
+    return _wrapped_task_by_task(x, zarr.Array, tile_of, "-ptonum-" + seed[:12])
 
 
-def _wrapped_by_layers(x: Any, array_type: type, wrap: Any, seed: str) -> Any:
-    """:func:`named_zarr_reads` on the high-level graph, without materializing it: for a graph whose
-    Zarr reads are ``Blockwise`` layers with the array among their arguments (``from_zarr``, inlined) or
-    materialized layers holding only arrays (``from_zarr``'s ``original-`` layer), and whose layers
-    depending on them are all ``Blockwise`` (element-wise steps, ``map_blocks``, ``astype``...).  The
-    arrays are wrapped by ``wrap``; those layers and every layer depending on them are renamed with
-    ``Layer.clone`` and ``dask.base.clone_key`` (public dask API).  ``None`` for any other graph (the
-    caller then rewrites it task by task)."""
+def _zarr_layers(graph: Any, array_type: type, reads: Any) -> Optional[Tuple[set, bool]]:
+    """The one scan of a high-level ``graph``'s layers for Zarr reads, shared by both rewrites of
+    :func:`named_zarr_reads`: ``None`` when no layer can hold an ``array_type`` (a ``Blockwise`` layer
+    without one among its arguments, a materialized layer without one among its values, as such or
+    read by a task -- ``reads``); else ``(seeds, layer_level)``: the names of the layers holding the
+    array as the layer-level rewrite takes it (a ``Blockwise`` argument; a materialized layer of arrays
+    only), and whether every Zarr read is of that kind (False: a materialized layer with a task reading
+    one, or mixing arrays with other values; a layer of another kind; a graph without layers --
+    rewritten task by task)."""
+    from dask.blockwise import Blockwise
+    from dask.highlevelgraph import MaterializedLayer
+
+    layers = getattr(graph, "layers", None)
+    if layers is None:
+        return set(), False
+    seeds: set = set()
+    layer_level, may_read = True, False
+    for name, layer in layers.items():
+        if isinstance(layer, Blockwise):
+            if any(isinstance(arg, array_type) for arg, _ in layer.indices):
+                seeds.add(name)
+                may_read = True
+        elif isinstance(layer, MaterializedLayer):
+            values = layer.mapping.values()
+            arrays = sum(1 for v in values if isinstance(v, array_type))
+            if arrays and arrays == len(layer.mapping):
+                seeds.add(name)
+                may_read = True
+            elif arrays or any(reads(v) for v in values):
+                layer_level = False
+                may_read = True
+        else:
+            layer_level = False
+            may_read = True
+    return (seeds, layer_level) if may_read else None
+
+
+def _wrapped_by_layers(x: Any, seeds: set, array_type: type, wrap: Any, seed: str) -> Any:
+    """:func:`named_zarr_reads` on the high-level graph, without materializing it: the layers ``seeds``
+    found by :func:`_zarr_layers` (``Blockwise`` layers with the array among their arguments --
+    ``from_zarr``, inlined -- or materialized layers holding only arrays -- ``from_zarr``'s ``original-``
+    layer) when the layers depending on them are all ``Blockwise`` (element-wise steps, ``map_blocks``,
+    ``astype``...).  The arrays are wrapped by ``wrap``; those layers and every layer depending on them
+    are renamed with ``Layer.clone`` and ``dask.base.clone_key`` (public dask API).  ``None`` for any
+    other graph (the caller then rewrites it task by task)."""
     from dask.base import clone_key
     from dask.blockwise import Blockwise
     from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
@@ -203,14 +224,6 @@ def _wrapped_by_layers(x: Any, array_type: type, wrap: Any, seed: str) -> Any:
     if not isinstance(graph, HighLevelGraph) or x.name not in graph.layers:
         return None
     layers, deps = dict(graph.layers), graph.dependencies
-    seeds = set()
-    for name, layer in layers.items():
-        if isinstance(layer, Blockwise) and any(isinstance(a, array_type) for a, _ in layer.indices):
-            seeds.add(name)
-        elif isinstance(layer, MaterializedLayer) and any(isinstance(v, array_type) for v in layer.mapping.values()):
-            if not all(isinstance(v, array_type) for v in layer.mapping.values()):
-                return None
-            seeds.add(name)
     renamed = _with_dependants(seeds, deps)
     if any(not isinstance(layers[name], Blockwise) for name in renamed - seeds):
         return None
@@ -236,6 +249,58 @@ def _wrapped_by_layers(x: Any, array_type: type, wrap: Any, seed: str) -> Any:
     return da.Array(HighLevelGraph(out_layers, out_deps), name, x.chunks, dtype=x.dtype, meta=x._meta)
 
 
+def _wrapped_task_by_task(x: Any, array_type: type, wrap: Any, suffix: str) -> Any:
+    """:func:`named_zarr_reads` on the materialized graph (slicing, rechunk and other non-``Blockwise``
+    steps over a Zarr read): every ``DataNode`` holding an ``array_type``, as a task's argument or as
+    a graph value, gets the array wrapped by ``wrap``; the keys reading through a wrapper, and those
+    depending on them, get ``suffix`` (``GraphNode.substitute``).  A bare array value (``from_zarr``'s
+    ``original-`` layer) is taken as the ``DataNode`` it stands for.  ``x`` itself when the graph
+    holds a value of another kind (a legacy tuple task, a key alias as text: converting those needs
+    dask's private ``dask._task_spec.convert_legacy_graph``, so they disable the naming, never the
+    computation) or when nothing reads a Zarr array.
+
+    Public API: ``dask.task_spec`` (``GraphNode``, ``DataNode``, ``Task``; their ``key``, ``args``,
+    ``kwargs``, ``func``, ``value``, ``dependencies`` and ``substitute``)."""
+    import dask.array as da
+    from dask.task_spec import DataNode, GraphNode, Task
+
+    def reads_zarr(value: Any) -> bool:
+        return isinstance(value, DataNode) and isinstance(value.value, array_type)
+
+    def wrapped(value: Any) -> Any:
+        if reads_zarr(value):
+            return DataNode(value.key, wrap(value.value))
+        if isinstance(value, Task) and any(reads_zarr(a) for a in value.args):
+            return Task(value.key, value.func, *(wrapped(a) for a in value.args), **value.kwargs)
+        return value
+
+    try:
+        graph = dict(x.__dask_graph__())
+        nodes = {}
+        for k, v in graph.items():
+            if isinstance(v, array_type):
+                v = DataNode(k, v)
+            elif not isinstance(v, GraphNode):
+                return x  # a legacy value: see the docstring
+            nodes[k] = wrapped(v)
+        todo = [k for k in graph if nodes[k] is not graph[k]]
+        if not todo:
+            return x
+        # every key that depends on a renamed one is renamed too
+        renamed = _with_dependants(todo, {k: v.dependencies for k, v in nodes.items()})
+
+        def rename(k: Any) -> Any:
+            return (str(k[0]) + suffix,) + tuple(k[1:]) if isinstance(k, tuple) else str(k) + suffix
+
+        subs = {k: rename(k) for k in renamed}
+        out = {subs.get(k, k): (v.substitute(subs, key=subs[k]) if k in subs else v) for k, v in nodes.items()}
+    except (AttributeError, TypeError):  # pragma: no cover - dask's task spec changed shape
+        return x
+    name = rename(x.name) if (x.name in renamed or any(isinstance(k, tuple) and k[0] == x.name
+                                                       for k in renamed)) else x.name
+    return da.Array(out, name, x.chunks, dtype=x.dtype, meta=x._meta)
+
+
 def _with_dependants(seeds: Any, dependencies: Any) -> set:
     """``seeds`` and every key (or layer name) depending on one of them, directly or not, given each
     key's ``dependencies``: one pass to list each key's dependants, one walk visiting each key once."""
@@ -250,29 +315,6 @@ def _with_dependants(seeds: Any, dependencies: Any) -> set:
                 found.add(k)
                 todo.append(k)
     return found
-
-
-def _may_read_zarr(graph: Any, array_type: type, reads: Any) -> bool:
-    """False only when no layer of the high-level ``graph`` can hold a ``zarr.Array``: a ``Blockwise``
-    layer without one among its arguments, a materialized layer without one among its values (as
-    such, or read by a task); True for any other layer kind (looked at task by task then)."""
-    from dask.blockwise import Blockwise
-    from dask.highlevelgraph import MaterializedLayer
-
-    layers = getattr(graph, "layers", None)
-    if layers is None:
-        return True
-    for layer in layers.values():
-        if isinstance(layer, Blockwise):
-            if any(isinstance(arg, array_type) for arg, _ in layer.indices):
-                return True
-        elif isinstance(layer, MaterializedLayer):
-            for value in layer.mapping.values():
-                if isinstance(value, array_type) or reads(value) or any(reads(a) for a in getattr(value, "args", ())):
-                    return True
-        else:
-            return True
-    return False
 
 
 def is_zarr(path: Any) -> bool:
