@@ -277,6 +277,29 @@ def test_stdout_closed_is_an_error(tmp_path: Path, args: List[str]) -> None:
     assert sorted(os.listdir(tmp_path)) == ["acc.npy"]
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["decode", "--help"], ["modes"], ["formats"],
+                                  ["decode", "FP16", "0x3c00"], ["tcvt", "--values", "1.5"],
+                                  ["postprocess", "acc.npy", "--mode", "REQ8", "--scale", "0.5", "--out-dir", "o"]])
+def test_stdout_on_a_full_device_is_named(tmp_path: Path, args: List[str]) -> None:
+    """Standard output on a full device (`> /dev/full`, a full disk under a redirection): one line naming
+    standard output, exit 2, and what was already published (postprocess writes its outputs whole before
+    the summary).  Was 'error: No space left on device' with nothing saying which file, and for --help /
+    --version 'internal error: OSError ... please report it'."""
+    np.save(tmp_path / "acc.npy", np.arange(32, dtype=np.int32).reshape(2, 16))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "ptonum", *args], stdout=full, stderr=subprocess.PIPE,
+                              cwd=tmp_path, timeout=120, text=True)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert ": error: cannot write standard output: No space left on device" in line, line
+    if args[0] == "postprocess":
+        assert line.endswith("; its outputs were already written in full: o/acc.d.npy, o/acc.flags.json"), line
+        assert sorted(os.listdir(tmp_path / "o")) == ["acc.d.npy", "acc.flags.json"]
+    else:
+        assert sorted(os.listdir(tmp_path)) == ["acc.npy"]
+
+
 # ---------------------------------------------------------------------------
 # Signals during start-up (before the command's own handler exists)
 

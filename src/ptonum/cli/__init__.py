@@ -23,7 +23,8 @@ from .. import __version__
 from ..errors import PtonumError
 from ..publish import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install_sigterm_handler, published_count,
                        published_summary, remove_temporaries)
-from ._common import EXIT_ERROR, broken_pipe_exit, error_line, fail, os_error_text
+from ._common import (EXIT_ERROR, broken_pipe_exit, error_line, fail, os_error_text, stdout_failure_exit,
+                      stdout_write_failed)
 
 click.rich_click.TEXT_MARKUP = "markdown"
 click.rich_click.SHOW_ARGUMENTS = True
@@ -231,6 +232,8 @@ class _Group(click.RichGroup):
         except BrokenPipeError:  # help or an error message into a closed pipe
             broken_pipe_exit()
         except Exception as exc:  # a defect outside a command (option parsing): still one line
+            if stdout_write_failed(exc):  # --help, --version > /dev/full
+                stdout_failure_exit(_command_from_args(self, argv), exc, before)  # type: ignore[arg-type]
             if os.environ.get("PTONUM_TRACEBACK"):
                 raise
             fail(_command_from_args(self, argv), internal_error_text(exc))
@@ -242,7 +245,9 @@ class _Group(click.RichGroup):
             sys.stdout.flush()  # a pipe closed by its reader shows here at the latest (not at interpreter exit)
         except BrokenPipeError:
             broken_pipe_exit()
-        except (OSError, ValueError, AttributeError):
+        except OSError as exc:  # a full disk under a redirection: the output is not all there
+            stdout_failure_exit(_command_from_args(self, argv), exc, before)
+        except (ValueError, AttributeError):
             pass
         sys.exit(rv if isinstance(rv, int) else 0)
 
@@ -262,6 +267,8 @@ class _Group(click.RichGroup):
         except OSError as exc:
             if exc.errno == errno.EPIPE:  # stdout's reader is gone (`| head`): 141, never click's 1
                 broken_pipe_exit()
+            if stdout_write_failed(exc):
+                stdout_failure_exit(name(), exc, before)
             fail(name(), os_error_text(exc))
         except (KeyboardInterrupt, Terminated) as exc:
             interrupted(name(), exc, before)

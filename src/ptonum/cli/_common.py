@@ -151,6 +151,55 @@ def fail(command: str, message: Any, code: int = EXIT_ERROR, translate: bool = T
     sys.exit(code)
 
 
+def stdout_write_failed(exc: BaseException) -> bool:
+    """True when ``exc`` is the failure of writing standard output (``> /dev/full``, a full disk under
+    a redirection, an I/O error): an :class:`OSError` without a file name (other than a closed pipe)
+    raised where the innermost Python frame writes to ``sys.stdout`` (click's ``echo``: its ``file``;
+    rich's ``Console``: its ``file``; a frame calling ``print`` with no file object of its own).
+    A file ptonum writes is always named in its own error."""
+    if not isinstance(exc, OSError) or exc.filename is not None or exc.errno == errno.EPIPE:
+        return False
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    streams = [s for s in (sys.stdout, sys.__stdout__) if s is not None]
+    streams += [b for b in (getattr(s, "buffer", None) for s in streams) if b is not None]
+
+    def is_stdout(v: Any) -> bool:
+        return any(v is s for s in streams)
+
+    rich_console = getattr(sys.modules.get("rich.console"), "Console", None)
+    for v in tb.tb_frame.f_locals.values():
+        if is_stdout(v) or (rich_console is not None and isinstance(v, rich_console)
+                            and is_stdout(getattr(v, "file", None))):
+            return True
+    # print() writes from C (rich-click's help: print(ctx.get_help())): a frame calling print and
+    # holding no file object of its own
+    code = tb.tb_frame.f_code
+    return "print" in code.co_names and not any(hasattr(v, "write") for v in tb.tb_frame.f_locals.values())
+
+
+def stdout_failure_exit(command: str, exc: OSError, published_before: int = 0) -> NoReturn:
+    """Exit (status 2) after standard output could not be written: one line on stderr saying so, and
+    what the command had already published (outputs are only ever published whole); stdout is
+    pointed at ``/dev/null`` first, so Python's own flush at shutdown does not fail again."""
+    from ..publish import published
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    text = f"cannot write standard output: {exc.strerror or exc}"
+    if published(published_before):
+        from ..publish import published_summary
+
+        text += f"; {published_summary(published_before)}"
+    fail(command, text, translate=False)
+
+
 def os_error_text(exc: OSError) -> str:
     where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
     return f"{where}{exc.strerror or exc}"
@@ -164,7 +213,7 @@ def errors_to_exit(command: str, translate: bool = True) -> Iterator[None]:
     except PtonumError as exc:
         fail(command, exc, translate=translate)
     except OSError as exc:
-        if exc.errno == errno.EPIPE:
+        if exc.errno == errno.EPIPE or stdout_write_failed(exc):  # the group's invoke says so (with outputs)
             raise
         fail(command, os_error_text(exc))
 
