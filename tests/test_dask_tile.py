@@ -383,6 +383,26 @@ def test_open_tile_zarr_group_without_the_array_says_what_it_holds(tmp_path: Pat
         pdask.open_tile(sub)
 
 
+@pytest.mark.parametrize("meta, why", [
+    ('{}', "its metadata has no 'zarr_format' entry"),  # was "('zarr_format')": a bare KeyError
+    ('{not json', "Expecting property name enclosed in double quotes"),
+])
+def test_open_tile_damaged_zarr_metadata_says_why(tmp_path: Path, meta: str, why: str) -> None:
+    store = tmp_path / "a.zarr"
+    store.mkdir()
+    (store / ".zarray").write_text(meta)
+    with pytest.raises(UsageError) as exc:
+        pdask.open_tile(store)
+    assert str(exc.value).startswith(f"ACC: {store}: not a readable Zarr store ({why}"), str(exc.value)
+    from click.testing import CliRunner
+
+    import ptonum.cli
+
+    r = CliRunner().invoke(ptonum.cli.main, ["postprocess", str(store), "--mode", "REQ8", "--scale", "0.5",
+                                             "--out-dir", str(tmp_path / "o")])
+    assert r.exit_code == 2 and why in r.stderr and not (tmp_path / "o").exists(), r.output
+
+
 @pytest.mark.parametrize("damage", ["truncated", "garbled"])
 def test_open_tile_damaged_zarr_chunk_is_a_usage_error_naming_store_and_chunk(tmp_path: Path, client,
                                                                              damage: str) -> None:

@@ -348,7 +348,9 @@ def open_tile(path: Any, chunks: Optional[Tuple[int, int]] = None, *, key: Optio
         try:
             node = zarr.open(str(p), mode="r")
         except Exception as exc:  # zarr raises several types for a damaged store
-            raise UsageError(f"ACC: {path}: not a readable Zarr store ({exc})") from None
+            why = (f"its metadata has no {exc.args[0]!r} entry" if isinstance(exc, KeyError) and exc.args
+                   else str(exc) or type(exc).__name__)  # a bare KeyError read as "('zarr_format')"
+            raise UsageError(f"ACC: {path}: not a readable Zarr store ({why})") from None
         if isinstance(node, zarr.Group):
             names = sorted(name for name, _ in node.arrays())
             if not names:
