@@ -173,6 +173,10 @@ def install_sigterm_handler() -> bool:
 # set/deque operation or one ``next`` of a counter, each atomic under the GIL.
 _TEMPORARIES: Set[Path] = set()
 _MADE_DIRS: Set[Path] = set()  # directories made for outputs not yet published (removed when empty)
+#: temporaries a discard removed: :func:`remove_temporaries` removes them again if they came back (a
+#: worker process of a local cluster still writing Zarr chunks into a discarded temporary recreates its
+#: directories until the cluster is torn down; the names are this process's own, unique)
+_DISCARDED: Set[Path] = set()
 #: how many recent destinations :func:`published` remembers
 PUBLISHED_KEPT = 10_000
 _PUBLISHED: "collections.deque[Tuple[int, Path]]" = collections.deque(maxlen=PUBLISHED_KEPT)
@@ -208,13 +212,19 @@ def remove_temporaries() -> List[Path]:
     """Remove every temporary file or directory a publication of this process still holds; returns them.
 
     Publications clean up after themselves; this is the safety net for an exception that arrived
-    between two statements of the cleanup itself.  Signals are held back while it runs.
+    between two statements of the cleanup itself, and for a discarded temporary directory that came
+    back (a cluster's worker still writing into it).  Signals are held back while it runs.
     """
     with _hold_signals():
         paths = sorted(list(_TEMPORARIES))
         for p in paths:
             _remove(p)
             _TEMPORARIES.discard(p)
+        for p in sorted(list(_DISCARDED)):
+            if os.path.lexists(p):
+                _remove(p)
+                paths.append(p)
+            _DISCARDED.discard(p)
         for d in sorted(list(_MADE_DIRS), key=lambda d: len(d.parts), reverse=True):
             try:
                 os.rmdir(d)  # only when empty: never anything but what a publication made
@@ -697,6 +707,8 @@ class Publication:
                     continue
                 _remove(it.temp)
                 _untrack(it.temp)
+                if it.directory:
+                    _DISCARDED.add(it.temp)
             made, self._made_dirs = self._made_dirs, []
             for d in reversed(made):  # the directories this publication created, if still empty
                 try:

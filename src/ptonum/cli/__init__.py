@@ -263,6 +263,7 @@ class _Group(click.RichGroup):
         try:
             return super().invoke(ctx)
         except PtonumError as exc:
+            remove_temporaries()  # after the command's cluster was torn down (see publish._DISCARDED)
             fail(name(), exc)
         except OSError as exc:
             if exc.errno == errno.EPIPE:  # stdout's reader is gone (`| head`): 141, never click's 1
