@@ -927,6 +927,38 @@ def test_output_buffer_is_reused_only_after_every_view_is_gone(monkeypatch: pyte
     tile_mod.release_output_buffers()
 
 
+def test_recycled_group_max_is_not_overwritten_by_the_next_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GroupMaxOut comes from the recycled output buffers too (at GroupN 8 a 4096 x 4096 tile's is 8 MiB):
+    a result the caller still holds keeps its buffer, so a second call on other data writes elsewhere and
+    the first result stays as computed; once released, the buffer is handed out again.  Expected values:
+    the plain-Python fold (oracle_group_max) of each call's accumulator."""
+    monkeypatch.setattr(tile_mod, "OUTPUT_POOL_MIN_BYTES", 1)
+    monkeypatch.setattr(tile_mod, "_POOL_GRAIN", 4096)  # D (64 KiB) and GroupMaxOut (32 KiB): other capacities
+    tile_mod.release_output_buffers()
+    rng = np.random.default_rng(13)
+    m, n, gn = 256, 256, 8  # 65536 elements: the compiled kernel when numba is installed
+    kw = dict(attributes=dict(pre_quant_mode="QF322FP8_PRE", row_max_en=1, group_max_en=1, group_n_code=1),
+              acc_type="FP32", quant_param=SCALE_ONE)
+    acc1 = (rng.standard_normal((m, n)) * 50).astype(np.float32)
+    acc2 = (rng.standard_normal((m, n)) * 50 - 400).astype(np.float32)  # other maxima in every group
+    want1, _ = oracle_group_max(acc1.view(np.uint32).tolist(), "FP32", False, gn)
+    want2, _ = oracle_group_max(acc2.view(np.uint32).tolist(), "FP32", False, gn)
+    assert want1 != want2
+    first = postprocess(acc1, **kw)
+    held = first.group_max_bits  # the caller keeps only GroupMaxOut
+    addr = held.ctypes.data
+    assert type(held.base) is tile_mod._Lease and held.tolist() == want1
+    del first  # D (and RowMaxOut) released
+    second = postprocess(acc2, **kw)
+    assert second.group_max_bits.ctypes.data != addr
+    assert held.tolist() == want1 and second.group_max_bits.tolist() == want2
+    del held  # now the first GroupMaxOut buffer is free: the next call of that size reuses it
+    third = postprocess(acc1, **kw)
+    assert third.group_max_bits.ctypes.data == addr and third.group_max_bits.tolist() == want1
+    assert second.group_max_bits.tolist() == want2
+    tile_mod.release_output_buffers()
+
+
 def test_kept_plan_carries_the_kernel_parameter_rows(monkeypatch) -> None:
     """A repeated call with the same vector words compares them once (the kept-plan lookup): the compiled
     kernel reuses the parameter rows kept on that plan and looks nothing up itself; words changed in place
