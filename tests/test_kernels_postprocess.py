@@ -1201,6 +1201,49 @@ def test_bf16_f16_fused_blocks_like_reference(mode: str) -> None:
                     assert one.flags == ref1.flags and np.array_equal(one.d_bits, ref1.d_bits), (n, gn, r)
 
 
+@pytest.mark.parametrize("mode", ["F322BF16", "F322F16"])
+def test_bf16_f16_fused_forms_flags_and_maxima_like_reference(mode: str) -> None:
+    """The one-loop BF16/FP16 path's four compiled forms per lane and GroupN (``_fp16x_blk`` with ReluMode
+    NONE/RELU and MaxAbsEn off/on as constants: the magnitude maxima behind OF and the NaN/Inf check taken
+    per vector or from the groups' maxima once a block): rows of 4096 (whole blocks of GroupN 8 and 16)
+    whose flags depend on which maximum a form keeps: small positives with overflowing negatives in a few
+    groups (OF without ReLU only, MaxAbs picks them), negatives with one overflowing positive (OF in every
+    form), all negative (with ReLU no magnitude at all), values below the tiny bound of both signs (UF),
+    N(0, 1) x 50, and N(0, 1) x 50 with one -Inf, one negative NaN or one NaN (the whole-row redo must be
+    seen through the magnitude, not the signed value); each row's flags alone, the whole tile's codes,
+    flags, RowMaxOut and GroupMaxOut equal the reference engine's."""
+    rng = np.random.default_rng(47)
+    n, rows = 4096, 8
+    big = 3.4e38 if mode == "F322BF16" else 70000.0  # rounds past the largest finite value
+    tiny = (-140.0, -128.0) if mode == "F322BF16" else (-30.0, -16.0)
+    acc = _f32(rng.uniform(0.5, 2.0, (rows, n)))
+    acc[0, 37::517] = _f32(-big)
+    acc[1] = _f32(-rng.uniform(0.5, 2.0, n))
+    acc[1, 2777] = _f32(big)
+    acc[2] = _f32(-rng.uniform(0.5, 100.0, n))
+    acc[3] = _f32(np.exp2(rng.uniform(*tiny, n)) * rng.choice([-1.0, 1.0], n))
+    acc[4:8] = _f32(rng.standard_normal((4, n)) * 50.0)
+    acc[5, 1500] = 0xFF800000  # -Inf
+    acc[6, 2100] = 0xFFC00000  # a NaN with the sign bit set
+    acc[7, 900] = 0x7FC00000
+    for gn in (8, 16):
+        for relu in ("NONE", "RELU"):
+            for max_abs in (False, True):
+                sat = relu == "RELU"
+                attrs = dict(pre_quant_mode=mode, row_max_en=True, group_max_en=True, group_n=gn,
+                             max_abs_en=max_abs, relu_mode=relu)
+                got = postprocess(acc, acc_type="FP32", attributes=attrs, sat=sat)
+                ref = postprocess(acc, acc_type="FP32", attributes=attrs, sat=sat, engine="reference")
+                assert np.array_equal(got.d_bits, ref.d_bits), (gn, relu, max_abs)
+                assert got.flags == ref.flags, (gn, relu, max_abs)
+                assert np.array_equal(got.row_max_bits, ref.row_max_bits), (gn, relu, max_abs)
+                assert np.array_equal(got.group_max_bits, ref.group_max_bits), (gn, relu, max_abs)
+                for r in range(rows):
+                    one = postprocess(acc[r:r + 1], acc_type="FP32", attributes=attrs, sat=sat)
+                    ref1 = postprocess(acc[r:r + 1], acc_type="FP32", attributes=attrs, sat=sat, engine="reference")
+                    assert one.flags == ref1.flags, (gn, relu, max_abs, r)
+
+
 @pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE"])
 @pytest.mark.parametrize("scale", [1.0, 1.625])
 def test_fp8_fold_blocks_small_groupn_and_maxabs_like_reference(mode: str, scale: float) -> None:
