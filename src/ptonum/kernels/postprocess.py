@@ -1809,9 +1809,10 @@ def _fp16x_fold_groups(a_: Any, absm: Any, seg: int, gk: Any) -> None:
 @njit(inline="always")
 def _fp16x_fused_loop(lane: int, gsz: int, relu: int, mabs: int, a_: Any, o_: Any, gk: Any, p: Any,
                       absm: Any) -> Any:
-    """The body of :func:`_fp16x_fused` for constant ``lane``, ``gsz``, ``relu`` (``p[0]`` not 0) and
-    ``mabs`` (``absm`` 0x7FFFFFFF) (the block's intrinsic is compiled for them: a choice at run time
-    inside the loop would cost the loop, h-bfg)."""
+    """The body of :func:`_fp16x_fused` for constant ``lane``, ``gsz``, ``relu`` (1: ``p[0]`` not 0, 0:
+    ReluMode NONE, 2: the ReLU and MaxAbs masks ``p[0]`` / ``absm`` read at run time) and ``mabs`` (1:
+    ``absm`` 0x7FFFFFFF; 0 with ``relu`` 2) (the block's intrinsic is compiled for them: a choice at
+    run time inside the loop would cost the loop, h-bfg)."""
     n = np.uint64(a_.size)
     useg = np.uint64(gsz)
     gpb = np.uint64(16)  # groups a block
@@ -1824,7 +1825,7 @@ def _fp16x_fused_loop(lane: int, gsz: int, relu: int, mabs: int, a_: Any, o_: An
     negb = np.uint64(0)  # bit b % 64: block b has a group whose maximum is negative
     for b in range(nb):  # no branch in this loop: LLVM sinks work past one and spills (Zen 5)
         nxv, ufv, amv, smv, neg = _fp16x_blk(a_, o_, np.uint64(b) * bs, gk, np.uint64(b) * gpb,
-                                             nxv, ufv, amv, smv, p[1], lane, gsz, relu, mabs)
+                                             nxv, ufv, amv, smv, p[0], p[1], absm, lane, gsz, relu, mabs)
         negb |= np.uint64(neg != 0) << np.uint64(b & 63)
     if negb != np.uint64(0):  # such a group (never with MaxAbs) has a placeholder key below 0x80000000
         for b in range(nb):
@@ -1866,38 +1867,31 @@ def _fp16x_fused(lane: int, gsz: int, a_: Any, o_: Any, gk: Any, p: Any, absm: A
     GroupN 16 +30..+78% -> -6..+15%, 8 -3..+46% -> -11..+35% (h-bf16s's harness; docs/performance.md).
     Returns the pass's flag word (:func:`_fp32_span`: the same bits, :data:`_RARE` for a NaN/Inf source,
     whose row the caller redoes whole, its keys too); ``gk``: the row's keys, as
-    :func:`_fp32_fold_groups` gives them (``absm`` 0x7FFFFFFF with MaxAbs, else all ones)."""
+    :func:`_fp32_fold_groups` gives them (``absm`` 0x7FFFFFFF with MaxAbs, else all ones).
+
+    Forms: BF16 has one loop per ReluMode NONE/RELU and MaxAbsEn off/on (:func:`_fp16x_blk` with those
+    as constants: BF16 GroupN 8 +18..+20% -> +11..+13% through the public call, h-bf16t/h-bf16u,
+    docs/performance.md); FP16 one loop with the masks read at run time (the constant forms did not
+    make its public call faster, and each form adds ~1.5 s of compile time)."""
+    if lane == LANE_FP16:  # one form, the masks at run time (see the docstring)
+        if gsz == 8:
+            return _fp16x_fused_loop(LANE_FP16, 8, 2, 0, a_, o_, gk, p, absm)
+        return _fp16x_fused_loop(LANE_FP16, 16, 2, 0, a_, o_, gk, p, absm)
     if p[0] == np.uint32(0):  # ReluMode NONE
         if absm == np.uint32(0xFFFFFFFF):
-            if lane == LANE_BF16:
-                if gsz == 8:
-                    return _fp16x_fused_loop(LANE_BF16, 8, 0, 0, a_, o_, gk, p, absm)
-                return _fp16x_fused_loop(LANE_BF16, 16, 0, 0, a_, o_, gk, p, absm)
             if gsz == 8:
-                return _fp16x_fused_loop(LANE_FP16, 8, 0, 0, a_, o_, gk, p, absm)
-            return _fp16x_fused_loop(LANE_FP16, 16, 0, 0, a_, o_, gk, p, absm)
-        if lane == LANE_BF16:
-            if gsz == 8:
-                return _fp16x_fused_loop(LANE_BF16, 8, 0, 1, a_, o_, gk, p, absm)
-            return _fp16x_fused_loop(LANE_BF16, 16, 0, 1, a_, o_, gk, p, absm)
+                return _fp16x_fused_loop(LANE_BF16, 8, 0, 0, a_, o_, gk, p, absm)
+            return _fp16x_fused_loop(LANE_BF16, 16, 0, 0, a_, o_, gk, p, absm)
         if gsz == 8:
-            return _fp16x_fused_loop(LANE_FP16, 8, 0, 1, a_, o_, gk, p, absm)
-        return _fp16x_fused_loop(LANE_FP16, 16, 0, 1, a_, o_, gk, p, absm)
+            return _fp16x_fused_loop(LANE_BF16, 8, 0, 1, a_, o_, gk, p, absm)
+        return _fp16x_fused_loop(LANE_BF16, 16, 0, 1, a_, o_, gk, p, absm)
     if absm == np.uint32(0xFFFFFFFF):
-        if lane == LANE_BF16:
-            if gsz == 8:
-                return _fp16x_fused_loop(LANE_BF16, 8, 1, 0, a_, o_, gk, p, absm)
-            return _fp16x_fused_loop(LANE_BF16, 16, 1, 0, a_, o_, gk, p, absm)
         if gsz == 8:
-            return _fp16x_fused_loop(LANE_FP16, 8, 1, 0, a_, o_, gk, p, absm)
-        return _fp16x_fused_loop(LANE_FP16, 16, 1, 0, a_, o_, gk, p, absm)
-    if lane == LANE_BF16:
-        if gsz == 8:
-            return _fp16x_fused_loop(LANE_BF16, 8, 1, 1, a_, o_, gk, p, absm)
-        return _fp16x_fused_loop(LANE_BF16, 16, 1, 1, a_, o_, gk, p, absm)
+            return _fp16x_fused_loop(LANE_BF16, 8, 1, 0, a_, o_, gk, p, absm)
+        return _fp16x_fused_loop(LANE_BF16, 16, 1, 0, a_, o_, gk, p, absm)
     if gsz == 8:
-        return _fp16x_fused_loop(LANE_FP16, 8, 1, 1, a_, o_, gk, p, absm)
-    return _fp16x_fused_loop(LANE_FP16, 16, 1, 1, a_, o_, gk, p, absm)
+        return _fp16x_fused_loop(LANE_BF16, 8, 1, 1, a_, o_, gk, p, absm)
+    return _fp16x_fused_loop(LANE_BF16, 16, 1, 1, a_, o_, gk, p, absm)
 
 
 def _fp16x_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any, scale32: Any,
@@ -3322,10 +3316,13 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _fold16_8a: Any = _fold16_make(1, True, 8)
 
     def _fp16x_blk_i(typingctx: Any, a: Any, o: Any, s: Any, gk: Any, g: Any, nxv: Any, ufv: Any, amv: Any,
-                     smv: Any, satm: Any, lane: Any, gsz: Any, relu: Any, mabs: Any) -> Any:
+                     smv: Any, relum: Any, satm: Any, absm: Any, lane: Any, gsz: Any, relu: Any,
+                     mabs: Any) -> Any:
         """One block of sixteen ``gsz``-element groups of a BF16/FP16 row (``lane`` :data:`LANE_BF16` or
-        :data:`LANE_FP16`, ``gsz`` 8 or 16, ``relu`` 1 for ReluMode RELU else 0, ``mabs`` 1 for MaxAbsEn
-        else 0: all four integer literals, one compiled form each), converted and folded from the same
+        :data:`LANE_FP16`, ``gsz`` 8 or 16, ``relu`` 1 for ReluMode RELU, 0 for NONE, 2 for the ReLU mask
+        ``relum`` and the MaxAbs mask ``absm`` (0x7FFFFFFF with MaxAbs, else all ones) at run time,
+        ``mabs`` 1 for MaxAbsEn else 0 (0 with ``relu`` 2): all four integer literals, one compiled form
+        each), converted and folded from the same
         loads: for each 16-lane vector of the block ``a[s ..]`` (uint32 FP32 bits) the codes of
         :func:`_bf16_lane` / :func:`_f16_lane` (Sat mask ``satm``) to the same elements of ``o`` (uint16),
         the lane-wise flag accumulators of :func:`_fp32_span` taken in (``nxv`` OR of the inexact
@@ -3333,7 +3330,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         magnitudes after ReLU / of the sources), and the int32 maximum of each group's sources (with
         ``mabs`` their magnitudes) reduced all the block's groups at once by the shuffle tree of
         :func:`_fold16_make`, built as the vectors come (at most five partial vectors live).  What the
-        literals save per vector: without ReLU the magnitude after ReLU is the source's (``smv`` comes
+        literals 0/1 save per vector (``relu`` 2 keeps both maxima and both masks every vector): without ReLU the magnitude after ReLU is the source's (``smv`` comes
         back equal to ``amv``: one maximum, not two); with ReLU ``max(x, 0)`` (one operation); the
         accumulator that equals the groups' maxima (``amv`` without ReLU with MaxAbs, ``smv`` with both,
         ``max(amv, 0)`` with ReLU alone: its lanes are the signed maxima, clipped at 0) is taken from the
@@ -3344,16 +3341,18 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         check: the block within ``a`` and ``o``, its groups' keys within ``gk``."""
         if not (all(isinstance(t, _types.IntegerLiteral) for t in (lane, gsz, relu, mabs))
                 and lane.literal_value in (LANE_BF16, LANE_FP16) and gsz.literal_value in (8, 16)
-                and relu.literal_value in (0, 1) and mabs.literal_value in (0, 1)):
+                and relu.literal_value in (0, 1, 2) and mabs.literal_value in (0, 1)
+                and not (relu.literal_value == 2 and mabs.literal_value == 1)):
             return None
         if not (all(v == _I32X16 for v in (nxv, ufv, amv, smv))
-                and all(isinstance(t, _types.Integer) for t in (s, g, satm))):
+                and all(isinstance(t, _types.Integer) for t in (s, g, relum, satm, absm))):
             return None
         for arr, dt in ((a, _types.uint32), (o, _types.uint16), (gk, _types.uint32)):
             if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C" and arr.dtype == dt):
                 return None
         bf16 = lane.literal_value == LANE_BF16
         gs = gsz.literal_value
+        gen = relu.literal_value == 2  # the ReLU and MaxAbs masks at run time
         rl = relu.literal_value == 1
         ma = mabs.literal_value == 1
         ret = _types.Tuple((_I32X16, _I32X16, _I32X16, _I32X16, _types.int32))
@@ -3374,7 +3373,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
             smax = _llvm_fn(builder, "llvm.smax.v16i32", v16, [v16, v16])
             umax = _llvm_fn(builder, "llvm.umax.v16i32", v16, [v16, v16])
-            satm = sp(9)
+            relum, satm, absm = sp(9), sp(10), sp(11)
             s_ = context.cast(builder, args[2], signature.args[2], _types.intp)
             adata = context.make_array(signature.args[0])(context, builder, args[0]).data
             odata = context.make_array(signature.args[1])(context, builder, args[1]).data
@@ -3399,14 +3398,21 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             h0 = 4 if gs == 8 else 8
             for k in range(gs):
                 x = builder.load(builder.gep(abase, [_ir.Constant(i64, k)]), align=4)
-                xa = builder.and_(x, c(0x7FFFFFFF))
-                xm = xa if ma else x
-                xr = builder.call(smax, [x, c(0)]) if rl else x  # ReLU: a negative source (-0 too) is +0
-                ax = xr if rl else xa
-                if rl and not ma:
-                    smv = builder.call(umax, [smv, xa])
-                if rl or not ma:
+                if gen:  # both maxima every vector, the masks as given
+                    xm = builder.and_(x, absm)
+                    xr = builder.and_(x, builder.xor(builder.and_(builder.ashr(x, c(31)), relum), c(-1)))
+                    ax = builder.and_(xr, c(0x7FFFFFFF))
+                    smv = builder.call(umax, [smv, builder.and_(x, c(0x7FFFFFFF))])
                     amv = builder.call(umax, [amv, ax])
+                else:
+                    xa = builder.and_(x, c(0x7FFFFFFF))
+                    xm = xa if ma else x
+                    xr = builder.call(smax, [x, c(0)]) if rl else x  # ReLU: a negative source (-0 too) is +0
+                    ax = xr if rl else xa
+                    if rl and not ma:
+                        smv = builder.call(umax, [smv, xa])
+                    if rl or not ma:
+                        amv = builder.call(umax, [amv, ax])
                 if bf16:
                     lsb = builder.and_(builder.lshr(xr, c(16)), c(1))
                     r = builder.lshr(builder.add(builder.add(xr, c(0x7FFF)), lsb), c(16))
@@ -3444,13 +3450,15 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 stack.append(item)
             v, own = stack[0][0], stack[0][1]
             r = builder.shuffle_vector(v, _ir.Constant(v16, None), _ir.Constant(v16, [own.index(q) for q in range(16)]))
-            if ma and rl:
+            if gen:
+                pass
+            elif ma and rl:
                 smv = builder.call(umax, [smv, r])
             elif ma:
                 amv = builder.call(umax, [amv, r])
             elif rl:
                 amv = builder.call(smax, [amv, r])
-            if not rl:
+            if not (rl or gen):
                 smv = amv
             neg = builder.icmp_signed("<", r, c(0))
             key = builder.select(neg, builder.xor(r, c(-1)), builder.xor(r, c(-2147483648)))
@@ -3461,7 +3469,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             builder.store(key, builder.bitcast(gp, v16.as_pointer()), align=4)
             return context.make_tuple(builder, signature.return_type, [nxv, ufv, amv, smv, negm])
 
-        return ret(a, o, s, gk, g, nxv, ufv, amv, smv, satm, lane, gsz, relu, mabs), codegen
+        return ret(a, o, s, gk, g, nxv, ufv, amv, smv, relum, satm, absm, lane, gsz, relu, mabs), codegen
 
     _fp16x_blk: Any = _intrinsic(_fp16x_blk_i)
 
@@ -3744,8 +3752,8 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
     def _fold16_16(arr: Any, s: int, gk: Any, g: int) -> int:
         return _fold16_np(arr, s, gk, g, 16)
 
-    def _fp16x_blk(a: Any, o: Any, s: int, gk: Any, g: int, nxv: Any, ufv: Any, amv: Any, smv: Any, satm: Any,
-                   lane: int, gsz: int, relu: int, mabs: int) -> Any:
+    def _fp16x_blk(a: Any, o: Any, s: int, gk: Any, g: int, nxv: Any, ufv: Any, amv: Any, smv: Any, relum: Any,
+                   satm: Any, absm: Any, lane: int, gsz: int, relu: int, mabs: int) -> Any:
         raise NotImplementedError
 
     def _fold16_fp16x(arr: Any, s: int, gk: Any, g: int, seg: int, max_abs: bool) -> int:
