@@ -1526,21 +1526,14 @@ def _v16_pair(x: Any, y: Any, gsz: int) -> Any:
 
 
 @njit(inline="always")
-def _fp8_max_a(m: Any, a_: Any, j: int, am: Any, gsz: int) -> Any:
-    """The maxima of a 64-element iteration's first step ``a_[j .. j + 31]`` (:func:`_fp8_pass_loops`;
-    ``gsz`` a constant at the call): GroupN 8/16/32 the step's own reduction (:func:`_v16_red32`), else
-    the running group maxima ``m`` with the step's elements (:func:`_v16_max32`)."""
+def _fp8_max(m: Any, a_: Any, j: int, am: Any, gsz: int) -> Any:
+    """The maxima of one 32-element step ``a_[j .. j + 31]`` of a 64-element iteration of
+    :func:`_fp8_pass_loops` (``gsz`` a constant at the call): GroupN 8/16/32 the step's own reduction
+    (:func:`_v16_red32`; the two steps' vectors paired by :func:`_fp8_max_end`), else the running group
+    maxima ``m`` (for the second step: the first step's result) with the step's elements
+    (:func:`_v16_max32`)."""
     if gsz == 0:
         return _v16_max32(m, a_, j, am)
-    return _v16_red32(a_, j, am, gsz)
-
-
-@njit(inline="always")
-def _fp8_max_b(wa: Any, a_: Any, j: int, am: Any, gsz: int) -> Any:
-    """The same for the iteration's second step ``a_[j .. j + 31]``: GroupN 8/16/32 its own reduction
-    (paired with ``wa`` by :func:`_fp8_max_end`), else ``wa`` (the running maxima) with its elements."""
-    if gsz == 0:
-        return _v16_max32(wa, a_, j, am)
     return _v16_red32(a_, j, am, gsz)
 
 
@@ -1566,7 +1559,7 @@ def _fp8_pass_loops(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any
     """The four loops of :func:`_fp8_pass_fold` (HiF8 or E4M3, unit or general lanes), once for every
     GroupN: per 64-element iteration two 32-element conversion steps (:func:`_hif8_v32u` /
     :func:`_hif8_v32`, :func:`_e4m3_v32u` / :func:`_e4m3_v32`), each just after its maxima on the same
-    source load (:func:`_fp8_max_a`, :func:`_fp8_max_b`), and the iteration's maxima stored by
+    source load (:func:`_fp8_max`), and the iteration's maxima stored by
     :func:`_fp8_max_end`.  ``gsz`` (a constant at the call): 8, 16 or 32, one 16-lane vector of the
     iteration's groups' partial maxima per iteration (the lanes of ``_small_plan``; no group-end test);
     0, groups of ``64 sp2`` elements, one 16-lane vector of maxima per group."""
@@ -1581,22 +1574,22 @@ def _fp8_pass_loops(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any
             for j in range(0, n, 64):
                 _prefetch(a_, j + PF_AHEAD)
                 _prefetch(a_, j + PF_AHEAD + 16)
-                wa = _fp8_max_a(m, a_, j, am, gsz)
+                wa = _fp8_max(m, a_, j, am, gsz)
                 h = _hif8_v32u(a_, mp_, mn_, j, o_, ovf)
                 _prefetch(a_, j + PF_AHEAD + 32)
                 _prefetch(a_, j + PF_AHEAD + 48)
-                wb = _fp8_max_b(wa, a_, j + 32, am, gsz)
+                wb = _fp8_max(wa, a_, j + 32, am, gsz)
                 hacc = _v8_or(hacc, _v8_or(h, _hif8_v32u(a_, mp_, mn_, j + 32, o_, ovf)))
                 m, gi, t = _fp8_max_end(m, wa, wb, gm, gi, t, sp2, gsz)
         else:
             for j in range(0, n, 64):
                 _prefetch(a_, j + PF_AHEAD)
                 _prefetch(a_, j + PF_AHEAD + 16)
-                wa = _fp8_max_a(m, a_, j, am, gsz)
+                wa = _fp8_max(m, a_, j, am, gsz)
                 h = _hif8_v32(a_, mp_, mn_, j, o_, ovf)
                 _prefetch(a_, j + PF_AHEAD + 32)
                 _prefetch(a_, j + PF_AHEAD + 48)
-                wb = _fp8_max_b(wa, a_, j + 32, am, gsz)
+                wb = _fp8_max(wa, a_, j + 32, am, gsz)
                 hacc = _v8_or(hacc, _v8_or(h, _hif8_v32(a_, mp_, mn_, j + 32, o_, ovf)))
                 m, gi, t = _fp8_max_end(m, wa, wb, gm, gi, t, sp2, gsz)
         return _hif8_word(np.uint32(_v8_hor(hacc)))
@@ -1605,22 +1598,22 @@ def _fp8_pass_loops(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any
         for j in range(0, n, 64):
             _prefetch(a_, j + PF_AHEAD)
             _prefetch(a_, j + PF_AHEAD + 16)
-            wa = _fp8_max_a(m, a_, j, am, gsz)
+            wa = _fp8_max(m, a_, j, am, gsz)
             acc = _e4m3_v32u(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
             _prefetch(a_, j + PF_AHEAD + 32)
             _prefetch(a_, j + PF_AHEAD + 48)
-            wb = _fp8_max_b(wa, a_, j + 32, am, gsz)
+            wb = _fp8_max(wa, a_, j + 32, am, gsz)
             acc = _e4m3_v32u(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
             m, gi, t = _fp8_max_end(m, wa, wb, gm, gi, t, sp2, gsz)
     else:
         for j in range(0, n, 64):
             _prefetch(a_, j + PF_AHEAD)
             _prefetch(a_, j + PF_AHEAD + 16)
-            wa = _fp8_max_a(m, a_, j, am, gsz)
+            wa = _fp8_max(m, a_, j, am, gsz)
             acc = _e4m3_v32(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
             _prefetch(a_, j + PF_AHEAD + 32)
             _prefetch(a_, j + PF_AHEAD + 48)
-            wb = _fp8_max_b(wa, a_, j + 32, am, gsz)
+            wb = _fp8_max(wa, a_, j + 32, am, gsz)
             acc = _e4m3_v32(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
             m, gi, t = _fp8_max_end(m, wa, wb, gm, gi, t, sp2, gsz)
     return _e4m3_word(_e4m3_acc_min(acc), _e4m3_acc_max(acc))
