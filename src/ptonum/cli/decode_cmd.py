@@ -142,8 +142,8 @@ def _encode_decimal(dt: TileDataType, text: str, name: str, rmode: str, sat: boo
         raise UsageError(f"{name}: {dt.name} takes codes; decimals are encoded in FP64 or a B.FPATR destination "
                          f"type ({', '.join(t.name for t in DESTINATIONS)})")
     value: Union[Fraction, float] = parse_real(text, name)
+    mode = parse_rmode(rmode, "--rmode").resolved()
     if dt.name == "FP64":
-        mode = parse_rmode(rmode, "--rmode").resolved()
         if mode.name != "RNE" or sat:
             raise UsageError(f"{name}: FP64 is not a B.FPATR destination; a decimal is rounded to it to nearest "
                              "even only (no --rmode other than RNE/NONE, no --sat)")
@@ -154,7 +154,6 @@ def _encode_decimal(dt: TileDataType, text: str, name: str, rmode: str, sat: boo
             overflow = bits & 0x7FFFFFFFFFFFFFFF == 0x7FF0000000000000
             flags = (OF | NX) if overflow else (UF | NX) if tiny else NX
         return bits, [("rounding", "RNE (decimal to FP64, IEEE 754)"), ("flags", _flags_text(flags))]
-    mode = parse_rmode(rmode, "--rmode").resolved()
     facts = FACTS[dt]
     how = f"{mode.name}, Sat={int(sat)}"
     special: Optional[str] = None
