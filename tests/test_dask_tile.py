@@ -283,6 +283,23 @@ def test_unknown_chunk_sizes_refused() -> None:
 # Zarr output
 
 
+def _zarr_20x30(tmp_path: Path, factor: int = 1) -> Tuple[np.ndarray, Path]:
+    """A 20x30 int32 ACC (``arange * factor``) and the Zarr store ``tmp_path/a.zarr`` holding it in
+    chunks of 5x30 (Zarr chunks (0, 0)..(3, 0)), the setup of the damaged-chunk tests."""
+    import zarr
+
+    acc = np.arange(20 * 30, dtype=np.int32).reshape(20, 30) * factor
+    store = tmp_path / "a.zarr"
+    z = zarr.open_array(str(store), mode="w", shape=acc.shape, chunks=(5, 30), dtype=np.int32)
+    z[:] = acc
+    return acc, store
+
+
+def _chunk_1_0(store: Path) -> Path:
+    """The file of Zarr chunk (1, 0) (rows 5:10) of a store made by :func:`_zarr_20x30`."""
+    return next(p for p in sorted(store.rglob("*")) if p.is_file() and p.parent.name == "1")
+
+
 def _fp8_call() -> Tuple[np.ndarray, Dict[str, Any]]:
     rng = np.random.default_rng(3)
     acc = rng.standard_normal((33, 70)).astype(np.float32) * 40
@@ -409,13 +426,8 @@ def test_open_tile_damaged_zarr_chunk_is_a_usage_error_naming_store_and_chunk(tm
     """Python code reading a Zarr ACC through ptonum.dask gets the typed error the CLI gives (naming the
     store, the rows/columns and the Zarr chunk), locally and through a distributed client; was zarr's raw
     error (e.g. RuntimeError: Zstd decompression error)."""
-    import zarr
-
-    acc = np.arange(20 * 30, dtype=np.int32).reshape(20, 30) * 7919
-    store = tmp_path / "a.zarr"
-    z = zarr.open_array(str(store), mode="w", shape=acc.shape, chunks=(5, 30), dtype=np.int32)
-    z[:] = acc
-    chunk = next(p for p in sorted(store.rglob("*")) if p.is_file() and p.parent.name == "1")  # chunk (1, 0)
+    acc, store = _zarr_20x30(tmp_path, 7919)
+    chunk = _chunk_1_0(store)
     data = chunk.read_bytes()
     chunk.write_bytes(data[:10] if damage == "truncated" else data[:8] + bytes(b ^ 0x5A for b in data[8:]))
     where = rf"ACC: {store}: a chunk cannot be read \(rows 5:10, columns 0:30, Zarr chunk \(1, 0\): "
@@ -439,13 +451,9 @@ def test_caller_from_zarr_damaged_chunk_is_a_usage_error_naming_store_and_chunk(
     Zarr chunk; was zarr's raw error (RuntimeError: Zstd decompression error).  The healthy chunks
     still give the numpy function's bits."""
     import dask.array as da
-    import zarr
 
-    acc = np.arange(20 * 30, dtype=np.int32).reshape(20, 30) * 7919
-    store = tmp_path / "a.zarr"
-    z = zarr.open_array(str(store), mode="w", shape=acc.shape, chunks=(5, 30), dtype=np.int32)
-    z[:] = acc
-    chunk = next(p for p in sorted(store.rglob("*")) if p.is_file() and p.parent.name == "1")  # chunk (1, 0)
+    acc, store = _zarr_20x30(tmp_path, 7919)
+    chunk = _chunk_1_0(store)
     chunk.write_bytes(chunk.read_bytes()[:10])
     x = da.from_zarr(str(store), inline_array=inline)
     where = r"{}: {}: a chunk cannot be read \(rows 5:10, columns 0:30, Zarr chunk \(1, 0\): "
@@ -527,15 +535,10 @@ def test_named_zarr_reads_of_from_zarr_and_blockwise_steps_stays_high_level(tmp_
     """da.from_zarr and element-wise steps over it (Blockwise layers): wrapped and renamed layer by layer,
     the graph never materialized task by task (it was: about 1.5-2 s per 50k chunks, 5-6 s at 150k keys);
     a damaged chunk still raises the named UsageError and the other chunks give the same values."""
-    import zarr
-
     import ptonum.dask.io as pio
     from ptonum.dask.io import named_zarr_reads
 
-    acc = np.arange(20 * 30, dtype=np.int32).reshape(20, 30)
-    store = tmp_path / "a.zarr"
-    z = zarr.open_array(str(store), mode="w", shape=acc.shape, chunks=(5, 30), dtype=np.int32)
-    z[:] = acc
+    acc, store = _zarr_20x30(tmp_path)
 
     def no(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the graph was converted task by task")
@@ -547,7 +550,7 @@ def test_named_zarr_reads_of_from_zarr_and_blockwise_steps_stays_high_level(tmp_
         assert w.name != y.name and not set(dict(w.__dask_graph__())) & set(dict(y.__dask_graph__()))
         np.testing.assert_array_equal(w.compute(), ref)
     monkeypatch.undo()
-    chunk = next(p for p in sorted(store.rglob("*")) if p.is_file() and p.parent.name == "1")  # chunk (1, 0)
+    chunk = _chunk_1_0(store)
     chunk.write_bytes(chunk.read_bytes()[:10])
     with pytest.raises(UsageError, match=rf"values: {store}: a chunk cannot be read \(rows 5:10, columns 0:30, "
                                          r"Zarr chunk \(1, 0\)"):
@@ -562,14 +565,10 @@ def test_named_zarr_reads_task_by_task_without_dask_private_api(tmp_path: Path, 
     rewrite took it and left the read unwrapped: zarr's raw error)."""
     import dask
     import dask._task_spec
-    import zarr
 
     from ptonum.dask.io import named_zarr_reads
 
-    acc = np.arange(20 * 30, dtype=np.int32).reshape(20, 30)
-    store = tmp_path / "a.zarr"
-    z = zarr.open_array(str(store), mode="w", shape=acc.shape, chunks=(5, 30), dtype=np.int32)
-    z[:] = acc
+    acc, store = _zarr_20x30(tmp_path)
 
     def no(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("dask's private convert_legacy_graph was called")
@@ -583,7 +582,7 @@ def test_named_zarr_reads_task_by_task_without_dask_private_api(tmp_path: Path, 
         w = named_zarr_reads(y, "acc")
         assert w.name != y.name and not set(dict(w.__dask_graph__())) & set(dict(y.__dask_graph__()))
         np.testing.assert_array_equal(w.compute(), ref)
-    chunk = next(p for p in sorted(store.rglob("*")) if p.is_file() and p.parent.name == "1")  # chunk (1, 0)
+    chunk = _chunk_1_0(store)
     chunk.write_bytes(chunk.read_bytes()[:10])
     for y, _ in cases:
         with pytest.raises(UsageError, match=rf"acc: {store}: a chunk cannot be read \(rows \d+:\d+, columns "
