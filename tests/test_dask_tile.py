@@ -590,6 +590,36 @@ def test_named_zarr_reads_task_by_task_without_dask_private_api(tmp_path: Path, 
             named_zarr_reads(y, "acc").compute()
 
 
+def test_named_zarr_reads_enters_fused_subgraphs_of_an_inlined_read(tmp_path: Path) -> None:
+    """da.from_zarr(..., inline_array=True) under dask.optimize: the Zarr read sits inside a fused
+    task's subgraph (``Task.has_subgraph()``), where the scans did not look, so the graph came back
+    unchanged and a damaged chunk gave zarr's raw error (RuntimeError: Zstd decompression error).
+    Now the read is wrapped inside the subgraph: ptonum's UsageError naming the store and the chunk,
+    the same values from the healthy chunks (numpy's), the names of the tasks changed."""
+    import dask
+
+    from ptonum.dask.io import named_zarr_reads
+
+    acc, store = _zarr_20x30(tmp_path)
+    x = da.from_zarr(str(store), inline_array=True)
+    (fused,) = dask.optimize(x[:, :20] + 1)
+    (fused_slice,) = dask.optimize((x.astype(np.float64) * 2)[3:17, 2:29])
+    cases = [(fused, acc[:, :20] + 1), (fused_slice, (acc.astype(np.float64) * 2)[3:17, 2:29])]
+    for y, ref in cases:
+        w = named_zarr_reads(y, "acc")
+        assert w.name != y.name and not set(dict(w.__dask_graph__())) & set(dict(y.__dask_graph__()))
+        np.testing.assert_array_equal(w.compute(), ref)
+    _chunk_1_0(store).write_bytes(_chunk_1_0(store).read_bytes()[:10])
+    for y, _ in cases:
+        with pytest.raises(UsageError, match=rf"acc: {store}: a chunk cannot be read \(rows \d+:\d+, columns "
+                                             r"\d+:\d+, Zarr chunk \(1, 0\)"):
+            named_zarr_reads(y, "acc").compute()
+    kw = dict(attributes={"pre_quant_mode": "REQ8"}, quant_param=int(fpatr.quant_param(0.5, 0, mode="REQ8")))
+    with pytest.raises(UsageError, match=rf"acc: {store}: a chunk cannot be read \(rows 5:10, columns 0:20, "
+                                         r"Zarr chunk \(1, 0\)"):
+        pdask.postprocess(fused, **kw).compute()
+
+
 def test_to_zarr_interrupted_leaves_nothing(client, tmp_path: Path) -> None:
     acc, kw = _fp8_call()
     status = ptonum.StatusRegister()

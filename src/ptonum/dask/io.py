@@ -11,7 +11,7 @@ No spec counterpart (file access only).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -123,7 +123,8 @@ def _store_text(array: Any) -> str:
 
 def named_zarr_reads(x: Any, what: str) -> Any:
     """``x`` (a dask array) with every ``zarr.Array`` its graph reads from (``da.from_zarr``, inlined
-    or not, and whatever was derived from it) read through :class:`ZarrTile`, so that a chunk zarr
+    or not, and whatever was derived from it, also inside the subgraph of a task ``dask.optimize``
+    or dask's ``Blockwise`` fused, :func:`_subgraph`) read through :class:`ZarrTile`, so that a chunk zarr
     cannot decode raises :class:`UsageError` naming ``what``, the store and the Zarr chunk when
     computed.  The same chunks and values; ``x`` itself when its graph reads no Zarr array (a getter
     over another wrapper, e.g. ``da.from_array(z[...])``, is not seen) or when the installed dask has
@@ -148,8 +149,12 @@ def named_zarr_reads(x: Any, what: str) -> Any:
         return isinstance(value, DataNode) and isinstance(value.value, zarr.Array)
 
     def reads_in(value: Any) -> bool:
-        """A task-spec value reading a Zarr array itself or in one of its (top-level) arguments."""
-        return reads_zarr(value) or (isinstance(value, Task) and any(reads_zarr(a) for a in value.args))
+        """A task-spec value reading a Zarr array itself, in one of its (top-level) arguments or in a
+        task of the subgraph it runs (a task ``dask.optimize`` fused, :func:`_subgraph`)."""
+        if reads_zarr(value) or (isinstance(value, Task) and any(reads_zarr(a) for a in value.args)):
+            return True
+        inner = _subgraph(value)
+        return inner is not None and any(reads_in(v) for v in inner.values())
 
     scan = _zarr_layers(x.__dask_graph__(), zarr.Array, reads_in)
     if scan is None:
@@ -251,8 +256,9 @@ def _wrapped_by_layers(x: Any, seeds: set, array_type: type, wrap: Any, seed: st
 
 def _wrapped_task_by_task(x: Any, array_type: type, wrap: Any, suffix: str) -> Any:
     """:func:`named_zarr_reads` on the materialized graph (slicing, rechunk and other non-``Blockwise``
-    steps over a Zarr read): every ``DataNode`` holding an ``array_type``, as a task's argument or as
-    a graph value, gets the array wrapped by ``wrap``; the keys reading through a wrapper, and those
+    steps over a Zarr read; fused tasks): every ``DataNode`` holding an ``array_type``, as a task's
+    argument, as a graph value or in a fused task's subgraph (:func:`_subgraph`, at any depth), gets
+    the array wrapped by ``wrap``; the keys reading through a wrapper, and those
     depending on them, get ``suffix`` (``GraphNode.substitute``).  A bare array value (``from_zarr``'s
     ``original-`` layer) is taken as the ``DataNode`` it stands for.  ``x`` itself when the graph
     holds a value of another kind (a legacy tuple task, a key alias as text: converting those needs
@@ -270,6 +276,13 @@ def _wrapped_task_by_task(x: Any, array_type: type, wrap: Any, suffix: str) -> A
     def wrapped(value: Any) -> Any:
         if reads_zarr(value):
             return DataNode(value.key, wrap(value.value))
+        inner = _subgraph(value)
+        if inner is not None:  # a fused task: the reads in its subgraph and among its other arguments
+            tasks = {k: wrapped(v) for k, v in inner.items()}
+            rest = [wrapped(a) for a in value.args[1:]]
+            if all(tasks[k] is v for k, v in inner.items()) and all(a is b for a, b in zip(rest, value.args[1:])):
+                return value
+            return Task(value.key, value.func, tasks, *rest, **value.kwargs)
         if isinstance(value, Task) and any(reads_zarr(a) for a in value.args):
             return Task(value.key, value.func, *(wrapped(a) for a in value.args), **value.kwargs)
         return value
@@ -299,6 +312,30 @@ def _wrapped_task_by_task(x: Any, array_type: type, wrap: Any, suffix: str) -> A
     name = rename(x.name) if (x.name in renamed or any(isinstance(k, tuple) and k[0] == x.name
                                                        for k in renamed)) else x.name
     return da.Array(out, name, x.chunks, dtype=x.dtype, meta=x._meta)
+
+
+def _subgraph(value: Any) -> Optional[Dict[Any, Any]]:
+    """The subgraph a fused task runs, or ``None`` for any other value.
+
+    ``dask.optimize`` fuses a chain of tasks (``GraphNode.fuse``) and dask's ``Blockwise`` fuses
+    the steps of one chunk into one ``Task`` whose ``has_subgraph()`` is true; its first argument
+    maps each inner key to its ``GraphNode`` (a Zarr read of ``da.from_zarr(..., inline_array=True)``
+    sits there, or among the task's later arguments as a ``DataNode``).  ``None`` also when the
+    installed dask has no ``Task.has_subgraph`` or that argument is not such a mapping: then the
+    inner reads are not named, the computation is unchanged.  Public API only:
+    ``dask.task_spec.Task`` (``has_subgraph``, ``args``); the task's function is taken from the
+    task itself (``Task.func``), never imported."""
+    from dask.task_spec import GraphNode, Task
+
+    if not isinstance(value, Task):
+        return None
+    has = getattr(value, "has_subgraph", None)
+    if has is None or not has() or not value.args:
+        return None
+    inner = value.args[0]
+    if not isinstance(inner, dict) or not all(isinstance(v, GraphNode) for v in inner.values()):
+        return None
+    return inner
 
 
 def _with_dependants(seeds: Any, dependencies: Any) -> set:
