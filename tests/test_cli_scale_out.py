@@ -580,3 +580,47 @@ def test_workers_or_scheduler_without_the_dask_extra_name_the_extra(tmp_path: Pa
     assert r.stderr.endswith(": error: scale-out needs dask, dask.array, distributed, zarr: install the extra with "
                              "pip install 'ptonum[dask]'\n"), r.stderr
     assert not (tmp_path / "out").exists()
+
+
+#: the ``ptonum`` entry point in a process where ``import dask`` (and distributed) fails as when the dask
+#: extra is not installed; zarr stays importable (installed on its own)
+_NO_DASK = """
+import importlib.abc, sys
+
+class NoDask(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("dask", "distributed"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, NoDask())
+from ptonum.cli import main
+sys.argv[0] = "ptonum"
+main()
+"""
+
+
+@pytest.mark.parametrize("clash", ["input_is_output", "same_stem"])
+def test_zarr_input_without_dask_names_the_missing_extra_before_an_output_clash(tmp_path: Path, clash: str) -> None:
+    """A Zarr ACC on an installation without dask, with outputs that would also clash (the output STEM.zarr
+    is the input store; two inputs writing the same STEM): the missing extra is reported (the thing to fix
+    before anything can run), not the clash, which came first; exit 2, stdout empty, nothing written."""
+    import subprocess
+    import sys
+
+    acc = _acc(8, 16)
+    _zarr(tmp_path / "acc.zarr", acc, (4, 16))
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    if clash == "input_is_output":
+        args = ["acc.zarr", "--out-dir", "."]
+    else:
+        (tmp_path / "b").mkdir()
+        _zarr(tmp_path / "b" / "acc.zarr", acc, (4, 16))
+        before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+        args = ["acc.zarr", "b/acc.zarr", "--out-dir", "out"]
+    r = subprocess.run([sys.executable, "-c", _NO_DASK, "postprocess", *args, "--mode", "REQ8", "--scale", "0.5"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout) == (2, ""), r
+    assert r.stderr == ("ptonum postprocess: error: scale-out needs dask, dask.array, distributed: install the extra "
+                        "with pip install 'ptonum[dask]'\n"), r.stderr
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before

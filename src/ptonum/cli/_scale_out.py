@@ -475,8 +475,14 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
     path on a worker).  Several inputs (paths or globs): Zarr/--chunks inputs run one after the
     other with their chunks spread over the workers; the other files run one task each; then one
     table.  A failing file is reported on stderr while the others complete (``fail_fast``: stop).
+    Raises :class:`UsageError` naming the extra to install when a Zarr/``--chunks`` input, ``--workers``
+    or ``--scheduler`` needs Dask and it is missing, before any other check of the inputs and outputs.
     """
     files = expand_inputs(accs)
+    if workers is not None or scheduler is not None or any(_is_chunked_input(f, chunks) for f in files):
+        from ..dask.cluster import require_dask
+
+        require_dask()  # the missing extra first: nothing else can run before it is installed
     if len(files) > 1:
         _precheck_inputs(files)
     if options.get("out_dir") is not None:  # two inputs must never write the same outputs
