@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import ml_dtypes
+import pytest
 import numpy as np
 from click.testing import CliRunner
 
@@ -183,3 +184,74 @@ def test_out_naming_the_input_file_is_refused_before_any_effect(tmp_path: Path, 
         assert np.load("accf.npy").tobytes() == src.tobytes()
     r = run("--to", "E8M0", "accf.npy", "--out", "codes.npy")
     assert r.exit_code == 0 and np.load("codes.npy").tolist() == [127, 128, 125]
+
+
+# ---------------------------------------------------------------------------
+# --values: a decimal's own rounding to the source type shows its flags (as decode --value does).
+# Expected flags: softfloatpy (Berkeley SoftFloat, tininess before rounding) converting the binary64 of
+# a decimal that binary64 holds exactly (so its conversion is the one rounding), and exact Fraction
+# reasoning for decimals binary64 cannot hold.
+
+
+def _read_flags(*args: str) -> "list[str]":
+    """The decimal->SRC flags column of a --values table, one entry per element."""
+    r = CliRunner().invoke(main, ["tcvt", *args], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    head = next(ln for ln in lines if "source bits" in ln)
+    cols = [c.strip() for c in head.split("┃")]
+    at = next(i for i, c in enumerate(cols) if c.startswith("decimal->") and c.endswith(" flags"))
+    return [[c.strip() for c in ln.split("│")][at] for ln in lines if ln.startswith("│")]
+
+
+def _softfloat_flags(text: str, src: str) -> str:
+    from fractions import Fraction
+
+    import softfloatpy as sf
+
+    assert Fraction(text) == Fraction(float(text))  # binary64 holds the decimal: one rounding below
+    sf.set_rounding_mode(sf.RoundingMode.NEAR_EVEN)
+    sf.set_tininess_mode(sf.TininessMode.BEFORE_ROUNDING)
+    sf.set_exception_flags(0)
+    x = sf.Float64.from_float(float(text))
+    if src == "BF16":  # binary32 holds these too: f64->f32 is exact, then the one rounding to BF16
+        y = sf.f64_to_f32(x)
+        assert sf.get_exception_flags() == 0
+        sf.f32_to_bf16(y)
+    else:
+        {"FP16": sf.f64_to_f16, "FP32": sf.f64_to_f32}[src](x)
+    fl = sf.get_exception_flags()
+    return "|".join(n for n, bit in (("OF", 4), ("UF", 2), ("NX", 1)) if fl & bit) or "-"
+
+
+@pytest.mark.parametrize("text, src", [
+    ("340282366920938463463374607431768211456", "FP32"),  # 2^128: overflows
+    ("1.000000059604644775390625", "FP32"),                # 1 + 2^-24: a tie, to even 1.0
+    ("7.00649232162408535461864791644958065640130970938257885878534141944895541342930300743319094181060791015625e-46",
+     "FP32"),                                              # 2^-150: tiny, a tie, to even 0
+    ("65520", "FP16"), ("65504", "FP16"),                  # overflows; the largest finite (exact)
+    ("2.98023223876953125e-08", "FP16"),                   # 2^-25: tiny, to 0
+    ("6.0975551605224609375e-05", "FP16"),                 # the largest subnormal: tiny but exact, no UF
+    ("6.103515625e-05", "FP16"), ("1.5", "FP16"),          # the smallest normal; exact
+    ("1.00390625", "BF16"), ("-1.00000011920928955078125", "BF16"),  # a tie, to even; -(1 + 2^-23): inexact
+])
+def test_values_show_the_decimal_rounding_flags_like_softfloat(text: str, src: str) -> None:
+    assert _read_flags("--src-type", src, "--values", text) == [_softfloat_flags(text, src)]
+
+
+def test_values_decimal_flags_of_decimals_binary64_cannot_hold() -> None:
+    """1e50 overflows FP32 (it is above 2^128 - 2^103, where RNE goes to infinity): OF|NX; 1e-50 is below
+    2^-126 (tiny) and not a multiple of 2^-149: UF|NX; 0.1 is no dyadic fraction: NX; 0x encodings are not
+    rounded.  The status line stays TCVT's own (an FP32 inf source: OF|NX; +0: NV)."""
+    from fractions import Fraction
+
+    assert Fraction(10) ** 50 >= Fraction(2) ** 128 - Fraction(2) ** 103
+    assert Fraction(1, 10 ** 50) < Fraction(2) ** -126 and (Fraction(1, 10 ** 50) * 2 ** 149).denominator != 1
+    assert _read_flags("--values", "1e50,1e-50,0.1,0x3f800000,inf") == ["OF|NX", "UF|NX", "NX", "(encoding)", "-"]
+    r = run("--values", "1e50")
+    assert "decimals read as FP32 (rounded once, nearest even, IEEE 754): flags OF|NX (0x14)" in r.stdout
+    assert r.stdout.rstrip().endswith("status flags (OR): OF|NX (0x14)")
+    r = run("--values", "1e-50,0x3f800000", "--max-rows", "0")  # the summary of a large input counts them
+    assert "decimal->FP32 flag UF" in r.stdout and "flags UF|NX (0x18)" in r.stdout
+    r = run("--values", "0x3f800000")  # no decimal: no column, no line
+    assert "decimal" not in r.stdout

@@ -259,6 +259,35 @@ class _AsciiIntType(_AsciiInt, click.types.IntParamType):
 ASCII_INT = _AsciiIntType()
 
 
+def decimal_rounding_flags(value: Any, fmt: Any, bits: int, exact: bool) -> int:
+    """The IEEE 754 exception flags of rounding the decimal ``value`` once to the binary format ``fmt``
+    (:func:`ptonum.numtext.round_to_format`, nearest even, which gave ``bits`` and ``exact``): ``OF|NX``
+    when a finite decimal became an infinity, ``UF|NX`` when an inexact one is tiny (below the smallest
+    normal magnitude 2^(1 - bias): tininess before rounding), ``NX`` for another inexact one, none for an
+    exact value and for ``inf``/``nan``/``-0`` (read as themselves, a float ``value``).
+
+    ``value`` is what :func:`ptonum.numtext.parse_real` returns (a ``Fraction``, or a float for the
+    specials); ``fmt`` a :class:`ptonum.numtext.BinaryFormat`.  The one place the command line judges
+    those flags (``decode TYPE --value`` for FP64, ``tcvt --values`` for its source type).
+
+    Source: IEEE 754-2019 5.12.2 (conversion from a decimal string) and 7.4-7.6 (overflow, underflow,
+    inexact); tininess before rounding, as the B.FPATR encoders judge it (encode.encode_reference).
+    """
+    from fractions import Fraction
+
+    from ..flags import NX, OF, UF
+
+    if exact or not isinstance(value, Fraction):
+        return 0
+    inf = ((1 << fmt.exponent_bits) - 1) << fmt.fraction_bits
+    if bits & ~(1 << (fmt.exponent_bits + fmt.fraction_bits)) == inf:
+        return OF | NX
+    bias = (1 << (fmt.exponent_bits - 1)) - 1
+    if abs(value) < Fraction(2) ** (1 - bias):
+        return UF | NX
+    return NX
+
+
 def stderr_is_terminal() -> bool:
     """Is stderr a terminal?  Progress is reported by default only there (:func:`progress_report`)."""
     try:

@@ -15,7 +15,7 @@ import rich_click as click
 
 from .._util import int_text, is_digits
 from ..errors import UsageError
-from ._common import ASCII_INT, RMODE_HELP, errors_to_exit, parse_rmode
+from ._common import ASCII_INT, RMODE_HELP, decimal_rounding_flags, errors_to_exit, parse_rmode
 from ..formats import (TileDataType, ValueClass, carrier_bits, decompose, descriptor, lanes_per_carrier, parse_data_type,
                        value_class)
 
@@ -131,7 +131,6 @@ def _encode_decimal(dt: TileDataType, text: str, name: str, rmode: str, sat: boo
     Source: ADR-0085 D177/D178/D180; IEEE 754-2019 5.12.2 (FP64).
     """
     from ..encode import DESTINATIONS, encode_reference
-    from ..flags import NX, OF, UF
     from ..numtext import BINARY_FORMATS, parse_real, round_to_format
     from ..tables import DESTINATIONS as FACTS
 
@@ -148,11 +147,7 @@ def _encode_decimal(dt: TileDataType, text: str, name: str, rmode: str, sat: boo
             raise UsageError(f"{name}: FP64 is not a B.FPATR destination; a decimal is rounded to it to nearest "
                              "even only (no --rmode other than RNE/NONE, no --sat)")
         bits, exact = round_to_format(value, BINARY_FORMATS["FP64"])
-        flags = 0
-        if isinstance(value, Fraction) and not exact:
-            tiny = abs(value) < Fraction(2) ** -1022
-            overflow = bits & 0x7FFFFFFFFFFFFFFF == 0x7FF0000000000000
-            flags = (OF | NX) if overflow else (UF | NX) if tiny else NX
+        flags = decimal_rounding_flags(value, BINARY_FORMATS["FP64"], bits, exact)
         return bits, [("rounding", "RNE (decimal to FP64, IEEE 754)"), ("flags", _flags_text(flags))]
     facts = FACTS[dt]
     how = f"{mode.name}, Sat={int(sat)}"

@@ -15,8 +15,8 @@ from ..flags import flag_names
 from ..formats import TileDataType, parse_data_type
 from ..publish import Publication
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
-from ._common import (AsciiIntRange, RMODE_HELP, errors_to_exit, input_file, memory_errors_name, out_console,
-                      output_path, parse_rmode, refuse_output_over_input)
+from ._common import (AsciiIntRange, RMODE_HELP, decimal_rounding_flags, errors_to_exit, input_file,
+                      memory_errors_name, out_console, output_path, parse_rmode, refuse_output_over_input)
 from ..npyfile import check_numpy_file, numpy_read_error
 from ._tile_args import parse_shape, read_tile, split_key
 from .compile_cmd import warn_if_cold
@@ -44,9 +44,11 @@ def _bits_dtype(src: TileDataType) -> Any:
     return np.uint32 if src is TileDataType.FP32 else np.uint16
 
 
-def _from_values(text: str, src: TileDataType) -> np.ndarray:
+def _from_values(text: str, src: TileDataType) -> Tuple[np.ndarray, List[Optional[int]]]:
     """Comma-separated decimals (each rounded once, from its exact decimal value, to the source type:
-    nearest, ties to even) or ``0x`` raw encodings."""
+    nearest, ties to even) or ``0x`` raw encodings: the source encodings, and for each item the flags of
+    that rounding (:func:`ptonum.cli._common.decimal_rounding_flags`: OF|NX, UF|NX, NX or 0; ``None``
+    for an encoding, which is not rounded).  Raises :class:`UsageError` naming the item."""
     tokens = [t.strip() for t in text.split(",")]
     if not any(tokens):
         raise UsageError("--values: no values given")
@@ -55,6 +57,7 @@ def _from_values(text: str, src: TileDataType) -> np.ndarray:
             raise UsageError(f"--values[{i}] is empty ({text!r}): give one number or 0x encoding between commas")
     width = 32 if src is TileDataType.FP32 else 16
     out: List[int] = []
+    read_flags: List[Optional[int]] = []
     for i, tok in enumerate(tokens):
         if tok.lower().startswith("0x"):
             try:
@@ -64,13 +67,18 @@ def _from_values(text: str, src: TileDataType) -> np.ndarray:
             if v >> width:
                 raise UsageError(f"--values[{i}] = {tok}: does not fit the {width}-bit {src.name} source")
             out.append(v)
+            read_flags.append(None)
         else:
-            from ..numtext import decimal_to_bits, is_decimal_text
+            from ..numtext import BINARY_FORMATS, is_decimal_text, parse_real, round_to_format
 
             if not is_decimal_text(tok):
                 raise UsageError(f"--values[{i}] = {tok!r}: not a number (use decimals, inf, nan or 0x encodings)")
-            out.append(decimal_to_bits(tok, src.name, f"--values[{i}]")[0])  # rounded once, from the decimal
-    return np.array(out, dtype=_bits_dtype(src))
+            fmt = BINARY_FORMATS[src.name]
+            value = parse_real(tok, f"--values[{i}]")
+            bits, exact = round_to_format(value, fmt)  # rounded once, from the decimal
+            out.append(bits)
+            read_flags.append(decimal_rounding_flags(value, fmt, bits, exact))
+    return np.array(out, dtype=_bits_dtype(src)), read_flags
 
 
 def _load(path: str, dtype: Optional[str], shape: Optional[str],
@@ -186,7 +194,8 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
     Input is `--values` or a FILE (`.npy`, `.npz` (`FILE.npz:KEY` when it holds several arrays), or raw
     `.bin` with `--dtype`; any other file type is refused). Prints the E8M0 codes,
     their scales 2^(code-127) (0xff is NaN) and the NV/OF/UF/NX flags per element, or summary
-    counts for large inputs. Exit status 2 with a one-line reason on bad input (an integer array
+    counts for large inputs; decimal `--values` also show the flags of their rounding to the source type
+    (OF|NX, UF|NX, NX: not TCVT flags, not in the status). Exit status 2 with a one-line reason on bad input (an integer array
     narrower than the source carrier, e.g. uint16 data with `--src-type FP32`, is refused).
     """
     console = out_console()
@@ -201,11 +210,12 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
         mode = parse_rmode(rmode, "--rmode")
         if (values is None) == (file is None):
             raise UsageError("give exactly one input: --values or FILE")
+        read_flags: List[Optional[int]] = []  # per --values item: its decimal's rounding flags (None: 0x)
         if values is not None:
             if dtype is not None:
                 raise UsageError("--dtype applies to a raw FILE.bin, not to --values")
             src = src_opt or TileDataType.FP32
-            bits = _from_values(values, src)
+            bits, read_flags = _from_values(values, src)
             if shape is not None:
                 bits = _reshape(bits, shape, "--values has")
         else:
@@ -232,15 +242,21 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
             f"{' (= ' + resolved.name + ')' if resolved is not mode else ''}, Sat={int(sat)}, "
             f"engine {engine}, {codes.size} element(s)")
     status = int(np.bitwise_or.reduce(flags.reshape(-1))) if flags.size else 0
+    decimals = [f for f in read_flags if f is not None]
+    read_col = f"decimal->{src.name} flags"
     if codes.size <= max_rows:
         table = Table(title=head, title_justify="left")
-        for col in ("index", "source bits", "source value", "E8M0", "scale", "flags"):
-            table.add_column(col, justify="left" if col in ("scale", "flags", "index") else "right",
+        cols = ("index", "source bits", "source value") + ((read_col,) if decimals else ()) + ("E8M0", "scale",
+                                                                                               "flags")
+        for col in cols:
+            table.add_column(col, justify="left" if col in ("scale", "flags", "index", read_col) else "right",
                              overflow="fold")
         width = 8 if src is TileDataType.FP32 else 4
-        for i in np.ndindex(codes.shape):
+        for k, i in enumerate(np.ndindex(codes.shape)):
             b, c, f = int(bits[i]), int(codes[i]), int(flags[i])
-            table.add_row(",".join(map(str, i)) or "0", f"0x{b:0{width}x}", _source_text(b, src),
+            rf = read_flags[k] if decimals else None
+            read = [] if not decimals else ["(encoding)" if rf is None else flag_names(rf)]
+            table.add_row(",".join(map(str, i)) or "0", f"0x{b:0{width}x}", _source_text(b, src), *read,
                           f"0x{c:02x}", _scale_text(c), flag_names(f))
         console.print(table)
     else:
@@ -257,6 +273,14 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
         table.add_row("no flag", str(int(np.count_nonzero(flags == 0))))
         for name, n in summary.items():
             table.add_row(f"flag {name}", str(n))
+        if decimals:
+            for name, n in ((k, v) for k, v in flag_summary(np.array(decimals, np.uint8)).items() if v):
+                table.add_row(f"{read_col[:-6]} flag {name}", str(n))
         console.print(table)
+    if decimals:
+        read_or = int(np.bitwise_or.reduce(np.array(decimals, np.uint8)))
+        console.print(f"decimals read as {src.name} (rounded once, nearest even, IEEE 754): flags "
+                      f"{flag_names(read_or)} (0x{read_or:02x}); those are not TCVT flags and not in the status below",
+                      highlight=False, markup=False)
     console.print(f"status flags (OR): {flag_names(status)} (0x{status:02x})"
                   + (f"; codes written to {out}" if out else ""), highlight=False, markup=False)
