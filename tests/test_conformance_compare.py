@@ -203,3 +203,41 @@ def test_integer_dump_of_values_for_a_floating_destination_says_it_holds_encodin
     assert str(exc.value) == ("--device-d[0, 1] = -2: not an encoding of the 16-bit FP16 element (0 .. 65535); for a "
                               "floating destination an integer dump holds raw encodings (a 16-bit signed one is read bit "
                               "for bit), not values: give values as a floating array of the same width")
+
+
+def test_unsigned_s4x2_dump_refuses_bits_outside_the_nibble() -> None:
+    """try h-break (stop 21): an unsigned S4X2 dump was masked to its low nibble, so a device word 0xF0 where the
+    model has 0x0 (or a uint16 0x100) compared as MATCH.  A nibble 0..15 or a negative nibble (0x8..0xF, i.e.
+    -8..-1 in two's complement) sign-extended to the dump's width is accepted; any other high bit is refused."""
+    from ptonum.conformance.compare import as_device_bits
+    from ptonum.errors import UsageError
+
+    # two's complement by hand: -8..-1 as 4-bit nibbles 0x8..0xF, and sign-extended to 8 and 16 bits
+    nib = [v & 0xF for v in range(-8, 8)]
+    ext8 = [v & 0xFF for v in range(-8, 8)]
+    ext16 = [v & 0xFFFF for v in range(-8, 8)]
+    assert as_device_bits("--device-d", np.array([nib], np.uint8), TileDataType.S4X2, (1, 16)).tolist() == [nib]
+    assert as_device_bits("--device-d", np.array([ext8], np.uint8), TileDataType.S4X2, (1, 16)).tolist() == [nib]
+    assert as_device_bits("--device-d", np.array([ext16], np.uint16), TileDataType.S4X2, (1, 16)).tolist() == [nib]
+    for dt, word, shown in ((np.uint8, 0xF0, "0xf0"), (np.uint8, 0x10, "0x10"), (np.uint8, 0xF7, "0xf7"),
+                            (np.uint16, 0x100, "0x100"), (np.uint16, 0xFF, "0xff"), (np.uint32, 0xFFFF, "0xffff")):
+        bad = np.zeros((2, 3), dt)
+        bad[1, 2] = word
+        with pytest.raises(UsageError) as exc:
+            as_device_bits("--device-d", bad, TileDataType.S4X2, (2, 3))
+        assert str(exc.value).startswith(f"--device-d[1, 2] = {shown}: does not fit the 4-bit S4X2 element"), str(exc.value)
+
+
+def test_cli_s4x2_dump_with_a_high_bit_is_not_a_match(tmp_path: Path) -> None:
+    """The h-break reproduction: REQ4's D saved as uint16 with 0x100 set in one element must not report MATCH."""
+    from ptonum.fpatr.tile import postprocess
+
+    acc = np.random.default_rng(1).integers(-100000, 100000, (16, 64), dtype=np.int32)
+    np.save(tmp_path / "acc.npy", acc)
+    d = postprocess(acc, attributes={"pre_quant_mode": "REQ4"}, quant_param=0x1FC00 << 13).d_bits.astype(np.uint16)
+    d[0, 0] |= 0x100
+    np.save(tmp_path / "dev.npy", d)
+    r = RUN.invoke(main, ["compare", str(tmp_path / "acc.npy"), "--mode", "REQ4", "--quant-param", hex(0x1FC00 << 13),
+                          "--device-d", str(tmp_path / "dev.npy")])
+    assert r.exit_code == 2, r.output
+    assert "dev.npy[0, 0] = 0x1" in r.stderr and "does not fit the 4-bit S4X2 element" in r.stderr

@@ -97,7 +97,8 @@ def as_device_bits(name: str, arr: np.ndarray, dst: TileDataType, shape: Tuple[i
     0 .. 2**32 - 1) -- an int32 dump holding -1000 for S8 is refused, never wrapped;
     for a floating destination it holds encodings 0 .. 2**width - 1 (the refusal
     says so: floating values go in a floating array).  An unsigned array holds encodings, which
-    must fit the destination width (an S4X2 element keeps its low nibble).
+    must fit the destination width (an S4X2 element: its nibble 0x0 .. 0xf, or a negative nibble
+    sign-extended to the dump's width, e.g. 0xf8 .. 0xff in ``uint8``; the low nibble is kept).
     Raises :class:`UsageError` on a shape, size or range mismatch, e.g.
     ``--device-d: shape 48x64 does not match the model's D 64x48``.
     """
@@ -129,6 +130,14 @@ def as_device_bits(name: str, arr: np.ndarray, dst: TileDataType, shape: Tuple[i
                                  f"({lo} .. {hi}); a signed dump holds values, an unsigned one raw encodings")
             return (a & mask).astype(carrier) if a.dtype.itemsize * 8 > width else a.astype(carrier)
         if dst is TileDataType.S4X2:
+            # a nibble 0x0..0xF, or a negative one sign-extended to the dump's width (0xF8..0xFF in uint8,
+            # 0xFFF8..0xFFFF in uint16, ...): anything else has bits that are not the element's
+            top = int(np.iinfo(a.dtype).max)
+            bad = (a > a.dtype.type(mask)) & (a < a.dtype.type(top - 7))
+            if a.size and bool(bad.any()):
+                i = tuple(int(x) for x in np.argwhere(bad)[0])
+                raise UsageError(f"{name}{list(i)} = {int(a[i]):#x}: does not fit the 4-bit S4X2 element "
+                                 f"(0x0 .. 0xf, or a negative one sign-extended: {top - 7:#x} .. {top:#x})")
             a = a & a.dtype.type(mask)
         elif a.size and int(a.max()) > mask:
             i = tuple(int(x) for x in np.argwhere(a > mask)[0])
