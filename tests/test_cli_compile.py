@@ -59,7 +59,11 @@ def f32_file(tmp_path):
 
 @pytest.fixture
 def armed(monkeypatch):
-    """The texts the command arms :class:`ptonum.kernels.compile_note` with (nothing is written)."""
+    """The texts the command arms :class:`ptonum.kernels.compile_note` with (nothing is written), with
+    stderr taken for a terminal (the note is for a person watching; CliRunner's stderr is no terminal)."""
+    import ptonum.cli.compile_cmd as compile_cmd
+
+    monkeypatch.setattr(compile_cmd, "stderr_is_terminal", lambda: True)
     seen = []
 
     class Recorder(contextlib.nullcontext):
@@ -86,6 +90,19 @@ def test_tcvt_arms_the_compile_note(monkeypatch, f32_file, armed, min_elements, 
 
 
 @needs_numba
+def test_the_compile_note_is_not_armed_when_stderr_is_no_terminal(monkeypatch, f32_file, armed):
+    """A script or test capturing stderr (a pipe, a file, CliRunner) never gets the note: it was armed, and
+    written, wherever stderr went."""
+    import ptonum.cli.compile_cmd as compile_cmd
+
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    monkeypatch.setattr(compile_cmd, "stderr_is_terminal", lambda: False)
+    r = CliRunner().invoke(main, ["tcvt", f32_file])
+    assert r.exit_code == 0, r.output
+    assert armed == [] and r.stderr == "" and "0x7f" in r.stdout
+
+
+@needs_numba
 def test_check_arms_the_compile_note(monkeypatch, tmp_path, armed):
     """probe13 #11: ``ptonum check`` compiled kernels without the note the other commands print."""
     monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
@@ -97,12 +114,17 @@ def test_check_arms_the_compile_note(monkeypatch, tmp_path, armed):
 
 
 @needs_numba
-@pytest.mark.parametrize("cmd", ["postprocess", "compare"])
+@pytest.mark.parametrize("cmd", ["postprocess", "compare", "postprocess-chunked"])
 def test_tile_commands_arm_the_compile_note(monkeypatch, tmp_path, armed, cmd):
+    """The chunked run (its chunks in this process's threads) arms it too (it did not: minutes of compiling
+    in the first chunk with nothing on the screen)."""
     monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
     acc = tmp_path / "acc.npy"
     np.save(acc, np.arange(-8, 8, dtype=np.int32).reshape(2, 8))
     args = [cmd, str(acc), "--mode", "SHIFTS322S16", "--shift", "1", "--out-dir", str(tmp_path / "o")]
+    if cmd == "postprocess-chunked":
+        pytest.importorskip("dask.array")
+        args = ["postprocess", "--chunks", "1x8"] + args[1:]
     if cmd == "compare":
         # D of SHIFTS322S16 with shift 1 is acc >> 1 (arithmetic), as S16 encodings
         np.save(tmp_path / "dev.npy", (np.arange(-8, 8, dtype=np.int32).reshape(2, 8) >> 1).astype(np.int16)
@@ -176,3 +198,51 @@ def test_compile_note_is_silent_outside_its_block(monkeypatch, capsys):
         pass
     kernels._say_compiling()  # a compilation outside any block: the library stays silent
     assert capsys.readouterr().err == ""
+
+
+# The note through a real terminal: a fresh kernel of its own (fresh cache directory, compiled in about a second)
+# run under the command line's warn_if_cold, with stderr a pseudo-terminal or a pipe
+TTY_RUN = """
+import sys
+from ptonum.cli.compile_cmd import warn_if_cold
+import pt_tty_kernels as mod
+with warn_if_cold(1):
+    value = mod.add_kernel(1)
+print("result", value)
+"""
+
+
+@needs_numba
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
+@pytest.mark.parametrize("terminal", [True, False])
+def test_compile_note_only_on_a_terminal(tmp_path, terminal):
+    """On a terminal (a pty) the line appears once, just before the compilation; with stderr a pipe it never
+    does (it did: scripts and tests capturing stderr got it).  stdout and the exit status are the same."""
+    (tmp_path / "pt_tty_kernels.py").write_text(KERNEL_MODULE)
+    env = {**os.environ, "PTONUM_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path),
+           "PTONUM_KERNEL_MIN_ELEMENTS": "0"}
+    for var in ("NUMBA_CACHE_DIR", "PTONUM_DISABLE_NUMBA", "NUMBA_DISABLE_JIT"):
+        env.pop(var, None)
+    if terminal:
+        master, slave = os.openpty()
+        try:
+            r = subprocess.run([sys.executable, "-c", TTY_RUN], env=env, stdout=subprocess.PIPE, stderr=slave,
+                               text=True, timeout=300)
+            os.close(slave)
+            err = b""
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # EIO: the terminal's other side is closed and drained
+                    break
+                if not chunk:
+                    break
+                err += chunk
+        finally:
+            os.close(master)
+        text = err.decode().replace("\r\n", "\n")
+    else:
+        r = subprocess.run([sys.executable, "-c", TTY_RUN], env=env, capture_output=True, text=True, timeout=300)
+        text = r.stderr
+    assert (r.returncode, r.stdout) == (0, "result 2\n")
+    assert text == (f"ptonum: note: {COLD_NOTE}\n" if terminal else "")

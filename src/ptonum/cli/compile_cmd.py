@@ -14,7 +14,7 @@ from typing import ContextManager, Iterator
 import numpy as np
 import rich_click as click
 
-from ._common import errors_to_exit
+from ._common import errors_to_exit, stderr_is_terminal
 
 #: the kernel modules, in the order they are compiled
 KERNEL_MODULES = ("postprocess", "tcvt", "decompose")
@@ -26,12 +26,15 @@ COLD_NOTE = ("compiling the fast kernels once (up to a few minutes; cached for l
 def warn_if_cold(size: int, engine: str = "fast") -> ContextManager[object]:
     """A context for a ``size``-element ``engine`` call: one line on stderr (:data:`COLD_NOTE`) just before
     a kernel the call uses is compiled, i.e. when the kernel cache holds no compilation of it for these
-    argument types (:class:`ptonum.kernels.compile_note`); the no-writable-cache note instead when the
-    compilation cannot be kept.  Kernels the call does not use are not asked about.  A small call, or
-    the reference engine, never imports numba (start-up time)."""
+    argument types (:class:`ptonum.kernels.compile_note`), and only when stderr is a terminal
+    (:func:`ptonum.cli._common.stderr_is_terminal`): someone is watching a command that seems to hang for
+    minutes, while a script, a pipe or a test capturing stderr never gets the line.  The
+    no-writable-cache note, which asks for a fix, is written wherever stderr goes (by the kernel cache,
+    armed or not).  Kernels the call does not use are not asked about.  A small call, or the reference
+    engine, never imports numba (start-up time).  The line never changes stdout or the exit status."""
     from ..tables import kernel_size
 
-    if engine != "fast" or not size or not kernel_size(size):
+    if engine != "fast" or not size or not kernel_size(size) or not stderr_is_terminal():
         return contextlib.nullcontext()
     from ..kernels import compile_note, numba_enabled
 
