@@ -65,6 +65,25 @@ def test_explain_tcvt_value_is_rounded_once() -> None:
     assert r.exit_code == 2 and "one of them" in r.stderr
 
 
+@pytest.mark.parametrize("text, src, flags", [
+    # 65520 = 65504 + 16: at FP16's midpoint to 2^16, ties to even go to +inf (OF|NX); 2^-25 = half of FP16's
+    # smallest subnormal 2^-24: a tie to even 0, tiny (UF|NX); 1e50 is above 2^128 - 2^103 (FP32 overflow,
+    # OF|NX); 0.1 is no dyadic fraction (NX) -- exact Fraction facts, asserted below
+    ("65520", "FP16", "OF|NX"), ("2.98023223876953125e-08", "FP16", "UF|NX"), ("1e50", "FP32", "OF|NX"),
+    ("0.1", "BF16", "NX"),
+])
+def test_explain_tcvt_value_shows_the_flags_of_its_rounding(text: str, src: str, flags: str) -> None:
+    """explain tcvt --value said 'rounded once' without the flags of that rounding (tcvt --values and
+    decode --value show them)."""
+    from fractions import Fraction
+
+    assert Fraction(65520) == Fraction(65504) + 16 and Fraction("2.98023223876953125e-08") == Fraction(1, 2 ** 25)
+    assert Fraction(10) ** 50 >= Fraction(2) ** 128 - Fraction(2) ** 103
+    r = RUN.invoke(main, ["explain", "tcvt", "--src-type", src, "--value", text])
+    assert r.exit_code == 0, r.output
+    assert f"(rounded once from the decimal, nearest even; flags {flags}, not TCVT flags)" in r.stdout.splitlines()[0]
+
+
 def test_reduction_operands_as_values() -> None:
     a = RUN.invoke(main, ["explain", "reduction", "--acc-type", "S32", "--current", "-5", "--candidate", "3"])
     b = RUN.invoke(main, ["explain", "reduction", "--acc-type", "S32", "--current", "0xfffffffb", "--candidate", "0x3"])

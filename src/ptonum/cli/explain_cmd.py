@@ -25,7 +25,7 @@ from ..conformance.explain import (
 from .._util import int_text
 from ..errors import UsageError
 from ._tile_args import attributes_from_word
-from ._common import ASCII_INT, EXIT_MISMATCH, RMODE_HELP, errors_to_exit, parse_rmode
+from ._common import ASCII_INT, EXIT_MISMATCH, RMODE_HELP, decimal_rounding_flags, errors_to_exit, parse_rmode
 
 
 def _run(name: str, fn: Callable[[], Any]) -> None:
@@ -206,15 +206,19 @@ def tcvt(src_type: str, bits: Optional[str], decimal: Optional[str], rmode: str,
         if (bits is None) == (decimal is None):
             raise UsageError("give the source as --bits 0x... or as --value DECIMAL (one of them)")
         if decimal is not None:
+            from ..flags import flag_names
             from ..formats import parse_data_type
-            from ..numtext import BINARY_FORMATS, decimal_to_bits
+            from ..numtext import BINARY_FORMATS, parse_real, round_to_format
 
             st = parse_data_type(src_type.strip().upper(), "--src-type")
             if st.name not in BINARY_FORMATS:
                 raise UsageError(f"--src-type = {src_type}: TCVT to E8M0 takes FP32, FP16 or BF16")
-            code, exact = decimal_to_bits(decimal, st.name, "--value")
+            value = parse_real(decimal, "--value")
+            code, exact = round_to_format(value, BINARY_FORMATS[st.name])
+            read = decimal_rounding_flags(value, BINARY_FORMATS[st.name], code, exact)  # as tcvt --values shows
             note = (f"--value {decimal.strip()} is {st.name} {code:#x}"
-                    + ("" if exact else " (rounded once from the decimal, nearest even)") + "\n")
+                    + ("" if exact else f" (rounded once from the decimal, nearest even; flags {flag_names(read)}, "
+                                        "not TCVT flags)") + "\n")
         else:
             code, note = parse_int(bits, "--bits"), ""
         return note + str(explain_tcvt(code, src_type=src_type, rmode=parse_rmode(rmode, "--rmode"), sat=sat))
