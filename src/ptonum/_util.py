@@ -123,6 +123,27 @@ def int_text(text: str, *, decimal_only: bool = False) -> int:
     raise ValueError(f"{text!r}: not an integer ({'ASCII decimal digits' if decimal_only else 'ASCII decimal digits or 0x/0o/0b'}, no separators)")
 
 
+#: the spellings :func:`bool_text` reads (after blanks are dropped and letters lowered)
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("", "0", "false", "no", "off")
+
+
+def bool_text(text: str) -> bool:
+    """The one rule for an on/off setting read from text (an environment variable such as
+    ``PTONUM_DISABLE_NUMBA``): ``1``/``true``/``yes``/``on`` are True, ``0``/``false``/``no``/``off``
+    and the empty text False, case-insensitive, blanks around ignored.  Raises ValueError for
+    anything else (``maybe``, ``2``), so the caller can keep its default and say so.
+
+    Source: no ASL counterpart (argument parsing).
+    """
+    s = text.strip(" \t\n\r\f\v").lower()
+    if s in TRUE_WORDS:
+        return True
+    if s in FALSE_WORDS:
+        return False
+    raise ValueError(f"{text!r}: not an on/off word ({'/'.join(TRUE_WORDS)} or {'/'.join(w for w in FALSE_WORDS if w)})")
+
+
 def shape_text(shape: Optional[Tuple[int, ...]]) -> str:
     """``(64, 48)`` -> ``64x48`` (``-`` for None, ``scalar`` for ``()``), as every message writes a shape.
 

@@ -44,7 +44,7 @@ from typing import Any, Dict, FrozenSet, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from ._util import int_text
+from ._util import bool_text, int_text
 from .datatypes import CANONICAL_NANS, DESCRIPTORS, INTEGER_LAYOUTS, FormatKind, TileDataType
 from .flags import DZ, NV, NX, OF, UF
 from .rounding import RoundingMode
@@ -571,8 +571,22 @@ def kernel_size(size: int) -> bool:
 
     Source: ADR-0085 D174 (engines agree bit for bit); no ASL counterpart (engine selection).
     """
-    return (size > 0 and size >= kernel_min_elements()
-            and os.environ.get("PTONUM_DISABLE_NUMBA", "0") in ("", "0"))
+    return size > 0 and size >= kernel_min_elements() and not numba_disabled()
+
+
+def numba_disabled() -> bool:
+    """True when ``PTONUM_DISABLE_NUMBA`` asks for the numpy path: ``1``/``true``/``yes``/``on``
+    (any case, blanks around ignored).  Unset, empty, ``0``/``false``/``no``/``off`` and anything
+    unreadable (``maybe``) keep the default, the compiled kernels (the command line notes an
+    unreadable value: cli ``environment_notes``).  The one place the variable is read
+    (:func:`kernel_size`, ``ptonum.kernels.numba_enabled``).
+
+    Source: ADR-0085 D174 (engines agree bit for bit); no ASL counterpart (engine selection).
+    """
+    try:
+        return bool_text(os.environ.get("PTONUM_DISABLE_NUMBA", ""))
+    except ValueError:  # the command line says so (cli: environment_notes)
+        return False
 
 
 def kernel_facts_stamp() -> str:

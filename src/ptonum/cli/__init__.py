@@ -336,10 +336,18 @@ _COUNT_VARIABLES = ("PTONUM_KERNEL_MIN_ELEMENTS", "PTONUM_OUTPUT_POOL_MIB")
 
 
 def environment_notes() -> None:
-    """One ``ptonum: note:`` line for each whole-number setting in the environment that is not one
-    (the engine then uses its default, as the library does silently): a typo there must not pass
-    unseen."""
-    from .._util import int_text
+    """One ``ptonum: note:`` line for each whole-number setting in the environment that is not one,
+    and for a ``PTONUM_DISABLE_NUMBA`` that is not an on/off word (the engine then uses its default,
+    as the library does silently): a typo there must not pass unseen."""
+    from .._util import FALSE_WORDS, TRUE_WORDS, bool_text, int_text
+
+    text = os.environ.get("PTONUM_DISABLE_NUMBA", "")
+    try:
+        bool_text(text)
+    except ValueError:
+        sys.stderr.write(f"ptonum: note: PTONUM_DISABLE_NUMBA = {text!r} is not an on/off word "
+                         f"({'/'.join(TRUE_WORDS)} or {'/'.join(w for w in FALSE_WORDS if w)}, any case); "
+                         f"the default is used (the compiled kernels, numba on)\n")
 
     for var in _COUNT_VARIABLES:
         text = os.environ.get(var, "")

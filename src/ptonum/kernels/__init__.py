@@ -1,7 +1,8 @@
 """Compiled kernels of the fast engine (numba), with a pure-numpy fallback.
 
 The fast engine uses a numba kernel when numba imports, the environment
-variable ``PTONUM_DISABLE_NUMBA`` is unset or ``0`` and the call is large
+variable ``PTONUM_DISABLE_NUMBA`` is unset or off (``0``/``false``/``no``/``off``; see
+:func:`ptonum.tables.numba_disabled`) and the call is large
 enough to pay for the kernels' one-time compilation (``PTONUM_KERNEL_MIN_ELEMENTS``,
 default 65536 elements; set it to 0 to use the kernels for every call);
 otherwise it uses the numpy implementation in the owning module.  Both produce identical bits and
@@ -45,7 +46,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, TypeVar
 
 import numpy as np
 
-from ..tables import DEFAULT_KERNEL_MIN_ELEMENTS, kernel_facts_stamp, kernel_min_elements
+from ..tables import DEFAULT_KERNEL_MIN_ELEMENTS, kernel_facts_stamp, kernel_min_elements, numba_disabled
 
 __all__ = ["NUMBA_AVAILABLE", "DEFAULT_KERNEL_MIN_ELEMENTS", "kernel_min_elements", "numba_enabled", "njit",
            "numba_usable", "MAX_THREADS", "prange", "launch", "launch_ready", "kernel_array", "kernel_cache_warm", "kernel_cache_dir", "kernel_cache_dirs",
@@ -173,7 +174,7 @@ def numba_enabled(size: Optional[int] = None) -> bool:
 
     Source: ADR-0085 D174 (engines agree bit for bit); no ASL counterpart (engine selection).
     """
-    if not (NUMBA_AVAILABLE and os.environ.get("PTONUM_DISABLE_NUMBA", "0") in ("", "0")):
+    if not NUMBA_AVAILABLE or numba_disabled():
         return False
     if size is None:
         return not _FORKED_AFTER_OMP
