@@ -438,3 +438,25 @@ def test_cache_variable_naming_a_file_is_a_setting_note_not_a_damaged_cache(tmp_
     assert r.stderr.count("ptonum: note:") == 1 and f"PTONUM_CACHE_DIR = {f} is not a directory" in r.stderr
     assert "damaged" not in r.stderr
     assert f.read_bytes() == b"user data"
+
+
+def test_cache_variable_under_a_file_is_a_setting_note_not_a_damaged_cache(tmp_path: Path) -> None:
+    """NUMBA_CACHE_DIR=/dev/null/x (a path below a regular file; break-findings): every run printed
+    'damaged kernel cache file .../x/... (NotADirectoryError ...) discarded; recompiling', although nothing
+    was damaged or recompiled.  Expected: the not-a-directory note of the variable, once, and the place
+    left out of the lookup list; the file is left alone."""
+    f = tmp_path / "plainfile"
+    f.write_bytes(b"user data")
+    below = f / "x"
+    code = ("from ptonum.kernels import kernel_cache_dirs, kernel_cache_warm; d = kernel_cache_dirs(); "
+            "kernel_cache_warm('postprocess'); kernel_cache_warm('postprocess'); "
+            "print(any(p.startswith(%r) for p in d))" % (str(f),))
+    for var in ("NUMBA_CACHE_DIR", "PTONUM_CACHE_DIR"):
+        env = {**os.environ, var: str(below)}
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["False"], (var, r.stdout)
+        assert "damaged" not in r.stderr, (var, r.stderr)
+        assert r.stderr == (f"ptonum: note: {var} = {below} is not a directory ({f} is not one); the compiled "
+                            "kernels are looked up in the other places (see `ptonum compile --help`)\n"), r.stderr
+        assert f.read_bytes() == b"user data"

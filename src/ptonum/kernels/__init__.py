@@ -390,6 +390,19 @@ def _subpath(py_file: str) -> str:
     return str(_CacheLocator.get_suitable_cache_subpath(py_file))
 
 
+def _non_directory_on(path: str) -> Optional[str]:
+    """``path`` or the nearest existing ancestor of it when that is not a directory (a file such as
+    ``/dev/null`` under ``/dev/null/x``: nothing can be looked up or created there), else None."""
+    probe = path
+    while True:
+        if os.path.lexists(probe):
+            return None if os.path.isdir(probe) else probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return None
+        probe = parent
+
+
 def _candidate_dirs(py_file: str) -> List[str]:
     """Where ``py_file``'s kernels are looked up, in order (see :func:`kernel_cache_dirs`)."""
     dirs: List[str] = []
@@ -397,9 +410,11 @@ def _candidate_dirs(py_file: str) -> List[str]:
         root = os.environ.get(var, "").strip()
         if root:
             base = os.path.abspath(os.path.expanduser(root))
-            if os.path.exists(base) and not os.path.isdir(base):  # a setting to mend, not a damaged cache
-                note(f"cache-var-{var}", f"{var} = {root} is not a directory; the compiled kernels are looked up "
-                                         "in the other places (see `ptonum compile --help`)")
+            blocker = _non_directory_on(base)
+            if blocker is not None:  # a setting to mend, not a damaged cache
+                where = "" if blocker == base else f" ({blocker} is not one)"
+                note(f"cache-var-{var}", f"{var} = {root} is not a directory{where}; the compiled kernels are "
+                                         "looked up in the other places (see `ptonum compile --help`)")
                 continue
             dirs.append(os.path.join(base, _subpath(py_file)))
     dirs.append(os.path.join(os.path.dirname(os.path.abspath(py_file)), "__pycache__"))
@@ -490,7 +505,7 @@ if _numba is not None:
         def _load_index(self) -> Dict[Any, str]:
             try:
                 return dict(super()._load_index())
-            except PermissionError:
+            except OSError:  # the directory cannot be read (permissions, a file on the path): not damage
                 return {}
             except Exception as exc:  # truncated or garbled pickle
                 _discard(self._index_path, exc)
@@ -502,7 +517,7 @@ if _numba is not None:
                 return None
             try:
                 return self._load_data(name)
-            except (FileNotFoundError, PermissionError):
+            except OSError:  # missing or unreadable (permissions, a file on the path): not damage
                 return None
             except Exception as exc:
                 _discard(self._data_path(name), exc)
