@@ -8,7 +8,7 @@ import gzip
 import json
 import re
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 import pytest
 from click.testing import CliRunner
@@ -250,3 +250,45 @@ def test_vectors_readme_documents_every_tiles_field_and_the_optional_ones() -> N
                      section)
     assert re.search(r"`group_n` \| required when `group_max_en` is 1; may be omitted when GroupMax is disabled",
                      section)
+
+
+def _item_where(pred: Callable[[Dict[str, Any]], bool]) -> Dict[str, Any]:
+    return next(it for it in _items() if pred(it))
+
+
+def test_short_acc_is_blamed_not_the_correct_fields(tmp_path: Path) -> None:
+    """break-findings: an acc that lost an element (one-row tile) was reported as `expected.d[0]: 129
+    elements, expected 128`, one that lost a row as `case.row_max_in: 3 words, expected 2`, and a
+    two-row acc with row 0 short could blame row 1: the message named the correct array."""
+    one = _item_where(lambda it: len(it["case"]["acc"]) == 1 and "error" not in it["expected"]
+                 and not isinstance(it["case"].get("quant_param"), list))
+    n = len(one["case"]["acc"][0])
+    one["case"]["acc"][0].pop()
+    with pytest.raises(UsageError) as exc:
+        parse_tiles(json.dumps([one]).encode(), "t.json")
+    assert str(exc.value) == (f"t.json: item 0.case.acc: {n - 1} elements a row, but expected.d has {n} "
+                              "(one of the two is damaged)")
+
+    rows = _item_where(lambda it: len(it["case"]["acc"]) > 2 and "row_max_in" in it["case"] and "error" not in it["expected"])
+    m = len(rows["case"]["acc"])
+    rows["case"]["acc"].pop()
+    with pytest.raises(UsageError) as exc:
+        parse_tiles(json.dumps([rows]).encode(), "t.json")
+    assert str(exc.value).startswith(f"t.json: item 0.case.acc: {m - 1} rows, but expected.d, case.row_max_in"), \
+        str(exc.value)
+    assert str(exc.value).endswith(f" have {m}"), str(exc.value)
+
+    two = _item_where(lambda it: len(it["case"]["acc"]) == 2 and "error" not in it["expected"])
+    n = len(two["case"]["acc"][0])
+    two["case"]["acc"][0].pop()
+    with pytest.raises(UsageError) as exc:
+        parse_tiles(json.dumps([two]).encode(), "t.json")
+    assert str(exc.value) == (f"t.json: item 0.case.acc: rows of different lengths: row 0 has {n - 1} elements, "
+                              f"row 1 has {n}")
+
+    # through the command, the finding's reproduction: a malformed tile naming the acc, exit 1
+    items = _items()[:5]
+    items[4]["case"]["acc"][0].pop()
+    path = _write(tmp_path, items)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", path])
+    assert r.exit_code == 1 and "malformed tile: item 4.case.acc: " in r.stdout, r.output

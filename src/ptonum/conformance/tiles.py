@@ -86,14 +86,15 @@ def _hex(where: str, text: Any, width: int) -> int:
 
 
 def _hex_rows(where: str, rows: Any, width: int, cols: Optional[int] = None,
-              nrows: Optional[int] = None) -> np.ndarray:
+              nrows: Optional[int] = None, usual: Optional[int] = None) -> np.ndarray:
     if not isinstance(rows, list) or not rows or not all(isinstance(r, list) and r for r in rows):
         raise UsageError(f"{where}: expected a non-empty list of non-empty rows")
     if nrows is not None and len(rows) != nrows:
         raise UsageError(f"{where}: {len(rows)} rows, expected {nrows}")
     if cols is None:  # the common row length: a short or long row is blamed, not its neighbour
         lengths = [len(r) for r in rows]
-        n = max(set(lengths), key=lengths.count)
+        # most frequent; on a tie the length the other fields give (``usual``), then the first row's
+        n = max(set(lengths), key=lambda k: (lengths.count(k), k == usual, -lengths.index(k)))
         odd = next((i for i, k in enumerate(lengths) if k != n), None)
         if odd is not None:
             raise UsageError(f"{where}: rows of different lengths: row {odd} has {lengths[odd]} elements, "
@@ -107,6 +108,51 @@ def _hex_rows(where: str, rows: Any, width: int, cols: Optional[int] = None,
         for j, text in enumerate(row):
             out[i, j] = _hex(f"{where}[{i}][{j}]", text, width)
     return out
+
+
+def _shape_claims(case: Dict[str, Any], exp: Any) -> Tuple[List[Tuple[str, int]], List[Tuple[str, int]]]:
+    """The row counts and row lengths the fields other than ``case.acc`` give for the tile (each a
+    (field name, count) pair; a field that is not a list, or a ragged one, gives nothing)."""
+    rows: List[Tuple[str, int]] = []
+    cols: List[Tuple[str, int]] = []
+    exp = exp if isinstance(exp, dict) else {}
+    d = exp.get("d")
+    if isinstance(d, list) and d and all(isinstance(r, list) for r in d):
+        rows.append(("expected.d", len(d)))
+        if len({len(r) for r in d}) == 1:
+            cols.append(("expected.d", len(d[0])))
+    for name, obj, key in (("case.row_max_in", case, "row_max_in"), ("expected.row_max_out", exp, "row_max_out"),
+                           ("expected.group_max_out", exp, "group_max_out")):
+        if isinstance(obj.get(key), list) and obj[key]:
+            rows.append((name, len(obj[key])))
+    for key in ("quant_param", "relu_param"):
+        if isinstance(case.get(key), list) and case[key]:
+            cols.append((f"case.{key}", len(case[key])))
+    return rows, cols
+
+
+def _check_acc_shape(c: str, case: Dict[str, Any], exp: Any) -> Optional[int]:
+    """Blame ``case.acc`` when it is the field out of step: its row count or row length differs from
+    what every other field agrees on (with one other field only, both are named: either may be the
+    damaged one).  Returns the row length the other fields agree on (None if they do not), for the
+    ragged-row message of :func:`_hex_rows`.  Fields that disagree among themselves are left to their
+    own checks."""
+    acc = case.get("acc")
+    if not isinstance(acc, list) or not acc or not all(isinstance(r, list) and r for r in acc):
+        return None  # _hex_rows says so
+    rows, cols = _shape_claims(case, exp)
+    usual = cols[0][1] if cols and len({k for _, k in cols}) == 1 else None
+    lengths = {len(r) for r in acc}
+    for what, claims, mine in (("rows", rows, len(acc)), ("elements a row", cols, lengths.pop() if len(lengths) == 1
+                                                          else None)):
+        if mine is None or not claims or len({k for _, k in claims}) != 1 or claims[0][1] == mine:
+            continue
+        names = [name for name, _ in claims]
+        other = claims[0][1]
+        if len(names) == 1:
+            raise UsageError(f"{c}.acc: {mine} {what}, but {names[0]} has {other} (one of the two is damaged)")
+        raise UsageError(f"{c}.acc: {mine} {what}, but {', '.join(names[:-1])} and {names[-1]} have {other}")
+    return usual
 
 
 def _hex_list(where: str, items: Any, width: int, count: int) -> np.ndarray:
@@ -185,7 +231,8 @@ def _parse_case(where: str, index: int, item: Any) -> TileCase:
     c = f"{where}.case"
     _fields(c, case, _CASE_FIELDS, ("acc_type", "acc", "pre_quant_mode", "relu_mode", "rmode", "sat",
                                     "row_max_en", "group_max_en", "max_abs_en"))
-    acc = _hex_rows(f"{c}.acc", case["acc"], 32).astype(np.uint32)
+    usual = _check_acc_shape(c, case, exp)
+    acc = _hex_rows(f"{c}.acc", case["acc"], 32, usual=usual).astype(np.uint32)
     m, n = acc.shape
     mode = _integer(f"{c}.pre_quant_mode", case["pre_quant_mode"], 0, 63)
     relu = _integer(f"{c}.relu_mode", case["relu_mode"], 0, 7)
