@@ -624,3 +624,48 @@ def test_zarr_input_without_dask_names_the_missing_extra_before_an_output_clash(
     assert r.stderr == ("ptonum postprocess: error: scale-out needs dask, dask.array, distributed: install the extra "
                         "with pip install 'ptonum[dask]'\n"), r.stderr
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_zarr_acc_missing_a_chunk_file_is_refused_unless_allowed(tmp_path: Path, scheduler, fmt: int) -> None:
+    """break-findings: a Zarr ACC with a chunk FILE deleted ran with rc 0, that block read as the fill value
+    (zeros), no word: a store copied in part was a silent wrong answer.  Now refused (exit 2, naming the count
+    and the chunks with their rows and columns, nothing written), in-process and on a cluster; with
+    --allow-missing-chunks it runs as before (the block as zeros) with one note naming them.  Zarr v2 and v3
+    layouts.  Expected: the chunk grid by hand (60x100 in 16x32 chunks: chunk (1, 2) is rows 16:32,
+    columns 64:96), D from the whole-tile operation on the input with that block zeroed."""
+    acc = _acc()
+    src = tmp_path / "a.zarr"
+    z = zarr.create_array(str(src), shape=acc.shape, chunks=(16, 32), dtype=acc.dtype, zarr_format=fmt)
+    z[:] = acc
+    chunk = src / ("1.2" if fmt == 2 else "c/1/2")
+    assert chunk.is_file()
+    chunk.unlink()
+    out = tmp_path / "out"
+    for extra in ([], ["--scheduler", scheduler]):
+        r = _run(["postprocess", str(src), *MODE, "--out-dir", str(out), *extra])
+        assert (r.exit_code, r.stdout) == (2, ""), r.output
+        assert r.stderr == (f"ptonum postprocess: error: ACC: {src}: 1 of 16 chunk files is missing (Zarr chunk "
+                            "(1, 2): rows 16:32, columns 64:96); Zarr reads a missing chunk as the fill value (0): a "
+                            "store copied in part? Give --allow-missing-chunks (open_tile(..., "
+                            "allow_missing_chunks=True)) if its writer left out chunks of fill value on purpose\n")
+        assert not out.exists()
+    from ptonum.dask import open_tile
+    from ptonum.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"1 of 16 chunk files is missing \(Zarr chunk \(1, 2\)"):
+        open_tile(src)
+    zeroed = acc.copy()
+    zeroed[16:32, 64:96] = 0
+    np.testing.assert_array_equal(open_tile(src, allow_missing_chunks=True).compute(), zeroed)
+    r = _run(["postprocess", str(src), *MODE, "--out-dir", str(out), "--allow-missing-chunks"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr == (f"ptonum postprocess: note: ACC: {src}: 1 of 16 chunk files is missing (Zarr chunk (1, 2): "
+                        "rows 16:32, columns 64:96); Zarr reads a missing chunk as the fill value (0) "
+                        "(--allow-missing-chunks)\n")
+    _check_group(out / "a.zarr", zeroed)
+    np.save(tmp_path / "x.npy", acc)
+    r = _run(["postprocess", str(tmp_path / "x.npy"), *MODE, "--out-dir", str(tmp_path / "o2"),
+              "--allow-missing-chunks"])
+    assert r.exit_code == 2 and r.stderr.endswith("--allow-missing-chunks applies to a Zarr ACC, not "
+                                                  f"{tmp_path / 'x.npy'}\n"), r.output

@@ -32,7 +32,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: option names of :func:`placement_options` (for help panels)
 PLACEMENT_OPTIONS = ["--workers", "--scheduler"]
 #: option names of :func:`postprocess_options`
-POSTPROCESS_SCALE_OPTIONS = ["--chunks", "--workers", "--scheduler", "--fail-fast"]
+POSTPROCESS_SCALE_OPTIONS = ["--chunks", "--allow-missing-chunks", "--workers", "--scheduler", "--fail-fast"]
 
 #: file options of ``ptonum postprocess`` whose paths are made absolute before a worker reads them
 _PATH_OPTIONS = ("quant_tile", "relu_tile", "row_max_in", "scale_tile", "offset_tile", "alpha_tile", "out_dir")
@@ -80,10 +80,14 @@ def max_local_workers() -> int:
 
 
 def postprocess_options(fn: F) -> F:
-    """``--chunks RxC`` and ``--fail-fast`` plus :func:`placement_options`."""
+    """``--chunks RxC``, ``--allow-missing-chunks`` and ``--fail-fast`` plus :func:`placement_options`."""
     fn = click.option("--fail-fast", is_flag=True,
                       help="With several inputs: stop at the first file that fails (default: report it and go on).")(fn)
     fn = placement_options(fn)
+    fn = click.option("--allow-missing-chunks", is_flag=True,
+                      help="Run a Zarr ACC that lacks chunk files (read as its fill value, as Zarr defines it), "
+                           "with a note naming them; without it such a store is refused (a store copied in part "
+                           "would be a silent wrong answer).")(fn)
     fn = click.option("--chunks", metavar="RxC", default=None,
                       help="Process a Zarr or .npy ACC chunk by chunk (ROWSxCOLUMNS, e.g. 1024x4096), memory-mapped, "
                            "writing OUT_DIR/STEM.zarr; a Zarr ACC defaults to its own chunks.")(fn)
@@ -359,11 +363,12 @@ def stale_outputs(out_dir: Path, stem: str, writes: Sequence[str]) -> List[Path]
 
 def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client: Any, chunks: Optional[str],
                      show_progress: Optional[bool], quiet: bool = False,
-                     fields_text: Callable[[Any], str] = str) -> Dict[str, Any]:
+                     fields_text: Callable[[Any], str] = str, allow_missing_chunks: bool = False) -> Dict[str, Any]:
     """Post-process one Zarr/.npy ACC chunk by chunk into ``OUT_DIR/STEM.zarr``; return a summary row.
 
     Everything is checked (options, files, preflight) before the first task; the Zarr group is
-    published only when every chunk succeeded.
+    published only when every chunk succeeded.  A Zarr ACC lacking chunk files is refused
+    (:func:`ptonum.dask.open_tile`) unless ``allow_missing_chunks``; then one note on stderr names them.
     """
     from ..dask import open_tile, parse_chunks
     from ._tile_args import build_tile_call
@@ -376,7 +381,16 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
     out_dir = Path(options["out_dir"])
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out-dir = {options['out_dir']}: is not a directory")
-    x = open_tile(acc, parse_chunks(chunks) if chunks is not None else None, key=options.get("key"))
+    x = open_tile(acc, parse_chunks(chunks) if chunks is not None else None, key=options.get("key"),
+                  allow_missing_chunks=allow_missing_chunks)
+    if allow_missing_chunks:
+        from ..dask.io import is_zarr, missing_chunks, missing_chunks_text
+
+        if is_zarr(acc):
+            total, missing, fill = missing_chunks(acc, options.get("key"))
+            if missing:
+                sys.stderr.write(f"ptonum postprocess: note: ACC: {missing_chunks_text(acc, total, missing, fill)}"
+                                 " (--allow-missing-chunks)\n")
     stem = output_stem(acc, options.get("key"))
     dest = out_dir / f"{stem}.zarr"
     refuse_inputs_among_outputs(out_dir, stem, [acc] + [options.get(k) for k in _PATH_OPTIONS])
@@ -476,7 +490,8 @@ def _precheck_inputs(files: Sequence[str]) -> None:
 
 def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, Any], *, chunks: Optional[str],
                     workers: Optional[int], scheduler: Optional[str], fail_fast: bool,
-                    run_file: Callable[..., Dict[str, Any]], fields_text: Callable[[Any], str]) -> int:
+                    run_file: Callable[..., Dict[str, Any]], fields_text: Callable[[Any], str],
+                    allow_missing_chunks: bool = False) -> int:
     """The scale-out ``ptonum postprocess``: returns the exit status (0 all done, 2 a file failed).
 
     One input: its summary (a chunked run for Zarr/.npy with ``--chunks``, otherwise the in-memory
@@ -518,7 +533,8 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
         plain = [f for f in files if f not in chunked]
         if single and chunked:
             with memory_errors_name(files[0]):
-                run_chunked_file(console, files[0], options, client, chunks, progress, fields_text=fields_text)
+                run_chunked_file(console, files[0], options, client, chunks, progress, fields_text=fields_text,
+                                 allow_missing_chunks=allow_missing_chunks)
             return 0
         if single and client is None:
             with memory_errors_name(files[0]):
@@ -528,7 +544,7 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
         for f in chunked:
             try:
                 rows.append(run_chunked_file(console, f, options, client, chunks, progress, quiet=True,
-                                             fields_text=fields_text))
+                                             fields_text=fields_text, allow_missing_chunks=allow_missing_chunks))
             except (PtonumError, MemoryError) as exc:
                 text = out_of_memory_text(f) if isinstance(exc, MemoryError) else cli_message(exc)
                 rows.append({"file": f, "ok": False, "error": text})

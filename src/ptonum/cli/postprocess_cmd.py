@@ -216,7 +216,7 @@ def _run_example(console: "Console", engine: str, plot: Optional[str] = None) ->
                    "distribution to FILE.png (needs matplotlib).")
 @postprocess_options
 def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int], scheduler: Optional[str],
-            fail_fast: bool, **options: Any) -> None:
+            fail_fast: bool, allow_missing_chunks: bool, **options: Any) -> None:
     """Post-process an M x N accumulator tile exactly as B.FPATR does (PreQuant, ReLU, RowMax/GroupMax).
 
     **Without ACC** it runs the bundled example - a small perceptron on real handwritten digits - through
@@ -324,10 +324,13 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
         scale_options = {"chunks": chunks, "workers": workers, "scheduler": scheduler}
         if wants_scale_out(accs, scale_options):
             code = run_postprocess(TextOut(), accs, options, chunks=chunks, workers=workers, scheduler=scheduler,
-                                   fail_fast=fail_fast, run_file=run_file, fields_text=fields_text)
+                                   fail_fast=fail_fast, run_file=run_file, fields_text=fields_text,
+                                   allow_missing_chunks=allow_missing_chunks)
             if code:
                 sys.exit(code)
             return
+        if allow_missing_chunks:
+            raise UsageError(f"--allow-missing-chunks applies to a Zarr ACC, not {accs[0]}")
         with memory_errors_name(accs[0]):
             _run_file(TextOut(), acc=accs[0], **options)
 

@@ -11,7 +11,7 @@ No spec counterpart (file access only).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -20,7 +20,8 @@ from ..errors import PtonumError, UsageError
 from ..npyfile import check_numpy_file, numpy_read_error
 from .cluster import require_dask
 
-__all__ = ["NpyTile", "ZarrTile", "open_tile", "parse_chunks", "is_zarr", "named_zarr_reads"]
+__all__ = ["NpyTile", "ZarrTile", "open_tile", "parse_chunks", "is_zarr", "named_zarr_reads", "missing_chunks",
+           "missing_chunks_text"]
 
 
 def parse_chunks(text: Any, option: str = "--chunks") -> Tuple[int, int]:
@@ -77,7 +78,8 @@ class ZarrTile:
     Raises :class:`UsageError` naming ``what``, the store, the rows and columns asked for and the Zarr chunks
     they lie in, when zarr or its codecs fail on them (a chunk file cut short or garbled:
     e.g. numcodecs' ``RuntimeError: Zstd decompression error``), instead of that raw error.  A chunk
-    file that is missing reads as the fill value (Zarr's definition) and is not detected.
+    file that is missing reads as the fill value (Zarr's definition) here; :func:`open_tile` refuses
+    such a store unless told otherwise (:func:`missing_chunks`).
     """
 
     def __init__(self, path: Any, array: Any, what: str = "ACC") -> None:
@@ -362,7 +364,87 @@ def is_zarr(path: Any) -> bool:
     return p.is_dir() and any((p / f).exists() for f in ("zarr.json", ".zarray", ".zgroup"))
 
 
-def open_tile(path: Any, chunks: Optional[Tuple[int, int]] = None, *, key: Optional[str] = None) -> Any:
+def _chunk_layout(array_dir: Path) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...], Any, Any]]:
+    """(shape, stored chunk shape, chunk key function, fill value) of the Zarr array in ``array_dir``,
+    from its own metadata (v3 ``zarr.json``: ``chunk_grid`` and ``chunk_key_encoding``, a shard being
+    the stored chunk; v2 ``.zarray``: ``chunks`` and ``dimension_separator``); None when neither is there
+    or readable (nothing can be said then)."""
+    import json
+
+    try:
+        v3 = array_dir / "zarr.json"
+        if v3.is_file():
+            meta = json.loads(v3.read_text())
+            shape = tuple(int(k) for k in meta["shape"])
+            grid = tuple(int(k) for k in meta["chunk_grid"]["configuration"]["chunk_shape"])
+            enc = meta.get("chunk_key_encoding", {"name": "default"})
+            name = enc.get("name", "default")
+            sep = enc.get("configuration", {}).get("separator", "/" if name == "default" else ".")
+            if name == "default":
+                return shape, grid, lambda c: sep.join(["c", *map(str, c)]), meta.get("fill_value")
+            return shape, grid, lambda c: sep.join(map(str, c)) if c else "0", meta.get("fill_value")
+        v2 = array_dir / ".zarray"
+        if v2.is_file():
+            meta = json.loads(v2.read_text())
+            shape = tuple(int(k) for k in meta["shape"])
+            grid = tuple(int(k) for k in meta["chunks"])
+            sep = meta.get("dimension_separator") or "."
+            return shape, grid, lambda c: sep.join(map(str, c)) if c else "0", meta.get("fill_value")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return None
+
+
+def missing_chunks(path: Any, key: Optional[str] = None) -> Tuple[int, List[str], Any]:
+    """The chunk files a directory Zarr array (``path``, or its member ``key`` in a group) lacks.
+
+    Returns ``(chunks in all, the missing ones as text, fill value)``: each missing one as
+    ``Zarr chunk (1, 2): rows 256:384, columns 512:768``, in row-major chunk order.  Zarr reads a
+    missing chunk as the fill value (writers leave out chunks that hold only it), so a store copied in
+    part reads as a different tile without an error; this lists the store's files (cheap: no chunk is
+    read).  v2 and v3 layouts; a sharded v3 array counts its shards.  ``(0, [], None)`` when the
+    metadata cannot be read here (not a directory store).
+
+    Source: no spec counterpart (file access only).
+    """
+    import itertools
+    import os
+
+    array_dir = Path(path) / key if key else Path(path)
+    layout = _chunk_layout(array_dir)
+    if layout is None:
+        return 0, [], None
+    shape, grid, chunk_key, fill = layout
+    present = set()
+    for root, _, names in os.walk(array_dir):
+        rel = Path(root).relative_to(array_dir).as_posix()
+        for name in names:
+            present.add(name if rel == "." else f"{rel}/{name}")
+    counts = [-(-n // c) if c else 0 for n, c in zip(shape, grid)]
+    total, missing = 0, []
+    for coords in itertools.product(*(range(k) for k in counts)):
+        total += 1
+        if chunk_key(coords) not in present:
+            spans = [f"{('rows', 'columns')[a] if a < 2 else f'axis {a}'} {i * c}:{min(n, (i + 1) * c)}"
+                     for a, (i, c, n) in enumerate(zip(coords, grid, shape))]
+            missing.append(f"Zarr chunk ({', '.join(map(str, coords))}): {', '.join(spans)}")
+    return total, missing, fill
+
+
+def missing_chunks_text(path: Any, total: int, missing: List[str], fill: Any, shown: int = 3) -> str:
+    """``a.zarr: 2 of 32 chunk files are missing (Zarr chunk (1, 2): rows ..., ...)``: the count and the
+    first ``shown`` of :func:`missing_chunks`' list.
+
+    Source: no spec counterpart (message text).
+    """
+    more = f"; and {len(missing) - shown} more" if len(missing) > shown else ""
+    return (f"{path}: {len(missing)} of {total} chunk file{'s' if total != 1 else ''} "
+            f"{'is' if len(missing) == 1 else 'are'} missing ({'; '.join(missing[:shown])}{more}); Zarr reads a "
+            f"missing chunk as the fill value ({fill})")
+
+
+def open_tile(path: Any, chunks: Optional[Tuple[int, int]] = None, *, key: Optional[str] = None,
+              allow_missing_chunks: bool = False) -> Any:
     """Open a Zarr array/group or a ``.npy`` file as a dask array (nothing is read yet).
 
     ``chunks``: ``(rows, columns)``; default: the Zarr array's own chunks, or Dask's automatic
@@ -370,7 +452,11 @@ def open_tile(path: Any, chunks: Optional[Tuple[int, int]] = None, *, key: Optio
     one array (or one named ``acc``).
 
     Raises :class:`UsageError` for a missing path, an unknown suffix, a group without a unique
-    array, or a file that is not a numeric ``.npy``; computing a Zarr tile raises it (through
+    array, or a file that is not a numeric ``.npy``; for a Zarr array with a chunk file missing
+    (:func:`missing_chunks`: Zarr would read it as the fill value, so a store copied in part would
+    be a silent wrong tile), naming the count and the first chunks with their rows and columns, unless
+    ``allow_missing_chunks`` (a writer that leaves out chunks of fill value on purpose: zarr's
+    ``write_empty_chunks=False``); computing a Zarr tile raises it (through
     :class:`ZarrTile`) for a chunk that cannot be decoded, naming the store and the chunk.
     """
     require_dask()
@@ -411,6 +497,12 @@ def open_tile(path: Any, chunks: Optional[Tuple[int, int]] = None, *, key: Optio
             if key is not None:
                 raise UsageError(f"ACC: {path} is a Zarr array; --key applies to a Zarr group")
             arr = node
+        if not allow_missing_chunks:
+            total, missing, fill = missing_chunks(p, key)
+            if missing:
+                raise UsageError(f"ACC: {missing_chunks_text(path, total, missing, fill)}: a store copied in "
+                                 "part? Give --allow-missing-chunks (open_tile(..., allow_missing_chunks=True)) "
+                                 "if its writer left out chunks of fill value on purpose")
         from dask.base import tokenize
 
         ztile = ZarrTile(path, arr)
