@@ -194,3 +194,41 @@ def test_cli_unwritable_state_is_refused_before_any_output(tmp_path: Path, monke
     assert r.stderr.startswith(f"ptonum sweep tcvt: error: --state (not given; the default state directory) = "
                                f"{blocked}/ptonum/sweeps/tcvt-") and r.stderr.endswith(
         f": {blocked} is not a directory; give --state DIR\n"), r.stderr
+
+
+def test_cli_state_directory_of_other_files_or_write_protected_is_refused(tmp_path: Path) -> None:
+    """break-findings: `sweep tcvt --state DIR` wrote sweep.json and part-*.json into any existing directory,
+    one holding unrelated files and a write-protected one (as root).  Now refused before any output, nothing
+    written, the files left alone; an empty directory is still used."""
+    import os
+
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    args = ["sweep", "tcvt", "--src-type", "BF16", "--range", "0x3f00:0x3f10"]
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("hi")
+    r = CliRunner().invoke(main, args + ["--state", str(mine)])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == (f"ptonum sweep tcvt: error: --state = {mine}: holds notes.txt and no sweep.json: not a "
+                        "sweep's state directory; a sweep records its state in a directory of its own: give a new "
+                        "or empty --state DIR\n")
+    assert sorted(os.listdir(mine)) == ["notes.txt"]
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        r = CliRunner().invoke(main, args + ["--state", str(ro)])
+        assert (r.exit_code, r.stdout) == (2, ""), r.output
+        assert r.stderr == (f"ptonum sweep tcvt: error: --state = {ro}: is a write-protected directory (mode 0555); "
+                            "make it writable (chmod u+w) or choose another --state\n")
+        assert os.listdir(ro) == []
+    finally:
+        ro.chmod(0o755)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = CliRunner().invoke(main, args + ["--state", str(empty)])
+    assert r.exit_code == 0, r.output
+    assert "sweep.json" in os.listdir(empty)

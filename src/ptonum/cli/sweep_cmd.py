@@ -156,6 +156,9 @@ def _check_state(sw: Any, state: str, resume: bool) -> None:
     range, partition size or configuration is refused saying what differs (:class:`UsageError`)."""
     import json
 
+    from ..dask.sweep import check_state_dir
+
+    check_state_dir(state)
     meta = Path(state) / "sweep.json"
     if not meta.is_file():
         if resume:

@@ -35,7 +35,7 @@ from ..errors import UsageError
 from ..publish import Publication, PublishError
 
 __all__ = ["Sweep", "SweepReport", "TCVT_RMODES", "TCVT_PARTITION", "POSTPROCESS_PARTITION", "tcvt_sweep", "postprocess_sweep", "run_partition", "run_sweep",
-           "parse_range", "report_json"]
+           "parse_range", "report_json", "check_state_dir"]
 
 #: the seven B.DATR rounding modes a TCVT sweep covers (NONE resolves to RNE and is not repeated)
 TCVT_RMODES = ("RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB")
@@ -247,12 +247,44 @@ def _record(state: Path, part: Dict[str, Any]) -> None:
         pub.write_text(state / _part_name(part["lo"], part["hi"]), json.dumps(part))
 
 
+def check_state_dir(state_dir: Any) -> None:
+    """Refuse a state directory a sweep must not write into (:class:`UsageError` naming it): an existing
+    non-directory; a write-protected directory (no ``w`` bit for anyone: refused as root too, as ptonum
+    refuses a write-protected output); an existing directory without a ``sweep.json`` that holds other
+    entries (a sweep records its state in a directory of its own: it must not scatter its records
+    among unrelated files).  A missing directory or an empty one is fine.
+
+    Source: no spec counterpart (file handling).
+    """
+    import os
+    import stat
+
+    state = Path(state_dir)
+    if not state.exists():
+        return
+    if not state.is_dir():
+        raise UsageError(f"--state = {state}: is not a directory")
+    mode = stat.S_IMODE(state.stat().st_mode)
+    if not mode & 0o222:
+        raise UsageError(f"--state = {state}: is a write-protected directory (mode {mode:04o}); make it writable "
+                         "(chmod u+w) or choose another --state")
+    if not (state / "sweep.json").exists():
+        try:
+            others = sorted(os.listdir(state))
+        except OSError as exc:
+            raise UsageError(f"--state = {state}: cannot be listed ({exc.strerror or exc})") from None
+        if others:
+            shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+            raise UsageError(f"--state = {state}: holds {shown} and no sweep.json: not a sweep's state "
+                             "directory; a sweep records its state in a directory of its own: give a new or "
+                             "empty --state DIR")
+
+
 def _open_state(sweep: Sweep, state_dir: Any, resume: bool) -> Tuple[Path, Dict[Tuple[int, int], Dict[str, Any]]]:
     state = Path(state_dir)
     meta = state / "sweep.json"
     done: Dict[Tuple[int, int], Dict[str, Any]] = {}
-    if state.exists() and not state.is_dir():
-        raise UsageError(f"--state = {state}: is not a directory")
+    check_state_dir(state)
     if meta.exists():
         try:
             recorded = json.loads(meta.read_text())
@@ -292,7 +324,8 @@ def run_sweep(sweep: Sweep, *, state_dir: Any, resume: bool = False, client: Any
     counts resumed partitions as done.  A sweep interrupted (Ctrl-C, a lost worker) keeps every
     partition recorded so far; ``resume=True`` continues it.  Without ``resume`` a state directory
     that already holds partitions of this sweep is refused (:class:`UsageError`), as is one that
-    holds another sweep.
+    holds another sweep, one that is write-protected, and an existing one that holds other files
+    but no sweep (:func:`check_state_dir`).
     """
     state, done = _open_state(sweep, state_dir, resume)
     report = SweepReport(sweep, str(state), partitions_resumed=len(done))
