@@ -141,7 +141,7 @@ def test_digit_separators_are_refused_in_every_integer_the_command_line_reads(tm
     op = ["--mode", "REQ8", "--scale", "0.5"]
     cases = [
         (["postprocess", "acc.npy", "--mode", "REQ8", "--quant-param", "1_000"],
-         "--quant-param = '1_000': expected an integer word (ASCII decimal digits or 0x-hex, no separators)"),
+         "--quant-param = '1_000': expected an integer word (ASCII decimal digits, or 0x/0o/0b and their digits; no separators)"),
         (["postprocess", "acc.npy", "--attributes", "0x0800_2023"],
          "--attributes = '0x0800_2023': expected an integer word"),
         (["postprocess", "acc.bin", "--dtype", "int32", "--shape", "2x1_6", *op], "--shape = '2x1_6': expected M x N"),
@@ -308,3 +308,28 @@ def test_a_huge_number_is_echoed_shortened(tmp_path, monkeypatch, argv, fragment
     import re
 
     assert re.search(r"(?:^|[^0-9])[17]{20}\.\.\.7{20} \((?:5000 hex|5000|5001) digits\)", line), line
+
+
+def test_illegal_attributes_word_is_not_worded_as_field_options(tmp_path, monkeypatch):
+    """break-findings: `--attributes 0x0c00a023` (MaxAbsEn=1 without RowMaxEn/GroupMaxEn) said '--max-abs needs
+    --row-max or --group-max', options the user did not give; `--attributes abc` said '0x-hex' only while
+    0o/0b words are read.  Now the word leads the message; the field options keep their wording."""
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)
+    np.save("a.npy", np.ones((2, 8), np.int32))
+    pp = ["postprocess", "a.npy", "--scale", "1", "--out-dir", "o"]
+    err = "ptonum postprocess: error: "
+    for word, rule in (("0x0c00a023", "MaxAbsEn requires RowMaxEn or GroupMaxEn"),
+                       ("0x0c012023", "RowMaxInit requires RowMaxEn")):
+        r = CliRunner().invoke(main, [*pp, "--attributes", word])
+        assert (r.exit_code, r.stdout) == (2, ""), r.output
+        assert r.stderr.startswith(f"{err}--attributes = {word}: {rule}: B.FPATR {word} has "), r.stderr
+        assert "needs --" not in r.stderr, r.stderr
+    r = CliRunner().invoke(main, [*pp, "--mode", "REQ8", "--max-abs"])
+    assert r.exit_code == 2 and r.stderr.startswith(f"{err}--max-abs needs --row-max or --group-max"), r.stderr
+    r = CliRunner().invoke(main, [*pp, "--attributes", "abc"])
+    assert r.stderr == (f"{err}--attributes = 'abc': expected an integer word (ASCII decimal digits, or 0x/0o/0b and "
+                        "their digits; no separators)\n")
+    r = CliRunner().invoke(main, [*pp, "--attributes", "0b1100000000000010000000100011"])  # 0x0c002023: REQ8
+    assert r.exit_code == 0, r.output

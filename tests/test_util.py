@@ -92,6 +92,6 @@ def test_words_and_codes_refuse_other_scripts_digits(tmp_path) -> None:
     r = CliRunner().invoke(main, ["postprocess", str(acc), "--mode", "REQ8", "--quant-param", "\u0663",
                                   "--out-dir", str(tmp_path)])
     assert (r.exit_code, r.stderr) == (2, "ptonum postprocess: error: --quant-param = '\u0663': expected an integer "
-                                          "word (ASCII decimal digits or 0x-hex, no separators)\n")
+                                          "word (ASCII decimal digits, or 0x/0o/0b and their digits; no separators)\n")
     r = CliRunner().invoke(main, ["explain", "--row", f"{acc}:\u0663"])
     assert (r.exit_code, r.stderr) == (2, f"ptonum explain: error: --row = '{acc}:\u0663': expected FILE:LINE\n")

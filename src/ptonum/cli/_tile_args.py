@@ -160,7 +160,8 @@ def int_word(name: str, text: str, width: int = 64) -> int:
     try:
         v = int_text(text)
     except ValueError:
-        raise UsageError(f"{name} = {text!r}: expected an integer word (ASCII decimal digits or 0x-hex, no separators)") from None
+        raise UsageError(f"{name} = {text!r}: expected an integer word (ASCII decimal digits, or 0x/0o/0b and their "
+                         "digits; no separators)") from None
     if v < 0 or v >> width:
         raise UsageError(f"{name} = {text}: does not fit in {width} bits")
     return v
@@ -179,6 +180,25 @@ def attributes_from_word(option: str, text: str) -> Any:
         if not msg.startswith("word = "):
             raise
         raise type(exc)(f"{option} = {msg[len('word = '):]}") from None
+
+
+#: the BundleFPATRFieldsLegal rules between fields (not a reserved code), as the model's message starts
+_FIELD_RULES = ("RowMaxInit requires", "GroupNCode = ", "GroupMaxEn requires", "MaxAbsEn requires")
+
+
+def _word_fields_legal(text: str, attrs: Any) -> None:
+    """An ``--attributes`` word whose reduction fields break a BundleFPATRFieldsLegal rule: the model's
+    :class:`ptonum.errors.TileLegalityError` led by ``--attributes = WORD:``, so the command line does not
+    word it as the field options (``--max-abs needs --row-max ...``) the user did not give."""
+    from ..errors import TileLegalityError
+    from ..fpatr.attributes import check_fields
+
+    try:
+        check_fields(attrs)
+    except TileLegalityError as exc:
+        if str(exc).startswith(_FIELD_RULES):
+            raise TileLegalityError(f"--attributes = {text.strip()}: {exc}") from None
+        raise
 
 
 def mode_fields(mode: str, relu: Optional[str]) -> Tuple[Any, Any]:
@@ -486,6 +506,7 @@ def build_tile_call(acc: str, *, key: Optional[str], bin_dtype: Optional[str], b
         if field_opts:
             raise UsageError(f"--attributes and {field_opts[0]} both describe B.FPATR; give one or the other")
         attrs = attributes_from_word("--attributes", attributes_word)
+        _word_fields_legal(attributes_word, attrs)
     else:
         if mode is None:
             raise UsageError("give --mode NAME (and field options) or --attributes WORD")
