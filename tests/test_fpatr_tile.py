@@ -1086,3 +1086,34 @@ def test_decode_bits_refuses_codes_wider_than_the_type_or_not_integers():
         tile_mod.decode_bits(np.array([0x3C00, 0x10000], np.uint32), "FP16")
     with pytest.raises(UsageError, match="bits: expected integer encodings"):
         tile_mod.decode_bits(np.array([1.0]), "FP32")
+
+
+@pytest.mark.parametrize("mode", ["QF322FP8_PRE", "QF322HIF8_PRE", "F322F16", "F322BF16"])
+def test_fp32_rows_group_max_rows_at_any_line_offset(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """The FP32 row loops' GroupMaxOut finish (the compiled kernel, forced by PTONUM_KERNEL_MIN_ELEMENTS=0)
+    on rows whose GroupMaxOut starts at every 4-byte offset of a 64-byte line (37 or 5 groups a row, not
+    a multiple of 16), a partial last group, and rows with an sNaN, a qNaN or only NaNs in some groups
+    (their entries rewritten after the row's other entries are stored).  Expected: the plain-Python folds
+    (oracle_group_max / oracle_row_max) and the reference engine for D and the flags."""
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    rng = np.random.default_rng(2026)
+    kw = dict(quant_param=SCALE_ONE) if mode.startswith("QF32") else {}
+    for code in (1, 2, 3, 9):
+        gn = GROUP_N[code]
+        for ng, m in ((37, 17), (5, 3)):
+            n = gn * ng - 3
+            acc = (rng.standard_normal((m, n)) * 50).astype(np.float32).view(np.uint32).copy()
+            acc[1, gn * min(17, ng - 2) + 2] = 0x7F800001  # sNaN inside a group (G 17: in a whole line)
+            acc[2, 1] = 0x7FC00000  # qNaN in the row's first group
+            acc[2, gn * (ng - 1):] = 0xFFA00000  # the partial last group: sNaNs only
+            acc[m - 1, gn * 3:gn * 4] = 0x7FC00000  # a group of qNaNs only
+            for ma in (False, True):
+                attrs = dict(pre_quant_mode=mode, row_max_en=1, group_max_en=1, group_n_code=code, max_abs_en=ma)
+                res = postprocess(acc, acc_type="FP32", attributes=attrs, **kw)
+                ref = postprocess(acc, acc_type="FP32", attributes=attrs, engine="reference", **kw)
+                eg, gf = oracle_group_max(acc.tolist(), "FP32", ma, gn)
+                er, rf = oracle_row_max(acc.tolist(), "FP32", ma)
+                assert res.group_max_bits.tolist() == eg, (mode, gn, ng, ma)
+                assert res.row_max_bits.tolist() == er, (mode, gn, ng, ma)
+                assert np.array_equal(res.d_bits, ref.d_bits) and res.flags == ref.flags, (mode, gn, ng, ma)
+                assert ref.group_max_bits.tolist() == eg and ref.row_max_bits.tolist() == er

@@ -2477,6 +2477,53 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         return _types.none(arr, j), codegen
 
     @_intrinsic
+    def _store_nt16_i(typingctx: Any, dst: Any, j: Any, src: Any, k: Any) -> Any:
+        """``dst[j:j + 16] = src[k:k + 16]`` (uint32 arrays, contiguous) as one 64-byte non-temporal
+        vector store (``vmovntdq``; two 32-byte ones without AVX-512): the line is written without
+        being read for ownership first.  ``dst``'s element ``j`` must be 64-byte aligned, and both
+        ranges in bounds (neither checked).  Weakly ordered: :func:`_sfence` before an ordinary store
+        to the same lines or before another thread may read them."""
+        if not (isinstance(dst, _types.Array) and dst.ndim == 1 and dst.layout == "C"
+                and isinstance(src, _types.Array) and src.ndim == 1 and src.layout == "C"
+                and isinstance(j, _types.Integer) and isinstance(k, _types.Integer)):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            vt = _ir.VectorType(_ir.IntType(32), 16)
+            sp = _lane_ptr(context, builder, signature.args[2], args[2], args[3], vt)
+            dp = _lane_ptr(context, builder, signature.args[0], args[0], args[1], vt)
+            v = builder.load(sp)
+            v.align = 4
+            st = builder.store(v, dp)
+            st.align = 64
+            st.set_metadata("nontemporal", builder.module.add_metadata([_ir.Constant(_ir.IntType(32), 1)]))
+            return context.get_dummy_value()
+
+        return _types.none(dst, j, src, k), codegen
+
+    @_intrinsic
+    def _sfence_i(typingctx: Any) -> Any:
+        """``sfence``: every earlier non-temporal store (:func:`_store_nt16`) is ordered before any later
+        store of this thread (x86-64)."""
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            builder.call(_llvm_fn(builder, "llvm.x86.sse.sfence", _ir.VoidType(), []), [])
+            return context.get_dummy_value()
+
+        return _types.none(), codegen
+
+    @_intrinsic
+    def _addr_i(typingctx: Any, arr: Any) -> Any:
+        """The address of element 0 of a 1-D array, as an integer (for alignment only)."""
+        if not (isinstance(arr, _types.Array) and arr.ndim == 1):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data
+            return builder.ptrtoint(data, context.get_value_type(_types.intp))
+
+        return _types.intp(arr), codegen
+
+    @_intrinsic
     def _borrow_i(typingctx: Any, arr: Any, lo: Any, hi: Any) -> Any:
         """``arr[lo:hi]`` of a contiguous 1-D array as a borrowed view: the same data, no reference to
         the array's memory (meminfo NULL), so creating it, passing it and dropping it take no
@@ -2734,6 +2781,9 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
     _borrow: Any = _borrow_i
     _prefetch: Any = _prefetch_i
+    _store_nt16: Any = _store_nt16_i
+    _sfence: Any = _sfence_i
+    _addr: Any = _addr_i
     _v8_no_runtime_unroll: Any = _v8_no_runtime_unroll_i
     _v8_load: Any = _v8_load_i
     _v8_store: Any = _v8_store_i
@@ -3153,6 +3203,15 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
 
     def _prefetch(arr: Any, j: int) -> None:
         pass
+
+    def _store_nt16(dst: Any, j: int, src: Any, k: int) -> None:
+        dst[j:j + 16] = src[k:k + 16]
+
+    def _sfence() -> None:
+        pass
+
+    def _addr(arr: Any) -> int:
+        return int(arr.ctypes.data)
 
     def _borrow(arr: Any, lo: int, hi: int) -> Any:
         return arr[lo:hi]
@@ -4524,6 +4583,8 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     if s32seg:
         _s32_rows_seg(fast, i0, i1, acc, n, total, out, qrow, relu, offw, sat, s32p, s32rne,
                       group_n if group_n > 0 else 0, max_abs, group_out, s32r)
+    gw = np.empty(ngs if (fuse and group_n > 0) else 1, np.uint32)  # a row's GroupMaxOut bits before their store
+    nt_any = False
     if fp8:
         # FP32 -> E4M3/HiF8: the rows' passes (and fold keys) from one loop (no call per row); with RowMax /
         # GroupMax the loop below finishes each row from its keys and rowflags[i]
@@ -4589,15 +4650,35 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                 kmin = np.uint32(0xFFFFFFFF)
                 sr = np.uint32(0)
                 gb_ = _borrow(group_out, i * ng, i * ng + ng) if group_n > 0 else _borrow(group_out, 0, 0)
-                for g in range(ng):
-                    kg = gk[g]
-                    if group_n > 0:
-                        gb_[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
+                if group_n > 0:
+                    # the bits into the cache-resident gw, then GroupMaxOut's whole 64-byte lines by
+                    # non-temporal stores (no read for ownership), the partial head and tail lines as usual
+                    for g in range(ng):
+                        kg = gk[g]
+                        gw[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
                                                          | np.uint32(0x80000000)))
-                    kr = max(kr, kg)
-                    kmin = min(kmin, kg)
-                    sr = np.uint32(sr | gs[g])
+                        kr = max(kr, kg)
+                        kmin = min(kmin, kg)
+                        sr = np.uint32(sr | gs[g])
+                    ad = _addr(gb_)
+                    h = min(ng, ((-ad) & 63) >> 2) if (ad & 3) == 0 else ng  # (a 4-byte aligned row: always)
+                    for g in range(h):
+                        gb_[g] = gw[g]
+                    g1 = h + ((ng - h) & ~15)
+                    for g in range(h, g1, 16):
+                        _store_nt16(gb_, g, gw, g)
+                    for g in range(g1, ng):
+                        gb_[g] = gw[g]
+                    nt_any = nt_any or g1 > h
+                else:
+                    for g in range(ng):
+                        kg = gk[g]
+                        kr = max(kr, kg)
+                        kmin = min(kmin, kg)
+                        sr = np.uint32(sr | gs[g])
                 if sr != np.uint32(0) or kmin == np.uint32(0):
+                    if nt_any:
+                        _sfence()  # the non-temporal stores above before the ordinary ones below (same lines)
                     for g in range(ng):
                         if gs[g] != np.uint32(0) or gk[g] == np.uint32(0):
                             if group_n > 0:
@@ -4639,6 +4720,8 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                 f_or |= gf
                 g += 1
         rowflags[i] = f_or
+    if nt_any:
+        _sfence()  # GroupMaxOut's non-temporal stores ordered before the kernel's end (other threads read it)
 
 
 @njit(parallel=True)
