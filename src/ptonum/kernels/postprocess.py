@@ -4583,7 +4583,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     if s32seg:
         _s32_rows_seg(fast, i0, i1, acc, n, total, out, qrow, relu, offw, sat, s32p, s32rne,
                       group_n if group_n > 0 else 0, max_abs, group_out, s32r)
-    gw = np.empty(ngs if (fuse and group_n > 0) else 1, np.uint32)  # a row's GroupMaxOut bits before their store
+    gw = np.empty(ngs if (fuse and 0 < group_n <= 16) else 1, np.uint32)  # a row's GroupMaxOut bits before their store
     nt_any = False
     if fp8:
         # FP32 -> E4M3/HiF8: the rows' passes (and fold keys) from one loop (no call per row); with RowMax /
@@ -4650,9 +4650,11 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                 kmin = np.uint32(0xFFFFFFFF)
                 sr = np.uint32(0)
                 gb_ = _borrow(group_out, i * ng, i * ng + ng) if group_n > 0 else _borrow(group_out, 0, 0)
-                if group_n > 0:
-                    # the bits into the cache-resident gw, then GroupMaxOut's whole 64-byte lines by
-                    # non-temporal stores (no read for ownership), the partial head and tail lines as usual
+                if 0 < group_n <= 16:
+                    # GroupN 8/16 (GroupMaxOut 8/4 MiB on a 4096 x 4096 tile): the bits into the cache-resident
+                    # gw, then GroupMaxOut's whole 64-byte lines by non-temporal stores (no read for ownership),
+                    # the partial head and tail lines as usual.  GroupN 32 and more: ordinary stores (the
+                    # non-temporal form measured no better there, ab.py)
                     for g in range(ng):
                         kg = gk[g]
                         gw[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
@@ -4673,6 +4675,9 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                 else:
                     for g in range(ng):
                         kg = gk[g]
+                        if group_n > 0:
+                            gb_[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
+                                                             | np.uint32(0x80000000)))
                         kr = max(kr, kg)
                         kmin = min(kmin, kg)
                         sr = np.uint32(sr | gs[g])
