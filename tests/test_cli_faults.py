@@ -1082,3 +1082,36 @@ def test_a_library_warning_with_a_traceback_in_it_is_one_line(tmp_path: Path) ->
     assert lines == ["ptonum: note: numba: RuntimeWarning: Environment variable 'NUMBA_NUM_THREADS' is defined but "
                      "its associated value 'abc' could not be parsed. (ValueError: invalid literal for int() with "
                      "base 10: 'abc')"], proc.stderr
+
+
+def test_write_protected_output_directory_is_refused_root_included(tmp_path, monkeypatch) -> None:
+    """break-findings: as root, `postprocess --out-dir D` and `gen --out D/x.csv` wrote into a chmod 555 directory
+    (its files chmod 444 were protected, the directory itself not), although the README promises write-protected
+    outputs are kept 'root included'.  Now refused before any work, nothing written (a user other than root got
+    'is not writable' already)."""
+    import numpy as np
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    np.save("a.npy", np.ones((2, 8), np.int32))
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    root = os.geteuid() == 0
+    try:
+        for argv, option, shown in ((["postprocess", "a.npy", "--mode", "REQ8", "--scale", "1", "--out-dir", "ro"],
+                                     "--out-dir", "ro: "),
+                                    (["postprocess", "a.npy", "--mode", "REQ8", "--scale", "1", "--out-dir", "ro/s"],
+                                     "--out-dir", "ro/s: ro "),
+                                    (["gen", "tcvt_e8m0", "--count", "10", "--seed", "1", "--src-type", "BF16",
+                                      "--out", "ro/x.csv"], "--out", "ro/x.csv: ro ")):
+            r = CliRunner().invoke(main, argv)
+            assert (r.exit_code, r.stdout) == (2, ""), r.output
+            if root:
+                assert r.stderr.endswith(f"error: {option} = {shown}is a write-protected directory (mode 0555); "
+                                         f"make it writable (chmod u+w) or choose another {option}\n"), r.stderr
+            assert os.listdir(ro) == []
+    finally:
+        ro.chmod(0o755)

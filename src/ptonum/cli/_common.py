@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -417,7 +418,8 @@ def refuse_write_protected(option: str, path: Path) -> None:
 
 def output_dir(option: str, path: str) -> Path:
     """An output directory, checked before any work and without creating it: an empty path, an existing
-    non-directory, or an unwritable nearest existing ancestor, is refused."""
+    non-directory, or an unwritable or write-protected (no ``w`` bit: root included) nearest existing
+    ancestor, is refused."""
     refuse_empty_path(option, path, "a directory (. for the current one)")
     p = Path(path)
     _check_dir(option, path, p, "is not a directory")
@@ -442,6 +444,11 @@ def _check_dir(option: str, path: str, directory: Path, not_dir: str) -> None:
         raise UsageError(f"{option} = {path}: {d} is not a directory")
     if not os.access(d, os.W_OK | os.X_OK):
         raise UsageError(f"{option} = {path}: {d} is not writable")
+    mode = stat.S_IMODE(d.stat().st_mode)
+    if not mode & 0o222:  # no one may write it: refused for root too, as a write-protected output file is
+        where = "" if d == Path(path) else f"{d} "
+        raise UsageError(f"{option} = {path}: {where}is a write-protected directory (mode {mode:04o}); make it "
+                         f"writable (chmod u+w) or choose another {option}")
 
 
 #: what a path that is not a regular file is, by its ``stat.S_IS*`` test
