@@ -333,3 +333,27 @@ def test_illegal_attributes_word_is_not_worded_as_field_options(tmp_path, monkey
                         "their digits; no separators)\n")
     r = CliRunner().invoke(main, [*pp, "--attributes", "0b1100000000000010000000100011"])  # 0x0c002023: REQ8
     assert r.exit_code == 0, r.output
+
+
+# PTONUM_DISABLE_NUMBA is read as an on/off word in one place (tables.numba_disabled). Before: any value
+# other than "" or "0" disabled numba, so =false / =no / =maybe ran the numpy path without a word. Expected
+# values are the documented spelling table (1/true/yes/on: numpy; 0/false/no/off/empty/unset: kernels;
+# anything else: kernels and one note from the command line).
+DISABLE_ON = ["1", "true", "TRUE", "Yes", "on", " on "]
+DISABLE_OFF = ["", "0", "false", "False", "no", "NO", "off", " 0 "]
+DISABLE_GARBAGE = ["maybe", "2", "enable", "y"]
+
+
+@pytest.mark.parametrize("value", DISABLE_GARBAGE)
+def test_unreadable_disable_numba_is_noted_once(value):
+    r = CliRunner(env={"PTONUM_DISABLE_NUMBA": value}).invoke(main, ["formats", "E4M3"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr == (f"ptonum: note: PTONUM_DISABLE_NUMBA = {value!r} is not an on/off word "
+                        "(1/true/yes/on or 0/false/no/off, any case); the default is used "
+                        "(the compiled kernels, numba on)\n")
+
+
+@pytest.mark.parametrize("value", DISABLE_ON + DISABLE_OFF)
+def test_readable_disable_numba_is_silent(value):
+    r = CliRunner(env={"PTONUM_DISABLE_NUMBA": value}).invoke(main, ["formats", "E4M3"])
+    assert r.exit_code == 0 and r.stderr == "", r.output

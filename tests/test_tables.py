@@ -95,3 +95,28 @@ def test_largest_value_and_sign_match_the_library(t: T) -> None:
         assert d.overflow_code(True, False) == d.largest[0] and d.overflow_code(False, False) == d.canonical_nan
     else:
         assert d.sign == _bits(t, -1.0) ^ _bits(t, 1.0)
+
+
+# PTONUM_DISABLE_NUMBA is read as an on/off word in one place (tables.numba_disabled). Before: any value
+# other than "" or "0" disabled numba, so =false / =no / =maybe ran the numpy path without a word. Expected
+# values are the documented spelling table (1/true/yes/on: numpy; 0/false/no/off/empty/unset: kernels;
+# anything else: kernels and one note from the command line).
+DISABLE_ON = ["1", "true", "TRUE", "Yes", "on", " on "]
+DISABLE_OFF = ["", "0", "false", "False", "no", "NO", "off", " 0 "]
+DISABLE_GARBAGE = ["maybe", "2", "enable", "y"]
+
+
+@pytest.mark.parametrize("value", DISABLE_ON + DISABLE_OFF + DISABLE_GARBAGE)
+def test_disable_numba_spellings(monkeypatch, value):
+    monkeypatch.setenv("PTONUM_DISABLE_NUMBA", value)
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    assert tables.kernel_size(1 << 20) is (value not in DISABLE_ON), value
+    kernels = pytest.importorskip("ptonum.kernels")
+    if kernels.NUMBA_AVAILABLE:
+        assert kernels.numba_enabled(1 << 20) is (value not in DISABLE_ON), value
+
+
+def test_disable_numba_unset_keeps_kernels(monkeypatch):
+    monkeypatch.delenv("PTONUM_DISABLE_NUMBA", raising=False)
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    assert tables.kernel_size(1 << 20) is True
