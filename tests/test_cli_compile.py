@@ -50,6 +50,17 @@ def test_compile_without_numba_says_so(monkeypatch):
     assert r.exit_code == 0 and r.stdout.startswith("nothing to compile")
 
 
+def test_compile_names_the_disabling_value(monkeypatch):
+    """It said "PTONUM_DISABLE_NUMBA is set", also for a set value that leaves the kernels on elsewhere
+    (``=0`` never reaches this line; ``=yes`` does): the line names the value that turned them off."""
+    monkeypatch.setenv("PTONUM_DISABLE_NUMBA", "yes")
+    r = CliRunner().invoke(main, ["compile"])
+    kernels = pytest.importorskip("ptonum.kernels")
+    why = ("numba is not installed" if not kernels.NUMBA_AVAILABLE
+           else "PTONUM_DISABLE_NUMBA = 'yes' turns the kernels off")
+    assert r.exit_code == 0 and r.stdout == f"nothing to compile: {why}; the fast engine uses numpy only\n", r.output
+
+
 @pytest.fixture
 def f32_file(tmp_path):
     p = tmp_path / "x.npy"

@@ -106,11 +106,17 @@ def command() -> None:
     A damaged cache file is discarded and rebuilt.
     """
     from ..errors import UsageError
+    from ..tables import numba_disabled
     from ..kernels import NUMBA_AVAILABLE, kernel_cache_dir, kernel_cache_dirs, kernel_cache_warm, \
         numba_enabled, publish_kernels, writable_cache_dir
 
     if not NUMBA_AVAILABLE or not numba_enabled(None):
-        why = "numba is not installed" if not NUMBA_AVAILABLE else "PTONUM_DISABLE_NUMBA is set"
+        if not NUMBA_AVAILABLE:
+            why = "numba is not installed"
+        elif numba_disabled():
+            why = f"PTONUM_DISABLE_NUMBA = {os.environ.get('PTONUM_DISABLE_NUMBA', '')!r} turns the kernels off"
+        else:  # forked after the kernels' threads started (ptonum.kernels.numba_enabled)
+            why = "the kernels are off in this process (forked after their threads started)"
         click.echo(f"nothing to compile: {why}; the fast engine uses numpy only")
         return
     from ..engines import compile_postprocess, kernels_available
