@@ -8,7 +8,9 @@ naming the argument and the offending value, raised before any work).
 from __future__ import annotations
 
 import functools
+import os
 import re
+import stat
 import sys
 from typing import Any, Callable, Literal, Optional, Sequence, Tuple, TypeVar
 
@@ -142,6 +144,17 @@ def bool_text(text: str) -> bool:
     if s in FALSE_WORDS:
         return False
     raise ValueError(f"{text!r}: not an on/off word ({'/'.join(TRUE_WORDS)} or {'/'.join(w for w in FALSE_WORDS if w)})")
+
+
+def write_protected_mode(path: Any) -> Optional[int]:
+    """The permission bits of ``path`` when no one may write it (no ``w`` bit at all, e.g. ``chmod 555``),
+    else None.  ptonum refuses to write into such a directory even as root, who is not stopped by the
+    mode: the one test of that rule (command-line output folders, a sweep's state directory).
+
+    Source: no ASL counterpart (file handling).
+    """
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    return None if mode & 0o222 else mode
 
 
 def shape_text(shape: Optional[Tuple[int, ...]]) -> str:

@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Optiona
 
 import click
 
-from .._util import int_text, is_digits
+from .._util import int_text, is_digits, write_protected_mode
 from ..errors import PtonumError, UsageError, short_numbers
 from ..rounding import RoundingMode, parse_rounding_mode
 
@@ -444,8 +444,8 @@ def _check_dir(option: str, path: str, directory: Path, not_dir: str) -> None:
         raise UsageError(f"{option} = {path}: {d} is not a directory")
     if not os.access(d, os.W_OK | os.X_OK):
         raise UsageError(f"{option} = {path}: {d} is not writable")
-    mode = stat.S_IMODE(d.stat().st_mode)
-    if not mode & 0o222:  # no one may write it: refused for root too, as a write-protected output file is
+    mode = write_protected_mode(d)
+    if mode is not None:  # no one may write it: refused for root too, as a write-protected output file is
         where = "" if d == Path(path) else f"{d} "
         raise UsageError(f"{option} = {path}: {where}is a write-protected directory (mode {mode:04o}); make it "
                          f"writable (chmod u+w) or choose another {option}")

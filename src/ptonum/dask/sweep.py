@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .._util import int_text
+from .._util import int_text, write_protected_mode
 from ..errors import UsageError
 from ..publish import Publication, PublishError
 
@@ -257,15 +257,14 @@ def check_state_dir(state_dir: Any) -> None:
     Source: no spec counterpart (file handling).
     """
     import os
-    import stat
 
     state = Path(state_dir)
     if not state.exists():
         return
     if not state.is_dir():
         raise UsageError(f"--state = {state}: is not a directory")
-    mode = stat.S_IMODE(state.stat().st_mode)
-    if not mode & 0o222:
+    mode = write_protected_mode(state)
+    if mode is not None:
         raise UsageError(f"--state = {state}: is a write-protected directory (mode {mode:04o}); make it writable "
                          "(chmod u+w) or choose another --state")
     if not (state / "sweep.json").exists():
