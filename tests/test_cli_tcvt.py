@@ -239,6 +239,56 @@ def test_values_show_the_decimal_rounding_flags_like_softfloat(text: str, src: s
     assert _read_flags("--src-type", src, "--values", text) == [_softfloat_flags(text, src)]
 
 
+_SOFTFLOAT_ROWS = [
+    ("340282366920938463463374607431768211456", "FP32"), ("1.000000059604644775390625", "FP32"),
+    ("65520", "FP16"), ("65504", "FP16"), ("2.98023223876953125e-08", "FP16"), ("6.0975551605224609375e-05", "FP16"),
+    ("1.00390625", "BF16"), ("-1.00000011920928955078125", "BF16"),
+]
+
+
+@pytest.mark.parametrize("text, src", _SOFTFLOAT_ROWS)
+def test_decimal_in_format_is_softfloats_one_rounding(text: str, src: str) -> None:
+    """cli._common.decimal_in_format, the one reading of a decimal into a binary format with its flags
+    (tcvt --values, explain tcvt --value, decode FP64 --value): softfloat's bits and flags."""
+    import softfloatpy as sf
+
+    from ptonum.cli._common import decimal_in_format
+    from ptonum.flags import flag_names
+
+    expected_flags = _softfloat_flags(text, src)
+    x = sf.Float64.from_float(float(text))
+    y = sf.f64_to_f32(x) if src == "BF16" else x
+    res = {"FP16": sf.f64_to_f16, "FP32": sf.f64_to_f32, "BF16": sf.f32_to_bf16}[src](y)
+    bits, exact, flags = decimal_in_format(text, src, "--value")
+    assert bits == int.from_bytes(res.to_bytes(), "big")
+    assert (flag_names(flags) or "-", exact) == (expected_flags, expected_flags == "-")
+
+
+@pytest.mark.parametrize("text, bits, flags", [
+    ("0.1", 0x3FB999999999999A, "NX"), ("1.5", 0x3FF8000000000000, "-"), ("1e400", 0x7FF0000000000000, "OF|NX"),
+    ("-1e400", 0xFFF0000000000000, "OF|NX"), ("2.4703282292062327e-324", 0x0, "UF|NX"),  # below half 2^-1074: 0
+    ("5e-324", 0x1, "UF|NX"), ("-0", 0x8000000000000000, "-"), ("inf", 0x7FF0000000000000, "-"),
+])
+def test_decimal_in_format_fp64_as_python_reads_it(text: str, bits: int, flags: str) -> None:
+    """FP64: CPython's float() is the correctly rounded decimal conversion (nearest even)."""
+    import struct
+
+    from ptonum.cli._common import decimal_in_format
+    from ptonum.flags import flag_names
+
+    assert struct.unpack(">Q", struct.pack(">d", float(text)))[0] == bits
+    got = decimal_in_format(text, "FP64", "--value")
+    assert (got[0], flag_names(got[2]) or "-", got[1]) == (bits, flags, flags == "-")
+
+
+def test_decimal_in_format_names_the_option_for_a_bad_decimal() -> None:
+    from ptonum.cli._common import decimal_in_format
+    from ptonum.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"^--values\[3\]"):
+        decimal_in_format("1_000", "FP32", "--values[3]")
+
+
 def test_values_decimal_flags_of_decimals_binary64_cannot_hold() -> None:
     """1e50 overflows FP32 (it is above 2^128 - 2^103, where RNE goes to infinity): OF|NX; 1e-50 is below
     2^-126 (tiny) and not a multiple of 2^-149: UF|NX; 0.1 is no dyadic fraction: NX; 0x encodings are not

@@ -260,16 +260,18 @@ class _AsciiIntType(_AsciiInt, click.types.IntParamType):
 ASCII_INT = _AsciiIntType()
 
 
-def decimal_rounding_flags(value: Any, fmt: Any, bits: int, exact: bool) -> int:
-    """The IEEE 754 exception flags of rounding the decimal ``value`` once to the binary format ``fmt``
-    (:func:`ptonum.numtext.round_to_format`, nearest even, which gave ``bits`` and ``exact``): ``OF|NX``
-    when a finite decimal became an infinity, ``UF|NX`` when an inexact one is tiny (below the smallest
-    normal magnitude 2^(1 - bias): tininess before rounding), ``NX`` for another inexact one, none for an
-    exact value and for ``inf``/``nan``/``-0`` (read as themselves, a float ``value``).
+def decimal_in_format(text: str, fmt_name: str, name: str) -> Tuple[int, bool, int]:
+    """The decimal ``text`` (or ``inf``/``nan``/``-0``) rounded once, from its exact value, to the binary
+    format ``fmt_name`` (``FP64``, ``FP32``, ``FP16`` or ``BF16``; nearest, ties to even, overflow to
+    infinity: :func:`ptonum.numtext.round_to_format`): ``(encoding, exact, flags)``.
 
-    ``value`` is what :func:`ptonum.numtext.parse_real` returns (a ``Fraction``, or a float for the
-    specials); ``fmt`` a :class:`ptonum.numtext.BinaryFormat`.  The one place the command line judges
-    those flags (``decode TYPE --value`` for FP64, ``tcvt --values`` for its source type).
+    ``flags`` are the IEEE 754 exception flags of that rounding: ``OF|NX`` when a finite decimal became
+    an infinity, ``UF|NX`` when an inexact one is tiny (below the smallest normal magnitude
+    2^(1 - bias): tininess before rounding), ``NX`` for another inexact one, none for an exact value and
+    for ``inf``/``nan``/``-0`` (read as themselves).  The one place the command line reads a decimal
+    into a binary format with its flags (``tcvt --values``, ``explain tcvt --value``, ``decode FP64
+    --value``).  Raises :class:`UsageError` naming ``name`` for text that is not a number
+    (:func:`ptonum.numtext.parse_real`).
 
     Source: IEEE 754-2019 5.12.2 (conversion from a decimal string) and 7.4-7.6 (overflow, underflow,
     inexact); tininess before rounding, as the B.FPATR encoders judge it (encode.encode_reference).
@@ -277,16 +279,20 @@ def decimal_rounding_flags(value: Any, fmt: Any, bits: int, exact: bool) -> int:
     from fractions import Fraction
 
     from ..flags import NX, OF, UF
+    from ..numtext import BINARY_FORMATS, parse_real, round_to_format
 
+    fmt = BINARY_FORMATS[fmt_name]
+    value = parse_real(text, name)
+    bits, exact = round_to_format(value, fmt)
     if exact or not isinstance(value, Fraction):
-        return 0
+        return bits, exact, 0
     inf = ((1 << fmt.exponent_bits) - 1) << fmt.fraction_bits
     if bits & ~(1 << (fmt.exponent_bits + fmt.fraction_bits)) == inf:
-        return OF | NX
+        return bits, exact, OF | NX
     bias = (1 << (fmt.exponent_bits - 1)) - 1
     if abs(value) < Fraction(2) ** (1 - bias):
-        return UF | NX
-    return NX
+        return bits, exact, UF | NX
+    return bits, exact, NX
 
 
 def stderr_is_terminal() -> bool:

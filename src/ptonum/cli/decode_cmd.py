@@ -15,7 +15,7 @@ import rich_click as click
 
 from .._util import int_text, is_digits
 from ..errors import UsageError
-from ._common import ASCII_INT, RMODE_HELP, decimal_rounding_flags, errors_to_exit, parse_rmode
+from ._common import ASCII_INT, RMODE_HELP, decimal_in_format, errors_to_exit, parse_rmode
 from ..formats import (TileDataType, ValueClass, carrier_bits, decompose, descriptor, lanes_per_carrier, parse_data_type,
                        value_class)
 
@@ -131,7 +131,7 @@ def _encode_decimal(dt: TileDataType, text: str, name: str, rmode: str, sat: boo
     Source: ADR-0085 D177/D178/D180; IEEE 754-2019 5.12.2 (FP64).
     """
     from ..encode import DESTINATIONS, encode_reference
-    from ..numtext import BINARY_FORMATS, parse_real, round_to_format
+    from ..numtext import parse_real
     from ..tables import DESTINATIONS as FACTS
 
     if dt.name == "E8M0":
@@ -140,15 +140,14 @@ def _encode_decimal(dt: TileDataType, text: str, name: str, rmode: str, sat: boo
     if dt not in DESTINATIONS and dt.name != "FP64":
         raise UsageError(f"{name}: {dt.name} takes codes; decimals are encoded in FP64 or a B.FPATR destination "
                          f"type ({', '.join(t.name for t in DESTINATIONS)})")
-    value: Union[Fraction, float] = parse_real(text, name)
-    mode = parse_rmode(rmode, "--rmode").resolved()
     if dt.name == "FP64":
-        if mode.name != "RNE" or sat:
+        bits, _, flags = decimal_in_format(text, "FP64", name)  # a bad decimal is named before a bad --rmode
+        if parse_rmode(rmode, "--rmode").resolved().name != "RNE" or sat:
             raise UsageError(f"{name}: FP64 is not a B.FPATR destination; a decimal is rounded to it to nearest "
                              "even only (no --rmode other than RNE/NONE, no --sat)")
-        bits, exact = round_to_format(value, BINARY_FORMATS["FP64"])
-        flags = decimal_rounding_flags(value, BINARY_FORMATS["FP64"], bits, exact)
         return bits, [("rounding", "RNE (decimal to FP64, IEEE 754)"), ("flags", _flags_text(flags))]
+    value: Union[Fraction, float] = parse_real(text, name)
+    mode = parse_rmode(rmode, "--rmode").resolved()
     facts = FACTS[dt]
     how = f"{mode.name}, Sat={int(sat)}"
     special: Optional[str] = None

@@ -25,7 +25,7 @@ from ..conformance.explain import (
 from .._util import int_text
 from ..errors import UsageError
 from ._tile_args import attributes_from_word
-from ._common import ASCII_INT, EXIT_MISMATCH, RMODE_HELP, decimal_rounding_flags, errors_to_exit, parse_rmode
+from ._common import ASCII_INT, EXIT_MISMATCH, RMODE_HELP, decimal_in_format, errors_to_exit, parse_rmode
 
 
 def _run(name: str, fn: Callable[[], Any]) -> None:
@@ -208,14 +208,12 @@ def tcvt(src_type: str, bits: Optional[str], decimal: Optional[str], rmode: str,
         if decimal is not None:
             from ..flags import flag_names
             from ..formats import parse_data_type
-            from ..numtext import BINARY_FORMATS, parse_real, round_to_format
+            from ..numtext import BINARY_FORMATS
 
             st = parse_data_type(src_type.strip().upper(), "--src-type")
             if st.name not in BINARY_FORMATS:
                 raise UsageError(f"--src-type = {src_type}: TCVT to E8M0 takes FP32, FP16 or BF16")
-            value = parse_real(decimal, "--value")
-            code, exact = round_to_format(value, BINARY_FORMATS[st.name])
-            read = decimal_rounding_flags(value, BINARY_FORMATS[st.name], code, exact)  # as tcvt --values shows
+            code, exact, read = decimal_in_format(decimal, st.name, "--value")  # as tcvt --values shows
             note = (f"--value {decimal.strip()} is {st.name} {code:#x}"
                     + ("" if exact else f" (rounded once from the decimal, nearest even; flags {flag_names(read)}, "
                                         "not TCVT flags)") + "\n")

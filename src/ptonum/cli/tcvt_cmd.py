@@ -15,7 +15,7 @@ from ..flags import flag_names
 from ..formats import TileDataType, parse_data_type
 from ..publish import Publication
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
-from ._common import (AsciiIntRange, RMODE_HELP, decimal_rounding_flags, errors_to_exit, input_file,
+from ._common import (AsciiIntRange, RMODE_HELP, decimal_in_format, errors_to_exit, input_file,
                       memory_errors_name, out_console, output_path, parse_rmode, refuse_output_over_input)
 from ..npyfile import check_numpy_file, numpy_read_error
 from ._tile_args import parse_shape, read_tile, split_key
@@ -47,7 +47,7 @@ def _bits_dtype(src: TileDataType) -> Any:
 def _from_values(text: str, src: TileDataType) -> Tuple[np.ndarray, List[Optional[int]]]:
     """Comma-separated decimals (each rounded once, from its exact decimal value, to the source type:
     nearest, ties to even) or ``0x`` raw encodings: the source encodings, and for each item the flags of
-    that rounding (:func:`ptonum.cli._common.decimal_rounding_flags`: OF|NX, UF|NX, NX or 0; ``None``
+    that rounding (:func:`ptonum.cli._common.decimal_in_format`: OF|NX, UF|NX, NX or 0; ``None``
     for an encoding, which is not rounded).  Raises :class:`UsageError` naming the item."""
     tokens = [t.strip() for t in text.split(",")]
     if not any(tokens):
@@ -69,15 +69,13 @@ def _from_values(text: str, src: TileDataType) -> Tuple[np.ndarray, List[Optiona
             out.append(v)
             read_flags.append(None)
         else:
-            from ..numtext import BINARY_FORMATS, is_decimal_text, parse_real, round_to_format
+            from ..numtext import is_decimal_text
 
             if not is_decimal_text(tok):
                 raise UsageError(f"--values[{i}] = {tok!r}: not a number (use decimals, inf, nan or 0x encodings)")
-            fmt = BINARY_FORMATS[src.name]
-            value = parse_real(tok, f"--values[{i}]")
-            bits, exact = round_to_format(value, fmt)  # rounded once, from the decimal
+            bits, _, flags = decimal_in_format(tok, src.name, f"--values[{i}]")  # rounded once, from the decimal
             out.append(bits)
-            read_flags.append(decimal_rounding_flags(value, fmt, bits, exact))
+            read_flags.append(flags)
     return np.array(out, dtype=_bits_dtype(src)), read_flags
 
 
