@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import ptonum.tcvt
-from ptonum.dask.sweep import parse_range, postprocess_sweep, run_sweep, tcvt_sweep
+from ptonum.dask.sweep import open_state, parse_range, postprocess_sweep, run_sweep, tcvt_sweep
 from ptonum.errors import TileLegalityError, UnsupportedConversionError, UsageError
 
 
@@ -51,7 +51,7 @@ def test_sweep_records_and_resumes(tmp_path: Path) -> None:
     again = run_sweep(sw, state_dir=tmp_path / "s", resume=True)
     assert again.partitions_run == 0 and again.partitions_resumed == 5
     other = tcvt_sweep("BF16", lo=0, hi=640, partition=128)
-    with pytest.raises(UsageError, match="different sweep"):
+    with pytest.raises(UsageError, match="holds another sweep: lo 0x3f00 .recorded. vs 0x0 .asked.; hi 0x4180 .recorded. vs 0x280 .asked.;"):
         run_sweep(other, state_dir=tmp_path / "s", resume=True)
     (tmp_path / "s" / parts[0].name).write_text("{broken")  # a damaged record runs again
     assert run_sweep(sw, state_dir=tmp_path / "s", resume=True).partitions_run == 1
@@ -232,3 +232,49 @@ def test_cli_state_directory_of_other_files_or_write_protected_is_refused(tmp_pa
     r = CliRunner().invoke(main, args + ["--state", str(empty)])
     assert r.exit_code == 0, r.output
     assert "sweep.json" in os.listdir(empty)
+
+
+def test_state_is_checked_once_by_open_state_and_run_from_it(tmp_path: Path) -> None:
+    """Review debt (c) of stop 21: the command line checked the state directory, then run_sweep checked it
+    again.  Now open_state is the one check (it writes nothing); run_sweep(state=...) runs from what it
+    found, and run_sweep(state_dir=...) makes the same check for API users.  A library caller of another
+    sweep is told what differs, as the command line was (was: 'holds a different sweep (tcvt, ...)')."""
+    import os
+
+    sw = tcvt_sweep("BF16", lo=0x3f00, hi=0x3f40, partition=32)
+    st = open_state(sw, tmp_path / "s")
+    assert (st.recorded, st.done, (tmp_path / "s").exists()) == (False, {}, False)
+    (tmp_path / "s").mkdir()
+    assert os.listdir(tmp_path / "s") == []
+    rep = run_sweep(sw, state=open_state(sw, tmp_path / "s"))
+    assert (rep.partitions_run, rep.inputs, rep.mismatches) == (2, 0x40 * 14, 0)
+    assert sorted(os.listdir(tmp_path / "s")) == ["part-000003f00-000003f20.json", "part-000003f20-000003f40.json",
+                                                  "sweep.json"]
+    again = open_state(sw, tmp_path / "s", resume=True)
+    assert again.recorded and sorted(again.done) == [(0x3f00, 0x3f20), (0x3f20, 0x3f40)]
+    assert run_sweep(sw, state=again).partitions_resumed == 2
+    with pytest.raises(UsageError, match="2 partition.s. already recorded; pass --resume"):
+        open_state(sw, tmp_path / "s")
+    other = tcvt_sweep("BF16", lo=0x3f00, hi=0x3f40, partition=16)
+    with pytest.raises(UsageError) as exc:
+        run_sweep(other, state_dir=tmp_path / "s", resume=True)
+    assert str(exc.value) == (f"--state = {tmp_path / 's'}: holds another sweep: partition 32 (recorded) vs 16 "
+                              "(asked); give the same options to resume it, or choose another --state")
+    with pytest.raises(UsageError, match="not both"):
+        run_sweep(other, state=again)
+
+
+def test_cli_recorded_partitions_without_resume_refused_before_any_output(tmp_path: Path) -> None:
+    """A second `sweep` on the same --state without --resume was refused only after the header had been
+    printed (and a cluster started, with --workers): open_state now refuses it first."""
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    state = tmp_path / "s"
+    args = ["sweep", "tcvt", "--src-type", "BF16", "--range", "0x3f00:0x3f10", "--state", str(state)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    r = CliRunner().invoke(main, args)
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == (f"ptonum sweep tcvt: error: --state = {state}: 1 partition(s) already recorded; pass "
+                        "--resume to continue the sweep, or choose another --state\n")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Optional
 
 import rich_click as click
 
@@ -136,45 +136,6 @@ def postprocess(mode: str, relu: str, acc_type: Optional[str], rmode: str, sat: 
         _run("sweep postprocess", sw, options)
 
 
-def _differences(recorded: Any, wanted: Any, where: str = "") -> List[str]:
-    """``name: recorded -> asked`` for each value of a sweep identity that differs (nested in ``config``)."""
-    if isinstance(recorded, dict) and isinstance(wanted, dict):
-        out: List[str] = []
-        for key in list(wanted) + [k for k in recorded if k not in wanted]:
-            out += _differences(recorded.get(key), wanted.get(key), f"{where}.{key}" if where else str(key))
-        return out
-    if recorded == wanted:
-        return []
-
-    def show(v: Any) -> str:
-        return f"{v:#x}" if isinstance(v, int) and not isinstance(v, bool) and where in ("lo", "hi") else repr(v)
-    return [f"{where} {show(recorded)} (recorded) vs {show(wanted)} (asked)"]
-
-
-def _check_state(sw: Any, state: str, resume: bool) -> None:
-    """Before any work: ``--resume`` needs a recorded sweep in ``state``, and a recorded sweep of another
-    range, partition size or configuration is refused saying what differs (:class:`UsageError`)."""
-    import json
-
-    from ..dask.sweep import check_state_dir
-
-    check_state_dir(state)
-    meta = Path(state) / "sweep.json"
-    if not meta.is_file():
-        if resume:
-            raise UsageError(f"--resume: --state = {state} holds no sweep to resume (no {meta}); run without "
-                             "--resume to start one, or give the --state of the sweep to continue")
-        return
-    try:
-        recorded = json.loads(meta.read_text())
-    except (OSError, ValueError):
-        return  # the sweep itself says the record is unreadable
-    diff = _differences(recorded, sw.identity())
-    if diff:
-        raise UsageError(f"--state = {state}: holds another sweep: {'; '.join(diff)}; give the same options to "
-                         "resume it, or choose another --state")
-
-
 def default_state_dir(sw: Any) -> Path:
     """Where a sweep without ``--state`` is recorded: ``$XDG_STATE_HOME/ptonum/sweeps/OP-HASH``
     (``~/.local/state/...`` when XDG_STATE_HOME is unset or not absolute), one directory per sweep
@@ -200,7 +161,7 @@ def default_state_dir(sw: Any) -> Path:
 
 def _run(name: str, sw: Any, options: Any) -> None:
     from ..conformance.explain import explain_postprocess, explain_tcvt
-    from ..dask.sweep import report_json, run_sweep
+    from ..dask.sweep import open_state, report_json, run_sweep
 
     console = out_console()
     state = options["state_dir"] or str(default_state_dir(sw))
@@ -211,7 +172,10 @@ def _run(name: str, sw: Any, options: Any) -> None:
             raise
         raise UsageError(str(exc).replace("--state = ", "--state (not given; the default state directory) = ", 1)
                          + "; give --state DIR") from None
-    _check_state(sw, state, options["resume"])  # before anything is printed or the cluster starts
+    opened = open_state(sw, state, options["resume"])  # checked before anything is printed or the cluster starts
+    if options["resume"] and not opened.recorded:
+        raise UsageError(f"--resume: --state = {state} holds no sweep to resume (no {Path(state) / 'sweep.json'}); "
+                         "run without --resume to start one, or give the --state of the sweep to continue")
     if options["scheduler"] is not None or options["workers"] is not None:
         from ..dask.cluster import require_dask
 
@@ -223,8 +187,7 @@ def _run(name: str, sw: Any, options: Any) -> None:
     show = options["progress"] if options["progress"] is not None else stderr_is_terminal()
     with client_for(name, options["scheduler"], options["workers"]) as client:
         with task_progress("inputs", bool(show)) as cb:
-            rep = run_sweep(sw, state_dir=state, resume=options["resume"], client=client, progress=cb,
-                            max_report=options["max_report"])
+            rep = run_sweep(sw, state=opened, client=client, progress=cb, max_report=options["max_report"])
     if options["as_json"]:
         console.print(report_json(rep), highlight=False, markup=False, soft_wrap=True)
     else:

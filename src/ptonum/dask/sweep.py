@@ -35,7 +35,7 @@ from ..errors import UsageError
 from ..publish import Publication, PublishError
 
 __all__ = ["Sweep", "SweepReport", "TCVT_RMODES", "TCVT_PARTITION", "POSTPROCESS_PARTITION", "tcvt_sweep", "postprocess_sweep", "run_partition", "run_sweep",
-           "parse_range", "report_json", "check_state_dir"]
+           "parse_range", "report_json", "check_state_dir", "open_state", "SweepState"]
 
 #: the seven B.DATR rounding modes a TCVT sweep covers (NONE resolves to RNE and is not repeated)
 TCVT_RMODES = ("RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB")
@@ -279,55 +279,105 @@ def check_state_dir(state_dir: Any) -> None:
                              "empty --state DIR")
 
 
-def _open_state(sweep: Sweep, state_dir: Any, resume: bool) -> Tuple[Path, Dict[Tuple[int, int], Dict[str, Any]]]:
+@dataclass(frozen=True)
+class SweepState:
+    """A sweep's state directory as :func:`open_state` found it, checked: ``path``; ``recorded``, does it
+    already hold this sweep (its ``sweep.json``); ``done``, the partitions recorded there, by ``(lo, hi)``,
+    which :func:`run_sweep` does not run again."""
+
+    sweep: Sweep
+    path: Path
+    recorded: bool
+    done: Dict[Tuple[int, int], Dict[str, Any]]
+
+
+def _differences(recorded: Any, wanted: Any, where: str = "") -> List[str]:
+    """``name: recorded -> asked`` for each value of a sweep identity that differs (nested in ``config``)."""
+    if isinstance(recorded, dict) and isinstance(wanted, dict):
+        out: List[str] = []
+        for key in list(wanted) + [k for k in recorded if k not in wanted]:
+            out += _differences(recorded.get(key), wanted.get(key), f"{where}.{key}" if where else str(key))
+        return out
+    if recorded == wanted:
+        return []
+
+    def show(v: Any) -> str:
+        return f"{v:#x}" if isinstance(v, int) and not isinstance(v, bool) and where in ("lo", "hi") else repr(v)
+    return [f"{where} {show(recorded)} (recorded) vs {show(wanted)} (asked)"]
+
+
+def open_state(sweep: Sweep, state_dir: Any, resume: bool = False) -> SweepState:
+    """Check the state directory ``state_dir`` for ``sweep`` and read the partitions recorded there, writing
+    nothing (:func:`run_sweep` creates ``sweep.json`` when it starts).  The one check of a state directory:
+    :func:`run_sweep` makes it, and the command line makes it before it prints anything or starts a cluster
+    and hands the result to :func:`run_sweep`.
+
+    Raises :class:`UsageError` naming the directory for one :func:`check_state_dir` refuses, an unreadable
+    ``sweep.json``, one that records another sweep (saying what differs: ``hi 0x3f10 (recorded) vs 0x3f20
+    (asked)``), and, without ``resume``, one that already holds partitions of this sweep.
+
+    Source: no spec counterpart (file handling).
+    """
     state = Path(state_dir)
     meta = state / "sweep.json"
     done: Dict[Tuple[int, int], Dict[str, Any]] = {}
     check_state_dir(state)
-    if meta.exists():
+    if not meta.exists():
+        return SweepState(sweep, state, False, done)
+    try:
+        recorded = json.loads(meta.read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--state = {state}: unreadable sweep.json ({exc})") from None
+    diff = _differences(recorded, sweep.identity())
+    if diff:
+        raise UsageError(f"--state = {state}: holds another sweep: {'; '.join(diff)}; give the same options to "
+                         "resume it, or choose another --state")
+    parts = sorted(state.glob("part-*.json"))
+    if parts and not resume:
+        raise UsageError(f"--state = {state}: {len(parts)} partition(s) already recorded; pass --resume to "
+                         "continue the sweep, or choose another --state")
+    wanted = set(sweep.partitions())
+    for p in parts:
         try:
-            recorded = json.loads(meta.read_text())
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"--state = {state}: unreadable sweep.json ({exc})") from None
-        if recorded != sweep.identity():
-            raise UsageError(f"--state = {state}: holds a different sweep ({recorded.get('op')}, "
-                             f"{recorded.get('config')}); choose another --state")
-        parts = sorted(state.glob("part-*.json"))
-        if parts and not resume:
-            raise UsageError(f"--state = {state}: {len(parts)} partition(s) already recorded; pass --resume to "
-                             "continue the sweep, or choose another --state")
-        wanted = set(sweep.partitions())
-        for p in parts:
-            try:
-                rec = json.loads(p.read_text())
-                key = (int(rec["lo"]), int(rec["hi"]))
-            except (OSError, ValueError, KeyError, TypeError):
-                continue  # a damaged record: that partition runs again
-            if key in wanted:
-                done[key] = rec
-    else:
-        try:
-            with Publication() as pub:  # whole or not at all: a cut sweep.json would refuse every --resume
-                pub.write_text(meta, json.dumps(sweep.identity(), sort_keys=True))
-        except PublishError as exc:
-            raise UsageError(f"--state = {state}: cannot create ({exc})") from None
-    return state, done
+            rec = json.loads(p.read_text())
+            key = (int(rec["lo"]), int(rec["hi"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # a damaged record: that partition runs again
+        if key in wanted:
+            done[key] = rec
+    return SweepState(sweep, state, True, done)
 
 
-def run_sweep(sweep: Sweep, *, state_dir: Any, resume: bool = False, client: Any = None,
-              progress: Optional[Callable[[int, int], None]] = None, max_report: int = 5) -> SweepReport:
+def run_sweep(sweep: Sweep, *, state_dir: Any = None, resume: bool = False, state: Optional[SweepState] = None,
+              client: Any = None, progress: Optional[Callable[[int, int], None]] = None,
+              max_report: int = 5) -> SweepReport:
     """Run every partition not yet recorded in ``state_dir`` and return the totals.
 
-    ``client``: a ``distributed.Client`` (one future per partition, recorded as it completes) or
-    ``None`` (this process, one partition after the other).  ``progress(inputs_done, inputs_total)``
-    counts resumed partitions as done.  A sweep interrupted (Ctrl-C, a lost worker) keeps every
-    partition recorded so far; ``resume=True`` continues it.  Without ``resume`` a state directory
-    that already holds partitions of this sweep is refused (:class:`UsageError`), as is one that
-    holds another sweep, one that is write-protected, and an existing one that holds other files
-    but no sweep (:func:`check_state_dir`).
+    ``state_dir`` (and ``resume``) is checked by :func:`open_state` first; or give ``state``, what
+    :func:`open_state` returned for this sweep (checked already, e.g. before a cluster was started),
+    instead of both.  ``client``: a ``distributed.Client`` (one future per partition, recorded as it
+    completes) or ``None`` (this process, one partition after the other).  ``progress(inputs_done,
+    inputs_total)`` counts resumed partitions as done.  A sweep interrupted (Ctrl-C, a lost worker) keeps
+    every partition recorded so far; ``resume=True`` continues it.  Without ``resume`` a state directory
+    that already holds partitions of this sweep is refused (:class:`UsageError`), as is one that holds
+    another sweep, one that is write-protected, and an existing one that holds other files but no sweep
+    (:func:`check_state_dir`).
     """
-    state, done = _open_state(sweep, state_dir, resume)
-    report = SweepReport(sweep, str(state), partitions_resumed=len(done))
+    if state is None:
+        if state_dir is None:
+            raise UsageError("run_sweep: give state_dir, the directory recording the sweep's partitions")
+        state = open_state(sweep, state_dir, resume)
+    elif state_dir is not None or resume or state.sweep != sweep:
+        raise UsageError("run_sweep: give state_dir (and resume) or state, the result of open_state for this "
+                         "sweep, not both")
+    path, done = state.path, state.done
+    if not state.recorded:
+        try:
+            with Publication() as pub:  # whole or not at all: a cut sweep.json would refuse every --resume
+                pub.write_text(path / "sweep.json", json.dumps(sweep.identity(), sort_keys=True))
+        except PublishError as exc:
+            raise UsageError(f"--state = {path}: cannot create ({exc})") from None
+    report = SweepReport(sweep, str(path), partitions_resumed=len(done))
     todo = [p for p in sweep.partitions() if p not in done]
     total = sweep.inputs
     inputs_done = sum(int(r["inputs"]) for r in done.values())
@@ -337,7 +387,7 @@ def run_sweep(sweep: Sweep, *, state_dir: Any, resume: bool = False, client: Any
 
     def finished(part: Dict[str, Any]) -> None:
         nonlocal inputs_done
-        _record(state, part)
+        _record(path, part)
         results[(part["lo"], part["hi"])] = part
         report.partitions_run += 1
         inputs_done += int(part["inputs"])
