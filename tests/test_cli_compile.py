@@ -257,3 +257,98 @@ def test_compile_note_only_on_a_terminal(tmp_path, terminal):
         text = r.stderr
     assert (r.returncode, r.stdout) == (0, "result 2\n")
     assert text == (f"ptonum: note: {COLD_NOTE}\n" if terminal else "")
+
+
+# Kernels compiled on Dask workers: the client says so once, before any task (it said nothing: a cold-cache
+# distributed run sat silent for minutes)
+
+
+class _TwoWorkers:
+    """A client stand-in whose ``run`` asks two 'workers' (this process) and records the calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def run(self, fn, *args, on_error="raise"):
+        self.calls += 1
+        return {"tcp://w1": fn(*args), "tcp://w2": fn(*args)}
+
+
+@pytest.fixture
+def cold_workers(monkeypatch):
+    """Every kernel cache index reads as cold, stderr counts as a terminal, no note said yet."""
+    import ptonum.cli.compile_cmd as compile_cmd
+
+    monkeypatch.setattr(kernels, "kernel_cache_warm", lambda name: False)
+    monkeypatch.setattr(compile_cmd, "stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(kernels, "_NOTED", set())
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    monkeypatch.delenv("PTONUM_DISABLE_NUMBA", raising=False)
+
+
+@needs_numba
+def test_workers_cold_note_once_from_the_client(cold_workers, monkeypatch, capsys):
+    import ptonum.cli.compile_cmd as compile_cmd
+    from ptonum.cli.compile_cmd import WORKERS_COLD_NOTE, compile_note_for
+
+    client = _TwoWorkers()
+    for _ in range(2):
+        with compile_note_for(client, 16, "fast", ("postprocess",)):
+            pass
+    assert client.calls == 2
+    assert capsys.readouterr().err == f"ptonum: note: {WORKERS_COLD_NOTE}\n"  # two workers, two runs: one line
+    assert WORKERS_COLD_NOTE == ("the Dask workers are compiling the fast kernels once (up to a few minutes; "
+                                 "cached for later runs; `ptonum compile` where the workers run does it ahead of time)")
+    monkeypatch.setattr(kernels, "_NOTED", set())
+    with compile_note_for(client, 16, "reference", ("postprocess",)):  # the reference engine compiles nothing
+        pass
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "17")  # below it the workers take the numpy path
+    with compile_note_for(client, 16, "fast", ("postprocess",)):
+        pass
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    monkeypatch.setattr(kernels, "kernel_cache_warm", lambda name: True)  # warm workers
+    with compile_note_for(client, 16, "fast", ("postprocess",)):
+        pass
+    monkeypatch.setattr(kernels, "kernel_cache_warm", lambda name: False)
+    monkeypatch.setattr(compile_cmd, "stderr_is_terminal", lambda: False)  # a script: never
+    with compile_note_for(client, 16, "fast", ("postprocess",)):
+        pass
+    assert capsys.readouterr().err == "" and client.calls == 4  # asked below the minimum and when warm
+
+
+@pytest.fixture
+def threads_cluster():
+    """A scheduler whose two workers are threads of this process (so the patches above reach them)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as c:
+        with distributed.Client(c):
+            yield c.scheduler_address
+
+
+@needs_numba
+@pytest.mark.parametrize("cmd", ["postprocess-chunked", "sweep"])
+def test_distributed_runs_say_the_workers_compile(cold_workers, threads_cluster, tmp_path, cmd):
+    zarr = pytest.importorskip("zarr")
+    from ptonum.cli.compile_cmd import WORKERS_COLD_NOTE
+
+    if cmd == "sweep":
+        args = ["sweep", "tcvt", "--src-type", "FP16", "--range", "0x3c00:0x3c40", "--partition-size", "16",
+                "--state", str(tmp_path / "s")]
+    else:
+        z = zarr.open_array(str(tmp_path / "acc.zarr"), mode="w", shape=(4, 8), chunks=(2, 8), dtype=np.int32)
+        z[:] = np.arange(-16, 16, dtype=np.int32).reshape(4, 8)
+        args = ["postprocess", str(tmp_path / "acc.zarr"), "--mode", "SHIFTS322S16", "--shift", "1", "--out-dir",
+                str(tmp_path / "o")]
+    r = CliRunner().invoke(main, args + ["--scheduler", threads_cluster, "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr == f"ptonum: note: {WORKERS_COLD_NOTE}\n"
+
+
+@needs_numba
+def test_sweep_in_this_process_arms_the_compile_note(monkeypatch, tmp_path, armed):
+    """A sweep without workers compiled its kernels without the note the other commands print."""
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
+    r = CliRunner().invoke(main, ["sweep", "tcvt", "--src-type", "FP16", "--range", "0x3c00:0x3c10", "--state",
+                                  str(tmp_path / "s")])
+    assert r.exit_code == 0, r.output
+    assert armed == [COLD_NOTE] and r.stderr == ""

@@ -409,14 +409,12 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
     # one run at a time publishes in out_dir (as the in-memory path does): the earlier outputs this run
     # takes away are read, and STEM.zarr put in place, under the directory's lock (held while the chunks
     # are computed, since the Zarr group is published at the end of to_zarr)
-    # the chunks run in this process's threads without a client: the compile note as for one tile (a kernel
-    # that compiles does so in the first chunk's task, which runs a chunk-sized call); on workers it is theirs
-    from contextlib import nullcontext
+    # the compile note: without a client as for one tile (a kernel that compiles does so in the first chunk's
+    # task, which runs a chunk-sized call, in this process's threads); with one, said here once before any
+    # chunk is submitted when a worker would compile
+    from .compile_cmd import compile_note_for
 
-    from .compile_cmd import warn_if_cold
-
-    cold = warn_if_cold(x.chunksize[0] * x.chunksize[1], options.get("engine", "fast")) if client is None \
-        else nullcontext()
+    cold = compile_note_for(client, x.chunksize[0] * x.chunksize[1], options.get("engine", "fast"), ("postprocess",))
     with output_directory_lock(out_dir), task_progress(f"{Path(acc).name}: chunks", bool(enabled)) as cb, cold:
         stale = stale_outputs(out_dir, stem, [f"{stem}.zarr"])
         # a chunk of ACC that cannot be decoded raises the UsageError of ptonum.dask.ZarrTile (naming the store

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import ContextManager, Iterator
+from typing import Any, ContextManager, Iterator, Sequence
 
 import numpy as np
 import rich_click as click
@@ -41,6 +41,54 @@ def warn_if_cold(size: int, engine: str = "fast") -> ContextManager[object]:
     if not numba_enabled(size):
         return contextlib.nullcontext()
     return compile_note(COLD_NOTE)
+
+
+#: the line for a run whose kernels compile on Dask workers (said once, by the client)
+WORKERS_COLD_NOTE = ("the Dask workers are compiling the fast kernels once (up to a few minutes; cached for later "
+                     "runs; `ptonum compile` where the workers run does it ahead of time)")
+
+
+def kernels_cold(modules: Sequence[str], size: int) -> bool:
+    """Would a ``size``-element fast-engine call in this process compile a kernel of one of ``modules``
+    (``postprocess``, ``tcvt``, ``decompose``)?  True when the call would use the kernels
+    (:func:`ptonum.kernels.numba_enabled`, ``NUMBA_DISABLE_JIT`` off) and the kernel cache holds no
+    current compilation of every one of them (:func:`ptonum.kernels.kernel_cache_warm`, which reads the
+    small index files only).  Run on each worker by :func:`compile_note_for`; any surprise is a no."""
+    from ..tables import kernel_size
+
+    if not kernel_size(size):  # numba is not imported for a call that would not use it
+        return False
+    try:
+        from ..engines import kernels_available
+        from ..kernels import kernel_cache_warm, numba_enabled
+
+        return kernels_available() and numba_enabled(size) and not all(kernel_cache_warm(m) for m in modules)
+    except Exception:
+        return False
+
+
+def compile_note_for(client: Any, size: int, engine: str, modules: Sequence[str]) -> ContextManager[object]:
+    """The compile note of a run of ``size``-element fast-engine calls of ``modules``' kernels, in this
+    process (``client`` None: :func:`warn_if_cold`) or on the Dask workers of ``client``.
+
+    On workers the line cannot come from the compilation itself (it happens in their processes, whose
+    stderr is not the user's): before any task is submitted, every worker is asked (``client.run``,
+    :func:`kernels_cold`, a few index files read) and, when one of them would compile, this process
+    writes :data:`WORKERS_COLD_NOTE` once, however many workers compile.  As :func:`warn_if_cold`: only
+    when stderr is a terminal; a worker that does not answer counts as warm (no note; the run reports
+    its own failures).  Returns a context to hold around the run (a no-op for workers)."""
+    if client is None:
+        return warn_if_cold(size, engine)
+    if engine == "fast" and size and stderr_is_terminal():
+        try:
+            answers = client.run(kernels_cold, list(modules), int(size), on_error="ignore")
+        except Exception:  # e.g. a scheduler that lost its workers: the run itself says so
+            answers = {}
+        if any(v is True for v in answers.values()):
+            from ..kernels import note
+
+            note("compile-workers", WORKERS_COLD_NOTE)
+    return contextlib.nullcontext()
 
 
 class _all_sizes:

@@ -186,7 +186,12 @@ def _run(name: str, sw: Any, options: Any) -> None:
                       highlight=False, soft_wrap=True, markup=False)
     show = options["progress"] if options["progress"] is not None else stderr_is_terminal()
     with client_for(name, options["scheduler"], options["workers"]) as client:
-        with task_progress("inputs", bool(show)) as cb:
+        from .compile_cmd import compile_note_for
+
+        # each partition runs both engines on up to sw.partition codes (ptonum.dask.sweep.run_partition)
+        cold = compile_note_for(client, min(sw.partition, sw.hi - sw.lo), "fast",
+                                ("tcvt",) if sw.op == "tcvt" else ("postprocess",))
+        with cold, task_progress("inputs", bool(show)) as cb:
             rep = run_sweep(sw, state=opened, client=client, progress=cb, max_report=options["max_report"])
     if options["as_json"]:
         console.print(report_json(rep), highlight=False, markup=False, soft_wrap=True)
