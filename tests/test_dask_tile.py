@@ -478,6 +478,48 @@ def test_caller_from_zarr_damaged_chunk_is_a_usage_error_naming_store_and_chunk(
     np.testing.assert_array_equal(pdask.postprocess(good, **kw).compute().d_bits, expected)
 
 
+@pytest.mark.parametrize("inline", [False, True])
+def test_caller_from_zarr_missing_chunk_is_refused_at_the_call(tmp_path: Path, inline: bool) -> None:
+    """A dask array the caller built with da.from_zarr over a store that lost a chunk file (a copy in part)
+    was not checked (only open_tile's stores were): Zarr read the chunk as its fill value and the result
+    was a wrong tile without a word.  Now ptonum.dask.postprocess refuses it at the call, before any task,
+    naming the store and the chunk (also for an array derived from it); allow_missing_chunks=True reads
+    the fill value, as the single-process operation on the tile with those rows zeroed gives."""
+    import dask.array as da
+
+    acc, store = _zarr_20x30(tmp_path, 7)
+    _chunk_1_0(store).unlink()
+    x = da.from_zarr(str(store), inline_array=inline)
+    kw = dict(attributes={"pre_quant_mode": "REQ8", "row_max_en": True},
+              quant_param=int(fpatr.quant_param(0.5, 0, mode="REQ8")))
+    for given in (x, (x + 1)[:, :20]):
+        with pytest.raises(UsageError) as exc:
+            pdask.postprocess(given, **kw)
+        assert str(exc.value) == (f"acc: {store}: 1 of 4 chunk files is missing (Zarr chunk (1, 0): rows 5:10, "
+                                  "columns 0:30); Zarr reads a missing chunk as the fill value (0): a store copied in "
+                                  "part? Give allow_missing_chunks=True if its writer left out chunks of fill value on "
+                                  "purpose")
+    holed = acc.copy()
+    holed[5:10] = 0
+    _same(pdask.postprocess(x, allow_missing_chunks=True, **kw).compute(), fpatr.postprocess(holed, **kw))
+
+
+def test_caller_from_zarr_missing_chunk_of_a_memory_store_is_counted() -> None:
+    """A store that is not a directory: the missing chunks are counted (zarr's nchunks_initialized)."""
+    import dask.array as da
+    import zarr
+
+    z = zarr.open_array(zarr.storage.MemoryStore(), mode="w", shape=(4, 6), chunks=(2, 6), dtype=np.int32)
+    z[:2] = 5  # chunk (1, 0) is never written
+    with pytest.raises(UsageError, match=r"^acc: memory://\S+: 1 of 2 chunks is missing; Zarr reads a missing chunk "
+                                         r"as the fill value \(0\): a store copied in part\? Give "
+                                         r"allow_missing_chunks=True"):
+        pdask.postprocess(da.from_zarr(z), attributes={"pre_quant_mode": "SHIFTS322S16"}, quant_param=0)
+    z[2:] = 1
+    assert pdask.postprocess(da.from_zarr(z), attributes={"pre_quant_mode": "SHIFTS322S16"},
+                             quant_param=0).compute().flags == 0
+
+
 def test_named_zarr_reads_walks_the_graph_once(tmp_path: Path, monkeypatch) -> None:
     """named_zarr_reads on a deep graph over a Zarr array (one chunk, then 300 element-wise steps):
     each key's dependencies are looked up a bounded number of times (linear in the graph), not once

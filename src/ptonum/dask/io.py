@@ -21,7 +21,7 @@ from ..npyfile import check_numpy_file, numpy_read_error
 from .cluster import require_dask
 
 __all__ = ["NpyTile", "ZarrTile", "open_tile", "parse_chunks", "is_zarr", "named_zarr_reads", "missing_chunks",
-           "missing_chunks_text"]
+           "missing_chunks_text", "refuse_missing_chunks"]
 
 
 def parse_chunks(text: Any, option: str = "--chunks") -> Tuple[int, int]:
@@ -123,7 +123,37 @@ def _store_text(array: Any) -> str:
     return f"{text.rstrip('/')}/{inner}" if inner else text
 
 
-def named_zarr_reads(x: Any, what: str) -> Any:
+def refuse_missing_chunks(array: Any, what: str, store: Optional[str] = None) -> None:
+    """Raise :class:`UsageError` naming ``what`` and the store when the ``zarr.Array`` ``array`` has fewer
+    chunks stored than it has (zarr's public ``nchunks_initialized`` against ``nchunks``: the store's keys
+    are listed, no chunk is read; any store, directory or not).  A directory store names the missing
+    chunks with their rows and columns (:func:`missing_chunks`), another store their count.  A store
+    that cannot list its keys is not judged.
+
+    Zarr reads a missing chunk as the array's fill value (writers leave out chunks that hold only it), so
+    a store copied in part would be a different tile without an error.
+
+    Source: no spec counterpart (file access only).
+    """
+    try:
+        total, stored = int(array.nchunks), int(array.nchunks_initialized)
+    except Exception:  # a store that cannot list its keys: nothing can be said
+        return
+    if stored >= total:
+        return
+    text = store if store is not None else _store_text(array)
+    listed = missing_chunks(text) if Path(text).is_dir() else (0, [], None)
+    if listed[1]:
+        detail = missing_chunks_text(text, *listed)
+    else:
+        n = total - stored
+        detail = (f"{text}: {n} of {total} chunk{'s' if total != 1 else ''} {'is' if n == 1 else 'are'} missing; "
+                  f"Zarr reads a missing chunk as the fill value ({getattr(array, 'fill_value', None)})")
+    raise UsageError(f"{what}: {detail}: a store copied in part? Give allow_missing_chunks=True if its writer left "
+                     "out chunks of fill value on purpose")
+
+
+def named_zarr_reads(x: Any, what: str, *, allow_missing_chunks: bool = True) -> Any:
     """``x`` (a dask array) with every ``zarr.Array`` its graph reads from (``da.from_zarr``, inlined
     or not, and whatever was derived from it, also inside the subgraph of a task ``dask.optimize``
     or dask's ``Blockwise`` fused, :func:`_subgraph`) read through :class:`ZarrTile`, so that a chunk zarr
@@ -132,7 +162,9 @@ def named_zarr_reads(x: Any, what: str) -> Any:
     over another wrapper, e.g. ``da.from_array(z[...])``, is not seen) or when the installed dask has
     no public task-spec module ``dask.task_spec`` (releases before 2025.1; then zarr's own error
     stands).  The keys that read through a wrapper, and those depending on them, are renamed (a suffix
-    from ``what``): a key never stands for two different tasks on one scheduler.
+    from ``what``): a key never stands for two different tasks on one scheduler.  Without
+    ``allow_missing_chunks``, each Zarr array found is checked first (:func:`refuse_missing_chunks`: the
+    whole array, also when ``x`` reads only part of it), raising :class:`UsageError` now.
 
     One scan of the high-level graph's layers (:func:`_zarr_layers`) finds the layers holding a Zarr
     array; a graph whose Zarr reads and their dependants the layer-level rewrite can take
@@ -167,6 +199,8 @@ def named_zarr_reads(x: Any, what: str) -> Any:
     def tile_of(array: Any) -> ZarrTile:
         tile = tiles.get(id(array))
         if tile is None or tile.array is not array:
+            if not allow_missing_chunks:
+                refuse_missing_chunks(array, what)
             tile = tiles[id(array)] = ZarrTile(_store_text(array), array, what)
         return tile
 

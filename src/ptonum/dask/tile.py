@@ -416,6 +416,7 @@ def postprocess(
     row_max_in: Any = None,
     status: Optional[StatusRegister] = None,
     engine: str = "fast",
+    allow_missing_chunks: bool = False,
 ) -> DaskPostprocessResult:
     """B.FPATR post-processing of a chunked M x N accumulator: :func:`ptonum.fpatr.postprocess` on Dask.
 
@@ -435,7 +436,15 @@ def postprocess(
     everything :func:`ptonum.fpatr.postprocess`'s preflight raises
     (:class:`IllegalEncodingError`, :class:`TileLegalityError`,
     :class:`UsageError`), plus :class:`UsageError` for an accumulator with unknown
-    chunk sizes or a missing Dask installation.  A raw (non-``float32``/``int32``)
+    chunk sizes or a missing Dask installation, and, unless ``allow_missing_chunks``, for an ``acc``
+    whose graph reads a ``zarr.Array`` (``da.from_zarr``, inlined or not, or anything derived from it)
+    with a chunk missing from its store (Zarr would read it as the fill value: a store copied in part
+    would be a silent wrong tile): the whole array is checked (zarr's ``nchunks_initialized``, keys
+    listed, nothing read), also when ``acc`` reads only part of it, and the message names the store and,
+    for a directory store, the missing chunks' rows and columns (:func:`ptonum.dask.io.refuse_missing_chunks`).
+    Not seen: a Zarr array behind another wrapper (``da.from_array(z[...])``, or a custom getter).
+    ``allow_missing_chunks=True`` (a writer that leaves out chunks of fill value on purpose: zarr 3's
+    default ``write_empty_chunks=False``) reads them as the fill value.  A raw (non-``float32``/``int32``)
     accumulator element that is not a 32-bit pattern can only be seen when its
     chunk runs: that task raises :class:`UsageError` and nothing is committed.
 
@@ -450,7 +459,9 @@ def postprocess(
     if not isinstance(acc, da.Array):
         arr = np.asarray(unmasked("acc", acc))  # a masked element is refused now, naming acc[i, j]
         acc = da.from_array(arr, chunks=arr.shape or -1)
-    acc = named_zarr_reads(acc, "acc")  # a damaged chunk of a Zarr store the caller opened: named when computed
+    # a Zarr array the caller opened (da.from_zarr): a missing chunk file refused now, a damaged chunk named when
+    # computed
+    acc = named_zarr_reads(acc, "acc", allow_missing_chunks=allow_missing_chunks)
     if any(np.isnan(c) for dim in acc.chunks for c in dim):
         raise UsageError("acc: the dask array has unknown chunk sizes; call acc.compute_chunk_sizes() first")
     plan = preflight_shape(tuple(int(s) for s in acc.shape), acc.dtype, acc_type=acc_type, attributes=attributes,
