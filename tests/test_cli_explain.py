@@ -84,6 +84,17 @@ def test_explain_tcvt_value_shows_the_flags_of_its_rounding(text: str, src: str,
     assert f"(rounded once from the decimal, nearest even; flags {flags}, not TCVT flags)" in r.stdout.splitlines()[0]
 
 
+@pytest.mark.parametrize("src", ["E4M3", "FP64", "S32"])
+def test_explain_tcvt_value_of_an_unsupported_source_is_refused_as_bits_is(src: str) -> None:
+    """--value of a source TCVT to E8M0 does not take said 'takes FP32, FP16 or BF16' for E4M3, and for FP64
+    read the decimal first; now the model's own D183 refusal, as --bits and tcvt --values give."""
+    want = (f"--src-type = {src}: TCVT to E8M0 accepts only FP16, BF16 and FP32 sources; {src} -> E8M0 is rejected "
+            "before any destination effect (ADR-0085 D183, HardwareTCVTE8M0SourceTypeSupported)")
+    for given in (["--value", "1"], ["--value", "not-a-number"], ["--bits", "0x1"]):
+        r = RUN.invoke(main, ["explain", "tcvt", "--src-type", src, *given])
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"ptonum explain tcvt: error: {want}\n"), (given, r.output)
+
+
 def test_reduction_operands_as_values() -> None:
     a = RUN.invoke(main, ["explain", "reduction", "--acc-type", "S32", "--current", "-5", "--candidate", "3"])
     b = RUN.invoke(main, ["explain", "reduction", "--acc-type", "S32", "--current", "0xfffffffb", "--candidate", "0x3"])

@@ -208,11 +208,11 @@ def tcvt(src_type: str, bits: Optional[str], decimal: Optional[str], rmode: str,
         if decimal is not None:
             from ..flags import flag_names
             from ..formats import parse_data_type
-            from ..numtext import BINARY_FORMATS
+            from ..tcvt import SUPPORTED_SOURCES, to_e8m0
 
             st = parse_data_type(src_type.strip().upper(), "--src-type")
-            if st.name not in BINARY_FORMATS:
-                raise UsageError(f"--src-type = {src_type}: TCVT to E8M0 takes FP32, FP16 or BF16")
+            if st not in SUPPORTED_SOURCES:  # the model's own refusal, as for --bits and tcvt --values
+                to_e8m0(0, src_type=st)
             code, exact, read = decimal_in_format(decimal, st.name, "--value")  # as tcvt --values shows
             note = (f"--value {decimal.strip()} is {st.name} {code:#x}"
                     + ("" if exact else f" (rounded once from the decimal, nearest even; flags {flag_names(read)}, "
