@@ -326,12 +326,18 @@ def threads_cluster():
 
 
 @needs_numba
-@pytest.mark.parametrize("cmd", ["postprocess-chunked", "sweep"])
+@pytest.mark.parametrize("cmd", ["postprocess-chunked", "sweep", "check"])
 def test_distributed_runs_say_the_workers_compile(cold_workers, threads_cluster, tmp_path, cmd):
     zarr = pytest.importorskip("zarr")
     from ptonum.cli.compile_cmd import WORKERS_COLD_NOTE
+    from ptonum.conformance.schema import builtin_vector_files
 
-    if cmd == "sweep":
+    if cmd == "check":  # TCVT vectors run the tcvt kernels; FP32->FP19 vectors no kernel: no line for them
+        files = {p.name: str(p) for p in builtin_vector_files()}
+        r = CliRunner().invoke(main, ["check", files["fp32_to_fp19.csv.gz"], "--scheduler", threads_cluster])
+        assert (r.exit_code, r.stderr) == (0, ""), r.output
+        args = ["check", files["fp32_to_fp19.csv.gz"], files["tcvt_e8m0.csv.gz"], files["fp32_to_fp19.csv.gz"]]
+    elif cmd == "sweep":
         args = ["sweep", "tcvt", "--src-type", "FP16", "--range", "0x3c00:0x3c40", "--partition-size", "16",
                 "--state", str(tmp_path / "s")]
     else:
@@ -339,7 +345,7 @@ def test_distributed_runs_say_the_workers_compile(cold_workers, threads_cluster,
         z[:] = np.arange(-16, 16, dtype=np.int32).reshape(4, 8)
         args = ["postprocess", str(tmp_path / "acc.zarr"), "--mode", "SHIFTS322S16", "--shift", "1", "--out-dir",
                 str(tmp_path / "o")]
-    r = CliRunner().invoke(main, args + ["--scheduler", threads_cluster, "--no-progress"])
+    r = CliRunner().invoke(main, args + ["--scheduler", threads_cluster] + (["--no-progress"] if cmd != "check" else []))
     assert r.exit_code == 0, r.output
     assert r.stderr == f"ptonum: note: {WORKERS_COLD_NOTE}\n"
 

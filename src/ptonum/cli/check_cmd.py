@@ -75,6 +75,11 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
         _check_files(console, files, engine, max_report, limit, sample, seed, no_explain, client)
 
 
+#: the kernel modules (ptonum.kernels.*) a vector file's operation runs on the fast engine; the other operations
+#: run on numpy only
+KERNELS_OF_OP = {"postprocess_element": ("postprocess",), "tcvt_e8m0": ("tcvt",), "decomposition": ("decompose",)}
+
+
 def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: int, limit: Optional[int],
                  sample: Optional[int], seed: int, no_explain: bool, client: Any) -> None:
     def check_rows(parsed: Any, eng: str, **kw: Any) -> FileReport:
@@ -84,8 +89,12 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             with warn_if_cold(len(parsed), eng):  # the note just before a kernel this file uses compiles
                 return check_parsed(parsed, eng, **kw)
         from ..dask.check import check_parsed_blocks
+        from .compile_cmd import compile_note_for
 
-        return check_parsed_blocks(parsed, eng, client=client, **kw)
+        def note(rows: int) -> None:  # the workers' kernels this file's operation runs, when one compiles
+            compile_note_for(client, rows, eng, KERNELS_OF_OP.get(parsed.schema.op, ()))
+
+        return check_parsed_blocks(parsed, eng, client=client, before_blocks=note, **kw)
 
     def error(msg: str) -> None:
         sys.stderr.write(error_line("check", msg, translate=False) + "\n")

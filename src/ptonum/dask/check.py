@@ -34,12 +34,13 @@ def _block(parsed: ParsedFile, idx: Any, first: bool) -> ParsedFile:
 
 def check_parsed_blocks(parsed: ParsedFile, engine: str = "fast", *, client: Any, limit: Optional[int] = None,
                         sample: Optional[int] = None, seed: int = 0, max_report: int = 10,
-                        block_rows: Optional[int] = None, progress: Optional[Callable[[int], None]] = None
-                        ) -> FileReport:
+                        block_rows: Optional[int] = None, progress: Optional[Callable[[int], None]] = None,
+                        before_blocks: Optional[Callable[[int], None]] = None) -> FileReport:
     """:func:`ptonum.conformance.check.check_parsed` with the rows split into blocks run on ``client``.
 
     ``client``: a ``distributed.Client``, or ``None`` to run the blocks here one after the other.
-    ``progress(rows)`` is called with each finished block's row count.  Returns the merged
+    ``progress(rows)`` is called with each finished block's row count, ``before_blocks(rows)`` once with
+    the rows of the largest block before any block runs (the command line's compile note).  Returns the merged
     :class:`FileReport`, equal to the serial one (counts and the first ``max_report`` failures).
     """
     sel = select_rows(len(parsed), limit, sample, seed)
@@ -49,6 +50,8 @@ def check_parsed_blocks(parsed: ParsedFile, engine: str = "fast", *, client: Any
         size = max(1, min(size, -(-sel.size // (4 * workers))))
     starts = list(range(0, int(sel.size), size)) or [0]
     blocks = [_block(parsed, sel[s:s + size], k == 0) for k, s in enumerate(starts)]
+    if before_blocks is not None:
+        before_blocks(min(size, int(sel.size)))
     reports: List[FileReport] = []
     if client is None:
         for b in blocks:
