@@ -284,6 +284,9 @@ def cold_workers(monkeypatch):
     monkeypatch.setattr(kernels, "_NOTED", set())
     monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "0")
     monkeypatch.delenv("PTONUM_DISABLE_NUMBA", raising=False)
+    # a worker of the threads cluster below is this process: the in-process note a tile it runs arms (which a
+    # worker process never writes: its stderr is no terminal) is not the subject here
+    monkeypatch.setattr(kernels, "compile_note", lambda text: contextlib.nullcontext())
 
 
 @needs_numba
@@ -323,6 +326,26 @@ def threads_cluster():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as c:
         with distributed.Client(c):
             yield c.scheduler_address
+
+
+@needs_numba
+def test_a_batch_on_workers_says_the_workers_compile(cold_workers, threads_cluster, tmp_path, monkeypatch):
+    """A batch of in-memory files on workers: sized from the .npy headers (and --shape of .bin files); a
+    batch whose tiles are all below PTONUM_KERNEL_MIN_ELEMENTS, or .npz only, says nothing."""
+    from ptonum.cli.compile_cmd import WORKERS_COLD_NOTE
+
+    acc = np.arange(-16, 16, dtype=np.int32).reshape(4, 8)
+    for name in ("a", "b"):
+        np.save(tmp_path / f"{name}.npy", acc)
+    np.savez(tmp_path / "c.npz", acc=acc)
+    mode = ["--mode", "SHIFTS322S16", "--shift", "1", "--scheduler", threads_cluster]
+    both = [tmp_path / "a.npy", tmp_path / "b.npy"]
+    for files, minimum, said in (([tmp_path / "c.npz"], "0", False), (both, "33", False), (both, "32", True)):
+        monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", minimum)
+        out = tmp_path / f"o{minimum}{len(files)}"
+        r = CliRunner().invoke(main, ["postprocess", *map(str, files), "--out-dir", str(out), *mode, "--no-progress"])
+        assert r.exit_code == 0, r.output
+        assert r.stderr == (f"ptonum: note: {WORKERS_COLD_NOTE}\n" if said else ""), (files, minimum)
 
 
 @needs_numba

@@ -560,9 +560,42 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
     return 0 if rows and all(r["ok"] for r in rows) and len(rows) == len(files) else 2
 
 
+def _largest_tile(files: Sequence[str], options: Dict[str, Any]) -> int:
+    """The element count of the largest tile among ``files`` that can be told without reading one: a
+    ``.npy`` file's header, a raw ``.bin`` file's ``--shape``; 0 for the others (``.npz``) and any file
+    whose header cannot be read (the run reports it)."""
+    import numpy as np
+
+    from ._tile_args import parse_shape, split_key
+
+    largest = 0
+    for f in files:
+        path = split_key(f)[0]
+        suffix = Path(path).suffix.lower()
+        try:
+            if suffix == ".npy":
+                with open(path, "rb") as fh:
+                    version = np.lib.format.read_magic(fh)
+                    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                        np.lib.format.read_array_header_2_0
+                    shape = read(fh)[0]
+            elif suffix == ".bin" and options.get("bin_shape"):
+                shape = parse_shape(options["bin_shape"])
+            else:
+                continue
+        except (OSError, ValueError, PtonumError):
+            continue
+        largest = max(largest, int(np.prod(shape, dtype=np.int64)))
+    return largest
+
+
 def _run_plain(files: List[str], options: Dict[str, Any], client: Any, fail_fast: bool,
                progress: Optional[bool], run_file: Callable[..., Dict[str, Any]]) -> List[Dict[str, Any]]:
     rows: Dict[str, Dict[str, Any]] = {}
+    if client is not None:  # each file is one in-memory tile operation on a worker: its compile note, said here
+        from .compile_cmd import compile_note_for
+
+        compile_note_for(client, _largest_tile(files, options), options.get("engine", "fast"), ("postprocess",))
     enabled = progress if progress is not None else (len(files) > 1 and stderr_is_terminal())
     with task_progress("files", bool(enabled)) as cb:
         if client is None:
