@@ -646,9 +646,11 @@ def test_zarr_acc_missing_a_chunk_file_is_refused_unless_allowed(tmp_path: Path,
         r = _run(["postprocess", str(src), *MODE, "--out-dir", str(out), *extra])
         assert (r.exit_code, r.stdout) == (2, ""), r.output
         assert r.stderr == (f"ptonum postprocess: error: ACC: {src}: 1 of 16 chunk files is missing (Zarr chunk "
-                            "(1, 2): rows 16:32, columns 64:96); Zarr reads a missing chunk as the fill value (0): a "
-                            "store copied in part? Give --allow-missing-chunks (open_tile(..., "
-                            "allow_missing_chunks=True)) if its writer left out chunks of fill value on purpose\n")
+                            "(1, 2): rows 16:32, columns 64:96); Zarr reads a missing chunk as the fill value (0): "
+                            "zarr-python 3 leaves out chunks that hold only the fill value by default "
+                            "(write_empty_chunks=False): for a store written so, give --allow-missing-chunks "
+                            "(open_tile(..., allow_missing_chunks=True)); otherwise a chunk file was lost (a store "
+                            "copied in part?)\n")
         assert not out.exists()
     from ptonum.dask import open_tile
     from ptonum.errors import UsageError

@@ -496,9 +496,10 @@ def test_caller_from_zarr_missing_chunk_is_refused_at_the_call(tmp_path: Path, i
         with pytest.raises(UsageError) as exc:
             pdask.postprocess(given, **kw)
         assert str(exc.value) == (f"acc: {store}: 1 of 4 chunk files is missing (Zarr chunk (1, 0): rows 5:10, "
-                                  "columns 0:30); Zarr reads a missing chunk as the fill value (0): a store copied in "
-                                  "part? Give allow_missing_chunks=True if its writer left out chunks of fill value on "
-                                  "purpose")
+                                  "columns 0:30); Zarr reads a missing chunk as the fill value (0): zarr-python 3 "
+                                  "leaves out chunks that hold only the fill value by default (write_empty_chunks="
+                                  "False): for a store written so, give allow_missing_chunks=True; otherwise a chunk "
+                                  "file was lost (a store copied in part?)")
     holed = acc.copy()
     holed[5:10] = 0
     _same(pdask.postprocess(x, allow_missing_chunks=True, **kw).compute(), fpatr.postprocess(holed, **kw))
@@ -512,8 +513,9 @@ def test_caller_from_zarr_missing_chunk_of_a_memory_store_is_counted() -> None:
     z = zarr.open_array(zarr.storage.MemoryStore(), mode="w", shape=(4, 6), chunks=(2, 6), dtype=np.int32)
     z[:2] = 5  # chunk (1, 0) is never written
     with pytest.raises(UsageError, match=r"^acc: memory://\S+: 1 of 2 chunks is missing; Zarr reads a missing chunk "
-                                         r"as the fill value \(0\): a store copied in part\? Give "
-                                         r"allow_missing_chunks=True"):
+                                         r"as the fill value \(0\): zarr-python 3 leaves out chunks that hold only "
+                                         r"the fill value by default \(write_empty_chunks=False\): for a store written "
+                                         r"so, give allow_missing_chunks=True; otherwise"):
         pdask.postprocess(da.from_zarr(z), attributes={"pre_quant_mode": "SHIFTS322S16"}, quant_param=0)
     z[2:] = 1
     assert pdask.postprocess(da.from_zarr(z), attributes={"pre_quant_mode": "SHIFTS322S16"},

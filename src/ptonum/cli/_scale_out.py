@@ -86,8 +86,9 @@ def postprocess_options(fn: F) -> F:
     fn = placement_options(fn)
     fn = click.option("--allow-missing-chunks", is_flag=True,
                       help="Run a Zarr ACC that lacks chunk files (read as its fill value, as Zarr defines it), "
-                           "with a note naming them; without it such a store is refused (a store copied in part "
-                           "would be a silent wrong answer).")(fn)
+                           "with a note naming them: a store zarr-python 3 wrote with its default "
+                           "write_empty_chunks=False lacks the chunks that hold only the fill value. Without it such "
+                           "a store is refused (a store copied in part would be a silent wrong answer).")(fn)
     fn = click.option("--chunks", metavar="RxC", default=None,
                       help="Process a Zarr or .npy ACC chunk by chunk (ROWSxCOLUMNS, e.g. 1024x4096), memory-mapped, "
                            "writing OUT_DIR/STEM.zarr; a Zarr ACC defaults to its own chunks.")(fn)

@@ -123,6 +123,13 @@ def _store_text(array: Any) -> str:
     return f"{text.rstrip('/')}/{inner}" if inner else text
 
 
+#: the end of a missing-chunk refusal ({how}: the option or argument that reads them as the fill value); the
+#: commonest cause first: zarr-python 3 writes no chunk that holds only the fill value unless told to
+MISSING_CHUNKS_HINT = ("zarr-python 3 leaves out chunks that hold only the fill value by default "
+                       "(write_empty_chunks=False): for a store written so, give {how}; otherwise a chunk file was "
+                       "lost (a store copied in part?)")
+
+
 def refuse_missing_chunks(array: Any, what: str, store: Optional[str] = None) -> None:
     """Raise :class:`UsageError` naming ``what`` and the store when the ``zarr.Array`` ``array`` has fewer
     chunks stored than it has (zarr's public ``nchunks_initialized`` against ``nchunks``: the store's keys
@@ -149,8 +156,7 @@ def refuse_missing_chunks(array: Any, what: str, store: Optional[str] = None) ->
         n = total - stored
         detail = (f"{text}: {n} of {total} chunk{'s' if total != 1 else ''} {'is' if n == 1 else 'are'} missing; "
                   f"Zarr reads a missing chunk as the fill value ({getattr(array, 'fill_value', None)})")
-    raise UsageError(f"{what}: {detail}: a store copied in part? Give allow_missing_chunks=True if its writer left "
-                     "out chunks of fill value on purpose")
+    raise UsageError(f"{what}: {detail}: {MISSING_CHUNKS_HINT.format(how='allow_missing_chunks=True')}")
 
 
 def named_zarr_reads(x: Any, what: str, *, allow_missing_chunks: bool = True) -> Any:
@@ -534,9 +540,9 @@ def open_tile(path: Any, chunks: Optional[Tuple[int, int]] = None, *, key: Optio
         if not allow_missing_chunks:
             total, missing, fill = missing_chunks(p, key)
             if missing:
-                raise UsageError(f"ACC: {missing_chunks_text(path, total, missing, fill)}: a store copied in "
-                                 "part? Give --allow-missing-chunks (open_tile(..., allow_missing_chunks=True)) "
-                                 "if its writer left out chunks of fill value on purpose")
+                how = "--allow-missing-chunks (open_tile(..., allow_missing_chunks=True))"
+                raise UsageError(f"ACC: {missing_chunks_text(path, total, missing, fill)}: "
+                                 f"{MISSING_CHUNKS_HINT.format(how=how)}")
         from dask.base import tokenize
 
         ztile = ZarrTile(path, arr)
