@@ -1650,6 +1650,120 @@ def _fp8_pass_fold(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any,
     return _fp8_pass_loops(hif8, unit, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gm, am, 0, seg // 64)
 
 
+@njit
+def _fp8_pass_keys8(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
+                    keys: Any, gk: Any, negs: Any, am: Any = None) -> Any:
+    """:func:`_fp8_pass_fold` at GroupN 8 on a row a multiple of 128 elements wide, with the fold keys
+    taken in the pass: per 128-element iteration the two 64-element halves' vectors of partial maxima
+    (``_v16_red32_8``, ``_v16_pair_8``, as :func:`_fp8_pass_loops`) reduced in registers to the
+    keys of the iteration's sixteen groups (``_fkeys_8``: :func:`_fold_small`'s last round and keys),
+    stored to ``gk[16 b .. 16 b + 15]`` (``gk``: uint32, ``a_.size / 8`` entries), and the mask of the
+    groups whose maximum is negative to ``negs[b]`` (uint32, at least ``a_.size / 128`` entries) for
+    :func:`_fp8_neg_fix8`; no stored row of maxima and no fold pass over it.  The same codes, flag word
+    and keys as :func:`_fp8_pass_fold` then :func:`_fold_from_maxima` (``am`` as there)."""
+    n = a_.size
+    if hif8:
+        ovf = np.uint32(keys[HIF8_KEY_OVF])
+        hacc = _v8_splat(0)
+        if unit:
+            for j in range(0, n, 128):
+                _prefetch(a_, j + PF_AHEAD)
+                _prefetch(a_, j + PF_AHEAD + 16)
+                wa = _v16_red32_8(a_, j, am)
+                h = _hif8_v32u(a_, mp_, mn_, j, o_, ovf)
+                _prefetch(a_, j + PF_AHEAD + 32)
+                _prefetch(a_, j + PF_AHEAD + 48)
+                wb = _v16_red32_8(a_, j + 32, am)
+                hacc = _v8_or(hacc, _v8_or(h, _hif8_v32u(a_, mp_, mn_, j + 32, o_, ovf)))
+                p0 = _v16_pair_8(wa, wb)
+                _prefetch(a_, j + PF_AHEAD + 64)
+                _prefetch(a_, j + PF_AHEAD + 80)
+                wa = _v16_red32_8(a_, j + 64, am)
+                h = _hif8_v32u(a_, mp_, mn_, j + 64, o_, ovf)
+                _prefetch(a_, j + PF_AHEAD + 96)
+                _prefetch(a_, j + PF_AHEAD + 112)
+                wb = _v16_red32_8(a_, j + 96, am)
+                hacc = _v8_or(hacc, _v8_or(h, _hif8_v32u(a_, mp_, mn_, j + 96, o_, ovf)))
+                negs[j >> 7] = np.uint32(_fkeys_8(p0, _v16_pair_8(wa, wb), gk, j >> 3))
+        else:
+            for j in range(0, n, 128):
+                _prefetch(a_, j + PF_AHEAD)
+                _prefetch(a_, j + PF_AHEAD + 16)
+                wa = _v16_red32_8(a_, j, am)
+                h = _hif8_v32(a_, mp_, mn_, j, o_, ovf)
+                _prefetch(a_, j + PF_AHEAD + 32)
+                _prefetch(a_, j + PF_AHEAD + 48)
+                wb = _v16_red32_8(a_, j + 32, am)
+                hacc = _v8_or(hacc, _v8_or(h, _hif8_v32(a_, mp_, mn_, j + 32, o_, ovf)))
+                p0 = _v16_pair_8(wa, wb)
+                _prefetch(a_, j + PF_AHEAD + 64)
+                _prefetch(a_, j + PF_AHEAD + 80)
+                wa = _v16_red32_8(a_, j + 64, am)
+                h = _hif8_v32(a_, mp_, mn_, j + 64, o_, ovf)
+                _prefetch(a_, j + PF_AHEAD + 96)
+                _prefetch(a_, j + PF_AHEAD + 112)
+                wb = _v16_red32_8(a_, j + 96, am)
+                hacc = _v8_or(hacc, _v8_or(h, _hif8_v32(a_, mp_, mn_, j + 96, o_, ovf)))
+                negs[j >> 7] = np.uint32(_fkeys_8(p0, _v16_pair_8(wa, wb), gk, j >> 3))
+        return _hif8_word(np.uint32(_v8_hor(hacc)))
+    acc = _e4m3_acc0()
+    if unit:
+        for j in range(0, n, 128):
+            _prefetch(a_, j + PF_AHEAD)
+            _prefetch(a_, j + PF_AHEAD + 16)
+            wa = _v16_red32_8(a_, j, am)
+            acc = _e4m3_v32u(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
+            _prefetch(a_, j + PF_AHEAD + 32)
+            _prefetch(a_, j + PF_AHEAD + 48)
+            wb = _v16_red32_8(a_, j + 32, am)
+            acc = _e4m3_v32u(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
+            p0 = _v16_pair_8(wa, wb)
+            _prefetch(a_, j + PF_AHEAD + 64)
+            _prefetch(a_, j + PF_AHEAD + 80)
+            wa = _v16_red32_8(a_, j + 64, am)
+            acc = _e4m3_v32u(a_, mp_, mn_, j + 64, o_, acc, ovf_pos, ovf_neg)
+            _prefetch(a_, j + PF_AHEAD + 96)
+            _prefetch(a_, j + PF_AHEAD + 112)
+            wb = _v16_red32_8(a_, j + 96, am)
+            acc = _e4m3_v32u(a_, mp_, mn_, j + 96, o_, acc, ovf_pos, ovf_neg)
+            negs[j >> 7] = np.uint32(_fkeys_8(p0, _v16_pair_8(wa, wb), gk, j >> 3))
+    else:
+        for j in range(0, n, 128):
+            _prefetch(a_, j + PF_AHEAD)
+            _prefetch(a_, j + PF_AHEAD + 16)
+            wa = _v16_red32_8(a_, j, am)
+            acc = _e4m3_v32(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg)
+            _prefetch(a_, j + PF_AHEAD + 32)
+            _prefetch(a_, j + PF_AHEAD + 48)
+            wb = _v16_red32_8(a_, j + 32, am)
+            acc = _e4m3_v32(a_, mp_, mn_, j + 32, o_, acc, ovf_pos, ovf_neg)
+            p0 = _v16_pair_8(wa, wb)
+            _prefetch(a_, j + PF_AHEAD + 64)
+            _prefetch(a_, j + PF_AHEAD + 80)
+            wa = _v16_red32_8(a_, j + 64, am)
+            acc = _e4m3_v32(a_, mp_, mn_, j + 64, o_, acc, ovf_pos, ovf_neg)
+            _prefetch(a_, j + PF_AHEAD + 96)
+            _prefetch(a_, j + PF_AHEAD + 112)
+            wb = _v16_red32_8(a_, j + 96, am)
+            acc = _e4m3_v32(a_, mp_, mn_, j + 96, o_, acc, ovf_pos, ovf_neg)
+            negs[j >> 7] = np.uint32(_fkeys_8(p0, _v16_pair_8(wa, wb), gk, j >> 3))
+    return _e4m3_word(_e4m3_acc_min(acc), _e4m3_acc_max(acc))
+
+
+@njit
+def _fp8_neg_fix8(a_: Any, negs: Any, gk: Any) -> None:
+    """The GroupN-8 groups of :func:`_fp8_pass_keys8` whose maximum is negative (every source negative;
+    never with MaxAbs): their key from the smallest int32 of their 8 sources, as :func:`_fold_small`;
+    the set bits of each ``negs[b]`` found by trailing-zero counts (no test per group)."""
+    for b in range(gk.size >> 4):
+        nm = np.int64(negs[b])
+        while nm != 0:
+            g = b * 16 + _ctz64(nm)
+            nm &= nm - 1
+            t = g * 8
+            gk[g] = np.uint32(~np.uint32(_smallest_i32(a_, t, t + 8)))
+
+
 @njit(inline="always")
 def _fold_small(a_: Any, gm: Any, gk: Any, gsz: int) -> None:
     """:func:`_fold_from_maxima` for the GroupN-``gsz`` (8, 16, 32; a constant at the call) partial maxima
@@ -2027,7 +2141,8 @@ def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: An
     (:func:`_fp8_fold_groups`, groups of ``group_n`` or the whole row) to ``gk[(i - i0) * ngs ..]``,
     or, where the CPU has AVX-512 BW and the groups are a multiple of 64 elements that divides the
     row, from group maxima the pass takes itself (:func:`_fp8_pass_fold`, with MaxAbs of the masked
-    sources, then :func:`_fold_from_maxima`); a row with a NaN/Inf (E4M3: or -0) source done again whole by :func:`_row_e4m3_rne` /
+    sources, then :func:`_fold_from_maxima`; GroupN 8 on a row a multiple of 128 wide: the keys themselves in the
+    pass, :func:`_fp8_pass_keys8` then :func:`_fp8_neg_fix8`); a row with a NaN/Inf (E4M3: or -0) source done again whole by :func:`_row_e4m3_rne` /
     :func:`_row_hif8_rhb` (its ``gs`` entries too); each row's flags to ``rowflags[i]``.  The same
     codes, keys and flags as one :func:`_row_e4m3_rne` / :func:`_row_hif8_rhb` call a row, without
     its cost per call (about 100 ns a row on Zen 5: the pass inlined into a loop over rows instead of
@@ -2071,7 +2186,27 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         # a row a multiple of 64 wide
         fz = fold and HIF8_V32 and cnt > 0 and (seg % 64 == 0 or seg == 8 or seg == 16 or seg == 32) and \
             cnt % seg == 0 and cnt % 64 == 0
-        if fz and absm != np.uint32(0xFFFFFFFF):  # MaxAbs: the sources' magnitudes (masked maxima)
+        # GroupN 8 on a row a multiple of 128 wide: the keys themselves taken in the pass (_fp8_pass_keys8;
+        # gm holds the negative groups' masks)
+        k8 = fz and seg == 8 and cnt % 128 == 0
+        gkr = _borrow(gk, g0, g0 + ng)
+        if k8 and absm != np.uint32(0xFFFFFFFF):
+            if same:
+                w = _fp8_pass_keys8(fast != LANE_E4M3, False, a_, o_, mps, None, ovf_pos, ovf_neg, keys, gkr, gm,
+                                    absm)
+            elif splat:
+                w = _fp8_pass_keys8(fast != LANE_E4M3, False, a_, o_, mps, mns, ovf_pos, ovf_neg, keys, gkr, gm,
+                                    absm)
+            else:
+                w = _fp8_pass_keys8(fast != LANE_E4M3, u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gkr, gm, absm)
+        elif k8:
+            if same:
+                w = _fp8_pass_keys8(fast != LANE_E4M3, False, a_, o_, mps, None, ovf_pos, ovf_neg, keys, gkr, gm)
+            elif splat:
+                w = _fp8_pass_keys8(fast != LANE_E4M3, False, a_, o_, mps, mns, ovf_pos, ovf_neg, keys, gkr, gm)
+            else:
+                w = _fp8_pass_keys8(fast != LANE_E4M3, u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, gkr, gm)
+        elif fz and absm != np.uint32(0xFFFFFFFF):  # MaxAbs: the sources' magnitudes (masked maxima)
             if same:
                 w = _fp8_pass_fold(fast != LANE_E4M3, False, a_, o_, mps, None, ovf_pos, ovf_neg, keys, seg, gm,
                                    absm)
@@ -2110,10 +2245,12 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
             else:
                 res = _row_hif8_rhb(a_, o_, scale[qb:qb + cnt], alpha[rb0:rb0 + cnt], mp_, mn_, relu, sat, spec,
                                     fold, absm, seg, gk[g0:g0 + ng], gs[g0:g0 + ng], keys)
+        elif k8:
+            _fp8_neg_fix8(a_, gm, gkr)
         elif fz:
-            _fold_from_maxima(a_, gm, seg, _borrow(gk, g0, g0 + ng))
+            _fold_from_maxima(a_, gm, seg, gkr)
         elif fold:
-            _fp8_fold_groups(a_, absm, seg, _borrow(gk, g0, g0 + ng))
+            _fp8_fold_groups(a_, absm, seg, gkr)
         rowflags[i] = res
 
 
@@ -3654,9 +3791,45 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             return _types.int64(arr, s, gk, g), codegen
         return foldm
 
+    def _fkeys_make(gsz: int) -> Any:
+        """The intrinsic ``fkeys(x, y, gk, g)``: :func:`_foldm_make`'s keys of sixteen GroupN-``gsz`` groups
+        (GroupN 8: two vectors of ``pair``'s layout, ``x`` the groups 0-7, ``y`` 8-15) taken from registers
+        instead of a stored row of maxima: the last round, the lanes to group order, the keys to
+        ``gk[g .. g + 15]``; returns the mask of the groups whose maximum is negative (bit q).  No bounds
+        check."""
+        po = _small_plan(gsz)[2]
+        per = 64 // gsz
+        assert 16 // per == 2
+
+        @_intrinsic
+        def fkeys(typingctx: Any, x: Any, y: Any, gk: Any, g: Any) -> Any:
+            if not (x == _I32X16 and y == _I32X16 and isinstance(gk, _types.Array) and gk.ndim == 1
+                    and gk.layout == "C" and gk.dtype in (_types.int32, _types.uint32)
+                    and isinstance(g, _types.Integer)):
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                i64 = _ir.IntType(64)
+                u, own = _sr_plan(list(po), [per + o for o in po])
+                v = _sr_round(builder, args[0], args[1], u)
+                assert sorted(own) == list(range(16))
+                r = builder.shuffle_vector(v, _ir.Constant(_V16, None),
+                                           _ir.Constant(_V16, [own.index(q) for q in range(16)]))
+                neg = builder.icmp_signed("<", r, _ir.Constant(_V16, [0] * 16))
+                key = builder.select(neg, builder.xor(r, _ir.Constant(_V16, [-1] * 16)),
+                                     builder.xor(r, _ir.Constant(_V16, [-2147483648] * 16)))
+                gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
+                g_ = context.cast(builder, args[3], signature.args[3], _types.intp)
+                builder.store(key, builder.bitcast(builder.gep(gdata, [g_]), _V16.as_pointer()), align=4)
+                return builder.zext(builder.bitcast(neg, _ir.IntType(16)), i64)
+
+            return _types.int64(x, y, gk, g), codegen
+        return fkeys
+
     _v16_red32_8, _v16_red32_16, _v16_red32_32 = (_v16_red32_make(8), _v16_red32_make(16), _v16_red32_make(32))
     _v16_pair_8, _v16_pair_16, _v16_pair_32 = (_v16_pair_make(8), _v16_pair_make(16), _v16_pair_make(32))
     _foldm_8, _foldm_16, _foldm_32 = _foldm_make(8), _foldm_make(16), _foldm_make(32)
+    _fkeys_8 = _fkeys_make(8)
     #: the stored vector's lane owners per GroupN (for the groups after the last whole block of sixteen)
     _SMALL_OWN8, _SMALL_OWN16, _SMALL_OWN32 = (np.array(_small_plan(g)[2], np.int64) for g in (8, 16, 32))
 
