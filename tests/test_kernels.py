@@ -460,3 +460,22 @@ def test_cache_variable_under_a_file_is_a_setting_note_not_a_damaged_cache(tmp_p
         assert r.stderr == (f"ptonum: note: {var} = {below} is not a directory ({f} is not one); the compiled "
                             "kernels are looked up in the other places (see `ptonum compile --help`)\n"), r.stderr
         assert f.read_bytes() == b"user data"
+
+
+def test_a_home_that_does_not_exist_is_no_home_directory(tmp_path: Path) -> None:
+    """break-findings (stop 22, MED): with HOME=/nonexistent (a daemon account, a CI container), the per-user
+    cache ~/.cache/numba was a lookup and save place: the first writable check created /nonexistent/.cache/...
+    and every kernel compiled there for minutes.  A HOME that does not exist is no home directory: not among
+    the places, not created; XDG_CACHE_HOME, when set, still is one."""
+    home = tmp_path / "nonexistent"
+    code = ("from ptonum.kernels import kernel_cache_dirs, writable_cache_dir; d = kernel_cache_dirs(); "
+            "writable_cache_dir(); print(any(p.startswith(%r) for p in d))" % (str(home),))
+    env = {k: v for k, v in os.environ.items() if k not in ("PTONUM_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env["HOME"] = str(home)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout.split()) == (0, ["False"]), r.stderr
+    assert not home.exists()
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
+    r = subprocess.run([sys.executable, "-c", code.replace(repr(str(home)), repr(str(tmp_path / "xdg")))], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout.split()) == (0, ["True"]), r.stderr

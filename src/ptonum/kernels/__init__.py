@@ -422,7 +422,12 @@ def _candidate_dirs(py_file: str) -> List[str]:
         from numba.misc.appdirs import AppDirs
 
         home_cache = AppDirs(appname="numba", appauthor=False).user_cache_dir
-        if home_cache and os.path.isabs(home_cache):
+        # ~/.cache/numba only under a home directory that exists (XDG_CACHE_HOME, when set, is the user's word):
+        # a HOME that is not there (HOME=/nonexistent of a daemon account, a CI container) is no home directory,
+        # and creating it would compile every kernel for minutes, silently, into a directory made at /
+        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+        home_there = bool(xdg and os.path.isabs(xdg)) or os.path.isdir(os.path.expanduser("~"))
+        if home_cache and os.path.isabs(home_cache) and home_there:
             dirs.append(os.path.join(home_cache, _subpath(py_file)))
     except Exception:  # pragma: no cover - no usable home: the other places only
         pass
