@@ -7,6 +7,7 @@ must equal what :func:`ptonum.fpatr.postprocess` returns for the same inputs
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -362,9 +363,39 @@ def test_flags_json_labelled_summary_integer_ranges_and_npz_naming(ex, tmp_path)
         assert doc["rmode"] == "RTM" and doc["sat"] == 1 and doc["dst_type"] == "S8" and doc["acc_type"] == "S32"
         assert doc["datr"] == {"RMode": "RTM", "RModeCode": 3, "Sat": 1}
         assert doc["shapes"]["d"] == [256, 32] and doc["shapes"]["group_max"] == [256, 2]
+        assert doc["source"] == os.path.abspath(tmp_path / "z.npz") and doc["source_key"] == "acc"
         assert "PreQuantMode=VREQ8 ReluMode=RELU GroupN=16 RowMaxEn=1 GroupMaxEn=1" in res.stdout
         rm = np.asarray(want.row_max)
         assert f"values {int(rm.min())} .. {int(rm.max())}" in res.stdout
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_flags_json_names_the_acc_it_was_computed_from(tmp_path, monkeypatch, order):
+    """STEM.flags.json says which ACC gave it: the file's absolute path and the SHA-256 of its values as
+    little-endian 4-byte words row by row, the same for a big-endian or column-major file of the same values
+    (break-findings stop 22: six runs into one folder left no trace of which input won)."""
+    import hashlib
+    import json
+
+    rng = np.random.default_rng(7)
+    acc = rng.integers(-2**31, 2**31, size=(40, 24), dtype=np.int64).astype(np.int32)
+    want = hashlib.sha256(acc.astype("<i4").tobytes(order="C")).hexdigest()
+    monkeypatch.chdir(tmp_path)
+    docs = []
+    for name, arr in (("le.npy", acc), ("be.npy", acc.astype(">i4"))):
+        np.save(tmp_path / name, np.asarray(arr, order=order))
+        res = _invoke([name, "--mode", "REQ8", "--scale", 0.5, "--out-dir", "o"])  # a relative path, as typed
+        assert res.exit_code == 0, res.output
+        docs.append(json.loads((tmp_path / "o" / f"{name[:-4]}.flags.json").read_text()))
+    assert [d["source"] for d in docs] == [str(tmp_path / "le.npy"), str(tmp_path / "be.npy")]
+    assert [d["source_key"] for d in docs] == [None, None]
+    assert [d["acc_sha256"] for d in docs] == [want, want]
+    other = acc.copy()
+    other[39, 23] ^= 1  # one bit of one element
+    np.save(tmp_path / "le.npy", other)
+    assert _invoke(["le.npy", "--mode", "REQ8", "--scale", 0.5, "--out-dir", "o"]).exit_code == 0
+    doc = json.loads((tmp_path / "o" / "le.flags.json").read_text())
+    assert doc["acc_sha256"] == hashlib.sha256(other.astype("<i4").tobytes()).hexdigest() != want
 
 
 def want_word(res) -> int:
@@ -419,7 +450,8 @@ def test_small_tile_imports_no_heavy_library(tmp_path: Path) -> None:
     assert {"numpy", "ptonum.cli.postprocess_cmd", "ptonum.fpatr.tile"} <= loaded  # the list is real
     for heavy in ("numba", "llvmlite", "rich", "matplotlib", "dask", "distributed", "zarr", "sklearn",
                   "ptonum.kernels.postprocess", "ptonum.conformance", "ptonum.example",
-                  "zipfile", "shutil", "lzma", "hashlib"):  # (these load compression / OpenSSL libraries)
+                  "zipfile", "shutil", "lzma"):  # (these load compression libraries; hashlib, ~4 ms, is
+        # loaded for STEM.flags.json's acc_sha256: a golden record names the ACC it was computed from)
         assert not any(m == heavy or m.startswith(heavy + ".") for m in loaded), heavy
     commands = {m for m in loaded if m.startswith("ptonum.cli.") and m.endswith("_cmd")}
     assert commands <= {"ptonum.cli.postprocess_cmd", "ptonum.cli.compile_cmd"}, commands

@@ -158,7 +158,8 @@ def test_flags_json_and_zarr_attributes_describe_a_run_alike(tmp_path: Path) -> 
     assert doc["flags"] == want.flags and doc["flag_names"] == want.flag_names and "|" in doc["flag_names"]
     assert doc["rmode"] == "RNE" and doc["rmode_code"] == 1 and doc["datr"] == {"RMode": "NONE", "RModeCode": 0,
                                                                                "Sat": 0}
-    assert set(doc) - set(attrs) == {"shapes", "files"} and set(attrs) - set(doc) == {"source"}
+    assert set(doc) - set(attrs) == {"shapes", "files", "source_key", "acc_sha256"} and set(attrs) <= set(doc)
+    assert doc["source"] == attrs["source"] == str(tmp_path / "t.npy")  # both name the ACC file alike
     assert {k: v for k, v in doc.items() if k in attrs} == {k: v for k, v in attrs.items() if k in doc}
 
 

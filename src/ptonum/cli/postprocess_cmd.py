@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -356,14 +357,25 @@ def _range_text(values: np.ndarray, integer: bool) -> Optional[str]:
     return f"{np.min(f[fin]):.6g} .. {np.max(f[fin]):.6g}" if fin.any() else None
 
 
-def _summary_json(res: Any, call: Any, acc_shape: Tuple[int, int], written: List[str], engine: str) -> str:
+def _summary_json(res: Any, call: Any, acc_shape: Tuple[int, int], written: List[str], engine: str,
+                  source: str, key: Optional[str]) -> str:
     """``STEM.flags.json``: :func:`ptonum.fpatr.tile.run_record` (the keys and values of a chunked
-    run's Zarr attributes) plus the ``shapes`` of ACC and the outputs, the ``parameters`` (the words
+    run's Zarr attributes) plus the ``source`` (the ACC file's absolute path, as a chunked run's Zarr
+    attributes name it) and ``source_key`` (the ``.npz`` member, else null), ``acc_sha256`` (SHA-256 of
+    the ACC as read: its m x n elements row by row as little-endian 4-byte words, whatever the file's
+    byte order or layout), the ``shapes`` of ACC and the outputs, the ``parameters`` (the words
     of the call, :meth:`TileCall.parameter_record`) and the ``files`` written."""
+    import hashlib  # (here, not at the top: only a run that writes its record needs it)
+
     from ..fpatr.tile import run_record
 
     doc = run_record(call.attributes, acc_type=res.acc_type, dst_type=res.dst_type, rmode=call.rmode, sat=call.sat,
                      flags=res.flags, engine=engine)
+    path_text, inline_key = split_key(source)
+    doc["source"] = os.path.abspath(path_text)
+    doc["source_key"] = key or inline_key or None
+    acc = np.ascontiguousarray(call.acc)
+    doc["acc_sha256"] = hashlib.sha256(acc.astype(acc.dtype.newbyteorder("<"), copy=False).tobytes()).hexdigest()
     doc["shapes"] = {"acc": list(acc_shape), "d": list(res.d_bits.shape),
                      "row_max": None if res.row_max_bits is None else list(res.row_max_bits.shape),
                      "group_max": None if res.group_max_bits is None else list(res.group_max_bits.shape)}
@@ -454,7 +466,7 @@ def _run_file(console: TextOut, *, acc: str, key: Optional[str], bin_dtype: Opti
         stale = stale_outputs(out_path, stem, names + [summary_name])
         written, removed = _write_outputs(out_path, files, write_bin,
                                           {summary_name: _summary_json(res, call, (m, n), names + [summary_name],
-                                                                       engine)}, stale)
+                                                                       engine, acc, key)}, stale)
 
     # ---- summary
     d = res.decode()
