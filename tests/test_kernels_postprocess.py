@@ -1367,3 +1367,46 @@ def test_fp8_small_groupn_maxima_in_the_pass_like_reference(mode: str, scale: fl
                     assert np.array_equal(got.d_bits, ref.d_bits) and got.flags == ref.flags, (n, gn, max_abs)
                     assert np.array_equal(got.row_max_bits, ref.row_max_bits), (n, gn, max_abs, relu)
                     assert np.array_equal(got.group_max_bits, ref.group_max_bits), (n, gn, max_abs, relu)
+
+
+def test_compile_all_covers_every_mode_s_tile_kernel_types(vectors: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ptonum compile`` (:func:`compile_all`) compiles the tile kernel for the argument types every
+    PreQuantMode's tile call launches it with (ReLU modes, vector parameters, RowMax/GroupMax, RowMaxInit,
+    flags), so no first call after it compiles again.  Before the fix, a HiF8 call passed its read-only key
+    table where the other modes passed a writable placeholder: another numba type, a fourth multi-minute
+    compile that `ptonum compile` did not do (break stop 23).  Only the types are compared: the kernel is
+    not run (launch recorded, nothing computed)."""
+    import numba
+
+    from ptonum.kernels import postprocess as pp
+
+    seen: List[Tuple[Any, ...]] = []
+
+    def record(kernel: Any, *args: Any) -> None:
+        assert kernel is pp._tile_kernel
+        seen.append(tuple(numba.typeof(a) for a in args))
+
+    monkeypatch.setattr(pp, "launch_ready", record)
+    monkeypatch.setattr(pp, "_s32_param_kernel", lambda *a: None)
+    monkeypatch.setattr(pp, "encode_values", lambda *a: None)
+    monkeypatch.setattr(pp, "reduction_step_values", lambda *a: None)
+    pp.compile_all()
+    compiled = set(seen)
+    assert len(compiled) == 3  # 8-, 16- and 32-bit destinations
+    legal, _ = _legal_words(vectors)
+    relu_ok, _ = _relu_words(vectors)
+    launched: Dict[Tuple[Any, ...], str] = {}
+    for mode in sorted(MODE_TABLE):
+        rng = np.random.default_rng(7000 + mode)
+        for _ in range(12):
+            seen.clear()
+            m, n = int(rng.integers(1, 4)), int(rng.integers(1, 40))
+            t, attrs, rmode, sat, kw = _random_config(rng, mode, legal, relu_ok, m, n)
+            try:
+                postprocess(_random_acc(rng, m, n, t), acc_type=t, attributes=attrs, rmode=rmode, sat=sat, **kw)
+            except Exception:  # the recorded launch computed nothing: what follows it may fail
+                pass
+            assert seen, (MODE_TABLE[mode].name, attrs)
+            launched.setdefault(seen[0], f"{MODE_TABLE[mode].name} {attrs} sat={sat}")
+    extra = {v: [str(a) for a in k] for k, v in launched.items() if k not in compiled}
+    assert not extra, extra

@@ -19,8 +19,8 @@ from ._common import errors_to_exit, stderr_is_terminal
 #: the kernel modules, in the order they are compiled
 KERNEL_MODULES = ("postprocess", "tcvt", "decompose")
 
-COLD_NOTE = ("compiling the fast kernels once (up to a few minutes; cached for later runs; "
-             "`ptonum compile` does it ahead of time)")
+COLD_NOTE = ("compiling the fast kernels this call needs (up to a few minutes, once: cached for later runs; "
+             "`ptonum compile` compiles all of them ahead of time)")
 
 
 def warn_if_cold(size: int, engine: str = "fast") -> ContextManager[object]:

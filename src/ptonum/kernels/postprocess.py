@@ -4952,6 +4952,11 @@ _EMPTY_I64 = np.zeros(1, np.int64)
 _UNUSED_U8 = np.zeros(1, np.uint8)
 _UNUSED_U32 = np.zeros(1, np.uint32)
 _UNUSED_U16 = np.zeros(1, np.uint16)
+#: the ``hif8k`` argument of :func:`_tile_kernel` for every mode but HiF8: read only like the HiF8 key table
+#: (:func:`hif8_key_table`), so that it has the same numba type and a HiF8 call shares the compiled
+#: specialization of the other 8-bit destinations (the one :func:`compile_all` compiles)
+_NO_HIF8_KEYS = np.zeros(1, np.uint16)
+_NO_HIF8_KEYS.setflags(write=False)
 _UNUSED_I32 = np.zeros((5, 1), np.int32)
 
 _HIF8_KEY_TABLES: Dict[bool, np.ndarray] = {}
@@ -5137,7 +5142,7 @@ def _derive_params(cfg: tables.TileKernelConfig, q: np.ndarray, r: np.ndarray, m
         alpha32 = scale32 if relu == 0 else np.zeros_like(scale32)
     return ((kind, fast, src, relu, offw, dst, mode, sat, scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec,
              negzero, scale32, alpha32, red_t),
-            (offs_f, blo, bhi, s32p, s32rne, hif8_key_table(bool(sat)) if fast == 5 else _UNUSED_U16))
+            (offs_f, blo, bhi, s32p, s32rne, hif8_key_table(bool(sat)) if fast == 5 else _NO_HIF8_KEYS))
 
 
 #: derived kernel parameters of recent calls: (config, words...) -> (vector words' bytes, parameters)
