@@ -65,3 +65,25 @@ def test_plot_over_a_write_protected_file_is_refused_before_any_work(tmp_path):
     with pytest.raises(UsageError, match=r"--plot: cannot write .*m\.png: it is write-protected \(mode 0444\)"):
         check_plot_path(str(p))
     assert p.read_bytes() == b"kept"
+
+
+@pytest.mark.parametrize("command", ["postprocess", "compare"])
+def test_plot_into_a_write_protected_folder_is_refused_like_every_output(tmp_path, command):
+    """README: a folder the outputs would go into that is write-protected (chmod 555) is refused, root included;
+    --plot's folder too (break stop 23: the PNG was written into a chmod 555 folder with exit 0)."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        args = (["postprocess", "--plot", str(ro / "x.png")] if command == "postprocess" else
+                ["compare", str(tmp_path / "acc.npy"), "--mode", "REQ8", "--scale", "1",
+                 "--device-d", str(tmp_path / "d.npy"), "--plot", str(ro / "x.png")])
+        if command == "compare":
+            np.save(tmp_path / "acc.npy", np.zeros((2, 3), np.int32))
+            np.save(tmp_path / "d.npy", np.zeros((2, 3), np.uint8))
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2, r.output
+        assert f"--plot = {ro / 'x.png'}: {ro} is a write-protected directory (mode 0555)" in r.stderr
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o755)

@@ -31,23 +31,17 @@ def pyplot() -> Any:
 
 
 def check_plot_path(path: str) -> None:
-    """Refuse a ``--plot`` destination before any work: not ``.png``, a directory, a parent that is a
-    file, a write-protected file; or matplotlib missing."""
+    """Refuse a ``--plot`` destination before any work, as every other output file is
+    (:func:`ptonum.cli._common.output_path`: an empty path, a directory, a parent that is a file or a
+    dangling link, an unwritable or write-protected folder (chmod 555, root included), a write-protected
+    file); also a name that is not ``.png``, and matplotlib missing."""
     from pathlib import Path
 
-    p = Path(path)
-    if p.suffix.lower() != ".png":
-        raise UsageError(f"--plot = {path}: give a .png file name")
-    if p.is_dir():
-        raise UsageError(f"--plot = {path}: is a directory; give a file name")
-    for parent in p.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UsageError(f"--plot = {path}: {parent} is not a directory")
-            break
-    from ._common import refuse_write_protected
+    from ._common import output_path
 
-    refuse_write_protected("--plot", p)
+    if Path(path).suffix.lower() != ".png":
+        raise UsageError(f"--plot = {path}: give a .png file name")
+    output_path("--plot", path)
     pyplot()
 
 
