@@ -194,6 +194,49 @@ def test_workers_are_spawned_not_forked(client) -> None:
     assert pdask.WORKER_START_METHOD == "spawn"
 
 
+def test_a_lost_scheduler_is_one_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scheduler killed mid-run (break stop 23: distributed's own ERROR log line, then 'internal error:
+    FutureCancelledError ... please report it'): open_client turns the failure into one UsageError naming
+    the address, silences distributed.client's log line while the client is open (and restores its level),
+    and lets any other failure through unchanged.  The client is a stand-in (a real one waits 10 s to
+    reconnect): the exception text is distributed 2026.8's FutureCancelledError for that reason."""
+    import concurrent.futures
+    import logging
+
+    import distributed
+
+    class Client:
+        status = "running"
+
+        def __init__(self, address: str, timeout: str) -> None:
+            self.closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    monkeypatch.setattr(distributed, "Client", Client)
+    log = logging.getLogger("distributed.client")
+    before = log.level
+    lost = concurrent.futures.CancelledError(
+        "('ptonum-chunk-d2852d', 8, 4) cancelled for reason: scheduler-connection-lost. Client lost the "
+        "connection to the scheduler. Please check your connection and re-run your work.")
+    with pytest.raises(UsageError, match=r"^--scheduler = tcp://10\.0\.0\.1:8786: lost the connection to the "
+                       r"scheduler during the run \(stopped or unreachable\); the run did not finish"):
+        with pdask.open_client(scheduler="tcp://10.0.0.1:8786") as c:
+            assert log.level == logging.CRITICAL
+            raise lost
+    assert log.level == before and c.closed
+    with pytest.raises(UsageError, match="lost the connection"):  # however it fails, once the client is closed
+        with pdask.open_client(scheduler="tcp://10.0.0.1:8786") as c:
+            c.status = "closed"
+            raise OSError("Timed out trying to connect")
+    for other in (ValueError("a task's own failure"), concurrent.futures.CancelledError("cancelled by the user")):
+        with pytest.raises(type(other)) as got:
+            with pdask.open_client(scheduler="tcp://10.0.0.1:8786"):
+                raise other
+        assert got.value is other
+
+
 def test_lazy_attributes_and_progress(client) -> None:
     rng = np.random.default_rng(7)
     acc = rng.integers(-2**31, 2**31, size=(40, 90), dtype=np.int64).astype(np.int32)

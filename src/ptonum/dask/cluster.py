@@ -65,6 +65,14 @@ def _check_choice(scheduler: Optional[str], workers: Optional[int]) -> None:
         raise UsageError(f"--scheduler = {scheduler!r}: expected a scheduler address such as tcp://host:8786")
 
 
+def _scheduler_lost(client: Any, exc: BaseException) -> bool:
+    """Did the run fail because ``client`` lost its scheduler (killed, its machine gone, the network
+    cut)?  Yes when distributed cancelled the work for that reason or the client no longer runs; any
+    other failure is the run's own and propagates unchanged."""
+    return ("scheduler-connection-lost" in str(exc)
+            or getattr(client, "status", "running") not in ("running", "connecting"))
+
+
 @contextlib.contextmanager
 def open_client(scheduler: Optional[str] = None, workers: Optional[int] = None, *,
                 memory_limit: Any = "auto", quiet: bool = True) -> Iterator[Any]:
@@ -76,7 +84,9 @@ def open_client(scheduler: Optional[str] = None, workers: Optional[int] = None, 
     only when it exceeds the limit).  The client (and a cluster it started) is closed on exit.
 
     Raises :class:`UsageError` when both are given, ``workers`` is not a positive int, or the
-    scheduler cannot be reached (the address and the reason are named).
+    scheduler cannot be reached (the address and the reason are named); and, from the body, when the
+    connection to ``scheduler`` is lost during the run (the scheduler killed or unreachable: distributed's
+    own ERROR log line is silenced when ``quiet``, the failure is this one error naming the address).
     """
     _check_choice(scheduler, workers)
     if scheduler is None and workers is None:
@@ -93,9 +103,21 @@ def open_client(scheduler: Optional[str] = None, workers: Optional[int] = None, 
             client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError) as exc:
             raise UsageError(f"--scheduler = {scheduler}: cannot connect ({exc})") from None
+        # distributed logs a lost scheduler as an ERROR line of its own before the run fails: the
+        # failure below says it in ptonum's one line instead
+        client_log = logging.getLogger("distributed.client")
+        level = client_log.level
+        if quiet:
+            client_log.setLevel(logging.CRITICAL)
         try:
             yield client
+        except Exception as exc:
+            if not _scheduler_lost(client, exc):
+                raise
+            raise UsageError(f"--scheduler = {scheduler}: lost the connection to the scheduler during the run "
+                             "(stopped or unreachable); the run did not finish: rerun it once the scheduler is back") from None
         finally:
+            client_log.setLevel(level)
             client.close()
         return
     assert workers is not None
