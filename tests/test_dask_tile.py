@@ -211,8 +211,11 @@ def test_a_lost_scheduler_is_one_error_naming_it(monkeypatch: pytest.MonkeyPatch
         def __init__(self, address: str, timeout: str) -> None:
             self.closed = False
 
+        def run(self, function: Any, on_error: str) -> Dict[str, Any]:
+            return {}
+
         def close(self) -> None:
-            self.closed = True
+            self.closed, self.status = True, "closed"
 
     monkeypatch.setattr(distributed, "Client", Client)
     log = logging.getLogger("distributed.client")
@@ -223,7 +226,7 @@ def test_a_lost_scheduler_is_one_error_naming_it(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(UsageError, match=r"^--scheduler = tcp://10\.0\.0\.1:8786: lost the connection to the "
                        r"scheduler during the run \(stopped or unreachable\); the run did not finish"):
         with pdask.open_client(scheduler="tcp://10.0.0.1:8786") as c:
-            assert log.level == logging.CRITICAL
+            assert log.level == logging.CRITICAL and logging.getLogger("distributed").level == logging.CRITICAL
             raise lost
     assert log.level == before and c.closed
     with pytest.raises(UsageError, match="lost the connection"):  # however it fails, once the client is closed
@@ -235,6 +238,46 @@ def test_a_lost_scheduler_is_one_error_naming_it(monkeypatch: pytest.MonkeyPatch
             with pdask.open_client(scheduler="tcp://10.0.0.1:8786"):
                 raise other
         assert got.value is other
+
+
+def test_a_worker_without_ptonum_is_named_before_any_work(monkeypatch: pytest.MonkeyPatch, client) -> None:
+    """A worker of an external scheduler that cannot import ptonum (break stop 23: its connection died on the
+    first task naming a ptonum function and the run waited for ever, silently) or runs another version: one
+    UsageError naming the worker, before anything is submitted; the question needs no ptonum to arrive.
+    The real workers (the module cluster) pass; stand-in answers for the others."""
+    import distributed
+
+    with pdask.open_client(scheduler=client.scheduler.address) as c:  # same version everywhere: accepted
+        assert set(c.run(lambda: 1)) == set(client.run(lambda: 1))
+    answers: Dict[str, Any] = {}
+
+    class Client:
+        status = "running"
+
+        def __init__(self, address: str, timeout: str) -> None:
+            self.closed = False
+
+        def run(self, function: Any, on_error: str) -> Dict[str, Any]:
+            assert on_error == "return" and function() == ptonum.__version__  # it asks for the version
+            return answers
+
+        def close(self) -> None:
+            self.closed, self.status = True, "closed"
+
+    monkeypatch.setattr(distributed, "Client", Client)
+    answers.update({"tcp://10.0.0.2:4000": ptonum.__version__,
+                    "tcp://10.0.0.3:4000": ModuleNotFoundError("No module named 'ptonum'")})
+    with pytest.raises(UsageError, match=r"^--scheduler = tcp://s:1: worker tcp://10\.0\.0\.3:4000 cannot import "
+                       r"ptonum \(ModuleNotFoundError: No module named 'ptonum'\); install ptonum\[dask\] "):
+        with pdask.open_client(scheduler="tcp://s:1"):
+            raise AssertionError("not reached")
+    answers["tcp://10.0.0.3:4000"] = "0.0.9"
+    with pytest.raises(UsageError, match=r"worker tcp://10\.0\.0\.3:4000 runs ptonum 0\.0\.9, this process "):
+        with pdask.open_client(scheduler="tcp://s:1"):
+            raise AssertionError("not reached")
+    answers.clear()  # no workers yet: not judged
+    with pdask.open_client(scheduler="tcp://s:1") as c:
+        assert not c.closed
 
 
 def test_lazy_attributes_and_progress(client) -> None:

@@ -65,6 +65,34 @@ def _check_choice(scheduler: Optional[str], workers: Optional[int]) -> None:
         raise UsageError(f"--scheduler = {scheduler!r}: expected a scheduler address such as tcp://host:8786")
 
 
+#: what a worker is asked before any work: its ptonum version (an expression evaluated there, so that the
+#: question itself needs no ptonum to arrive: a task that names a ptonum function cannot even be read by a
+#: worker without it, whose connection then dies and leaves the run waiting for ever)
+_VERSION_PROBE = "__import__('ptonum').__version__"
+
+
+def _check_workers(client: Any, scheduler: str) -> None:
+    """Raise :class:`UsageError` when a worker of ``scheduler`` cannot import ptonum or runs another version
+    than this process (docs/scale-out.md: workers must run the same ptonum), naming the worker and what it
+    said; a scheduler without workers yet, or one that does not answer, is not judged here."""
+    import functools
+
+    from .. import __version__
+
+    try:
+        answers = client.run(functools.partial(eval, _VERSION_PROBE), on_error="return")
+    except Exception:  # the run itself reports a scheduler that stops answering
+        return
+    for worker, said in sorted(answers.items()):
+        if isinstance(said, BaseException):
+            raise UsageError(f"--scheduler = {scheduler}: worker {worker} cannot import ptonum "
+                             f"({type(said).__name__}: {said}); install ptonum[dask] {__version__} in the workers' "
+                             "environment") from None
+        if said != __version__:
+            raise UsageError(f"--scheduler = {scheduler}: worker {worker} runs ptonum {said}, this process "
+                             f"{__version__}; workers must run the same version") from None
+
+
 def _scheduler_lost(client: Any, exc: BaseException) -> bool:
     """Did the run fail because ``client`` lost its scheduler (killed, its machine gone, the network
     cut)?  Yes when distributed cancelled the work for that reason or the client no longer runs; any
@@ -86,7 +114,8 @@ def open_client(scheduler: Optional[str] = None, workers: Optional[int] = None, 
     Raises :class:`UsageError` when both are given, ``workers`` is not a positive int, or the
     scheduler cannot be reached (the address and the reason are named); and, from the body, when the
     connection to ``scheduler`` is lost during the run (the scheduler killed or unreachable: distributed's
-    own ERROR log line is silenced when ``quiet``, the failure is this one error naming the address).
+    own log lines are silenced when ``quiet``, the failure is this one error naming the address); and, before
+    yielding, when a worker of ``scheduler`` cannot import ptonum or runs another version (the worker named).
     """
     _check_choice(scheduler, workers)
     if scheduler is None and workers is None:
@@ -103,12 +132,20 @@ def open_client(scheduler: Optional[str] = None, workers: Optional[int] = None, 
             client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError) as exc:
             raise UsageError(f"--scheduler = {scheduler}: cannot connect ({exc})") from None
-        # distributed logs a lost scheduler as an ERROR line of its own before the run fails: the
-        # failure below says it in ptonum's one line instead
-        client_log = logging.getLogger("distributed.client")
-        level = client_log.level
+        # distributed logs a lost scheduler in lines of its own (an ERROR, a traceback of the closed
+        # comm) before the run fails: the failure below says it in ptonum's one line instead
+        logs = [logging.getLogger(name) for name in ("distributed", "distributed.client")]
+        levels = [log.level for log in logs]
         if quiet:
-            client_log.setLevel(logging.CRITICAL)
+            for log in logs:
+                log.setLevel(logging.CRITICAL)
+        try:
+            _check_workers(client, scheduler)
+        except BaseException:
+            client.close()
+            for log, level in zip(logs, levels):
+                log.setLevel(level)
+            raise
         try:
             yield client
         except Exception as exc:
@@ -117,8 +154,9 @@ def open_client(scheduler: Optional[str] = None, workers: Optional[int] = None, 
             raise UsageError(f"--scheduler = {scheduler}: lost the connection to the scheduler during the run "
                              "(stopped or unreachable); the run did not finish: rerun it once the scheduler is back") from None
         finally:
-            client_log.setLevel(level)
-            client.close()
+            client.close()  # first: closing a client that lost its scheduler logs the cancelled reconnection
+            for log, level in zip(logs, levels):
+                log.setLevel(level)
         return
     assert workers is not None
     threads = max(1, default_workers() // workers)
