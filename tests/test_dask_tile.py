@@ -280,6 +280,29 @@ def test_a_worker_without_ptonum_is_named_before_any_work(monkeypatch: pytest.Mo
         assert not c.closed
 
 
+def test_after_a_failure_only_tasks_that_may_still_run_are_waited_for(client) -> None:
+    """run_tasks' drain (after a failed task, Ctrl-C or SIGTERM) waits for the run's tasks that may still
+    run on a worker or be sent to one, not for finished ones held in memory (break stop 23: a SIGTERMed
+    --scheduler run sat silent for 120 s once; a finished task whose release never arrives would hold
+    the old count up to the bound).  Asked on the real workers: a running task counts, the same task
+    finished and held in memory does not."""
+    import time
+
+    from ptonum.dask import run as drun
+
+    fut = client.submit(time.sleep, 3, key="ptonum-drain-probe", pure=False)
+    deadline = time.monotonic() + 30
+    while sum(client.run(drun._known_to_worker, {"ptonum-drain-probe"}).values()) == 0:
+        assert time.monotonic() < deadline, "the task never ran"
+        time.sleep(0.05)
+    assert client.run_on_scheduler(drun._known_to_scheduler, {"ptonum-drain-probe"}) == 1  # processing
+    fut.result()
+    assert fut.status == "finished"
+    assert sum(client.run(drun._known_to_worker, {"ptonum-drain-probe"}).values()) == 0  # in memory
+    assert client.run_on_scheduler(drun._known_to_scheduler, {"ptonum-drain-probe"}) == 0
+    fut.release()
+
+
 def test_lazy_attributes_and_progress(client) -> None:
     rng = np.random.default_rng(7)
     acc = rng.integers(-2**31, 2**31, size=(40, 90), dtype=np.int64).astype(np.int32)

@@ -85,24 +85,36 @@ def _name(key: Any) -> str:
     return key[0] if isinstance(key, tuple) else str(key)
 
 
+#: worker task states in which a task of the run may still run (and write): queued, running, cancelled or
+#: rescheduled while running; a task finished (in memory, erred) or forgotten cannot write any more
+_WORKER_LIVE = frozenset({"waiting", "ready", "constrained", "executing", "long-running", "cancelled", "resumed",
+                          "rescheduled"})
+#: scheduler task states from which a task of the run may still be sent to a worker
+_SCHEDULER_LIVE = frozenset({"released", "waiting", "no-worker", "queued", "processing"})
+
+
 def _known_to_worker(names: Any, dask_worker: Any = None) -> int:
-    """On a worker: how many tasks of the key names ``names`` it still holds in any state (queued,
-    executing, cancelled while executing, finished in memory).  A released task is forgotten only
-    once it can no longer run or write."""
+    """On a worker: how many tasks of the key names ``names`` may still run there (:data:`_WORKER_LIVE`:
+    queued, executing, cancelled while executing).  A finished task held in memory is not counted: it
+    cannot write any more, and it stays there as long as a release has not arrived (which, after a
+    signal, may be never: break stop 23 saw a SIGTERMed run wait its whole bound)."""
     state = getattr(dask_worker, "state", None)
     tasks = getattr(state, "tasks", None) or {}
-    return sum(1 for key in list(tasks) if _name(key) in names)
+    return sum(1 for key, ts in list(tasks.items())
+               if _name(key) in names and getattr(ts, "state", "executing") in _WORKER_LIVE)
 
 
 def _known_to_scheduler(names: Any, dask_scheduler: Any = None) -> int:
-    """On the scheduler: how many tasks of the key names ``names`` it still tracks (a task not yet
-    sent to a worker could still be sent after the workers were asked)."""
+    """On the scheduler: how many tasks of the key names ``names`` could still be sent to a worker
+    (:data:`_SCHEDULER_LIVE`: a task not yet sent could still be sent after the workers were asked)."""
     tasks = getattr(dask_scheduler, "tasks", None) or {}
-    return sum(1 for key in list(tasks) if _name(key) in names)
+    return sum(1 for key, ts in list(tasks.items())
+               if _name(key) in names and getattr(ts, "state", "processing") in _SCHEDULER_LIVE)
 
 
 def _drain(client: Any, names: Any, timeout: float = 120.0) -> None:
-    """Wait (bounded) until neither the scheduler nor any worker still knows a task of ``names``:
+    """Wait (bounded) until neither the scheduler nor any worker holds a task of ``names`` that may
+    still run (finished ones do not count):
     a released task that is already running cannot be stopped, a queued one may still start
     before the release reaches its worker, and neither may write into a temporary that is about
     to be removed.  Both are asked in each round (the release travels on another channel than
