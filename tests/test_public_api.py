@@ -295,3 +295,15 @@ def test_masked_arrays_are_refused_naming_the_argument_unless_nothing_is_masked(
     clean[key] = np.ma.masked_array(value, mask=np.zeros(value.shape, bool))
     got, err = _call(fn, clean)
     assert err is None and _same(got, want), f"{name}: {key} with nothing masked changed the result ({err})"
+
+
+def test_dir_lists_the_lazily_loaded_public_names() -> None:
+    """``dir()`` (IPython/Jupyter tab completion) lists every name of ``__all__`` of ptonum and ptonum.dask
+    before any is used, though they load on first use (break stop 23: dir(ptonum.dask) listed none)."""
+    import subprocess
+    import sys
+
+    code = ("import ptonum, ptonum.dask; missing = [n for m in (ptonum, ptonum.dask) for n in m.__all__ "
+            "if n not in dir(m)]; print(missing)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -53,6 +53,11 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'ptonum' has no attribute {name!r}")
 
 
+def __dir__() -> list:
+    """The module's names with the lazily loaded ones (tab completion lists the public API)."""
+    return sorted(set(globals()) | set(_NAMES) | set(_SUBMODULES))
+
+
 __all__ = [
     "PtonumError",
     "IllegalEncodingError",

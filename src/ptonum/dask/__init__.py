@@ -49,6 +49,11 @@ def __getattr__(name: str) -> object:
     return value
 
 
+def __dir__() -> list:
+    """The module's names with the lazily loaded ones (tab completion lists the public API)."""
+    return sorted(set(globals()) | set(_HOMES))
+
+
 __all__ = [
     "postprocess",
     "DaskPostprocessResult",
