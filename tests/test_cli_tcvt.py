@@ -79,6 +79,8 @@ def test_bad_inputs_exit_nonzero_one_line(tmp_path: Path) -> None:
         (["--values", "abc"], "not a number"),
         (["--to", "FP16", "--values", "1"], "E8M0"),
         ([], "exactly one input"),
+        # a space-separated list: the second value is read as FILE (break stop 23: only "give exactly one input")
+        (["--values", "1.5", "3"], "not both ('3' was read as FILE; --values takes one comma-separated list"),
         ([str(tmp_path / "missing.npy")], "no such file"),
     ]
     bad = tmp_path / "bad.npy"

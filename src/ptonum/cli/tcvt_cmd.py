@@ -206,7 +206,10 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
             # Let the model raise its own UnsupportedConversionError text.
             to_e8m0(0, src_type=src_opt)
         mode = parse_rmode(rmode, "--rmode")
-        if (values is None) == (file is None):
+        if values is not None and file is not None:
+            raise UsageError(f"give exactly one input: --values or FILE, not both ({file!r} was read as FILE; "
+                             "--values takes one comma-separated list, e.g. --values 1.5,3)")
+        if values is None and file is None:
             raise UsageError("give exactly one input: --values or FILE")
         read_flags: List[Optional[int]] = []  # per --values item: its decimal's rounding flags (None: 0x)
         if values is not None:
