@@ -627,6 +627,20 @@ def test_zarr_input_without_dask_names_the_missing_extra_before_an_output_clash(
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
+def test_a_missing_zarr_input_without_dask_is_named_as_missing(tmp_path: Path) -> None:
+    """ACC nothere.zarr on an installation without dask: the path that does not exist is the thing to fix
+    (break stop 23: 'scale-out needs dask ...', and after installing it, 'no such file')."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _NO_DASK, "postprocess", "nothere.zarr", "--mode", "REQ8", "--scale",
+                        "0.5", "--out-dir", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout) == (2, ""), r
+    assert r.stderr.startswith("ptonum postprocess: error: ACC") and "nothere.zarr" in r.stderr, r.stderr
+    assert "no such file" in r.stderr and "dask" not in r.stderr, r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_zarr_acc_missing_a_chunk_file_is_refused_unless_allowed(tmp_path: Path, scheduler, fmt: int) -> None:
     """break-findings: a Zarr ACC with a chunk FILE deleted ran with rc 0, that block read as the fill value

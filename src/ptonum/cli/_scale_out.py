@@ -472,6 +472,18 @@ def _report_error(row: Dict[str, Any]) -> None:
     sys.stderr.flush()
 
 
+def _refuse_missing_inputs(files: Sequence[str]) -> None:
+    """An input path that does not exist (or a dangling link) is refused by name before anything else, also
+    before the missing dask extra a ``.zarr`` name would ask for."""
+    from ._common import input_file
+    from ._tile_args import split_key
+
+    for f in files:
+        path_text = split_key(f)[0]
+        if not Path(path_text).exists():
+            input_file("ACC", path_text, "a .npy, .npz, .bin file or a Zarr store")
+
+
 def _precheck_inputs(files: Sequence[str]) -> None:
     """Every input of a batch exists (a regular file or a Zarr store) before the first file runs: a
     mistyped path is refused up front, not after other files' outputs were written.  A file that
@@ -501,6 +513,7 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
     or ``--scheduler`` needs Dask and it is missing, before any other check of the inputs and outputs.
     """
     files = expand_inputs(accs)
+    _refuse_missing_inputs(files)  # a mistyped path first: "install dask" would not help
     if workers is not None or scheduler is not None or any(_is_chunked_input(f, chunks) for f in files):
         from ..dask.cluster import require_dask
 
