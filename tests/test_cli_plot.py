@@ -43,6 +43,11 @@ def test_postprocess_plot_draws_sqnr_and_error_distribution(tmp_path: Path) -> N
     assert [t.get_text() for t in ax_s.get_yticklabels()] == [run.mode for run in RUNS]
     boxes = [ln for ln in ax_e.lines if ln.get_color() != "none"]
     assert boxes  # one box (several lines) per configuration with a nonzero error
+    # every row says its share of exact elements, computed here from the errors; 0% too (break stop 23)
+    shares = [float(np.mean(np.asarray(rep.extra["relative_error"]) == 0)) for rep in reports]
+    assert 0.0 in shares
+    want = [f"{100 * s:.0f}% exact" if s >= 0.01 or s == 0 else "<1% exact" for s in shares]
+    assert [t.get_text() for t in ax_e.texts] == want
 
 
 def test_postprocess_plot_refusals(tmp_path: Path) -> None:

@@ -200,7 +200,7 @@ def example_figure(runs: Sequence[Any], reports: Sequence[Any], errors: Sequence
                    labels: Sequence[str]) -> Any:
     """The bundled example as a picture: SQNR per configuration (left) and, per configuration, the
     distribution of the nonzero |D - exact| relative to the RMS of the exact product (right, log
-    scale; the share of elements where D is exact is written at the right edge)."""
+    scale; the share of elements where D is exact, 0% included, is written at the right edge of every row)."""
     plt = pyplot()
 
     k = len(reports)
@@ -229,10 +229,10 @@ def example_figure(runs: Sequence[Any], reports: Sequence[Any], errors: Sequence
         if nz.size:
             data.append(nz)
             where.append(i)
-        if share > 0:
-            pct = f"{100 * share:.0f}" if share >= 0.01 else "<1"
-            ax_e.annotate(f"{pct}% exact", (1.0, i), xycoords=("axes fraction", "data"), xytext=(4, 0),
-                          textcoords="offset points", ha="left", va="center", fontsize=8, color="tab:green")
+        # every row gets its share, 0% included (a missing label read as "not measured")
+        pct = f"{100 * share:.0f}" if share >= 0.01 or share == 0 else "<1"
+        ax_e.annotate(f"{pct}% exact", (1.0, i), xycoords=("axes fraction", "data"), xytext=(4, 0),
+                      textcoords="offset points", ha="left", va="center", fontsize=8, color="tab:green")
     if data:
         ax_e.boxplot(data, positions=where, orientation="horizontal", widths=0.6, whis=(0, 100), showfliers=False,
                      manage_ticks=False)
