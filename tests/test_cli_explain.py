@@ -120,3 +120,30 @@ def test_explain_postprocess_infers_the_only_accumulator_type_and_takes_scale() 
     r = CliRunner().invoke(main, ["explain", "postprocess", "--mode", "NoQuant", "--acc", "1"])
     assert (r.exit_code, r.stderr) == (2, "ptonum explain postprocess: error: give --acc-type: PreQuantMode 0 admits "
                                           "FP32 or S32 or U32 accumulators\n")
+
+
+def test_explain_postprocess_takes_alpha_as_postprocess_does() -> None:
+    """break stop 23: postprocess takes --alpha DECIMAL for LReLU/PReLU, explain only the raw FP19 --relu-param
+    word, so tracing an LReLU element of a run meant building the word by hand.  0.25 = 2^-2 is the FP19 word
+    with biased exponent 125 (8 bits, bias 127) and a zero 10-bit mantissa: 125 << 10 (ADR-0085 FP19)."""
+    from click.testing import CliRunner
+
+    from ptonum.cli import main
+
+    base = ["explain", "postprocess", "--mode", "REQ8", "--relu", "LRELU", "--acc", "-153043", "--scale", "0.5"]
+    a = CliRunner().invoke(main, [*base, "--alpha", "0.25"])
+    b = CliRunner().invoke(main, [*base, "--relu-param", hex(125 << 10)])
+    z = CliRunner().invoke(main, [*base, "--relu-param", "0"])
+    assert a.exit_code == b.exit_code == z.exit_code == 0, (a.output, b.output)
+    assert a.stdout == b.stdout and a.stdout != z.stdout
+    r = CliRunner().invoke(main, [*base, "--alpha", "0.25", "--relu-param", "0x1f400"])
+    assert (r.exit_code, r.stderr) == (2, "ptonum explain postprocess: error: --alpha and --relu-param both give the "
+                                          "activation parameter; give one\n")
+    r = CliRunner().invoke(main, [*base, "--alpha", "0.1"])  # not an FP19 value: refused as postprocess refuses it
+    assert r.exit_code == 2 and r.stderr.startswith("ptonum explain postprocess: error: --alpha") and "0.1" in r.stderr
+    # ... naming --scale-rounding rne, which explain now takes too (it named an option explain did not have):
+    # 0.1 rounds to FP19 0x1ee66 (the refusal names it), the same trace as that word given raw
+    assert "give --scale-rounding rne" in r.stderr and "0x1ee66" in r.stderr
+    c = CliRunner().invoke(main, [*base, "--alpha", "0.1", "--scale-rounding", "rne"])
+    d = CliRunner().invoke(main, [*base, "--relu-param", "0x1ee66"])
+    assert c.exit_code == d.exit_code == 0 and c.stdout == d.stdout, (c.output, d.output)

@@ -74,12 +74,18 @@ def command(ctx: click.Context, row: Optional[str]) -> None:
               help="Quantization scale as a decimal (read exactly, converted to FP19), as postprocess takes it; "
                    "instead of --quant-param.")
 @click.option("--offset", type=ASCII_INT, default=0, show_default=True, help="Signed offset with --scale.")
-@click.option("--relu-param", default="0", show_default=True, help="Activation parameter word (FP19 in [18:0]).")
+@click.option("--relu-param", default=None, help="Activation parameter word (FP19 in [18:0]; default 0).")
+@click.option("--alpha", default=None, metavar="NUMBER",
+              help="LReLU/PReLU alpha as a decimal (read exactly, converted to FP19), as postprocess takes it; "
+                   "instead of --relu-param.")
+@click.option("--scale-rounding", type=click.Choice(["exact", "rne"]), default="exact", show_default=True,
+              help="exact: refuse a --scale or --alpha FP19 cannot hold; rne: round it once to FP32 and then to "
+                   "FP19 (FP32ToFP19, nearest even), as postprocess does.")
 @click.option("--rmode", default="NONE", show_default=True, help=RMODE_HELP)
 @click.option("--sat", is_flag=True, help="B.DATR Sat=1 (clamp).")
 def postprocess(attributes_word: Optional[str], mode: Optional[str], relu: Optional[str], acc_type: Optional[str],
-                acc: str, quant_param: Optional[str], scale: Optional[str], offset: int, relu_param: str, rmode: str,
-                sat: bool) -> None:
+                acc: str, quant_param: Optional[str], scale: Optional[str], offset: int, relu_param: Optional[str],
+                alpha: Optional[str], scale_rounding: str, rmode: str, sat: bool) -> None:
     """Trace TileProfileMatrixPostProcessWithFlags for one accumulator element.
 
     The tile operation's legality checks (B.DATR RMode/Sat for the mode, accumulator class,
@@ -113,10 +119,17 @@ def postprocess(attributes_word: Optional[str], mode: Optional[str], relu: Optio
         if scale is not None:
             from ._tile_args import scale_word
 
-            qp = scale_word(scale, offset, m, "exact")
+            qp = scale_word(scale, offset, m, scale_rounding)
         else:
             qp = parse_int(quant_param, "--quant-param") if quant_param is not None else _default_qp(m)
-        rp = parse_int(relu_param, "--relu-param")
+        if alpha is not None and relu_param is not None:
+            raise UsageError("--alpha and --relu-param both give the activation parameter; give one")
+        if alpha is not None:
+            from ._tile_args import alpha_word
+
+            rp = alpha_word(alpha, scale_rounding)
+        else:
+            rp = parse_int(relu_param if relu_param is not None else "0", "--relu-param")
         a = acc_bits(acc, acc_t)
         why = tile_rejection(pre_quant_mode=m, relu_mode=r, acc_type=acc_t, quant_param=qp, relu_param=rp,
                              rmode=rm, sat=sat)
