@@ -686,3 +686,22 @@ def test_zarr_acc_missing_a_chunk_file_is_refused_unless_allowed(tmp_path: Path,
               "--allow-missing-chunks"])
     assert r.exit_code == 2 and r.stderr.endswith("--allow-missing-chunks applies to a Zarr ACC, not "
                                                   f"{tmp_path / 'x.npy'}\n"), r.output
+
+
+def test_chunked_summary_gives_the_shapes_the_in_memory_summary_gives(tmp_path: Path) -> None:
+    """break stop 23: a chunked run's summary printed only D's shape and the flags; it now has the in-memory
+    summary's D, RowMaxOut and GroupMaxOut lines without their value ranges (which would read every output
+    chunk back); GroupN 16 over 100 columns: a ragged last group, 7 groups."""
+    acc = _acc()
+    np.save(tmp_path / "acc.npy", acc)
+    _zarr(tmp_path / "acc.zarr", acc, (16, 64))
+    here = _run(["postprocess", str(tmp_path / "acc.npy"), *MODE, "--out-dir", str(tmp_path / "a")])
+    chunked = _run(["postprocess", str(tmp_path / "acc.zarr"), *MODE, "--out-dir", str(tmp_path / "b")])
+    assert here.exit_code == chunked.exit_code == 0, (here.output, chunked.output)
+
+    def lines(text: str) -> List[str]:
+        keep = ("D ", "RowMaxOut", "GroupMaxOut", "flags")
+        return [ln.split(", values")[0] for ln in text.splitlines() if ln.startswith(keep)]
+
+    assert lines(chunked.stdout) == lines(here.stdout)
+    assert "GroupMaxOut 60x7 S32 (GroupN 16)" in lines(chunked.stdout)

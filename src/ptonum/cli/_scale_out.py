@@ -432,7 +432,16 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
                       f"Sat={int(bool(call.sat))}, engine {options.get('engine', 'fast')}", head=fields_text(a))
         console.print(f"ACC  {m} x {n} {lazy.acc_type.name}, chunks {x.chunksize[0]} x {x.chunksize[1]} "
                       f"({x.numblocks[0] * x.numblocks[1]} chunks)")
-        console.print(f"D    {m} x {n} {lazy.dst_type.name}")
+        # shapes as the in-memory summary gives them (its value ranges would read every output chunk back)
+        import numpy as np
+
+        from ..fpatr.element import destination_dtype
+
+        console.print(f"D    {m} x {n} {lazy.dst_type.name} ({np.dtype(destination_dtype(lazy.dst_type))} encodings)")
+        if a.row_max_en:
+            console.print(f"RowMaxOut   {m} x 1 {lazy.acc_type.name}")
+        if a.group_max_en:
+            console.print(f"GroupMaxOut {m}x{-(-n // a.group_n)} {lazy.acc_type.name} (GroupN {a.group_n})")
         console.print(f"flags {flags:#04x} {flag_names(flags)}")
         console.print(f"wrote {dest} (arrays {', '.join(k for k in ('d', 'row_max', 'group_max') if k == 'd' or (k == 'row_max' and a.row_max_en) or (k == 'group_max' and a.group_max_en))})")
         if stale:
