@@ -1964,9 +1964,9 @@ def _fp16x_fused_loop(lane: int, gsz: int, relu: int, mabs: int, a_: Any, o_: An
 @njit
 def _fp16x_fused(lane: int, gsz: int, a_: Any, o_: Any, gk: Any, p: Any, absm: Any) -> Any:
     """A BF16 (``lane`` :data:`LANE_BF16`) or FP16 row's pass and its RowMax+GroupMax fold keys from one
-    loop over the row, GroupN ``gsz`` 8 or 16 (GroupN 32 takes the chunked path: through this loop, in
-    blocks of eight groups, the public call on two threads cost +8..+39% against the chunked path's
-    -4..+19%, coordinator's A/B at the end of stop 18, docs/performance.md): blocks of sixteen groups
+    loop over the row, GroupN ``gsz`` 8, 16 or 32 (GroupN 32 went back to the chunked path at stop 18, when this
+    loop spilled; since its flag accumulators pass a value barrier it does not, h-fp16g2, docs/performance.md):
+    blocks of sixteen groups
     converted and folded from the same loads (:func:`_fp16x_blk`: no load-only fold pass before the conversion, as
     :func:`_fp16x_fold_groups` / :func:`_fp32_fold_groups` are in the chunked path), a group whose maximum
     is negative redone after the loop by its smallest int32, the last groups (less than a block) by
@@ -1980,30 +1980,43 @@ def _fp16x_fused(lane: int, gsz: int, a_: Any, o_: Any, gk: Any, p: Any, absm: A
     as constants: BF16 GroupN 8 +18..+20% -> +11..+13% through the public call, h-bf16t/h-bf16u,
     docs/performance.md); FP16 has its own form for ReluMode NONE without MaxAbs (the bench's setting:
     18.1 / 19.9 instructions per 16 elements at GroupN 8 / 16 against 25.5 / 27.0 with the masks read at
-    run time, h-fp16g) and the run-time-mask form for the others (each form adds ~1.5 s of compile time)."""
+    run time, h-fp16g) and the run-time-mask form for the others (each form adds ~1.5 s of compile time), each
+    at GroupN 8, 16 and 32."""
     if lane == LANE_FP16:  # ReluMode NONE without MaxAbs its own form, else the masks at run time (docstring)
         if p[0] == np.uint32(0) and absm == np.uint32(0xFFFFFFFF):
             if gsz == 8:
                 return _fp16x_fused_loop(LANE_FP16, 8, 0, 0, a_, o_, gk, p, absm)
-            return _fp16x_fused_loop(LANE_FP16, 16, 0, 0, a_, o_, gk, p, absm)
+            if gsz == 16:
+                return _fp16x_fused_loop(LANE_FP16, 16, 0, 0, a_, o_, gk, p, absm)
+            return _fp16x_fused_loop(LANE_FP16, 32, 0, 0, a_, o_, gk, p, absm)
         if gsz == 8:
             return _fp16x_fused_loop(LANE_FP16, 8, 2, 0, a_, o_, gk, p, absm)
-        return _fp16x_fused_loop(LANE_FP16, 16, 2, 0, a_, o_, gk, p, absm)
+        if gsz == 16:
+            return _fp16x_fused_loop(LANE_FP16, 16, 2, 0, a_, o_, gk, p, absm)
+        return _fp16x_fused_loop(LANE_FP16, 32, 2, 0, a_, o_, gk, p, absm)
     if p[0] == np.uint32(0):  # ReluMode NONE
         if absm == np.uint32(0xFFFFFFFF):
             if gsz == 8:
                 return _fp16x_fused_loop(LANE_BF16, 8, 0, 0, a_, o_, gk, p, absm)
-            return _fp16x_fused_loop(LANE_BF16, 16, 0, 0, a_, o_, gk, p, absm)
+            if gsz == 16:
+                return _fp16x_fused_loop(LANE_BF16, 16, 0, 0, a_, o_, gk, p, absm)
+            return _fp16x_fused_loop(LANE_BF16, 32, 0, 0, a_, o_, gk, p, absm)
         if gsz == 8:
             return _fp16x_fused_loop(LANE_BF16, 8, 0, 1, a_, o_, gk, p, absm)
-        return _fp16x_fused_loop(LANE_BF16, 16, 0, 1, a_, o_, gk, p, absm)
+        if gsz == 16:
+            return _fp16x_fused_loop(LANE_BF16, 16, 0, 1, a_, o_, gk, p, absm)
+        return _fp16x_fused_loop(LANE_BF16, 32, 0, 1, a_, o_, gk, p, absm)
     if absm == np.uint32(0xFFFFFFFF):
         if gsz == 8:
             return _fp16x_fused_loop(LANE_BF16, 8, 1, 0, a_, o_, gk, p, absm)
-        return _fp16x_fused_loop(LANE_BF16, 16, 1, 0, a_, o_, gk, p, absm)
+        if gsz == 16:
+            return _fp16x_fused_loop(LANE_BF16, 16, 1, 0, a_, o_, gk, p, absm)
+        return _fp16x_fused_loop(LANE_BF16, 32, 1, 0, a_, o_, gk, p, absm)
     if gsz == 8:
         return _fp16x_fused_loop(LANE_BF16, 8, 1, 1, a_, o_, gk, p, absm)
-    return _fp16x_fused_loop(LANE_BF16, 16, 1, 1, a_, o_, gk, p, absm)
+    if gsz == 16:
+        return _fp16x_fused_loop(LANE_BF16, 16, 1, 1, a_, o_, gk, p, absm)
+    return _fp16x_fused_loop(LANE_BF16, 32, 1, 1, a_, o_, gk, p, absm)
 
 
 def _fp16x_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any, scale32: Any,
@@ -2012,8 +2025,8 @@ def _fp16x_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale:
     """Rows ``i0 .. i1 - 1`` of an FP32 -> BF16 (``fast`` :data:`LANE_BF16`) or FP16 tile (compiled gate:
     uint16 carriers only), as :func:`_fp8_rows`: each row's pass (:func:`_bf16_pass` /
     :func:`_f16_pass`) from this one loop, with ``fold`` its groups' fold keys
-    (:func:`_fp32_fold_groups`, taken before the pass, :data:`FOLD_CHUNK` elements at a time; GroupN 8
-    and 16 on rows of at least sixteen groups from the pass's own loads, :func:`_fp16x_fused`) to
+    (:func:`_fp32_fold_groups`, taken before the pass, :data:`FOLD_CHUNK` elements at a time; GroupN 8,
+    16 and 32 on rows of at least sixteen groups from the pass's own loads, :func:`_fp16x_fused`) to
     ``gk[(i - i0) * ngs ..]``; a row with a NaN/Inf source done
     again whole by :func:`_row_bf16` / :func:`_row_f16` (its ``gs`` entries too); each row's flags to
     ``rowflags[i]``.  The same codes, keys and flags as one such call a row."""
@@ -2045,7 +2058,7 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
             # chunk (RowMax alone: the row) takes the maximum of its chunks' keys (keys order as values).
             w = np.uint32(0)
             c = 0
-            if (seg == 8 or seg == 16) and cnt >= 16 * seg:  # GroupN 32: the chunked path (see _fp16x_fused)
+            if (seg == 8 or seg == 16 or seg == 32) and cnt >= 16 * seg:  # sixteen groups or more: _fp16x_fused
                 w = _fp16x_fused(fast, seg, a_, o_, _borrow(gk, g0, g0 + ng), p, absm)
                 c = cnt
             while c < cnt:
@@ -3509,11 +3522,16 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _fold16_8: Any = _fold16_make(1, lanes=8)
     _fold16_8a: Any = _fold16_make(1, True, 8)
 
+    #: :func:`_fp16x_blk`'s flag accumulators pass through a value barrier after each vector (AVX-512 targets:
+    #: FP16 GroupN 16 from 19.9 to 17.0 instructions per 16 elements and 51 stack accesses per block to none,
+    #: GroupN 32 from 19.5 to 15.5 and 155 to none; h-fp16g2, docs/performance.md)
+    FP16X_ACC_BARRIER: bool = _has_avx512bw()
+
     def _fp16x_blk_i(typingctx: Any, a: Any, o: Any, s: Any, gk: Any, g: Any, nxv: Any, ufv: Any, amv: Any,
                      smv: Any, relum: Any, satm: Any, absm: Any, lane: Any, gsz: Any, relu: Any,
                      mabs: Any) -> Any:
         """One block of sixteen ``gsz``-element groups of a BF16/FP16 row (``lane`` :data:`LANE_BF16` or
-        :data:`LANE_FP16`, ``gsz`` 8 or 16, ``relu`` 1 for ReluMode RELU, 0 for NONE, 2 for the ReLU mask
+        :data:`LANE_FP16`, ``gsz`` 8, 16 or 32, ``relu`` 1 for ReluMode RELU, 0 for NONE, 2 for the ReLU mask
         ``relum`` and the MaxAbs mask ``absm`` (0x7FFFFFFF with MaxAbs, else all ones) at run time,
         ``mabs`` 1 for MaxAbsEn else 0 (0 with ``relu`` 2): all four integer literals, one compiled form
         each), converted and folded from the same
@@ -3523,7 +3541,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         bits/masks, ``ufv`` OR of those under the tiny mask, ``amv``/``smv`` unsigned maxima of the
         magnitudes after ReLU / of the sources), and the int32 maximum of each group's sources (with
         ``mabs`` their magnitudes) reduced all the block's groups at once by the shuffle tree of
-        :func:`_fold16_make`, built as the vectors come (at most five partial vectors live).  What the
+        :func:`_fold16_make`, built as the vectors come (at most five partial vectors live; GroupN 32: a group's
+        two vectors' maximum first; the flag accumulators through :data:`FP16X_ACC_BARRIER`).  What the
         literals 0/1 save per vector (``relu`` 2 keeps both maxima and both masks every vector): without ReLU the magnitude after ReLU is the source's (``smv`` comes
         back equal to ``amv``: one maximum, not two); with ReLU ``max(x, 0)`` (one operation); the
         accumulator that equals the groups' maxima (``amv`` without ReLU with MaxAbs, ``smv`` with both,
@@ -3534,7 +3553,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         A source NaN/Inf gives garbage codes and flags (the row is redone: ``smv`` shows it).  No bounds
         check: the block within ``a`` and ``o``, its groups' keys within ``gk``."""
         if not (all(isinstance(t, _types.IntegerLiteral) for t in (lane, gsz, relu, mabs))
-                and lane.literal_value in (LANE_BF16, LANE_FP16) and gsz.literal_value in (8, 16)
+                and lane.literal_value in (LANE_BF16, LANE_FP16) and gsz.literal_value in (8, 16, 32)
                 and relu.literal_value in (0, 1, 2) and mabs.literal_value in (0, 1)
                 and not (relu.literal_value == 2 and mabs.literal_value == 1)):
             return None
@@ -3567,6 +3586,15 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
             smax = _llvm_fn(builder, "llvm.smax.v16i32", v16, [v16, v16])
             umax = _llvm_fn(builder, "llvm.umax.v16i32", v16, [v16, v16])
+
+            def acc(v: Any) -> Any:
+                # an accumulator's new value through an empty asm (a value barrier, no instruction): without it
+                # LLVM takes the block's maxima and ORs as reductions, evaluated as trees at the block's end with
+                # every vector's operand kept live (spilled) until then (AVX-512 only: one register holds it)
+                if not FP16X_ACC_BARRIER:
+                    return v
+                return builder.asm(_ir.FunctionType(v16, [v16]), "", "=v,0", [v], False)
+
             relum, satm, absm = sp(9), sp(10), sp(11)
             s_ = context.cast(builder, args[2], signature.args[2], _types.intp)
             adata = context.make_array(signature.args[0])(context, builder, args[0]).data
@@ -3596,17 +3624,17 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                     xm = builder.and_(x, absm)
                     xr = builder.and_(x, builder.xor(builder.and_(builder.ashr(x, c(31)), relum), c(-1)))
                     ax = builder.and_(xr, c(0x7FFFFFFF))
-                    smv = builder.call(umax, [smv, builder.and_(x, c(0x7FFFFFFF))])
-                    amv = builder.call(umax, [amv, ax])
+                    smv = acc(builder.call(umax, [smv, builder.and_(x, c(0x7FFFFFFF))]))
+                    amv = acc(builder.call(umax, [amv, ax]))
                 else:
                     xa = builder.and_(x, c(0x7FFFFFFF))
                     xm = xa if ma else x
                     xr = builder.call(smax, [x, c(0)]) if rl else x  # ReLU: a negative source (-0 too) is +0
                     ax = xr if rl else xa
                     if rl and not ma:
-                        smv = builder.call(umax, [smv, xa])
+                        smv = acc(builder.call(umax, [smv, xa]))
                     if rl or not ma:
-                        amv = builder.call(umax, [amv, ax])
+                        amv = acc(builder.call(umax, [amv, ax]))
                 if bf16:
                     lsb = builder.and_(builder.lshr(xr, c(16)), c(1))
                     r = builder.lshr(builder.add(builder.add(xr, c(0x7FFF)), lsb), c(16))
@@ -3624,8 +3652,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                                         h16)
                     code = builder.add(hb, builder.and_(infm, builder.trunc(satm, h16)))
                     tiny = builder.sext(builder.icmp_signed("<", ax, c(F16_TINY)), v16)
-                nxv = builder.or_(nxv, nxb)
-                ufv = builder.or_(ufv, builder.and_(nxb, tiny))
+                nxv = acc(builder.or_(nxv, nxb))
+                ufv = acc(builder.or_(ufv, builder.and_(nxb, tiny)))
                 builder.store(code, builder.gep(obase, [_ir.Constant(i64, k)]), align=2)
                 if gs == 8:  # vector k: groups 2k (lanes 0-7) and 2k + 1 (lanes 8-15)
                     item = (xm, [2 * k] * 8 + [2 * k + 1] * 8, 0)
