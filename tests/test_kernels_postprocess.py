@@ -1332,9 +1332,11 @@ def test_fp32_fold_fused_into_fp8_pass_like_reference(mode: str, scale: float) -
 def test_fp8_small_groupn_maxima_in_the_pass_like_reference(mode: str, scale: float) -> None:
     """GroupN 8, 16 and 32 reduced inside the E4M3/HiF8 passes (``_fp8_pass_fold``: one 16-lane vector
     of partial maxima per 64 elements, then ``_fold_small``: sixteen groups at a time, the last groups
-    one by one from their lanes), for rows a multiple of 64 wide: 2048 (whole blocks of sixteen groups)
-    and 1088 (GroupN 8: 136 groups, GroupN 16: 68, GroupN 32: 34: eight, four and two groups after the
-    last block); rows of 1000 (not a multiple of 64) take the fold after the pass.  Rows all negative
+    one by one from their lanes), for rows a multiple of 64 wide: 2048 (whole blocks of sixteen groups;
+    GroupN 8, and HiF8 GroupN 16, take the keys themselves in the pass: ``_fp8_pass_keys8`` /
+    ``_fp8_pass_keys16``, then ``_fp8_neg_fix``) and 1088 (GroupN 8: 136 groups, GroupN 16: 68, GroupN 32:
+    34: eight, four and two groups after the last block); rows of 1000 (not a multiple of 64) take the
+    fold after the pass.  Rows all negative
     but for distinct positives at random columns (a lane given to the wrong group shows), all negative
     with the smallest magnitude at a moving column (the rescan for the smallest int32), small positives
     with distinct large negative magnitudes (MaxAbs's maximum), N(0, 1) x 50, magnitudes 2^-149 ..
