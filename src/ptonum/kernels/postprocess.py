@@ -3957,7 +3957,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         (the tree of :func:`_fold16_make`), so no group pays a horizontal reduction of its own.  Returns
         ``acc`` (sixteen lanes) with the sixteen results taken in: their signed maxima, with ``max_abs``
         the unsigned maxima of the magnitudes before the limit (a lane above ``0x7FFFFFFF``: a group held
-        ``INT32_MIN``, whose bits are ``0x7FFFFFFF`` with OF).  No bounds check: ``s + 16 gsz <= a.size``, ``g + 16 <= go.size``;
+        ``INT32_MIN``, whose bits are ``0x7FFFFFFF`` with OF).  GroupN 8/16: the sixteen results go out by
+        one non-temporal 64-byte store when ``go[g]`` starts a cache line (weakly ordered: the caller's
+        :func:`_sfence` before another thread reads ``go`` or it stores to those lines again), by an ordinary
+        store otherwise.  No bounds check: ``s + 16 gsz <= a.size``, ``g + 16 <= go.size``;
         int32/uint32 arrays."""
         @_intrinsic
         def gmax16(typingctx: Any, arr: Any, s: Any, go: Any, g: Any, acc: Any) -> Any:
@@ -4022,7 +4025,23 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                                      [r, _ir.Constant(v16, [0x7FFFFFFF] * 16)])
                 gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
                 g_ = context.cast(builder, args[3], signature.args[3], _types.intp)
-                builder.store(r, builder.bitcast(builder.gep(gdata, [g_]), v16.as_pointer()), align=4)
+                gp = builder.bitcast(builder.gep(gdata, [g_]), v16.as_pointer())
+                if gsz <= 16:
+                    # GroupN 8/16 (GroupMaxOut 8/4 MiB on a 4096 x 4096 tile): a whole 64-byte line (a line's
+                    # start) by a non-temporal store, no read for ownership; else an ordinary store
+                    i64 = _ir.IntType(64)
+                    line = builder.icmp_unsigned("==", builder.and_(builder.ptrtoint(gp, i64), _ir.Constant(i64, 63)),
+                                                 _ir.Constant(i64, 0))
+                    with builder.if_else(line) as (whole, part):
+                        with whole:
+                            st = builder.store(r, gp)
+                            st.align = 64
+                            st.set_metadata("nontemporal",
+                                            builder.module.add_metadata([_ir.Constant(_ir.IntType(32), 1)]))
+                        with part:
+                            builder.store(r, gp, align=4)
+                else:
+                    builder.store(r, gp, align=4)
                 return accv
 
             return _I32X16(arr, s, go, g, acc), codegen
@@ -4442,7 +4461,8 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
     call, a ``vzeroupper`` -- per segment that cost ~0.05 ns/element.
     Per row ``i`` writes ``res[5 * (i - i0) ..]``: NX bits, OF bits, signed maximum and minimum, GroupMax
     flags; the GroupMax bits (:func:`_s32_fold_bits`) to ``group_out`` (row ``i``'s first group at
-    ``i * ceil(cnt / group_n)``).
+    ``i * ceil(cnt / group_n)``; GroupN 8/16: whole lines by :func:`_s32_gmax16`'s non-temporal stores, one
+    :func:`_sfence` at the block's end).
 
     Source: ``MatrixPostQuantBaseWithFlags``, ``MatrixRoundAndSaturateSigned``,
     ``ReferenceMatrixIntegerEncoding``, ``MatrixRowMaxResult``, ``MatrixGroupMaxResult``."""
@@ -4598,6 +4618,8 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
         res[5 * r + 2] = max(res[5 * r + 2], rmax)
         res[5 * r + 3] = min(res[5 * r + 3], rmin)
         res[5 * r + 4] |= gflags
+    if blk and group_n <= 16:
+        _sfence()  # _s32_gmax16's non-temporal GroupMaxOut stores (GroupN 8/16) before the block's end
 
 
 def _s32_rows_seg_none(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow: int,
