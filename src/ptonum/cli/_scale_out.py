@@ -435,13 +435,15 @@ def run_chunked_file(console: TextOut, acc: str, options: Dict[str, Any], client
         # shapes as the in-memory summary gives them (its value ranges would read every output chunk back)
         import numpy as np
 
+        from .._util import shape_text
         from ..fpatr.element import destination_dtype
 
         console.print(f"D    {m} x {n} {lazy.dst_type.name} ({np.dtype(destination_dtype(lazy.dst_type))} encodings)")
         if a.row_max_en:
             console.print(f"RowMaxOut   {m} x 1 {lazy.acc_type.name}")
         if a.group_max_en:
-            console.print(f"GroupMaxOut {m}x{-(-n // a.group_n)} {lazy.acc_type.name} (GroupN {a.group_n})")
+            console.print(f"GroupMaxOut {shape_text((m, -(-n // a.group_n)))} {lazy.acc_type.name} "
+                          f"(GroupN {a.group_n})")
         console.print(f"flags {flags:#04x} {flag_names(flags)}")
         console.print(f"wrote {dest} (arrays {', '.join(k for k in ('d', 'row_max', 'group_max') if k == 'd' or (k == 'row_max' and a.row_max_en) or (k == 'group_max' and a.group_max_en))})")
         if stale:
@@ -481,30 +483,19 @@ def _report_error(row: Dict[str, Any]) -> None:
     sys.stderr.flush()
 
 
-def _refuse_missing_inputs(files: Sequence[str]) -> None:
-    """An input path that does not exist (or a dangling link) is refused by name before anything else, also
-    before the missing dask extra a ``.zarr`` name would ask for."""
-    from ._common import input_file
-    from ._tile_args import split_key
-
-    for f in files:
-        path_text = split_key(f)[0]
-        if not Path(path_text).exists():
-            input_file("ACC", path_text, "a .npy, .npz, .bin file or a Zarr store")
-
-
-def _precheck_inputs(files: Sequence[str]) -> None:
+def _precheck_inputs(files: Sequence[str], missing_only: bool = False) -> None:
     """Every input of a batch exists (a regular file or a Zarr store) before the first file runs: a
     mistyped path is refused up front, not after other files' outputs were written.  A file that
     exists but fails on its contents is reported by the batch while the others complete (--fail-fast
-    stops there)."""
+    stops there).  ``missing_only``: only a path that does not exist (or a dangling link), the check made
+    first, before the missing dask extra a ``.zarr`` name would ask for."""
     from ..dask.io import is_zarr
     from ._common import input_file
     from ._tile_args import split_key
 
     for f in files:
         path_text = split_key(f)[0]
-        if not is_zarr(path_text):
+        if (not Path(path_text).exists()) if missing_only else (not is_zarr(path_text)):
             input_file("ACC", path_text, "a .npy, .npz, .bin file or a Zarr store")
 
 
@@ -522,7 +513,7 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
     or ``--scheduler`` needs Dask and it is missing, before any other check of the inputs and outputs.
     """
     files = expand_inputs(accs)
-    _refuse_missing_inputs(files)  # a mistyped path first: "install dask" would not help
+    _precheck_inputs(files, missing_only=True)  # a mistyped path first: "install dask" would not help
     if workers is not None or scheduler is not None or any(_is_chunked_input(f, chunks) for f in files):
         from ..dask.cluster import require_dask
 

@@ -140,19 +140,15 @@ def open_client(scheduler: Optional[str] = None, workers: Optional[int] = None, 
             for log in logs:
                 log.setLevel(logging.CRITICAL)
         try:
-            _check_workers(client, scheduler)
-        except BaseException:
-            client.close()
-            for log, level in zip(logs, levels):
-                log.setLevel(level)
-            raise
-        try:
-            yield client
-        except Exception as exc:
-            if not _scheduler_lost(client, exc):
-                raise
-            raise UsageError(f"--scheduler = {scheduler}: lost the connection to the scheduler during the run "
-                             "(stopped or unreachable); the run did not finish: rerun it once the scheduler is back") from None
+            _check_workers(client, scheduler)  # before the body: its refusal is not a lost scheduler
+            try:
+                yield client
+            except Exception as exc:
+                if not _scheduler_lost(client, exc):
+                    raise
+                raise UsageError(f"--scheduler = {scheduler}: lost the connection to the scheduler during the run "
+                                 "(stopped or unreachable); the run did not finish: rerun it once the scheduler is "
+                                 "back") from None
         finally:
             client.close()  # first: closing a client that lost its scheduler logs the cancelled reconnection
             for log, level in zip(logs, levels):
