@@ -3841,14 +3841,39 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             return _I32X16(x, y), codegen
         return pair
 
+    def _group_keys_ir(context: Any, builder: Any, vecs: List[Any], gsz: int, gk_type: Any, gk: Any, g_type: Any,
+                       g: Any) -> Any:
+        """The IR shared by :func:`_foldm_make` and :func:`_fkeys_make`: the ``16 gsz / 64`` vectors ``vecs``
+        of partial maxima in ``pair``'s layout reduced by rounds of :func:`_sr_plan` to one lane a group,
+        the lanes put in group order, the keys (:func:`_foldb_make`'s) stored to ``gk[g .. g + 15]``;
+        returns the i64 mask of the groups whose maximum is negative (bit q)."""
+        po = _small_plan(gsz)[2]
+        per = 64 // gsz  # groups in one vector
+        owners = [[per * q + o for o in po] for q in range(len(vecs))]
+        while len(vecs) > 1:
+            nv, no = [], []
+            for k in range(0, len(vecs), 2):
+                u, own = _sr_plan(owners[k], owners[k + 1])
+                nv.append(_sr_round(builder, vecs[k], vecs[k + 1], u))
+                no.append(own)
+            vecs, owners = nv, no
+        assert sorted(owners[0]) == list(range(16))
+        r = builder.shuffle_vector(vecs[0], _ir.Constant(_V16, None),
+                                   _ir.Constant(_V16, [owners[0].index(q) for q in range(16)]))
+        neg = builder.icmp_signed("<", r, _ir.Constant(_V16, [0] * 16))
+        key = builder.select(neg, builder.xor(r, _ir.Constant(_V16, [-1] * 16)),
+                             builder.xor(r, _ir.Constant(_V16, [-2147483648] * 16)))
+        gdata = context.make_array(gk_type)(context, builder, gk).data
+        g_ = context.cast(builder, g, g_type, _types.intp)
+        builder.store(key, builder.bitcast(builder.gep(gdata, [g_]), _V16.as_pointer()), align=4)
+        return builder.zext(builder.bitcast(neg, _ir.IntType(16)), _ir.IntType(64))
+
     def _foldm_make(gsz: int) -> Any:
         """The intrinsic ``foldm(gm, s, gk, g)``: the keys of sixteen GroupN-``gsz`` groups from their
         ``16 gsz / 64`` stored vectors ``gm[s ..]`` (the layout of ``pair``), reduced by rounds of
         :func:`_sr_plan` to one lane a group, to ``gk[g .. g + 15]`` as :func:`_foldb_make` writes them;
         returns the mask of the groups whose maximum is negative (bit q).  No bounds check."""
-        po = _small_plan(gsz)[2]
-        per = 64 // gsz  # groups in one stored vector
-        nvec = 16 // per
+        nvec = gsz // 4  # 16 groups of gsz lanes in vectors of 64 // gsz groups
 
         @_intrinsic
         def foldm(typingctx: Any, arr: Any, s: Any, gk: Any, g: Any) -> Any:
@@ -3865,24 +3890,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 s_ = context.cast(builder, args[1], signature.args[1], _types.intp)
                 base = builder.bitcast(builder.gep(data, [s_]), _V16.as_pointer())
                 vecs = [builder.load(builder.gep(base, [_ir.Constant(i64, q)]), align=4) for q in range(nvec)]
-                owners = [[per * q + o for o in po] for q in range(nvec)]
-                while len(vecs) > 1:
-                    nv, no = [], []
-                    for k in range(0, len(vecs), 2):
-                        u, own = _sr_plan(owners[k], owners[k + 1])
-                        nv.append(_sr_round(builder, vecs[k], vecs[k + 1], u))
-                        no.append(own)
-                    vecs, owners = nv, no
-                assert sorted(owners[0]) == list(range(16))
-                r = builder.shuffle_vector(vecs[0], _ir.Constant(_V16, None),
-                                           _ir.Constant(_V16, [owners[0].index(q) for q in range(16)]))
-                neg = builder.icmp_signed("<", r, _ir.Constant(_V16, [0] * 16))
-                key = builder.select(neg, builder.xor(r, _ir.Constant(_V16, [-1] * 16)),
-                                     builder.xor(r, _ir.Constant(_V16, [-2147483648] * 16)))
-                gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
-                g_ = context.cast(builder, args[3], signature.args[3], _types.intp)
-                builder.store(key, builder.bitcast(builder.gep(gdata, [g_]), _V16.as_pointer()), align=4)
-                return builder.zext(builder.bitcast(neg, _ir.IntType(16)), i64)
+                return _group_keys_ir(context, builder, vecs, gsz, signature.args[2], args[2], signature.args[3],
+                                      args[3])
 
             return _types.int64(arr, s, gk, g), codegen
         return foldm
@@ -3893,9 +3902,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         groups 0-7 and 8-15; GroupN 16: four) taken from registers instead of a stored row of maxima: the
         rounds left, the lanes to group order, the keys to ``gk[g .. g + 15]``; returns the mask of the
         groups whose maximum is negative (bit q).  No bounds check."""
-        po = _small_plan(gsz)[2]
-        per = 64 // gsz
-        nvec = 16 // per
+        nvec = gsz // 4  # 16 groups of gsz lanes in vectors of 64 // gsz groups
 
         @_intrinsic
         def fkeys(typingctx: Any, vs: Any, gk: Any, g: Any) -> Any:
@@ -3905,26 +3912,9 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 return None
 
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                i64 = _ir.IntType(64)
                 vecs = [builder.extract_value(args[0], k) for k in range(nvec)]
-                owners = [[per * q + o for o in po] for q in range(nvec)]
-                while len(vecs) > 1:
-                    nv, no = [], []
-                    for k in range(0, len(vecs), 2):
-                        u, own = _sr_plan(owners[k], owners[k + 1])
-                        nv.append(_sr_round(builder, vecs[k], vecs[k + 1], u))
-                        no.append(own)
-                    vecs, owners = nv, no
-                assert sorted(owners[0]) == list(range(16))
-                r = builder.shuffle_vector(vecs[0], _ir.Constant(_V16, None),
-                                           _ir.Constant(_V16, [owners[0].index(q) for q in range(16)]))
-                neg = builder.icmp_signed("<", r, _ir.Constant(_V16, [0] * 16))
-                key = builder.select(neg, builder.xor(r, _ir.Constant(_V16, [-1] * 16)),
-                                     builder.xor(r, _ir.Constant(_V16, [-2147483648] * 16)))
-                gdata = context.make_array(signature.args[1])(context, builder, args[1]).data
-                g_ = context.cast(builder, args[2], signature.args[2], _types.intp)
-                builder.store(key, builder.bitcast(builder.gep(gdata, [g_]), _V16.as_pointer()), align=4)
-                return builder.zext(builder.bitcast(neg, _ir.IntType(16)), i64)
+                return _group_keys_ir(context, builder, vecs, gsz, signature.args[1], args[1], signature.args[2],
+                                      args[2])
 
             return _types.int64(vs, gk, g), codegen
         return fkeys
