@@ -3521,6 +3521,25 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
         raise NotImplementedError
 
 
+if NUMBA_AVAILABLE and not HIF8_V32:
+    # The fused FP8 passes (:func:`_fp8_pass_fold`, :func:`_fp8_pass_keys8`, :func:`_fp8_pass_keys16`) are
+    # built from the 32-element AVX-512 steps (embedded rounding, vpermi2w) and the row dispatch calls them
+    # only when :data:`HIF8_V32` holds.  numba still compiles every function a kernel names, dead call or not,
+    # and LLVM aborts the process on an AVX-512 intrinsic for a CPU without it ("Do not know how to split
+    # the result of this operator": an AVX2 Zen 3, or NUMBA_CPU_NAME=haswell).  Elsewhere these names are
+    # one never-called stub; the dispatch's other branches (:func:`_e4m3_pass`, :func:`_hif8_pass`, then
+    # :func:`_fold_from_maxima`) do the work.
+    @njit
+    def _fp8_avx512_only(*args: Any) -> Any:
+        # always true (args[2] is an array in all three signatures), but not foldable by numba: the
+        # stub's return type stays the passes' uint32 flag word
+        if args[2].size >= 0:
+            raise AssertionError("an AVX-512 BW pass called on a CPU without it")
+        return np.uint32(0)
+
+    _fp8_pass_fold = _fp8_pass_keys8 = _fp8_pass_keys16 = _fp8_avx512_only  # noqa: F811
+
+
 # ---------------------------------------------------------------------------
 # Sixteen int32 lanes as one value (one AVX-512 register; two AVX2 registers elsewhere): the S32 RNE
 # row loops (:func:`_s32_seg_rows`).  Written with explicit lanes, a loop keeps its NX/OF/maximum/minimum
