@@ -1412,3 +1412,52 @@ def test_compile_all_covers_every_mode_s_tile_kernel_types(vectors: Any, monkeyp
             launched.setdefault(seen[0], f"{MODE_TABLE[mode].name} {attrs} sat={sat}")
     extra = {v: [str(a) for a in k] for k, v in launched.items() if k not in compiled}
     assert not extra, extra
+
+
+#: Run in a subprocess for NUMBA_CPU_NAME=haswell (AVX2): the tile kernel's three specializations (the
+#: argument types ``ptonum compile`` launches) compiled for that target, not run.
+_AVX2_TARGET_SCRIPT = r"""
+import numba, numpy as np
+from ptonum.kernels import postprocess as pp
+seen = []
+pp.launch_ready = lambda kernel, *args: seen.append(tuple(numba.typeof(a) for a in args))
+pp._s32_param_kernel = pp.encode_values = pp.reduction_step_values = lambda *a: None
+pp.compile_all()
+assert len(seen) == 3, seen
+for sig in seen:
+    pp._tile_kernel.compile(sig)
+print("HIF8_V32", pp.HIF8_V32, "FP16X_ACC_BARRIER", pp.FP16X_ACC_BARRIER)
+"""
+
+
+def test_tile_kernel_compiles_for_avx2(tmp_path: Any) -> None:
+    """The tile kernel compiles for a CPU without AVX-512.  On such a host every kernel test of this run
+    compiles and runs that form (the AVX-512 passes are the never-called stub there); on an AVX-512 host
+    its three specializations are compiled for ``haswell`` in a subprocess with its own cache (a few
+    minutes).  Before the fix the fused FP8 passes' AVX-512 intrinsics reached LLVM for an AVX2 target
+    (numba compiles every function a kernel names, dead call or not) and LLVM aborted the process ("Do
+    not know how to split the result of this operator") at the first 8-bit-destination kernel call on an
+    AVX2 Zen 3, after every test had passed on AVX-512 machines; this subprocess aborted the same way."""
+    import os
+    import subprocess
+    import sys
+
+    import llvmlite.binding as llvm
+
+    from ptonum.kernels import postprocess as pp
+
+    if "+avx512bw" not in llvm.get_host_cpu_features().flatten().split(","):
+        assert not pp.HIF8_V32 and not pp.FP16X_ACC_BARRIER
+        for name in ("_fp8_pass_fold", "_fp8_pass_keys8", "_fp8_pass_keys16"):
+            assert getattr(pp, name) is pp._fp8_avx512_only, name
+        a = np.arange(1 << 17, dtype=np.int32).reshape(64, -1)  # one kernel call of the 8-bit form, here
+        r = postprocess(a, attributes={"pre_quant_mode": "REQ8", "group_max_en": True, "group_n": 8},
+                        quant_param=0x3F800000)
+        assert r.group_max_bits is not None and int(r.group_max_bits[0, 0]) == 7
+        return
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "nc"), PTONUM_CACHE_DIR=str(tmp_path / "pc"),
+               NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES="")
+    res = subprocess.run([sys.executable, "-c", _AVX2_TARGET_SCRIPT], env=env, capture_output=True, text=True,
+                         timeout=1800)
+    assert res.returncode == 0, (res.returncode, res.stderr[-3000:])
+    assert "HIF8_V32 False FP16X_ACC_BARRIER False" in res.stdout, res.stdout
