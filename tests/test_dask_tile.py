@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -242,10 +243,27 @@ def test_a_lost_scheduler_is_one_error_naming_it(monkeypatch: pytest.MonkeyPatch
 
 def test_a_worker_without_ptonum_is_named_before_any_work(monkeypatch: pytest.MonkeyPatch, client) -> None:
     """A worker of an external scheduler that cannot import ptonum (break stop 23: its connection died on the
-    first task naming a ptonum function and the run waited for ever, silently) or runs another version: one
-    UsageError naming the worker, before anything is submitted; the question needs no ptonum to arrive.
+    first task naming a ptonum function and the run waited for ever, silently) or runs another build (another
+    version, or the same version from other source files: a stale install passed the version-only question):
+    one UsageError naming the worker, before anything is submitted; the question needs no ptonum to arrive.
     The real workers (the module cluster) pass; stand-in answers for the others."""
+    import hashlib
+    import os
+
     import distributed
+
+    from ptonum.dask.cluster import build_identity
+
+    version, digest = build_identity()
+    root = os.path.dirname(os.path.abspath(ptonum.__file__))  # the digest, computed here independently
+    h = hashlib.sha256()
+    for d, _, fs in sorted(os.walk(root)):
+        for f in sorted(fs):
+            if f.endswith(".py"):
+                h.update(os.path.relpath(os.path.join(d, f), root).encode() + b"\0")
+                with open(os.path.join(d, f), "rb") as fh:
+                    h.update(fh.read())
+    assert (version, digest) == (ptonum.__version__, h.hexdigest()[:12])
 
     with pdask.open_client(scheduler=client.scheduler.address) as c:  # same version everywhere: accepted
         assert set(c.run(lambda: 1)) == set(client.run(lambda: 1))
@@ -258,21 +276,27 @@ def test_a_worker_without_ptonum_is_named_before_any_work(monkeypatch: pytest.Mo
             self.closed = False
 
         def run(self, function: Any, on_error: str) -> Dict[str, Any]:
-            assert on_error == "return" and function() == ptonum.__version__  # it asks for the version
+            assert on_error == "return" and function() == (version, digest)  # it asks for the build
             return answers
 
         def close(self) -> None:
             self.closed, self.status = True, "closed"
 
     monkeypatch.setattr(distributed, "Client", Client)
-    answers.update({"tcp://10.0.0.2:4000": ptonum.__version__,
+    answers.update({"tcp://10.0.0.2:4000": (version, digest),
                     "tcp://10.0.0.3:4000": ModuleNotFoundError("No module named 'ptonum'")})
     with pytest.raises(UsageError, match=r"^--scheduler = tcp://s:1: worker tcp://10\.0\.0\.3:4000 cannot import "
                        r"ptonum \(ModuleNotFoundError: No module named 'ptonum'\); install ptonum\[dask\] "):
         with pdask.open_client(scheduler="tcp://s:1"):
             raise AssertionError("not reached")
-    answers["tcp://10.0.0.3:4000"] = "0.0.9"
-    with pytest.raises(UsageError, match=r"worker tcp://10\.0\.0\.3:4000 runs ptonum 0\.0\.9, this process "):
+    answers["tcp://10.0.0.3:4000"] = ("0.0.9", digest)
+    with pytest.raises(UsageError, match=r"worker tcp://10\.0\.0\.3:4000 runs ptonum 0\.0\.9 \(source digest "):
+        with pdask.open_client(scheduler="tcp://s:1"):
+            raise AssertionError("not reached")
+    answers["tcp://10.0.0.3:4000"] = (version, "0123456789ab")  # same version, other source files
+    with pytest.raises(UsageError, match=rf"worker tcp://10\.0\.0\.3:4000 runs ptonum {re.escape(version)} \(source "
+                       rf"digest 0123456789ab\), this process {re.escape(version)} \({digest}\); workers must run the "
+                       "same ptonum build"):
         with pdask.open_client(scheduler="tcp://s:1"):
             raise AssertionError("not reached")
     answers.clear()  # no workers yet: not judged
@@ -855,3 +879,37 @@ def test_dask_entry_points_refuse_a_masked_element(entry: str, form: str) -> Non
     with pytest.raises(UsageError, match=rf"^{name}\[{last[0]}, {last[1]}\]: masked "):
         call(wrap(mask))
     assert _bits(call(wrap(np.zeros(plain.shape, bool)))) == want
+
+
+def test_the_drain_after_a_signal_is_bounded_even_when_nobody_answers() -> None:
+    """run_tasks' drain gives each question to the scheduler and the workers what is left of its bound:
+    distributed's run/run_on_scheduler wait for ever for an unresponsive peer (break stop 23: a SIGTERMed
+    --scheduler run once did not end within 120 s).  A stand-in client that answers only when given a
+    timeout, and then only by timing out: the drain ends at its bound."""
+    import time
+
+    from ptonum.dask import run as drun
+
+    class Unresponsive:
+        def __init__(self) -> None:
+            self.timeouts: List[Any] = []
+
+        def _hang(self, callback_timeout: Any = None) -> Any:
+            self.timeouts.append(callback_timeout)
+            if callback_timeout is None:
+                time.sleep(30)  # stands for "for ever"
+                raise AssertionError("asked without a timeout")
+            time.sleep(callback_timeout)
+            raise TimeoutError("timed out")
+
+        def run_on_scheduler(self, function: Any, *args: Any, **kwargs: Any) -> Any:
+            return self._hang(**kwargs)
+
+        def run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
+            return self._hang(**kwargs)
+
+    c = Unresponsive()
+    t0 = time.monotonic()
+    drun._drain(c, {"x"}, timeout=0.5)
+    assert time.monotonic() - t0 < 5
+    assert c.timeouts and all(t is not None and 0 < t <= 0.5 for t in c.timeouts), c.timeouts

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Tuple
 
 from ..errors import UsageError
 
@@ -65,32 +65,47 @@ def _check_choice(scheduler: Optional[str], workers: Optional[int]) -> None:
         raise UsageError(f"--scheduler = {scheduler!r}: expected a scheduler address such as tcp://host:8786")
 
 
-#: what a worker is asked before any work: its ptonum version (an expression evaluated there, so that the
-#: question itself needs no ptonum to arrive: a task that names a ptonum function cannot even be read by a
-#: worker without it, whose connection then dies and leaves the run waiting for ever)
-_VERSION_PROBE = "__import__('ptonum').__version__"
+#: what a worker is asked before any work: its ptonum version and a digest of its ptonum source files (the
+#: build: two installs of one version from different commits compute different bits), as an expression
+#: evaluated there, so that the question itself needs no ptonum to arrive (a task that names a ptonum function
+#: cannot even be read by a worker without it, whose connection then dies and leaves the run waiting for ever).
+#: This process answers the same expression.
+_BUILD_PROBE = ("(lambda p, os, h: (p.__version__, h.sha256(b''.join("
+                "os.path.relpath(os.path.join(d, f), r).encode() + b'\\0' + open(os.path.join(d, f), 'rb').read() "
+                "for r in [os.path.dirname(os.path.abspath(p.__file__))] for d, _, fs in sorted(os.walk(r)) "
+                "for f in sorted(fs) if f.endswith('.py'))).hexdigest()[:12]))"
+                "(__import__('ptonum'), __import__('os'), __import__('hashlib'))")
+
+
+def build_identity() -> Tuple[str, str]:
+    """(version, source digest) of this process's ptonum: :data:`_BUILD_PROBE` evaluated here.
+
+    Source: no spec counterpart (scale-out).
+    """
+    return eval(_BUILD_PROBE)  # noqa: S307 - a constant expression of this module
 
 
 def _check_workers(client: Any, scheduler: str) -> None:
-    """Raise :class:`UsageError` when a worker of ``scheduler`` cannot import ptonum or runs another version
-    than this process (docs/scale-out.md: workers must run the same ptonum), naming the worker and what it
-    said; a scheduler without workers yet, or one that does not answer, is not judged here."""
+    """Raise :class:`UsageError` when a worker of ``scheduler`` cannot import ptonum or runs another build than
+    this process (another version, or the same version from other source files: docs/scale-out.md, workers
+    must run the same ptonum), naming the worker and what it said; a scheduler without workers yet, or one
+    that does not answer, is not judged here."""
     import functools
 
-    from .. import __version__
-
+    version, digest = build_identity()
     try:
-        answers = client.run(functools.partial(eval, _VERSION_PROBE), on_error="return")
+        answers = client.run(functools.partial(eval, _BUILD_PROBE), on_error="return")
     except Exception:  # the run itself reports a scheduler that stops answering
         return
     for worker, said in sorted(answers.items()):
         if isinstance(said, BaseException):
             raise UsageError(f"--scheduler = {scheduler}: worker {worker} cannot import ptonum "
-                             f"({type(said).__name__}: {said}); install ptonum[dask] {__version__} in the workers' "
+                             f"({type(said).__name__}: {said}); install ptonum[dask] {version} in the workers' "
                              "environment") from None
-        if said != __version__:
-            raise UsageError(f"--scheduler = {scheduler}: worker {worker} runs ptonum {said}, this process "
-                             f"{__version__}; workers must run the same version") from None
+        if tuple(said) != (version, digest):
+            raise UsageError(f"--scheduler = {scheduler}: worker {worker} runs ptonum {said[0]} (source digest "
+                             f"{said[1]}), this process {version} ({digest}); workers must run the same ptonum "
+                             "build") from None
 
 
 def _scheduler_lost(client: Any, exc: BaseException) -> bool:

@@ -119,15 +119,17 @@ def _drain(client: Any, names: Any, timeout: float = 120.0) -> None:
     before the release reaches its worker, and neither may write into a temporary that is about
     to be removed.  Both are asked in each round (the release travels on another channel than
     these questions, so "nothing executing right now" alone is not enough).  Best effort: a lost
-    connection ends the wait."""
+    connection, or a question not answered before the bound (each is given what is left of it:
+    distributed's own calls wait for ever for an unresponsive worker or scheduler), ends the wait."""
     import time
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            on_scheduler = client.run_on_scheduler(_known_to_scheduler, names)
-            counts = client.run(_known_to_worker, names)
-        except Exception:  # pragma: no cover - scheduler gone: nothing more to wait for
+            on_scheduler = client.run_on_scheduler(_known_to_scheduler, names,
+                                                   callback_timeout=max(deadline - time.monotonic(), 0.01))
+            counts = client.run(_known_to_worker, names, callback_timeout=max(deadline - time.monotonic(), 0.01))
+        except Exception:  # scheduler gone, or no answer within the bound: nothing more to wait for
             return
         if not on_scheduler and not any(counts.values()):
             return
