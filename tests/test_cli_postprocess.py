@@ -619,3 +619,38 @@ def test_an_input_hard_linked_to_an_output_is_refused(tmp_path: Path) -> None:
     assert r.exit_code == 2
     assert r.stderr.startswith(f"ptonum postprocess: error: --out-dir: {out / 'acc.row_max.npy'} is an input of this run")
     assert sorted(p.name for p in out.iterdir()) == ["acc.row_max.npy"]
+
+
+def test_one_tile_runs_on_numpy_below_the_one_shot_threshold(tmp_path, monkeypatch):
+    """One tile in one process (break 2026-12-02: a 2048 x 2048 REQ8 `ptonum postprocess` took 2.5-3.2 s with the
+    kernels, 0.6-0.9 s on numpy -- numba's import, set-up and the cached kernel's load, paid by every run): below
+    ONE_SHOT_KERNEL_MIN_ELEMENTS the command takes the numpy path unless PTONUM_KERNEL_MIN_ELEMENTS says
+    otherwise, and the variable is as before afterwards.  The same bits either way (the outputs equal the
+    library call's)."""
+    from ptonum import engines
+    from ptonum.cli._common import ONE_SHOT_KERNEL_MIN_ELEMENTS
+
+    rng = np.random.default_rng(3)
+    acc = rng.integers(-2**20, 2**20, size=(256, 1024), dtype=np.int32)  # 262144 >= 65536, the library's threshold
+    assert acc.size < ONE_SHOT_KERNEL_MIN_ELEMENTS
+    np.save(tmp_path / "acc.npy", acc)
+    calls = []
+    real = engines.run_tile
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(engines, "run_tile", spy)
+    monkeypatch.delenv("PTONUM_KERNEL_MIN_ELEMENTS", raising=False)
+    monkeypatch.delenv("PTONUM_DISABLE_NUMBA", raising=False)
+    res = _invoke([tmp_path / "acc.npy", "--mode", "REQ8", "--scale", "0.5", "--out-dir", tmp_path / "a"])
+    assert res.exit_code == 0, res.output
+    assert calls == [] and "PTONUM_KERNEL_MIN_ELEMENTS" not in os.environ
+    expect = postprocess(acc, attributes={"pre_quant_mode": "REQ8"}, quant_param=int(quant_param(0.5, mode="REQ8")))
+    assert np.array_equal(np.load(tmp_path / "a" / "acc.d.npy"), expect.d_bits)
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "65536")  # the user's choice stands
+    res = _invoke([tmp_path / "acc.npy", "--mode", "REQ8", "--scale", "0.5", "--out-dir", tmp_path / "b"])
+    assert res.exit_code == 0, res.output
+    assert calls and os.environ["PTONUM_KERNEL_MIN_ELEMENTS"] == "65536"
+    assert np.array_equal(np.load(tmp_path / "b" / "acc.d.npy"), expect.d_bits)

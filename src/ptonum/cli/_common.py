@@ -295,6 +295,36 @@ def decimal_in_format(text: str, fmt_name: str, name: str) -> Tuple[int, bool, i
     return bits, exact, NX
 
 
+#: The smallest tile a one-shot command (one ``ptonum postprocess`` of one in-memory tile) runs on the compiled
+#: kernels when ``PTONUM_KERNEL_MIN_ELEMENTS`` is not set: in a fresh process the kernels first cost numba's
+#: import, its first-use set-up and the cached kernel's load (1.5-2.5 s on the 2-core Zen 3 of
+#: docs/performance.md), more than the numpy path takes below about 16-32M elements (2048 x 2048: REQ8 0.6 s on
+#: numpy against 2.7 s with the kernels, FP32->E4M3 with RowMax and GroupMax 2.0 s against 3.8 s; 4096 x 4096
+#: about even for the FP8 modes with folds, numpy ahead for the others).  Same bits and flags either way.
+ONE_SHOT_KERNEL_MIN_ELEMENTS = 1 << 24
+
+
+@contextmanager
+def kernel_min_elements(elements: int, *, override: bool = False) -> Iterator[None]:
+    """Within the block the fast engine uses the compiled kernels from ``elements`` elements on
+    (``PTONUM_KERNEL_MIN_ELEMENTS`` in this process's environment, restored after); a value the user set
+    is kept unless ``override``.  For the whole process only: a Dask cluster started inside the block
+    would hand the value to its workers."""
+    var = "PTONUM_KERNEL_MIN_ELEMENTS"
+    saved = os.environ.get(var)
+    if saved is not None and saved.strip() and not override:
+        yield
+        return
+    os.environ[var] = str(elements)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = saved
+
+
 def stderr_is_terminal() -> bool:
     """Is stderr a terminal?  Progress is reported by default only there (:func:`progress_report`)."""
     try:

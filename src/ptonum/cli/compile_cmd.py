@@ -14,7 +14,7 @@ from typing import Any, ContextManager, Iterator, Sequence
 import numpy as np
 import rich_click as click
 
-from ._common import errors_to_exit, stderr_is_terminal
+from ._common import errors_to_exit, kernel_min_elements, stderr_is_terminal
 
 #: the kernel modules, in the order they are compiled
 KERNEL_MODULES = ("postprocess", "tcvt", "decompose")
@@ -91,20 +91,6 @@ def compile_note_for(client: Any, size: int, engine: str, modules: Sequence[str]
     return contextlib.nullcontext()
 
 
-class _all_sizes:
-    """Within the block every fast call uses the kernels (PTONUM_KERNEL_MIN_ELEMENTS=0)."""
-
-    def __enter__(self) -> None:
-        self.saved = os.environ.get("PTONUM_KERNEL_MIN_ELEMENTS")
-        os.environ["PTONUM_KERNEL_MIN_ELEMENTS"] = "0"
-
-    def __exit__(self, *exc: object) -> None:
-        if self.saved is None:
-            os.environ.pop("PTONUM_KERNEL_MIN_ELEMENTS", None)
-        else:
-            os.environ["PTONUM_KERNEL_MIN_ELEMENTS"] = self.saved
-
-
 def _compile_tcvt() -> None:
     from ..formats import TileDataType
     from ..rounding import RoundingMode
@@ -175,7 +161,7 @@ def command() -> None:
 
     steps = (("postprocess", compile_postprocess), ("tcvt", _compile_tcvt), ("decompose", _compile_decompose))
     total = 0.0
-    with errors_to_exit("compile"), _all_sizes():
+    with errors_to_exit("compile"), kernel_min_elements(0, override=True):  # every size on the kernels
         from ..engines import threading_layer_problem
 
         layer_why = threading_layer_problem()  # before any kernel loads: its load would fail as if the file were damaged

@@ -27,8 +27,8 @@ from .._util import shape_text
 from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication, output_directory_lock
-from ._common import TextOut, errors_to_exit, memory_errors_name, out_console, output_dir, rmode_text, \
-    progress_report, stderr_is_terminal
+from ._common import (ONE_SHOT_KERNEL_MIN_ELEMENTS, TextOut, errors_to_exit, kernel_min_elements, memory_errors_name,
+                      out_console, output_dir, progress_report, rmode_text, stderr_is_terminal)
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
                          refuse_foreign_files, refuse_inputs_among_outputs, refuse_protected_outputs,
                          stale_outputs, wants_scale_out)
@@ -332,7 +332,8 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
             return
         if allow_missing_chunks:
             raise UsageError(f"--allow-missing-chunks applies to a Zarr ACC, not {accs[0]}")
-        with memory_errors_name(accs[0]):
+        # one tile in this process: the kernels only where they pay for their start-up
+        with memory_errors_name(accs[0]), kernel_min_elements(ONE_SHOT_KERNEL_MIN_ELEMENTS):
             _run_file(TextOut(), acc=accs[0], **options)
 
 
