@@ -8,6 +8,7 @@ from numpy/ml_dtypes views of the encodings, not from ptonum.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tracemalloc
@@ -234,3 +235,33 @@ def test_plot_naming_an_input_is_refused_before_any_effect(tmp_path: Path, monke
                         "replace the input (give another output name)\n")
     assert (tmp_path / "acc.png").read_bytes() == a.tobytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.png", "dev.npy"]
+
+
+def test_compare_of_one_tile_runs_on_numpy_below_the_one_shot_threshold(tmp_path: Path, monkeypatch) -> None:
+    """As postprocess: one tile in one process takes the numpy path below ONE_SHOT_KERNEL_MIN_ELEMENTS (the
+    kernels' start-up costs more than numpy needs) unless PTONUM_KERNEL_MIN_ELEMENTS is set; the verdict is
+    the same (50 flipped elements found either way)."""
+    from ptonum import engines
+    from ptonum.cli._common import ONE_SHOT_KERNEL_MIN_ELEMENTS
+
+    rng = np.random.default_rng(2)
+    a = rng.integers(-30000, 30000, (512, 512)).astype(np.int32)
+    assert 65536 <= a.size < ONE_SHOT_KERNEL_MIN_ELEMENTS
+    np.save(tmp_path / "acc.npy", a)
+    d = postprocess(a, attributes={"pre_quant_mode": "REQ8"}, quant_param=QP8, sat=True).d_bits.copy()
+    d.reshape(-1)[rng.choice(d.size, 50, replace=False)] ^= 0x01
+    np.save(tmp_path / "dev.npy", d)
+    calls = []
+    real = engines.run_tile
+    monkeypatch.setattr(engines, "run_tile", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.delenv("PTONUM_KERNEL_MIN_ELEMENTS", raising=False)
+    monkeypatch.delenv("PTONUM_DISABLE_NUMBA", raising=False)
+    args = ["compare", str(tmp_path / "acc.npy"), "--mode", "REQ8", "--quant-param", hex(QP8), "--sat",
+            "--device-d", str(tmp_path / "dev.npy")]
+    r = RUN.invoke(main, args)
+    assert r.exit_code == 1 and "50 " in r.stdout, r.output
+    assert calls == [] and "PTONUM_KERNEL_MIN_ELEMENTS" not in os.environ
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "65536")
+    r2 = RUN.invoke(main, args)
+    assert r2.exit_code == 1 and calls, r2.output
+    assert r2.stdout == r.stdout

@@ -295,7 +295,7 @@ def decimal_in_format(text: str, fmt_name: str, name: str) -> Tuple[int, bool, i
     return bits, exact, NX
 
 
-#: The smallest tile a one-shot command (one ``ptonum postprocess`` of one in-memory tile) runs on the compiled
+#: The smallest tile a one-shot command (``ptonum postprocess`` or ``compare`` of one in-memory tile) runs on the compiled
 #: kernels when ``PTONUM_KERNEL_MIN_ELEMENTS`` is not set: in a fresh process the kernels first cost numba's
 #: import, its first-use set-up and the cached kernel's load (1.5-2.5 s on the 2-core Zen 3 of
 #: docs/performance.md), more than the numpy path takes below about 16-32M elements (2048 x 2048: REQ8 0.6 s on

@@ -18,7 +18,8 @@ from ..conformance.compare import (CompareReport, as_device_bits, compare_arrays
 from .._util import shape_text
 from ..errors import UsageError
 from ..flags import flag_names
-from ._common import AsciiIntRange, EXIT_MISMATCH, errors_to_exit, out_console, refuse_output_over_input
+from ._common import (ONE_SHOT_KERNEL_MIN_ELEMENTS, AsciiIntRange, EXIT_MISMATCH, errors_to_exit, kernel_min_elements,
+                      out_console, refuse_output_over_input)
 from .compile_cmd import warn_if_cold
 from ..fpatr.element import destination_dtype
 from ..formats import TileDataType
@@ -181,7 +182,8 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
             relu_param=relu_param, relu_tile=relu_tile, row_max_in=row_max_in, rmode=rmode, sat=sat, shift=shift,
             scale_tile=scale_tile, offset_tile=offset_tile, alpha_tile=alpha_tile)
         attrs, a = call.attributes, call.acc
-        with warn_if_cold(int(a.size), engine):
+        # one tile in this process: the kernels only where they pay for their start-up
+        with kernel_min_elements(ONE_SHOT_KERNEL_MIN_ELEMENTS), warn_if_cold(int(a.size), engine):
             res = call.run(engine=engine)
         reports: List[CompareReport] = []
         dev_bits = _read_d(device_d, res.dst_type, res.d_bits.shape, packed)
