@@ -973,8 +973,12 @@ def test_fp8_scalar_multipliers_each_decision_like_reference(mode: str) -> None:
                 row_flags = np.zeros(m, np.uint8)
                 run_tile(bits, m=m, n=n, cfg=cfg.kernel, qp=np.uint64(word), rp=rp, out=out, row_flags=row_flags)
                 kw = dict(pre_quant_mode=mode, relu_mode=relu, acc_type="FP32", sat=sat, engine="reference")
-                rb, rf = postprocess_element(np.repeat(src[:, None], n, axis=1), quant_param=word,
-                                             relu_param=np.broadcast_to(rp, (m, n)) if relu == 3 else alpha, **kw)
+                if relu == 3:  # a multiplier per column: every element
+                    rb, rf = postprocess_element(np.repeat(src[:, None], n, axis=1), quant_param=word,
+                                                 relu_param=np.broadcast_to(rp, (m, n)), **kw)
+                else:  # row k is source k in every column: its element once, repeated
+                    rb, rf = postprocess_element(src, quant_param=word, relu_param=alpha, **kw)
+                    rb, rf = np.repeat(np.asarray(rb), n), np.repeat(np.asarray(rf), n)
                 want_flags = np.bitwise_or.reduce(np.asarray(rf).reshape(m, n), axis=1)
                 got = out.reshape(m, n)
                 bad = np.nonzero((got != np.asarray(rb).reshape(m, n)).any(axis=1) | (row_flags != want_flags))[0]
