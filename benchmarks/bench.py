@@ -4,7 +4,7 @@
 Run:  python benchmarks/bench.py            (full size, 16M elements; with the kernels compiled a few minutes
                                              on an idle 2-core machine -- the tile rows alone about a minute --
                                              but a first run with an empty numba cache compiles the kernels
-                                             first; `ptonum compile` does that ahead of time: 227 s on 2 idle
+                                             first; `ptonum compile` does that ahead of time: 149 s on 2 idle
                                              cores, 2026-12-02, several times that under load)
       python benchmarks/bench.py --quick    (1M elements, a smoke run)
 
