@@ -300,6 +300,27 @@ def test_truncated_cache_is_discarded_and_rebuilt(install: Path) -> None:
     assert all(_whole(f) for f in damaged)
 
 
+def test_a_cache_file_holding_another_kernel_is_discarded_and_rebuilt(install: Path) -> None:
+    """A data file that reads well but holds another kernel (break 2026-12-02: tcvt's files replaced by a
+    decompose kernel's: "internal error: TypeError: _kernel expected 6 arguments, got 8" on every run until
+    deleted by hand): one damaged-file note naming it and what it holds, the right bits, the file rebuilt."""
+    root, site = install, str(install / "site")
+    env = _env(root, PTONUM_CACHE_DIR=str(root / "shared"))
+    targets = sorted(glob.glob(str(root / "shared" / "*" / "decompose.*.nbc")))
+    foreign = sorted(glob.glob(str(root / "shared" / "*" / "tcvt.*.nbc")))
+    assert targets and foreign
+    want = _expected(PROBE)
+    for f in targets:
+        shutil.copyfile(foreign[0], f)
+    r = _run(PROBE.format(site=site), env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == want[:-1] + ["True"]
+    assert _notes(r.stderr) == [r.stderr.strip()] and "damaged kernel cache file" in r.stderr
+    assert "it holds ptonum.kernels.tcvt." in r.stderr, r.stderr
+    alien = Path(foreign[0]).read_bytes()
+    assert any(os.path.exists(f) and Path(f).read_bytes() != alien for f in targets)  # the one it used, rebuilt
+
+
 def test_damaged_index_reads_as_empty_and_is_removed(tmp_path: Path, capsys: Any) -> None:
     index = kernels._IndexFile(cache_path=str(tmp_path), filename_base="k.f-1.py311", source_stamp=b"s")
     Path(index._index_path).write_bytes(pickle.dumps(kernels._numba.__version__) + b"\x80\x05garbage")

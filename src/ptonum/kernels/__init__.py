@@ -573,7 +573,7 @@ if _numba is not None:
                 if data is None:
                     continue
                 try:
-                    return self._impl.rebuild(target_context, data)
+                    return self._checked(self._impl.rebuild(target_context, data), sig)
                 except Exception as exc:
                     _discard(f._data_path(f._load_index().get(key, "")), exc)
             if self.save_dir_file() is None:  # say it before the compile, not after
@@ -581,6 +581,16 @@ if _numba is not None:
             else:
                 _say_compiling()
             return None
+
+        def _checked(self, cres: Any, sig: Any) -> Any:
+            """``cres`` when it is this function's compilation for ``sig``; else ValueError (a data file that
+            reads well but holds another kernel: copied or renamed over this one's)."""
+            fn = getattr(cres, "fndesc", None)
+            got = (getattr(fn, "modname", None), getattr(fn, "qualname", None), tuple(cres.signature.args))
+            want = (self._py_func.__module__, self._py_func.__qualname__, tuple(sig))
+            if got != want:
+                raise ValueError(f"it holds {got[0]}.{got[1]}, not {want[0]}.{want[1]}, or other argument types")
+            return cres
 
         def _note_no_cache(self) -> None:
             note("nocache", NO_CACHE_NOTE.format(dirs=", ".join(f._cache_path for f in self._files)))
