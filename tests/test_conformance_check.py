@@ -147,7 +147,7 @@ def test_corrupt_flags_field_is_a_malformed_row_naming_file_and_line(tmp_path: P
     r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(path), "--engine", "both"])
     assert r.exit_code == 1, r.output
     assert f"{path}:4: malformed row: expected_flags: " in r.output and "Traceback" not in r.output
-    assert "passed" in r.output and "FAIL: 2 failing row(s)" in r.output
+    assert "passed" in r.output and "FAIL: 2 failing row(s) (fast 1, reference 1)" in r.output  # one row, per engine
     r = CliRunner().invoke(main, ["explain", "--row", f"{path}:4"])
     assert r.exit_code == 2 and r.stdout == ""
     assert r.stderr.startswith(f"ptonum explain: error: {path}:4: malformed row: expected_flags: ")

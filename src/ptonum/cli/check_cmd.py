@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import rich_click as click
 from rich.markup import escape
@@ -206,12 +206,22 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                "--limit 0" if limit == 0 else "--sample 0" if sample == 0 else "no row selected")
         error(f"{r.path} [{r.engine}]: no rows checked ({why})")
     if failed:
-        console.print(f"[red]FAIL[/red]: {failed} failing row(s)" + (f", {unreadable} file error(s)" if unreadable else ""))
+        console.print(f"[red]FAIL[/red]: {failed} failing row(s){_per_engine(reports, 'failed')}"
+                      + (f", {unreadable} file error(s)" if unreadable else ""))
     if unreadable or empty:
         sys.exit(EXIT_ERROR)
     if failed:
         sys.exit(EXIT_MISMATCH)
-    console.print(f"[green]PASS[/green]: {sum(r.checked for r in reports)} row(s) checked")
+    console.print(f"[green]PASS[/green]: {sum(r.checked for r in reports)} row(s) checked{_per_engine(reports, 'checked')}")
+
+
+def _per_engine(reports: Sequence[Any], attr: str) -> str:
+    """`` (fast 10, reference 10)`` when more than one engine checked (each checks every row or tile of a
+    file, so the total counts a row once per engine), else nothing."""
+    by: Dict[str, int] = {}
+    for r in reports:
+        by[r.engine] = by.get(r.engine, 0) + int(getattr(r, attr))
+    return f" ({', '.join(f'{e} {n}' for e, n in by.items())})" if len(by) > 1 else ""
 
 
 def _print_extra(console: Any, f: Any) -> None:
