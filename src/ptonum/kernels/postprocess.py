@@ -1469,8 +1469,9 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, unit: bool = Fal
     ``keys`` (:func:`hif8_key_table`), the code stored, the entries ORed into the flag word
     (:func:`_hif8_word`).  32 elements at a time by :func:`_hif8_v32` (no lookup in memory)
     where the CPU has AVX-512 BW (:data:`HIF8_V32`; the source prefetched :data:`PF_AHEAD`
-    elements ahead), then eight at a time by :func:`_hif8_v8` (one
-    gather), the last ``size % 8`` (and every element without numba) one by one: the same entries.
+    elements ahead), then eight at a time by :func:`_hif8_v8` (one gather; :func:`_hif8_v8u` for
+    ``unit``; two steps an iteration after a prefetch :data:`PF_AHEAD` elements ahead), the last
+    ``size % 8`` (and every element without numba) one by one: the same entries.
     ``unit``: every multiplier is 1 (:func:`_unit_mults`): the 32-element steps by :func:`_hif8_v32u`,
     whose keys are the sources' own bits rounded to odd (no product; ``mp_``/``mn_`` not read there)."""
     n = a_.size
@@ -1493,7 +1494,26 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, unit: bool = Fal
                     _prefetch(a_, j + PF_AHEAD + 16)
                     acc = _v8_or(acc, _hif8_v32(a_, mp_, mn_, j, o_, ovf))
         j0 = n - n % 8
-        for j in range(j1, j0, 8):
+        j16 = j1 + (j0 - j1) // 16 * 16
+        # 16 elements (one source line) an iteration, the source prefetched PF_AHEAD elements ahead as the
+        # 32-element loops do (the hardware prefetchers alone leave the DRAM stream's latency exposed)
+        if unit:  # every multiplier 1: the keys from the sources' bits (the multipliers not read)
+            for j in range(j1, j16, 16):
+                _prefetch(a_, j + PF_AHEAD)
+                t8 = _hif8_v8u(a_, mp_, mn_, j, keys)
+                _v8_store(o_, j, t8)
+                t9 = _hif8_v8u(a_, mp_, mn_, j + 8, keys)
+                _v8_store(o_, j + 8, t9)
+                acc = _v8_or(acc, _v8_or(t8, t9))
+        else:
+            for j in range(j1, j16, 16):
+                _prefetch(a_, j + PF_AHEAD)
+                t8 = _hif8_v8(a_, mp_, mn_, j, keys)
+                _v8_store(o_, j, t8)
+                t9 = _hif8_v8(a_, mp_, mn_, j + 8, keys)
+                _v8_store(o_, j + 8, t9)
+                acc = _v8_or(acc, _v8_or(t8, t9))
+        for j in range(j16, j0, 8):
             t8 = _hif8_v8(a_, mp_, mn_, j, keys)
             _v8_store(o_, j, t8)
             acc = _v8_or(acc, t8)
@@ -3116,44 +3136,52 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         hk = builder.or_(builder.or_(ab, sticky), builder.xor(pb, ap))
         return hk if high else builder.lshr(hk, k(16))
 
-    @_intrinsic
-    def _hif8_v8_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, keys: Any) -> Any:
-        """Eight FP32 -> HiF8 elements under RHB at ``j .. j + 7`` of ``a`` (FP32 bits) with the
-        multipliers ``mp``/``mn`` of a positive / negative source (float32): eight int32 lanes, each
-        the key-table entry of its element (:func:`hif8_key_table`: the code in the low byte, the
-        flags above it) in its low 16 bits; the bits above are the next entry's (not to be read).
+    def _hif8_v8_make(unit: bool) -> Any:
+        """:func:`_hif8_v8` (``unit`` False) or :func:`_hif8_v8u` (``unit``: every multiplier 1, ``mp``/``mn``
+        not read, the key from the source's own bits rounded to odd as ``_hif8_key_ir``'s unit form, the key
+        of :func:`_hif8_v32u`; no product)."""
+        @_intrinsic
+        def _hif8_v8_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, keys: Any) -> Any:
+            """Eight FP32 -> HiF8 elements under RHB at ``j .. j + 7`` of ``a`` (FP32 bits) with the
+            multipliers ``mp``/``mn`` of a positive / negative source (float32): eight int32 lanes, each
+            the key-table entry of its element (:func:`hif8_key_table`: the code in the low byte, the
+            flags above it) in its low 16 bits; the bits above are the next entry's (not to be read).
 
-        Every bit as :func:`_hif8_key` and a scalar lookup: the product rounded to odd onto float32
-        (``_hif8_product``'s two fused multiply-adds and one blend), the key (rounded to odd once more
-        onto 16 bits, the sign on top), then one ``vpgatherdd`` of the 32-bit words at
-        ``keys + 2 key`` (the table's extra last entry keeps the last word inside it).  Source:
-        ADR-0085 D177/D178 (QF322HIF8_PRE); ASL ``MatrixSelectedMultiplier``, ``MatrixEncodeReal`` /
-        ``ReferenceMatrixFloatingEncoding`` (HiF8 with RHB)."""
-        if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
-                and _mults_ok(mp, mn) and isinstance(j, _types.Integer) and isinstance(keys, _types.Array)
-                and keys.ndim == 1 and keys.layout == "C" and keys.dtype == _types.uint16):
-            return None
+            Every bit as :func:`_hif8_key` and a scalar lookup: the product rounded to odd onto float32
+            (``_hif8_product``'s two fused multiply-adds and one blend), the key (rounded to odd once more
+            onto 16 bits, the sign on top), then one ``vpgatherdd`` of the 32-bit words at
+            ``keys + 2 key`` (the table's extra last entry keeps the last word inside it).  Source:
+            ADR-0085 D177/D178 (QF322HIF8_PRE); ASL ``MatrixSelectedMultiplier``, ``MatrixEncodeReal`` /
+            ``ReferenceMatrixFloatingEncoding`` (HiF8 with RHB)."""
+            if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
+                    and _mults_ok(mp, mn) and isinstance(j, _types.Integer) and isinstance(keys, _types.Array)
+                    and keys.ndim == 1 and keys.layout == "C" and keys.dtype == _types.uint16):
+                return None
 
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            aty, mty, _, _, kty = signature.args
-            av, mpv, mnv, jv, kv = args
-            f8 = _ir.VectorType(_ir.FloatType(), 8)
-            i8p = _ir.IntType(8).as_pointer()
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                aty, mty, _, _, kty = signature.args
+                av, mpv, mnv, jv, kv = args
+                f8 = _ir.VectorType(_ir.FloatType(), 8)
+                i8p = _ir.IntType(8).as_pointer()
 
-            def k(v: int) -> Any:
-                return _v8_const([v] * 8)
+                def k(v: int) -> Any:
+                    return _v8_const([v] * 8)
 
-            x = builder.load(_lane_ptr(context, builder, aty, av, jv, _V8), align=4)
-            mpf, mnf = _mults_ir(context, builder, mty, mpv, mnv, jv, 8, signature.args[2] == _types.none)
-            key = _hif8_key_ir(builder, x, mpf, mnf, 8)
-            base = builder.bitcast(context.make_array(kty)(context, builder, kv).data, i8p)
-            return builder.call(_llvm_fn(builder, "llvm.x86.avx2.gather.d.d.256", _V8,
-                                         [_V8, i8p, _V8, _V8, _ir.IntType(8)]),
-                                [k(0), base, key, k(-1), _ir.Constant(_ir.IntType(8), 2)])
+                x = builder.load(_lane_ptr(context, builder, aty, av, jv, _V8), align=4)
+                mpf = mnf = None
+                if not unit:  # the multipliers (none read by the unit lanes: both are 1)
+                    mpf, mnf = _mults_ir(context, builder, mty, mpv, mnv, jv, 8, signature.args[2] == _types.none)
+                key = _hif8_key_ir(builder, x, mpf, mnf, 8, unit=unit)
+                base = builder.bitcast(context.make_array(kty)(context, builder, kv).data, i8p)
+                return builder.call(_llvm_fn(builder, "llvm.x86.avx2.gather.d.d.256", _V8,
+                                             [_V8, i8p, _V8, _V8, _ir.IntType(8)]),
+                                    [k(0), base, key, k(-1), _ir.Constant(_ir.IntType(8), 2)])
 
-        return _I32X8(a, mp, mn, j, keys), codegen
+            return _I32X8(a, mp, mn, j, keys), codegen
+        return _hif8_v8_i
 
-    _hif8_v8: Any = _hif8_v8_i
+    _hif8_v8: Any = _hif8_v8_make(False)
+    _hif8_v8u: Any = _hif8_v8_make(True)
 
     def _has_avx512bw() -> bool:
         """Whether numba compiles for a CPU with AVX-512 BW (``vpermi2w``, ``vpmovdb``): the host's
@@ -3488,6 +3516,9 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
         return np.int32(np.bitwise_or.reduce(a))
 
     def _hif8_v8(a: Any, mp: Any, mn: Any, j: int, keys: Any) -> Any:
+        raise NotImplementedError  # the pass looks up one element at a time without numba
+
+    def _hif8_v8u(a: Any, mp: Any, mn: Any, j: int, keys: Any) -> Any:
         raise NotImplementedError  # the pass looks up one element at a time without numba
 
     HIF8_V32 = False
