@@ -2029,17 +2029,24 @@ def _fp16x_fused(lane: int, gsz: int, a_: Any, o_: Any, gk: Any, p: Any, absm: A
 
     Forms: BF16 has one loop per ReluMode NONE/RELU and MaxAbsEn off/on (:func:`_fp16x_blk` with those
     as constants: BF16 GroupN 8 +18..+20% -> +11..+13% through the public call, h-bf16t/h-bf16u,
-    docs/performance.md); FP16 has its own form for ReluMode NONE without MaxAbs (the bench's setting:
+    docs/performance.md); FP16 has its own forms for ReluMode NONE without and with MaxAbs (the bench's settings:
     18.1 / 19.9 instructions per 16 elements at GroupN 8 / 16 against 25.5 / 27.0 with the masks read at
-    run time, h-fp16g) and the run-time-mask form for the others (each form adds ~1.5 s of compile time), each
+    run time, h-fp16g; MaxAbs since GroupN 64-128 come here through GroupN 32, h-fp16) and the run-time-mask
+    form for the others (each form adds ~1.5 s of compile time), each
     at GroupN 8, 16 and 32."""
-    if lane == LANE_FP16:  # ReluMode NONE without MaxAbs its own form, else the masks at run time (docstring)
+    if lane == LANE_FP16:  # ReluMode NONE its own forms, else the masks at run time (docstring)
         if p[0] == np.uint32(0) and absm == np.uint32(0xFFFFFFFF):
             if gsz == 8:
                 return _fp16x_fused_loop(LANE_FP16, 8, 0, 0, a_, o_, gk, p, absm)
             if gsz == 16:
                 return _fp16x_fused_loop(LANE_FP16, 16, 0, 0, a_, o_, gk, p, absm)
             return _fp16x_fused_loop(LANE_FP16, 32, 0, 0, a_, o_, gk, p, absm)
+        if p[0] == np.uint32(0):  # MaxAbs
+            if gsz == 8:
+                return _fp16x_fused_loop(LANE_FP16, 8, 0, 1, a_, o_, gk, p, absm)
+            if gsz == 16:
+                return _fp16x_fused_loop(LANE_FP16, 16, 0, 1, a_, o_, gk, p, absm)
+            return _fp16x_fused_loop(LANE_FP16, 32, 0, 1, a_, o_, gk, p, absm)
         if gsz == 8:
             return _fp16x_fused_loop(LANE_FP16, 8, 2, 0, a_, o_, gk, p, absm)
         if gsz == 16:
@@ -2077,7 +2084,9 @@ def _fp16x_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale:
     uint16 carriers only), as :func:`_fp8_rows`: each row's pass (:func:`_bf16_pass` /
     :func:`_f16_pass`) from this one loop, with ``fold`` its groups' fold keys
     (:func:`_fp32_fold_groups`, taken before the pass, :data:`FOLD_CHUNK` elements at a time; GroupN 8,
-    16 and 32 on rows of at least sixteen groups from the pass's own loads, :func:`_fp16x_fused`) to
+    16 and 32 on rows of at least sixteen groups from the pass's own loads, :func:`_fp16x_fused`; a larger
+    multiple of 16 (GroupN 48-128, RowMax alone) through that loop at GroupN 32 or 16, each group's key the
+    maximum of its parts' keys) to
     ``gk[(i - i0) * ngs ..]``; a row with a NaN/Inf source done
     again whole by :func:`_row_bf16` / :func:`_row_f16` (its ``gs`` entries too); each row's flags to
     ``rowflags[i]``.  The same codes, keys and flags as one such call a row."""
@@ -2090,6 +2099,8 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
                     rowflags: Any) -> None:
     p = (np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0), np.uint32(0xFFFFFFFF) if sat else np.uint32(0))
     tk = np.empty(1, np.uint32)
+    # the keys of a row's GroupN-32 (or 16) parts when its GroupN is a larger multiple of them (below)
+    kp = np.empty((n + 15) // 16 if fold else 1, np.uint32)
     for i in range(i0, i1):
         base = i * n
         cnt = min(n, total - base)
@@ -2109,8 +2120,24 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
             # chunk (RowMax alone: the row) takes the maximum of its chunks' keys (keys order as values).
             w = np.uint32(0)
             c = 0
+            part = 32 if seg % 32 == 0 else 16  # a larger GroupN (RowMax alone too): through its parts' keys
             if (seg == 8 or seg == 16 or seg == 32) and cnt >= 16 * seg:  # sixteen groups or more: _fp16x_fused
                 w = _fp16x_fused(fast, seg, a_, o_, _borrow(gk, g0, g0 + ng), p, absm)
+                c = cnt
+            elif seg % 16 == 0 and seg > part and cnt >= 16 * part:
+                # GroupN 48-128 (or the row): the fused loop at GroupN 32 (or 16), then each group's key the
+                # maximum of its parts' keys (exact: keys order as the values, _fp16x_fused redoes a part whose
+                # sources are all negative, and a row with a NaN/Inf source is redone whole below).  The chunked
+                # fold-first path's loop per group cost GroupN 128 +24..+33% on AVX2 (Zen 3)
+                npt = (cnt + part - 1) // part
+                w = _fp16x_fused(fast, part, a_, o_, _borrow(kp, 0, npt), p, absm)
+                r = seg // part
+                for g in range(ng):
+                    q0 = g * r
+                    k = kp[q0]
+                    for q in range(q0 + 1, min(q0 + r, npt)):
+                        k = max(k, kp[q])
+                    gk[g0 + g] = k
                 c = cnt
             while c < cnt:
                 if seg <= FOLD_CHUNK:
