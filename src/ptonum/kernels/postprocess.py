@@ -4114,6 +4114,49 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             return _I32X16(arr, s, go, g, acc), codegen
         return gmax16
 
+    def _v16_fold8_make(op: str) -> Any:
+        """The intrinsic ``(acc, v)``: ``op(acc, op(low(v), high(v)))``, ``acc`` eight int32 lanes, ``v``
+        sixteen (its lanes 0-7 and 8-15), ``op`` ``smax``, ``smin`` or ``or``: a sixteen-lane step taken
+        into an eight-lane accumulator with the instructions of a sixteen-lane one (two per step)."""
+        @_intrinsic
+        def fold8(typingctx: Any, acc: Any, v: Any) -> Any:
+            if acc != _I32X8 or v != _I32X16:
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                lo = builder.shuffle_vector(args[1], args[1], _ir.Constant(_V8, list(range(8))))
+                hi = builder.shuffle_vector(args[1], args[1], _ir.Constant(_V8, list(range(8, 16))))
+                if op == "or":
+                    return builder.or_(args[0], builder.or_(lo, hi))
+                f = _llvm_fn(builder, f"llvm.{op}.v8i32", _V8, [_V8, _V8])
+                return builder.call(f, [args[0], builder.call(f, [lo, hi])])
+
+            return _I32X8(acc, v), codegen
+        return fold8
+
+    #: :func:`_s32_seg_rows`' loop-carried accumulators (NX and OF masks, signed maximum and minimum): sixteen
+    #: lanes in one register on AVX-512 targets; elsewhere (AVX2: sixteen lanes are two registers of the
+    #: sixteen) eight, each step's two halves taken in by :func:`_v16_fold8_make` -- the same instruction count,
+    #: half the registers (the loop spilled its accumulators to the stack on a Zen 3).  ORs, maxima and minima
+    #: of the same lanes: the same results.
+    S32_ACC8: bool = not _has_avx512bw()
+    if S32_ACC8:
+        _sacc_splat: Any = _v8_splat
+        _sacc_max: Any = _v16_fold8_make("smax")
+        _sacc_min: Any = _v16_fold8_make("smin")
+        _sacc_or: Any = _v16_fold8_make("or")
+        _sacc_hmax: Any = _v8_hmax
+        _sacc_hmin: Any = _v8_hmin
+        _sacc_hor: Any = _v8_hor
+    else:
+        _sacc_splat = _v16_splat
+        _sacc_max = _v16_max
+        _sacc_min = _v16_min
+        _sacc_or = _v16_or
+        _sacc_hmax = _v16_hmax
+        _sacc_hmin = _v16_hmin
+        _sacc_hor = _v16_hor
+
     _s32_gmax16_8: Any = _s32_gmax16_make(8, False)
     _s32_gmax16_8a: Any = _s32_gmax16_make(8, True)
     _s32_gmax16_16: Any = _s32_gmax16_make(16, False)
@@ -4185,6 +4228,15 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
 
     def _v16_humax(a: Any) -> Any:
         return np.uint32(a.view(np.uint32).max()).view(np.int32)
+
+    S32_ACC8 = False
+    _sacc_splat = _v16_splat
+    _sacc_max = _v16_max
+    _sacc_min = _v16_min
+    _sacc_or = _v16_or
+    _sacc_hmax = _v16_hmax
+    _sacc_hmin = _v16_hmin
+    _sacc_hor = _v16_hor
 
 
 @njit(inline="always")
@@ -4580,11 +4632,15 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
         gbase = i * ((rcnt + group_n - 1) // group_n) + c0 // group_n if group_n > 0 else 0
         ab = base + c0
         pb = i * qrow + c0 if cols else 0
-        nxv = _v16_splat(0)
-        ovv = _v16_splat(0)
+        nxv = _sacc_splat(0)  # the accumulators: eight lanes on AVX2 (S32_ACC8), else sixteen
+        ovv = _sacc_splat(0)
         # GroupN 8/16/32: blocks of sixteen groups, their bits from the source (in L1) by _s32_gmax16 after
         # the block's steps; other GroupN: one group at a time, its maxima from the steps' lanes
-        gsz = (16 * group_n if blk else group_n) if group_n > 0 else cnt
+        # (blk: 512 columns a chunk -- GroupN 8: four blocks of sixteen groups, 16: two, 32: one -- so that the
+        # chunk's fixed work, its maxima's reductions and branches, is paid once per 512 columns)
+        bsz = 16 * group_n  # blk: the columns of sixteen groups
+        gsz = (max(bsz, 512) if blk else group_n) if group_n > 0 else cnt
+        gq = gbase  # blk: the first group of the next block of sixteen
         c16 = cnt & ~15
         rmax = np.int32(S32_MIN)
         rmin = np.int32(S32_MAX)
@@ -4593,8 +4649,8 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
         gv = _v16_splat(0 if max_abs else np.int32(S32_MIN))  # blk: the blocks' results (_s32_gmax16)
         for g0 in range(0, max(c16, 1), max(gsz, 1)):  # one group (all of the vector part without GroupMax)
             g1 = min(g0 + gsz, c16)
-            hv = _v16_splat(np.int32(S32_MIN))
-            lv = _v16_splat(np.int32(S32_MAX))
+            hv = _sacc_splat(np.int32(S32_MIN))
+            lv = _sacc_splat(np.int32(S32_MAX))
             # 64 elements (a source line's four prefetches first, then four 16-lane steps) while they last, then
             # 16 at a time: from DRAM on two threads ~5-8% less time than one prefetch and step at a time
             # (h-vreq8b, kernel-level harness; the same steps in the same order of results)
@@ -4613,11 +4669,11 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                         v, nv, ov = _s32_rne_v16(x, vxlo, vnxm, sc, voff, vblo, vbhi, sat, vlo, vhi)
                     _v16_store(out, ab + j, v)
                     if not blk:  # (blk: the row's maximum from the blocks' results)
-                        hv = _v16_max(hv, x)
+                        hv = _sacc_max(hv, x)
                         if max_abs:  # the minimum only for MaxAbs (_s32_fold_bits reads it only then)
-                            lv = _v16_min(lv, x)
-                    nxv = _v16_or(nxv, nv)
-                    ovv = _v16_or(ovv, ov)
+                            lv = _sacc_min(lv, x)
+                    nxv = _sacc_or(nxv, nv)
+                    ovv = _sacc_or(ovv, ov)
             for j in range(g4, g1, 16):
                 _prefetch(acc, min(pfb + j, last))
                 x = _v16_load(acc, ab + j)
@@ -4629,17 +4685,20 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                     v, nv, ov = _s32_rne_v16(x, vxlo, vnxm, sc, voff, vblo, vbhi, sat, vlo, vhi)
                 _v16_store(out, ab + j, v)
                 if not blk:  # (blk: the row's maximum from the blocks' results)
-                    hv = _v16_max(hv, x)
+                    hv = _sacc_max(hv, x)
                     if max_abs:  # the minimum only for MaxAbs (_s32_fold_bits reads it only then)
-                        lv = _v16_min(lv, x)
-                nxv = _v16_or(nxv, nv)
-                ovv = _v16_or(ovv, ov)
-            hi = _v16_hmax(hv)
-            lo = _v16_hmin(lv) if max_abs else np.int32(S32_MAX)
+                        lv = _sacc_min(lv, x)
+                nxv = _sacc_or(nxv, nv)
+                ovv = _sacc_or(ovv, ov)
+            hi = _sacc_hmax(hv)
+            lo = _sacc_hmin(lv) if max_abs else np.int32(S32_MAX)
             if blk:
-                if g1 - g0 == gsz:  # sixteen whole groups
-                    gv = _s32_gmax16(acc, ab + g0, group_out, gbase + g0 // group_n, group_n, max_abs, gv)
-                    gdone = g1
+                nb = (g1 - g0) // bsz  # blocks of sixteen whole groups (all of the chunk but at a row's end)
+                for q in range(nb):
+                    gv = _s32_gmax16(acc, ab + g0 + q * bsz, group_out, gq, group_n, max_abs, gv)
+                    gq += 16
+                if nb > 0:
+                    gdone = g0 + nb * bsz
             elif group_n > 0:
                 if g1 - g0 == group_n or g1 == cnt:  # a whole group (else the group ends in the scalar tail)
                     gb, gf = _s32_fold_bits(hi, lo, max_abs)
@@ -4647,8 +4706,8 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                     gflags |= gf
             rmax = hi if hi > rmax else rmax
             rmin = lo if lo < rmin else rmin
-        nx = _v16_hor(nxv)
-        ovb = _v16_hor(ovv)
+        nx = _sacc_hor(nxv)
+        ovb = _sacc_hor(ovv)
         if blk:  # the groups after the last block of sixteen (a row's end): from the source, one at a time
             for q in range(gdone, cnt, group_n):
                 q1 = min(q + group_n, cnt)
