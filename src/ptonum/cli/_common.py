@@ -305,7 +305,7 @@ ONE_SHOT_KERNEL_MIN_ELEMENTS = 1 << 24
 
 
 @contextmanager
-def kernel_min_elements(elements: int, *, override: bool = False) -> Iterator[None]:
+def kernels_from(elements: int, *, override: bool = False) -> Iterator[None]:
     """Within the block the fast engine uses the compiled kernels from ``elements`` elements on
     (``PTONUM_KERNEL_MIN_ELEMENTS`` in this process's environment, restored after); a value the user set
     is kept unless ``override``.  For the whole process only: a Dask cluster started inside the block

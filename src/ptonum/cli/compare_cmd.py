@@ -18,7 +18,7 @@ from ..conformance.compare import (CompareReport, as_device_bits, compare_arrays
 from .._util import shape_text
 from ..errors import UsageError
 from ..flags import flag_names
-from ._common import (ONE_SHOT_KERNEL_MIN_ELEMENTS, AsciiIntRange, EXIT_MISMATCH, errors_to_exit, kernel_min_elements,
+from ._common import (ONE_SHOT_KERNEL_MIN_ELEMENTS, AsciiIntRange, EXIT_MISMATCH, errors_to_exit, kernels_from,
                       out_console, refuse_output_over_input)
 from .compile_cmd import warn_if_cold
 from ..fpatr.element import destination_dtype
@@ -183,7 +183,7 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
             scale_tile=scale_tile, offset_tile=offset_tile, alpha_tile=alpha_tile)
         attrs, a = call.attributes, call.acc
         # one tile in this process: the kernels only where they pay for their start-up
-        with kernel_min_elements(ONE_SHOT_KERNEL_MIN_ELEMENTS), warn_if_cold(int(a.size), engine):
+        with kernels_from(ONE_SHOT_KERNEL_MIN_ELEMENTS), warn_if_cold(int(a.size), engine):
             res = call.run(engine=engine)
         reports: List[CompareReport] = []
         dev_bits = _read_d(device_d, res.dst_type, res.d_bits.shape, packed)

@@ -14,7 +14,7 @@ from typing import Any, ContextManager, Iterator, Sequence
 import numpy as np
 import rich_click as click
 
-from ._common import errors_to_exit, kernel_min_elements, stderr_is_terminal
+from ._common import errors_to_exit, kernels_from, stderr_is_terminal
 
 #: the kernel modules, in the order they are compiled
 KERNEL_MODULES = ("postprocess", "tcvt", "decompose")
@@ -161,7 +161,7 @@ def command() -> None:
 
     steps = (("postprocess", compile_postprocess), ("tcvt", _compile_tcvt), ("decompose", _compile_decompose))
     total = 0.0
-    with errors_to_exit("compile"), kernel_min_elements(0, override=True):  # every size on the kernels
+    with errors_to_exit("compile"), kernels_from(0, override=True):  # every size on the kernels
         from ..engines import threading_layer_problem
 
         layer_why = threading_layer_problem()  # before any kernel loads: its load would fail as if the file were damaged

@@ -27,7 +27,7 @@ from .._util import shape_text
 from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication, output_directory_lock
-from ._common import (ONE_SHOT_KERNEL_MIN_ELEMENTS, TextOut, errors_to_exit, kernel_min_elements, memory_errors_name,
+from ._common import (ONE_SHOT_KERNEL_MIN_ELEMENTS, TextOut, errors_to_exit, kernels_from, memory_errors_name,
                       out_console, output_dir, progress_report, rmode_text, stderr_is_terminal)
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
                          refuse_foreign_files, refuse_inputs_among_outputs, refuse_protected_outputs,
@@ -333,7 +333,7 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
         if allow_missing_chunks:
             raise UsageError(f"--allow-missing-chunks applies to a Zarr ACC, not {accs[0]}")
         # one tile in this process: the kernels only where they pay for their start-up
-        with memory_errors_name(accs[0]), kernel_min_elements(ONE_SHOT_KERNEL_MIN_ELEMENTS):
+        with memory_errors_name(accs[0]), kernels_from(ONE_SHOT_KERNEL_MIN_ELEMENTS):
             _run_file(TextOut(), acc=accs[0], **options)
 
 
