@@ -11,8 +11,8 @@ Run:  python benchmarks/bench.py            (full size, 16M elements; with the k
 Prints one table: throughput of ptonum and of its anchor (Melem/s, best of
 --repeat runs), the ratio ptonum/anchor, and the target from issue 6 /
 the design notes; for the tile operations also the ratio to the memory floor
-(median of --rounds rounds that each time the operation next to numpy copyto,
-with the lowest-highest round and the load average).  Nothing here is a
+(median of --rounds rounds that each time the operation next to numpy copyto, each side's
+best of --inner back-to-back calls a round, with the lowest-highest round and the load average).  Nothing here is a
 pass/fail test.
 """
 
@@ -57,21 +57,38 @@ def best_pair(ours: Callable[[], object], anchor: Callable[[], object], repeat: 
     return t_ours, t_anchor
 
 
-def paired_rounds(first: Callable[[], object], second: Callable[[], object], rounds: int
+def paired_rounds(first: Callable[[], object], second: Callable[[], object], rounds: int, inner: int = 1
                   ) -> Tuple[List[float], List[float]]:
     """Wall times of ``first`` and ``second`` measured next to each other in each of ``rounds`` rounds
     (order alternating, so neither always runs in the other's wake); the i-th entries of the two
-    lists are one round.  A ratio taken per round compares two runs under the same machine load."""
+    lists are one round.  A ratio taken per round compares two runs under the same machine load.
+    With ``inner`` > 1 a round's time for each side is the best of ``inner`` back-to-back calls:
+    on a shared (virtual) machine the noise is one-sided -- a call is delayed when a thread loses
+    its core, never sped up -- so the best of a few calls estimates the call's own cost and a single
+    preempted call no longer decides a round."""
     t1: List[float] = []
     t2: List[float] = []
     for k in range(rounds):
         for which in ((0, 1) if k % 2 == 0 else (1, 0)):
             fn = first if which == 0 else second
-            gc.collect()
-            t0 = time.perf_counter()
-            fn()
-            (t1 if which == 0 else t2).append(time.perf_counter() - t0)
+            best = float("inf")
+            for _ in range(inner):
+                gc.collect()
+                t0 = time.perf_counter()
+                fn()
+                best = min(best, time.perf_counter() - t0)
+            (t1 if which == 0 else t2).append(best)
     return t1, t2
+
+
+def warm_up(fn: Callable[[], object], seconds: float) -> None:
+    """Call ``fn`` until ``seconds`` have passed (at least twice): thread pool started, pages of the
+    recycled outputs faulted in, clocks up -- so the first timed row is not the one paying for them."""
+    t_end = time.perf_counter() + seconds
+    fn()
+    fn()
+    while time.perf_counter() < t_end:
+        fn()
 
 
 def median(values: List[float]) -> float:
@@ -324,6 +341,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--rounds", type=int, default=9,
                     help="rounds of the floor and RowMax+GroupMax comparisons (each round: the two calls "
                          "next to each other; the median of the per-round ratios is reported)")
+    ap.add_argument("--inner", type=int, default=3,
+                    help="calls per side and round in those comparisons; a round keeps each side's best "
+                         "(default: %(default)s; 1 = one call, as before 2026-12-02 afternoon)")
     ap.add_argument("--only", default="", help="comma-separated case names to run")
     ap.add_argument("--groupn", default="128,128+maxabs,32,16,8",
                     help="RowMax+GroupMax variants measured against the plain call in every tile row that has "
@@ -387,9 +407,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         t_anchor = best_time(anchor_fn, args.repeat)
         dst = np.empty_like(src)
         np.copyto(dst, src)
-        ours_fn()  # warm: outputs recycled, parameter rows made
+        warm_up(ours_fn, 0.5)  # outputs recycled, parameter rows made, threads started
         load = os.getloadavg()[0]
-        t_ops, t_copies = paired_rounds(ours_fn, lambda: np.copyto(dst, src), args.rounds)
+        t_ops, t_copies = paired_rounds(ours_fn, lambda: np.copyto(dst, src), args.rounds, args.inner)
         moved = src.itemsize + out_bytes
         scale = moved / (2 * src.itemsize)
         ratios = sorted(c * scale / o for o, c in zip(t_ops, t_copies))
@@ -403,8 +423,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         for group_n, max_abs in (variants if reductions is not None else []):
             assert reductions is not None
             red_fn = reductions(group_n, max_abs)
-            red_fn()
-            t_plain, t_red = paired_rounds(ours_fn, red_fn, args.rounds)
+            warm_up(red_fn, 0.2)
+            t_plain, t_red = paired_rounds(ours_fn, red_fn, args.rounds, args.inner)
             costs = sorted(r / p - 1 for p, r in zip(t_plain, t_red))
             label = f"GroupN {group_n}" + (" + MaxAbsEn" if max_abs else "")
             red_rows.append((name, label, 1e3 * median(t_plain), 1e3 * median(t_red), median(costs), costs[0],
@@ -640,7 +660,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if floor_rows:
         print()
         print(f"memory floor (numpy copyto of the input, scaled to the bytes moved), measured next to the operation "
-              f"in each of {args.rounds} rounds: median ms, median of the per-round ratios, lowest-highest round:")
+              f"in each of {args.rounds} rounds (a round: each side's best of {args.inner} back-to-back calls): median ms, median of the per-round ratios, lowest-highest round:")
         print("| operation | B/elem | op ms | floor ms | of floor | rounds min-max | met (>= 0.7) | margin to 0.7 "
               "| load |")
         print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
@@ -653,6 +673,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if red_rows:
         print()
         print(f"RowMax + GroupMax on vs off, same call otherwise ({args.rounds} paired rounds per variant, "
+              f"each side's best of {args.inner} back-to-back calls a round; "
               "median ms and median of the per-round costs; GroupMaxOut adds 4 B per GroupN elements to the "
               "bytes moved, e.g. +10% of an S32->S8 or FP32->FP8 call's at GroupN 8):")
         print("| operation | variant | without ms | with ms | cost | rounds min-max | met (<= +15%) |")
