@@ -654,3 +654,31 @@ def test_one_tile_runs_on_numpy_below_the_one_shot_threshold(tmp_path, monkeypat
     assert res.exit_code == 0, res.output
     assert calls and os.environ["PTONUM_KERNEL_MIN_ELEMENTS"] == "65536"
     assert np.array_equal(np.load(tmp_path / "b" / "acc.d.npy"), expect.d_bits)
+
+
+def test_terminal_bar_waits_for_the_first_rows(monkeypatch):
+    """On a terminal the bar is drawn only once rows are done: a first call that compiles the kernels
+    for minutes (its compile note on stderr) showed a bar sitting at 0/N that looked like a hang.
+    The bar still ends up drawn for work that makes progress, and is stopped when the block ends."""
+    import ptonum.cli._common as common
+    from rich.progress import Progress
+
+    started: list = []
+    stopped: list = []
+    monkeypatch.setattr(common, "stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(Progress, "start", lambda self: started.append(self))
+    monkeypatch.setattr(Progress, "stop", lambda self: stopped.append(self))
+    with common.progress_report("rows", True, 8) as cb:
+        assert cb is not None
+        cb(0)                      # the call has begun, nothing done yet (e.g. compiling)
+        assert started == []
+        cb(3)
+        assert len(started) == 1
+        (task,) = started[0].tasks
+        assert (task.completed, task.total) == (3, 8)
+        cb(8)
+        assert (task.completed, task.total) == (8, 8) and len(started) == 1
+    assert stopped == started
+    with common.progress_report("rows", True, 8) as cb:
+        cb(0)
+    assert len(started) == 1 and len(stopped) == 1  # never shown, never stopped

@@ -17,7 +17,7 @@ import stat
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Optional, Sequence, Tuple
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 import click
 
@@ -338,7 +338,9 @@ def progress_report(label: str, enabled: bool, total: Optional[int] = None
                     ) -> Iterator[Optional[Callable[[int, Optional[int]], None]]]:
     """Progress of ``label`` on stderr, and its callback ``cb(done, total)`` (None when not ``enabled``).
 
-    On a terminal: a transient bar (rich), gone when the work ends.  Redirected (a file, a pipe, a CI
+    On a terminal: a transient bar (rich), gone when the work ends, shown from the first progress
+    (``done > 0``) on -- before that (a first call compiling the fast kernels for minutes, under its
+    compile note) a bar at 0 would look like a hang.  Redirected (a file, a pipe, a CI
     log): plain lines, ``ptonum: progress: LABEL DONE/TOTAL (P%), S s``, one at each tenth of the work
     (and at the end), without control characters; nothing before the total is known.  A closed or
     broken stderr is ignored (the work goes on).
@@ -350,13 +352,22 @@ def progress_report(label: str, enabled: bool, total: Optional[int] = None
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=Console(stderr=True), transient=True) as prog:
-            task = prog.add_task(label, total=total)
+        prog = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=Console(stderr=True), transient=True)
+        task: List[Any] = []  # the bar's task, once shown
 
-            def bar(done: int, of: Optional[int] = None) -> None:
-                prog.update(task, completed=done, total=of if of is not None else total)
+        def bar(done: int, of: Optional[int] = None) -> None:
+            if not task:
+                if done <= 0:
+                    return
+                prog.start()
+                task.append(prog.add_task(label, total=of if of is not None else total))
+            prog.update(task[0], completed=done, total=of if of is not None else total)
+        try:
             yield bar
+        finally:
+            if task:
+                prog.stop()
         return
     import time
 
