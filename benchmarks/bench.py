@@ -7,6 +7,10 @@ Run:  python benchmarks/bench.py            (full size, 16M elements; with the k
                                              first; `ptonum compile` does that ahead of time: 149 s on 2 idle
                                              cores, 2026-12-02, several times that under load)
       python benchmarks/bench.py --quick    (1M elements, a smoke run)
+      python benchmarks/bench.py --only tile-instructions
+                                            (instructions per element of every tile operation and
+                                             RowMax+GroupMax variant, counted by Valgrind's callgrind:
+                                             load-independent; ~1.5 min; only when named)
 
 Prints one table: throughput of ptonum and of its anchor (Melem/s, best of
 --repeat runs), the ratio ptonum/anchor, and the target from issue 6 /
@@ -299,6 +303,148 @@ def tile_profile(side: int, repeat: int) -> List[Tuple[str, float, float]]:
     return out
 
 
+#: the tile the instruction counts run on (rows x columns): 1M elements, so the call's fixed cost (the
+#: Python side, about 0.3M instructions) adds about 0.3 instructions an element
+INSTR_SHAPE = (256, 4096)
+INSTR_CALLS = 2
+
+
+def _callgrind_request() -> Callable[[int], int]:
+    """A Valgrind client request from Python: the amd64 magic instruction sequence (valgrind.h's
+    VALGRIND_DO_CLIENT_REQUEST_EXPR) in a function JIT-compiled by llvmlite (numba's own LLVM), so no C
+    compiler or valgrind headers are needed.  Outside Valgrind the sequence is a no-op returning 0."""
+    import ctypes
+
+    import llvmlite.binding as llvm
+
+    for init in ("initialize_native_target", "initialize_native_asmprinter", "initialize_native_asmparser"):
+        getattr(llvm, init)()
+    ir = r'''
+define i64 @vg_request(i64* %args) {
+  %r = call i64 asm sideeffect "rolq $$3, %rdi ; rolq $$13, %rdi ; rolq $$61, %rdi ; rolq $$51, %rdi ; xchgq %rbx, %rbx", "={dx},{ax},0,~{cc},~{memory},~{dirflag},~{fpsr},~{flags}"(i64* %args, i64 0)
+  ret i64 %r
+}
+'''
+    mod = llvm.parse_assembly(ir)
+    mod.verify()
+    engine = llvm.create_mcjit_compiler(mod, llvm.Target.from_default_triple().create_target_machine())
+    engine.finalize_object()
+    fn = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))(engine.get_function_address("vg_request"))
+
+    def request(code: int) -> int:
+        words = (ctypes.c_uint64 * 6)(code, 0, 0, 0, 0, 0)
+        return int(fn(words))
+    request.keep = (engine, mod, fn)  # type: ignore[attr-defined]  # the JIT code lives as long as request
+    return request
+
+
+def instruction_cases(variants: List[Tuple[int, bool]]
+                      ) -> List[Tuple[str, str, Callable[[], object]]]:
+    """(operation, variant, call) for the instruction counts: the tile rows' operations and data on an
+    INSTR_SHAPE tile, each plain, with RowMax alone, and with RowMax+GroupMax at every ``variants`` entry."""
+    from ptonum import fpatr
+
+    rows, side = INSTR_SHAPE
+    rng = np.random.default_rng(13)
+    acc = rng.integers(-(1 << 20), 1 << 20, size=(rows, side), dtype=np.int32)
+    x = (rng.standard_normal(rows * side) * 50).astype(np.float32).view(np.uint32).reshape(rows, side)
+    words = np.array([fpatr.quant_param(float(sc), int(o), mode="VREQ8", rounding="rne")
+                      for sc, o in zip(rng.uniform(0.5, 2.0, size=side) * 2.0 ** -12,
+                                       rng.integers(-20, 20, size=side))], dtype=np.uint64)
+    A = fpatr.FPATRAttributes.from_fields
+    ops: List[Tuple[str, Dict[str, Any], Callable[[Any], object]]] = [
+        ("VREQ8 S32->S8 + ReLU", {"pre_quant_mode": "VREQ8", "relu_mode": "RELU"},
+         lambda a: fpatr.postprocess(acc, acc_type="S32", attributes=a, quant_tile=words, sat=True)),
+        ("REQ8 S32->S8", {"pre_quant_mode": "REQ8"},
+         lambda a: fpatr.postprocess(acc, acc_type="S32", attributes=a,
+                                     quant_param=int(fpatr.quant_param(2.0 ** -12, 3, mode="REQ8")))),
+    ]
+    for mode, label in (("QF322FP8_PRE", "FP32->E4M3"), ("QF322HIF8_PRE", "FP32->HiF8")):
+        for scale in (1.0, 1.625):
+            word = int(fpatr.quant_param(scale, mode=mode))
+            ops.append((f"{mode} {label}" + (f", scale {scale:g}" if scale != 1.0 else ""), {"pre_quant_mode": mode},
+                        lambda a, word=word: fpatr.postprocess(x, acc_type="FP32", attributes=a, quant_param=word)))
+    for mode, label in (("F322F16", "FP32->FP16"), ("F322BF16", "FP32->BF16")):
+        ops.append((f"{mode} {label}", {"pre_quant_mode": mode},
+                    lambda a: fpatr.postprocess(x, acc_type="FP32", attributes=a)))
+    cases: List[Tuple[str, str, Callable[[], object]]] = []
+    for name, fields, call in ops:
+        cases.append((name, "plain", lambda a=A(**fields), call=call: call(a)))
+        cases.append((name, "RowMax", lambda a=A(**fields, row_max_en=True), call=call: call(a)))
+        for gn, mabs in variants:
+            a = A(**fields, row_max_en=True, group_max_en=True, group_n=gn, max_abs_en=mabs)
+            cases.append((name, f"GroupN {gn}" + (" + MaxAbsEn" if mabs else ""), lambda a=a, call=call: call(a)))
+    return cases
+
+
+def instruction_child(out_dir: str, variants: List[Tuple[int, bool]]) -> int:
+    """Under callgrind (started with --instr-atstart=no): each case warmed up, then INSTR_CALLS calls
+    with instrumentation on between a zeroing and a dump of the counters; one manifest line per dump."""
+    request = _callgrind_request()
+    base = (ord("C") << 24) | (ord("T") << 16)  # VG_USERREQ_TOOL_BASE('C', 'T'): callgrind's requests
+    dump, zero, start, stop = base + 0, base + 1, base + 4, base + 5
+    with open(os.path.join(out_dir, "manifest.txt"), "w") as manifest:
+        for name, label, call in instruction_cases(variants):
+            call()
+            call()
+            request(start)
+            request(zero)
+            for _ in range(INSTR_CALLS):
+                call()
+            request(dump)
+            request(stop)
+            manifest.write(f"{name}\t{label}\n")
+            manifest.flush()
+    return 0
+
+
+def instruction_profile(variants: List[Tuple[int, bool]]) -> Tuple[List[Tuple[str, str, float]], str]:
+    """Instructions per element of each tile operation and variant (:func:`instruction_cases`), counted by
+    Valgrind's callgrind in a child process of this script (one numba thread, kernels forced, the numba
+    target of this machine passed on so the kernel cache serves it); ([], why) when callgrind cannot run.
+    Counts do not depend on the machine's load: they tell a change in the work from noise."""
+    import glob
+    import shutil
+    import subprocess
+    import tempfile
+
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return [], "valgrind not found (Debian: apt install valgrind)"
+    import llvmlite.binding as llvm
+    from numba.core import codegen, config as nconfig
+
+    # Valgrind shows the program its own CPU: numba would detect another target under it and compile
+    # every kernel afresh (slowly, instrumented).  This machine's target is passed on instead.
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", PTONUM_KERNEL_MIN_ELEMENTS="0")
+    env.setdefault("NUMBA_CPU_NAME", getattr(nconfig, "CPU_NAME", None) or llvm.get_host_cpu_name())
+    if "NUMBA_CPU_FEATURES" not in env:
+        env["NUMBA_CPU_FEATURES"] = getattr(nconfig, "CPU_FEATURES", None) or codegen.get_host_cpu_features()
+    groupn = ",".join(f"{g}+maxabs" if m else str(g) for g, m in variants)
+    with tempfile.TemporaryDirectory(prefix="ptonum-callgrind-") as tmp:
+        cmd = [valgrind, "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={tmp}/cg.%p",
+               sys.executable, os.path.abspath(__file__), "--callgrind-child", tmp, "--groupn", groupn or ","]
+        done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if done.returncode != 0:
+            return [], f"callgrind run failed (exit {done.returncode}): {done.stdout.strip().splitlines()[-1:]}"
+        names = [line.rstrip("\n").split("\t") for line in open(os.path.join(tmp, "manifest.txt"))]
+        dumps = sorted((f for f in glob.glob(os.path.join(tmp, "cg.*.*")) if f.rsplit(".", 1)[1].isdigit()),
+                       key=lambda f: int(f.rsplit(".", 1)[1]))
+        if len(dumps) != len(names):
+            return [], f"callgrind wrote {len(dumps)} dumps for {len(names)} cases"
+        per_elem = INSTR_CALLS * INSTR_SHAPE[0] * INSTR_SHAPE[1]
+        out: List[Tuple[str, str, float]] = []
+        for (name, label), path in zip(names, dumps):
+            total = None
+            for line in open(path):
+                if line.startswith("totals:"):
+                    total = int(line.split()[1])
+            if total is None:
+                return [], f"no totals line in {path}"
+            out.append((name, label, total / per_elem))
+    return out, ""
+
+
 def reference_rates(rev: str, n: int, repeat: int) -> List[Tuple[str, float, float]]:
     """Reference-engine microseconds per element of this tree and of ``rev`` (exported with
     ``git archive`` into a temporary directory), each measured by benchmarks/ref_rate.py in a
@@ -351,6 +497,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--baseline-rev", default="d850bfd",
                     help="git revision whose reference engine is measured side by side (default: 0.1.0)")
     ap.add_argument("--ref-n", type=int, default=2048, help="elements per reference-engine case")
+    ap.add_argument("--callgrind-child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     variants: List[Tuple[int, bool]] = []
     for item in args.groupn.split(","):
@@ -361,6 +508,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not gn_text.isdigit() or extra not in ("", "maxabs"):
             ap.error(f"--groupn: {item!r} is not a GroupN value optionally followed by '+maxabs'")
         variants.append((int(gn_text), extra == "maxabs"))
+    if args.callgrind_child is not None:  # this script re-run under callgrind by instruction_profile
+        return instruction_child(args.callgrind_child, variants)
 
     import ml_dtypes
 
@@ -635,6 +784,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         for name, c_ns, f_ns in profile_rows:
             print(f"  {name}: compute {c_ns:.2f} ns/elem, floor {f_ns:.2f} ns/elem (1 thread)", flush=True)
 
+    # --- instructions per element under callgrind (only when asked for by name) ---------
+    instr_rows: List[Tuple[str, str, float]] = []
+    instr_why = ""
+    if "tile-instructions" in only:
+        print("tile instructions (callgrind, a few minutes) ...", flush=True)
+        instr_rows, instr_why = instruction_profile(variants)
+        if instr_why:
+            print(f"  tile instructions skipped: {instr_why}", flush=True)
+
     # --- reference engine per element, this tree vs a baseline revision -----------------
     ref_rows: List[Tuple[str, float, float]] = []
     ref_base = args.baseline_rev
@@ -690,6 +848,22 @@ def main(argv: Optional[List[str]] = None) -> int:
         for name, c_ns, f_ns in profile_rows:
             print(f"| {name} | {c_ns:.2f} | {f_ns:.2f} | {c_ns / f_ns:.2f} | "
                   f"{'compute (the loop, not memory, sets the time)' if c_ns > f_ns else 'memory'} |")
+    if instr_rows:
+        print()
+        print(f"instructions per element (callgrind, one numba thread, kernels forced, a {INSTR_SHAPE[0]}x"
+              f"{INSTR_SHAPE[1]} tile of the tile rows' data, {INSTR_CALLS} calls; the public call's fixed cost "
+              "included, about 0.3 an element): counts do not move with the machine's load, so a variant's "
+              "extra instructions show what RowMax+GroupMax adds to the work; a loop that handles one element "
+              "at a time needs 10 or more an element, the vectorized loops here 8-32 elements a step:")
+        print("| operation | variant | instructions/elem | vs plain |")
+        print("| --- | --- | ---: | ---: |")
+        plain_of: Dict[str, float] = {}
+        for name, label, ipe in instr_rows:
+            if label == "plain":
+                plain_of[name] = ipe
+            base_ipe = plain_of.get(name)
+            vs = "-" if label == "plain" or not base_ipe else f"{100 * (ipe / base_ipe - 1):+.0f}%"
+            print(f"| {name} | {label} | {ipe:.2f} | {vs} |")
     if ref_rows:
         print()
         print(f"reference engine, microseconds per element (process time, best of {args.repeat} alternated runs, "
