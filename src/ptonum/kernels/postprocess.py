@@ -936,6 +936,110 @@ def _fp8_fold_groups(a_: Any, absm: Any, seg: int, gk: Any) -> None:
 
 
 @njit
+def _fp8_neg_block(a_: Any, gk: Any, neg: int, s: int, g: int, seg: int) -> None:
+    """The groups of one :func:`_foldb_seg` block whose maximum is negative (bit q of ``neg``: group ``g +
+    q``, its sources from ``s + q seg``): their key from the smallest int32 of their sources, as
+    :func:`_fp8_fold_groups` does; not inlined (a rare path: every source of the group negative)."""
+    while neg != 0:
+        q = _ctz64(neg)
+        neg &= neg - 1
+        t = s + q * seg
+        gk[g + q] = np.uint32(~np.uint32(_smallest_i32(a_, t, t + seg)))
+
+
+@njit(inline="always")
+def _fp8_blocks_loops(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
+                      keys: Any, seg: int, gk: Any, masked: bool) -> Any:
+    """The loops of :func:`_fp8_pass_blocks` (``hif8``, ``unit`` constants at the call)."""
+    n = a_.size
+    blk = 256 if seg == 8 else 16 * seg  # the elements of one _foldb_seg block
+    gpb = blk // seg  # its groups (32 or 16)
+    if hif8:
+        acc = _v8_splat(0)
+        for b in range(n // blk):
+            c0 = b * blk
+            for j in range(c0, c0 + blk, 16):
+                _prefetch(a_, j + PF_AHEAD)
+                if unit:
+                    t8 = _hif8_v8u(a_, mp_, mn_, j, keys)
+                    _v8_store(o_, j, t8)
+                    t9 = _hif8_v8u(a_, mp_, mn_, j + 8, keys)
+                else:
+                    t8 = _hif8_v8(a_, mp_, mn_, j, keys)
+                    _v8_store(o_, j, t8)
+                    t9 = _hif8_v8(a_, mp_, mn_, j + 8, keys)
+                _v8_store(o_, j + 8, t9)
+                acc = _v8_or(acc, _v8_or(t8, t9))
+            neg = _foldb_seg(a_, c0, gk, b * gpb, seg, masked)
+            if neg != 0:
+                _fp8_neg_block(a_, gk, neg, c0, b * gpb, seg)
+        return _hif8_word(np.uint32(_v8_hor(acc)))
+    # unsigned lane indices (no negative-index wraparound code: the lane loop vectorizes), the block's
+    # fold after its last chunk (t counts the block's chunks down)
+    cpb = blk // E4M3_CHUNK
+    kmin = np.uint32(0xFFFFFFFF)
+    kmax = np.uint32(0)
+    t = cpb
+    g = 0
+    if unit:  # (two loops: with the lane's choice inside the loop LLVM does not vectorize it)
+        for c in range(0, n - n % blk, E4M3_CHUNK):
+            for q in range(0, E4M3_CHUNK, 16):
+                _prefetch(a_, c + q + PF_AHEAD)
+            for j in range(np.uint64(c), np.uint64(c + E4M3_CHUNK)):
+                code, ab, key = _e4m3_unit_lane(a_[j], ovf_pos, ovf_neg)
+                o_[j] = np.uint8(code)
+                kmin = min(kmin, key)
+                kmax = max(kmax, ab)
+            t -= 1
+            if t == 0:
+                t = cpb
+                c0 = c + E4M3_CHUNK - blk
+                neg = _foldb_seg(a_, c0, gk, g, seg, masked)
+                if neg != 0:
+                    _fp8_neg_block(a_, gk, neg, c0, g, seg)
+                g += gpb
+    else:
+        for c in range(0, n - n % blk, E4M3_CHUNK):
+            for q in range(0, E4M3_CHUNK, 16):
+                _prefetch(a_, c + q + PF_AHEAD)
+            for j in range(np.uint64(c), np.uint64(c + E4M3_CHUNK)):
+                code, ab, key = _e4m3_lane(a_[j], _mult_at(mp_, j), _mult_at(mn_, j, mp_), ovf_pos, ovf_neg)
+                o_[j] = np.uint8(code)
+                kmin = min(kmin, key)
+                kmax = max(kmax, ab)
+            t -= 1
+            if t == 0:
+                t = cpb
+                c0 = c + E4M3_CHUNK - blk
+                neg = _foldb_seg(a_, c0, gk, g, seg, masked)
+                if neg != 0:
+                    _fp8_neg_block(a_, gk, neg, c0, g, seg)
+                g += gpb
+    return _e4m3_word(kmin, kmax)
+
+
+@njit
+def _fp8_pass_blocks(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
+                     keys: Any, seg: int, gk: Any, masked: bool) -> Any:
+    """The row's pass without AVX-512 (:func:`_hif8_pass` if ``hif8``, else :func:`_e4m3_pass` /
+    :func:`_e4m3_pass_unit` for ``unit``) with its GroupMax fold keys taken block by block on the way: after
+    each block of ``seg``-element groups (GroupN ``seg`` 8: 32 groups, 256 elements; a multiple of 16 up to
+    128: 16 groups) is converted, its keys by :func:`_foldb_seg` (MaxAbs's masked form with ``masked``)
+    from the block's sources just loaded (L1), to ``gk[..]`` as :func:`_fp8_fold_groups` writes them, an
+    all-negative group by :func:`_fp8_neg_block`.  The same codes, flag word and keys as the pass then
+    :func:`_fp8_fold_groups`; the fold's work sits between the pass's prefetches (the memory stream keeps
+    going) instead of in a pass of its own after the row.  ``a_.size`` a multiple of the block; a row with a
+    rare source (the flag word's rare bit) is redone by the caller (its keys too)."""
+    if hif8:
+        if unit:
+            return _fp8_blocks_loops(True, True, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gk, masked)
+        return _fp8_blocks_loops(True, False, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gk, masked)
+    if unit:
+        return _fp8_blocks_loops(False, True, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gk, masked)
+    return _fp8_blocks_loops(False, False, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gk, masked)
+
+
+@njit
 def _redo_rare(a_: Any, o_: Any, sc_: Any, al_: Any, relu: int, dst: int, mode: int, sat: bool,
                spec: Any, negzero: int, neg_zero_too: bool, fold: bool, absm: Any, seg: int, gk: Any,
                gs: Any) -> int:
@@ -2288,6 +2392,11 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         # (_fp8_pass_keys16)
         k8 = fz and seg == 8 and cnt % 128 == 0
         k16 = fz and fast != LANE_E4M3 and seg == 16 and cnt % 256 == 0
+        # without AVX-512: GroupN 8 or a multiple of 16 up to 128 on a row of whole fold blocks, the keys taken
+        # block by block inside the pass (_fp8_pass_blocks)
+        fb = fold and not HIF8_V32 and cnt > 0 and (seg == 8 or (seg % 16 == 0 and 16 <= seg <= 128)) and \
+            cnt % (256 if seg == 8 else 16 * seg) == 0
+        masked = absm != np.uint32(0xFFFFFFFF)
         gkr = _borrow(gk, g0, g0 + ng)
         if k16 and absm != np.uint32(0xFFFFFFFF):
             if same:
@@ -2335,6 +2444,15 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
                 w = _fp8_pass_fold(fast != LANE_E4M3, False, a_, o_, mps, mns, ovf_pos, ovf_neg, keys, seg, gm)
             else:
                 w = _fp8_pass_fold(fast != LANE_E4M3, u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gm)
+        elif fb:
+            if same:
+                w = _fp8_pass_blocks(fast != LANE_E4M3, False, a_, o_, mps, None, ovf_pos, ovf_neg, keys, seg, gkr,
+                                     masked)
+            elif splat:
+                w = _fp8_pass_blocks(fast != LANE_E4M3, False, a_, o_, mps, mns, ovf_pos, ovf_neg, keys, seg, gkr,
+                                     masked)
+            else:
+                w = _fp8_pass_blocks(fast != LANE_E4M3, u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gkr, masked)
         elif fast == LANE_E4M3:
             if u:
                 w = _e4m3_pass_unit(a_, o_, mp_, mn_, ovf_pos, ovf_neg)
@@ -2362,7 +2480,7 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
             _fp8_neg_fix(a_, gm, gkr, seg)
         elif fz:
             _fold_from_maxima(a_, gm, seg, gkr)
-        elif fold:
+        elif fold and not fb:
             _fp8_fold_groups(a_, absm, seg, gkr)
         rowflags[i] = res
 
