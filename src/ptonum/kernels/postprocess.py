@@ -4234,8 +4234,12 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
     def _v16_fold8_make(op: str) -> Any:
         """The intrinsic ``(acc, v)``: ``op(acc, op(low(v), high(v)))``, ``acc`` eight int32 lanes, ``v``
-        sixteen (its lanes 0-7 and 8-15), ``op`` ``smax``, ``smin`` or ``or``: a sixteen-lane step taken
-        into an eight-lane accumulator with the instructions of a sixteen-lane one (two per step)."""
+        sixteen (its lanes 0-7 and 8-15), ``op`` ``smax``, ``smin`` or ``or`` (or ``uabs``: ``umax`` of the
+        lanes' magnitudes, ``|INT32_MIN|`` = 2**31 the largest): a sixteen-lane step taken
+        into an eight-lane accumulator with the instructions of a sixteen-lane one (two per step).  An OR's new
+        value passes an empty asm (a value barrier, no instruction), as :func:`_fp16x_blk`'s accumulators do:
+        without it LLVM took an unrolled loop's ORs as a reduction tree at the loop body's end, each step's
+        operands kept live (spilled) until then."""
         @_intrinsic
         def fold8(typingctx: Any, acc: Any, v: Any) -> Any:
             if acc != _I32X8 or v != _I32X16:
@@ -4245,9 +4249,19 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 lo = builder.shuffle_vector(args[1], args[1], _ir.Constant(_V8, list(range(8))))
                 hi = builder.shuffle_vector(args[1], args[1], _ir.Constant(_V8, list(range(8, 16))))
                 if op == "or":
-                    return builder.or_(args[0], builder.or_(lo, hi))
-                f = _llvm_fn(builder, f"llvm.{op}.v8i32", _V8, [_V8, _V8])
-                return builder.call(f, [args[0], builder.call(f, [lo, hi])])
+                    r = builder.or_(args[0], builder.or_(lo, hi))
+                elif op == "uabs":  # the unsigned maximum of the magnitudes (|INT32_MIN| = 2**31)
+                    absf = _llvm_fn(builder, "llvm.abs.v8i32", _V8, [_V8, _ir.IntType(1)])
+                    f = _llvm_fn(builder, "llvm.umax.v8i32", _V8, [_V8, _V8])
+                    no = _ir.Constant(_ir.IntType(1), 0)
+                    r = builder.call(f, [args[0], builder.call(f, [builder.call(absf, [lo, no]),
+                                                                   builder.call(absf, [hi, no])])])
+                else:
+                    f = _llvm_fn(builder, f"llvm.{op}.v8i32", _V8, [_V8, _V8])
+                    r = builder.call(f, [args[0], builder.call(f, [lo, hi])])
+                if op != "or":  # (the maxima: loops of their own, reductions LLVM may unroll)
+                    return r
+                return builder.asm(_ir.FunctionType(_V8, [_V8]), "", "=x,0", [r], False)
 
             return _I32X8(acc, v), codegen
         return fold8
@@ -4263,17 +4277,21 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         _sacc_max: Any = _v16_fold8_make("smax")
         _sacc_min: Any = _v16_fold8_make("smin")
         _sacc_or: Any = _v16_fold8_make("or")
+        _sacc_uabs: Any = _v16_fold8_make("uabs")
         _sacc_hmax: Any = _v8_hmax
         _sacc_hmin: Any = _v8_hmin
         _sacc_hor: Any = _v8_hor
+        _sacc_humax: Any = _v8_reduce("umax")
     else:
         _sacc_splat = _v16_splat
         _sacc_max = _v16_max
         _sacc_min = _v16_min
         _sacc_or = _v16_or
+        _sacc_uabs = _v16_fold8_make("uabs")  # (never called: S32_ACC8 only)
         _sacc_hmax = _v16_hmax
         _sacc_hmin = _v16_hmin
         _sacc_hor = _v16_hor
+        _sacc_humax = _v16_humax
 
     _s32_gmax16_8: Any = _s32_gmax16_make(8, False)
     _s32_gmax16_8a: Any = _s32_gmax16_make(8, True)
@@ -4355,6 +4373,11 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
     _sacc_hmax = _v16_hmax
     _sacc_hmin = _v16_hmin
     _sacc_hor = _v16_hor
+    _sacc_humax = _v16_humax
+
+    def _sacc_uabs(acc: Any, v: Any) -> Any:
+        m = np.abs(v.astype(np.int64)).astype(np.uint32)
+        return np.maximum(acc.view(np.uint32), m).view(np.int32)
 
 
 @njit(inline="always")
@@ -4765,19 +4788,40 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
         gflags = 0
         gdone = 0  # blk: the groups before this column have their bits
         gv = _v16_splat(0 if max_abs else np.int32(S32_MIN))  # blk: the blocks' results (_s32_gmax16)
-        for g0 in range(0, max(c16, 1), max(gsz, 1)):  # one group (all of the vector part without GroupMax)
-            g1 = min(g0 + gsz, c16)
+        # AVX2 (S32_ACC8), other GroupN: the steps in one pass over the segment, then each group's maxima from
+        # its source (in L1), group by group (a pass of steps per group paid ~160 instructions a group of
+        # loop set-up, LLVM's pointers of the parameter rows spilled and reloaded)
+        stp = cnt if (S32_ACC8 and not blk) else gsz
+        for g0 in range(0, max(c16, 1), max(stp, 1)):  # one group (all of the vector part without GroupMax)
+            g1 = min(g0 + stp, c16)
             hv = _sacc_splat(np.int32(S32_MIN))
             lv = _sacc_splat(np.int32(S32_MAX))
             # 64 elements (a source line's four prefetches first, then four 16-lane steps) while they last, then
             # 16 at a time: from DRAM on two threads ~5-8% less time than one prefetch and step at a time
             # (h-vreq8b, kernel-level harness; the same steps in the same order of results)
             g4 = g0 + ((g1 - g0) & ~63)
-            for j0 in range(g0, g4, 64):
-                for k in range(4):
-                    _prefetch(acc, min(pfb + j0 + 16 * k, last))
-                for k in range(4):
-                    j = j0 + 16 * k
+            # The steps without maxima (blk: the row's maximum from the blocks' results; AVX2, S32_ACC8: the
+            # group's maxima from its source again after its steps, below), else (AVX-512 only) with them.  On
+            # AVX2 (Zen 3) the maxima in the steps left too few registers: LLVM kept values of the 64-element
+            # body on the stack (46 stack accesses per 64 elements, 54 with MaxAbs's minimum)
+            if S32_ACC8 or blk:
+                for j0 in range(g0, g4, 64):
+                    for k in range(4):
+                        _prefetch(acc, min(pfb + j0 + 16 * k, last))
+                    for k in range(4):
+                        j = j0 + 16 * k
+                        x = _v16_load(acc, ab + j)
+                        if cols:
+                            v, nv, ov = _s32_rne_v16(x, vxlo, _v16_load(nxm_, pb + j), _v16_load(sc_, pb + j),
+                                                     _v16_load(off_, pb + j), _v16_load(blo_, pb + j),
+                                                     _v16_load(bhi_, pb + j), sat, vlo, vhi)
+                        else:
+                            v, nv, ov = _s32_rne_v16(x, vxlo, vnxm, sc, voff, vblo, vbhi, sat, vlo, vhi)
+                        _v16_store(out, ab + j, v)
+                        nxv = _sacc_or(nxv, nv)
+                        ovv = _sacc_or(ovv, ov)
+                for j in range(g4, g1, 16):
+                    _prefetch(acc, min(pfb + j, last))
                     x = _v16_load(acc, ab + j)
                     if cols:
                         v, nv, ov = _s32_rne_v16(x, vxlo, _v16_load(nxm_, pb + j), _v16_load(sc_, pb + j),
@@ -4786,30 +4830,80 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                     else:
                         v, nv, ov = _s32_rne_v16(x, vxlo, vnxm, sc, voff, vblo, vbhi, sat, vlo, vhi)
                     _v16_store(out, ab + j, v)
-                    if not blk:  # (blk: the row's maximum from the blocks' results)
+                    nxv = _sacc_or(nxv, nv)
+                    ovv = _sacc_or(ovv, ov)
+            else:
+                for j0 in range(g0, g4, 64):
+                    for k in range(4):
+                        _prefetch(acc, min(pfb + j0 + 16 * k, last))
+                    for k in range(4):
+                        j = j0 + 16 * k
+                        x = _v16_load(acc, ab + j)
+                        if cols:
+                            v, nv, ov = _s32_rne_v16(x, vxlo, _v16_load(nxm_, pb + j), _v16_load(sc_, pb + j),
+                                                     _v16_load(off_, pb + j), _v16_load(blo_, pb + j),
+                                                     _v16_load(bhi_, pb + j), sat, vlo, vhi)
+                        else:
+                            v, nv, ov = _s32_rne_v16(x, vxlo, vnxm, sc, voff, vblo, vbhi, sat, vlo, vhi)
+                        _v16_store(out, ab + j, v)
                         hv = _sacc_max(hv, x)
                         if max_abs:  # the minimum only for MaxAbs (_s32_fold_bits reads it only then)
                             lv = _sacc_min(lv, x)
-                    nxv = _sacc_or(nxv, nv)
-                    ovv = _sacc_or(ovv, ov)
-            for j in range(g4, g1, 16):
-                _prefetch(acc, min(pfb + j, last))
-                x = _v16_load(acc, ab + j)
-                if cols:
-                    v, nv, ov = _s32_rne_v16(x, vxlo, _v16_load(nxm_, pb + j), _v16_load(sc_, pb + j),
-                                             _v16_load(off_, pb + j), _v16_load(blo_, pb + j), _v16_load(bhi_, pb + j),
-                                             sat, vlo, vhi)
-                else:
-                    v, nv, ov = _s32_rne_v16(x, vxlo, vnxm, sc, voff, vblo, vbhi, sat, vlo, vhi)
-                _v16_store(out, ab + j, v)
-                if not blk:  # (blk: the row's maximum from the blocks' results)
+                        nxv = _sacc_or(nxv, nv)
+                        ovv = _sacc_or(ovv, ov)
+                for j in range(g4, g1, 16):
+                    _prefetch(acc, min(pfb + j, last))
+                    x = _v16_load(acc, ab + j)
+                    if cols:
+                        v, nv, ov = _s32_rne_v16(x, vxlo, _v16_load(nxm_, pb + j), _v16_load(sc_, pb + j),
+                                                 _v16_load(off_, pb + j), _v16_load(blo_, pb + j),
+                                                 _v16_load(bhi_, pb + j), sat, vlo, vhi)
+                    else:
+                        v, nv, ov = _s32_rne_v16(x, vxlo, vnxm, sc, voff, vblo, vbhi, sat, vlo, vhi)
+                    _v16_store(out, ab + j, v)
                     hv = _sacc_max(hv, x)
                     if max_abs:  # the minimum only for MaxAbs (_s32_fold_bits reads it only then)
                         lv = _sacc_min(lv, x)
-                nxv = _sacc_or(nxv, nv)
-                ovv = _sacc_or(ovv, ov)
-            hi = _sacc_hmax(hv)
-            lo = _sacc_hmin(lv) if max_abs else np.int32(S32_MAX)
+                    nxv = _sacc_or(nxv, nv)
+                    ovv = _sacc_or(ovv, ov)
+            if S32_ACC8 and not blk:
+                # each group's (without GroupMax: the span's) maxima from its source again, in L1 since the
+                # steps: one load and operation per eight lanes; MaxAbs: the largest magnitude (llvm.abs,
+                # unsigned maxima: |INT32_MIN| = 2**31 the largest, as _s32_gmax16), given as qhi = u, qlo = -u
+                # (_s32_fold_bits: max(qhi, -qlo) = u) or, for 2**31, qlo = INT32_MIN (its OF)
+                qsz = group_n if group_n > 0 else max(g1 - g0, 1)
+                gi = gbase + g0 // qsz if group_n > 0 else 0
+                for q0 in range(g0, g1, qsz):
+                    q1 = min(q0 + qsz, g1)
+                    if max_abs:
+                        av = _sacc_splat(0)
+                        for j in range(q0, q1, 16):
+                            av = _sacc_uabs(av, _v16_load(acc, ab + j))
+                        u = _sacc_humax(av)
+                        if u < 0:  # 2**31: INT32_MIN in the group
+                            qhi = np.int32(S32_MIN)
+                            qlo = np.int32(S32_MIN)
+                        else:
+                            qhi = u
+                            qlo = np.int32(-u)
+                    else:
+                        qv = _sacc_splat(np.int32(S32_MIN))
+                        for j in range(q0, q1, 16):
+                            qv = _sacc_max(qv, _v16_load(acc, ab + j))
+                        qhi = _sacc_hmax(qv)
+                        qlo = np.int32(S32_MAX)
+                    if group_n > 0 and (q1 - q0 == group_n or q1 == cnt):  # a whole group (else: the scalar tail)
+                        gb, gf = _s32_fold_bits(qhi, qlo, max_abs)
+                        group_out[gi] = gb
+                        gflags |= gf
+                    gi += 1
+                    rmax = qhi if qhi > rmax else rmax
+                    rmin = qlo if qlo < rmin else rmin
+                hi = np.int32(S32_MIN)  # (taken in above)
+                lo = np.int32(S32_MAX)
+            else:
+                hi = _sacc_hmax(hv)
+                lo = _sacc_hmin(lv) if max_abs else np.int32(S32_MAX)
             if blk:
                 nb = (g1 - g0) // bsz  # blocks of sixteen whole groups (all of the chunk but at a row's end)
                 for q in range(nb):
@@ -4817,7 +4911,7 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                     gq += 16
                 if nb > 0:
                     gdone = g0 + nb * bsz
-            elif group_n > 0:
+            elif group_n > 0 and not S32_ACC8:
                 if g1 - g0 == group_n or g1 == cnt:  # a whole group (else the group ends in the scalar tail)
                     gb, gf = _s32_fold_bits(hi, lo, max_abs)
                     group_out[gbase + g0 // group_n] = gb
