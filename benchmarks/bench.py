@@ -4,8 +4,8 @@
 Run:  python benchmarks/bench.py            (full size, 16M elements; with the kernels compiled a few minutes
                                              on an idle 2-core machine -- the tile rows alone about a minute --
                                              but a first run with an empty numba cache compiles the kernels
-                                             first; `ptonum compile` does that ahead of time: 149 s on 2 idle
-                                             cores, 2026-12-02, several times that under load)
+                                             first; `ptonum compile` does that ahead of time: about 11 min on
+                                             2 idle cores, 2026-12-02, several times that under load)
       python benchmarks/bench.py --quick    (1M elements, a smoke run)
       python benchmarks/bench.py --only tile-instructions
                                             (instructions per element of every tile operation and

@@ -131,7 +131,7 @@ def command() -> None:
 
     The fast engine uses compiled kernels for calls of 65536 elements or more
     (`PTONUM_KERNEL_MIN_ELEMENTS`); the first such call with a cold cache compiles them, which
-    takes up to a few minutes once (all of them: 149 s on 2 idle cores of an AVX2 Zen 3, 227 s on an AVX-512 Zen 5, 2026-12-02; several times that under load).
+    takes minutes once (all of them: about 11 minutes on 2 idle cores of an AVX2 Zen 3, 227 s on an AVX-512 Zen 5, 2026-12-02; several times that under load).
     Run this after installing or upgrading ptonum to pay that up front. Kernels are looked up in `PTONUM_CACHE_DIR`, `NUMBA_CACHE_DIR` (each when set),
     `__pycache__` next to the kernel modules and numba's per-user cache, in that order, and
     saved in the first writable one. For a shared read-only install, run
