@@ -49,15 +49,8 @@ def best_pair(ours: Callable[[], object], anchor: Callable[[], object], repeat: 
     change in machine load during the run hits both sides alike."""
     t_ours, t_anchor = float("inf"), float("inf")
     for _ in range(repeat):
-        for which, fn in ((0, ours), (1, anchor)):
-            gc.collect()
-            t0 = time.perf_counter()
-            fn()
-            dt = time.perf_counter() - t0
-            if which == 0:
-                t_ours = min(t_ours, dt)
-            else:
-                t_anchor = min(t_anchor, dt)
+        t_ours = min(t_ours, best_time(ours, 1))
+        t_anchor = min(t_anchor, best_time(anchor, 1))
     return t_ours, t_anchor
 
 
@@ -74,14 +67,7 @@ def paired_rounds(first: Callable[[], object], second: Callable[[], object], rou
     t2: List[float] = []
     for k in range(rounds):
         for which in ((0, 1) if k % 2 == 0 else (1, 0)):
-            fn = first if which == 0 else second
-            best = float("inf")
-            for _ in range(inner):
-                gc.collect()
-                t0 = time.perf_counter()
-                fn()
-                best = min(best, time.perf_counter() - t0)
-            (t1 if which == 0 else t2).append(best)
+            (t1 if which == 0 else t2).append(best_time(first if which == 0 else second, inner))
     return t1, t2
 
 
