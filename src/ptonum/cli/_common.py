@@ -357,12 +357,13 @@ def progress_report(label: str, enabled: bool, total: Optional[int] = None
         task: List[Any] = []  # the bar's task, once shown
 
         def bar(done: int, of: Optional[int] = None) -> None:
+            n = of if of is not None else total
             if not task:
                 if done <= 0:
                     return
                 prog.start()
-                task.append(prog.add_task(label, total=of if of is not None else total))
-            prog.update(task[0], completed=done, total=of if of is not None else total)
+                task.append(prog.add_task(label, total=n))
+            prog.update(task[0], completed=done, total=n)
         try:
             yield bar
         finally:
