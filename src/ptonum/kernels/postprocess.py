@@ -1071,6 +1071,10 @@ def _redo_rare(a_: Any, o_: Any, sc_: Any, al_: Any, relu: int, dst: int, mode: 
 #: bit of a row loop's flag word marking a source the vector loop leaves to the exact scalar code
 _RARE = 0x100
 
+#: :func:`_tile_rows`' mark in a row's first sNaN-bit entry (``gs``) before its pass: never a value of
+#: :func:`_redo_rare` (0 or 1), which writes all of a row's entries, so a row that keeps it has none to read
+_GS_CLEAN = np.uint32(0xFFFFFFFF)
+
 
 @njit(inline="always")
 def _relu_bits(x: Any, relum: Any) -> Any:
@@ -2236,11 +2240,32 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
                 npt = (cnt + part - 1) // part
                 w = _fp16x_fused(fast, part, a_, o_, _borrow(kp, 0, npt), p, absm)
                 r = seg // part
-                for g in range(ng):
+                # the groups whose r parts all exist: GroupN 128 / 64 (r 4 / 2) without an inner loop (its set-up per
+                # group cost FP16/BF16 GroupN 128 ~90 instructions a group, 0.7 an element on AVX2); the others (and
+                # a shorter last group) part by part; unsigned selects, no branch
+                nf = min(ng, npt // r)
+                if r == 4:
+                    for g in range(nf):
+                        ka = kp[4 * g]
+                        kb = kp[4 * g + 1]
+                        kc = kp[4 * g + 2]
+                        kd = kp[4 * g + 3]
+                        ka = kb if kb > ka else ka
+                        kc = kd if kd > kc else kc
+                        gk[g0 + g] = kc if kc > ka else ka
+                elif r == 2:
+                    for g in range(nf):
+                        ka = kp[2 * g]
+                        kb = kp[2 * g + 1]
+                        gk[g0 + g] = kb if kb > ka else ka
+                else:
+                    nf = 0
+                for g in range(nf, ng):
                     q0 = g * r
                     k = kp[q0]
                     for q in range(q0 + 1, min(q0 + r, npt)):
-                        k = max(k, kp[q])
+                        kq = kp[q]
+                        k = kq if kq > k else k
                     gk[g0 + g] = k
                 c = cnt
             while c < cnt:
@@ -4679,36 +4704,83 @@ def _s32_rows_seg(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out
 def _s32_rows_seg_narrow(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow: int,
                          relu: int, offw: int, sat: bool, ip: Any, rne: int, group_n: int, max_abs: bool,
                          group_out: Any, res: Any) -> None:
-    # one compiled copy per (per-column words, Sat, MaxAbs): no branch in the loop
+    # one compiled copy per (per-column words, Sat, MaxAbs): no branch in the loop; ``group_n`` -1: neither
+    # RowMax nor GroupMax (no maxima taken)
+    gn = max(group_n, 0)
+    mx = group_n >= 0
     if max_abs and rne == 1 and sat:
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, True, ip, group_n, True, group_out,
-                      res)
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, True, ip, gn, True, group_out,
+                      res, mx)
     elif max_abs and rne == 1 and not sat:
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, False, ip, group_n, True, group_out,
-                      res)
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, False, ip, gn, True, group_out,
+                      res, mx)
     elif max_abs and rne != 1 and sat:
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, True, ip, group_n, True, group_out,
-                      res)
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, True, ip, gn, True, group_out,
+                      res, mx)
     elif max_abs and rne != 1 and not sat:
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, False, ip, group_n, True, group_out,
-                      res)
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, False, ip, gn, True, group_out,
+                      res, mx)
     elif not max_abs and rne == 1 and sat:
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, True, ip, group_n, False, group_out,
-                      res)
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, True, ip, gn, False, group_out,
+                      res, mx)
     elif not max_abs and rne == 1 and not sat:
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, False, ip, group_n, False, group_out,
-                      res)
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, True, False, ip, gn, False, group_out,
+                      res, mx)
     elif not max_abs and rne != 1 and sat:
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, True, ip, group_n, False, group_out,
-                      res)
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, True, ip, gn, False, group_out,
+                      res, mx)
     elif not max_abs and rne != 1 and not sat:
-        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, False, ip, group_n, False, group_out,
-                      res)
+        _s32_seg_rows(i0, i1, acc, n, total, out, qrow, relu, offw, False, False, ip, gn, False, group_out,
+                      res, mx)
+
+
+@njit
+def _s32_span_maxima(a_: Any, qsz: int, go: Any, max_abs: bool) -> Tuple[Any, Any, int]:
+    """The maxima of :func:`_s32_seg_rows`' AVX2 (S32_ACC8) span after its steps: the sources ``a_`` (a
+    multiple of 16 long, in L1) in groups of ``qsz`` (a multiple of 16; the last may be shorter), one load and
+    operation per eight lanes; the first ``go.size`` groups' GroupMax bits (:func:`_s32_fold_bits`) to ``go``.
+    MaxAbs: each group's largest magnitude (llvm.abs, unsigned maxima: ``|INT32_MIN|`` = 2**31 the largest,
+    as _s32_gmax16), taken as the maximum u and minimum -u (:func:`_s32_fold_bits`: max(u, u) = u) or, for
+    2**31, INT32_MIN (its OF).  Returns the span's signed maximum and minimum so taken (without MaxAbs the
+    minimum is INT32_MAX: not read) and the OR of the groups' flags."""
+    n = a_.size
+    rmax = np.int32(S32_MIN)
+    rmin = np.int32(S32_MAX)
+    gflags = 0
+    q = 0
+    for q0 in range(0, n, qsz):
+        q1 = min(q0 + qsz, n)
+        if max_abs:
+            av = _sacc_splat(0)
+            for j in range(q0, q1, 16):
+                av = _sacc_uabs(av, _v16_load(a_, j))
+            u = _sacc_humax(av)
+            if u < 0:  # 2**31: INT32_MIN in the group
+                qhi = np.int32(S32_MIN)
+                qlo = np.int32(S32_MIN)
+            else:
+                qhi = u
+                qlo = np.int32(-u)
+        else:
+            qv = _sacc_splat(np.int32(S32_MIN))
+            for j in range(q0, q1, 16):
+                qv = _sacc_max(qv, _v16_load(a_, j))
+            qhi = _sacc_hmax(qv)
+            qlo = np.int32(S32_MAX)
+        if q < go.size:
+            gb, gf = _s32_fold_bits(qhi, qlo, max_abs)
+            go[q] = gb
+            gflags |= gf
+        q += 1
+        rmax = qhi if qhi > rmax else rmax
+        rmin = qlo if qlo < rmin else rmin
+    return rmax, rmin, gflags
 
 
 @njit
 def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow: int, relu: int, offw: int,
-                  cols: bool, sat: bool, ip: Any, group_n: int, max_abs: bool, group_out: Any, res: Any) -> None:
+                  cols: bool, sat: bool, ip: Any, group_n: int, max_abs: bool, group_out: Any, res: Any,
+                  maxima: bool) -> None:
     """Rows ``i0 .. i1 - 1`` (``n`` columns; the tile's last row may be partial: ``total`` elements) of an
     S32 source with an offset, RNE, ReluMode NONE/RELU and every ``|multiplier| < 1`` (``cols`` True: the
     per-column parameter rows ``ip`` of :func:`_s32_param_kernel`, the row's at ``i * qrow``; False: one
@@ -4719,7 +4791,8 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
     ahead.  The loop takes whole arrays and offsets, no slices and no inlined call with array arguments:
     each is a new reference, an atomic add on the array's count (shared by the threads) and, with the
     call, a ``vzeroupper`` -- per segment that cost ~0.05 ns/element.
-    Per row ``i`` writes ``res[5 * (i - i0) ..]``: NX bits, OF bits, signed maximum and minimum, GroupMax
+    Per row ``i`` writes ``res[5 * (i - i0) ..]``: NX bits, OF bits, signed maximum and minimum (``maxima``
+    False, GroupMax off and no RowMax: not taken on AVX2 (S32_ACC8), left meaningless), GroupMax
     flags; the GroupMax bits (:func:`_s32_fold_bits`) to ``group_out`` (row ``i``'s first group at
     ``i * ceil(cnt / group_n)``; GroupN 8/16: whole lines by :func:`_s32_gmax16`'s non-temporal stores, one
     :func:`_sfence` at the block's end).
@@ -4866,39 +4939,26 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                         lv = _sacc_min(lv, x)
                     nxv = _sacc_or(nxv, nv)
                     ovv = _sacc_or(ovv, ov)
-            if S32_ACC8 and not blk:
+            if S32_ACC8 and not blk and not maxima:  # neither RowMax nor GroupMax: no maxima
+                hi = np.int32(S32_MIN)
+                lo = np.int32(S32_MAX)
+            elif S32_ACC8 and not blk:
                 # each group's (without GroupMax: the span's) maxima from its source again, in L1 since the
-                # steps: one load and operation per eight lanes; MaxAbs: the largest magnitude (llvm.abs,
-                # unsigned maxima: |INT32_MIN| = 2**31 the largest, as _s32_gmax16), given as qhi = u, qlo = -u
-                # (_s32_fold_bits: max(qhi, -qlo) = u) or, for 2**31, qlo = INT32_MIN (its OF)
+                # steps (_s32_span_maxima: a call per segment, whose loop per group keeps its registers; inline
+                # here it paid ~75 scalar instructions a group of spills and loop set-up, REQ8 GroupN 128)
                 qsz = group_n if group_n > 0 else max(g1 - g0, 1)
+                # the groups written: the whole ones, and a last partial one if the row ends with the span
+                nq = 0
+                if group_n > 0:
+                    nq = (g1 - g0) // qsz
+                    if g1 == cnt and (g1 - g0) % qsz != 0:
+                        nq += 1
                 gi = gbase + g0 // qsz if group_n > 0 else 0
-                for q0 in range(g0, g1, qsz):
-                    q1 = min(q0 + qsz, g1)
-                    if max_abs:
-                        av = _sacc_splat(0)
-                        for j in range(q0, q1, 16):
-                            av = _sacc_uabs(av, _v16_load(acc, ab + j))
-                        u = _sacc_humax(av)
-                        if u < 0:  # 2**31: INT32_MIN in the group
-                            qhi = np.int32(S32_MIN)
-                            qlo = np.int32(S32_MIN)
-                        else:
-                            qhi = u
-                            qlo = np.int32(-u)
-                    else:
-                        qv = _sacc_splat(np.int32(S32_MIN))
-                        for j in range(q0, q1, 16):
-                            qv = _sacc_max(qv, _v16_load(acc, ab + j))
-                        qhi = _sacc_hmax(qv)
-                        qlo = np.int32(S32_MAX)
-                    if group_n > 0 and (q1 - q0 == group_n or q1 == cnt):  # a whole group (else: the scalar tail)
-                        gb, gf = _s32_fold_bits(qhi, qlo, max_abs)
-                        group_out[gi] = gb
-                        gflags |= gf
-                    gi += 1
-                    rmax = qhi if qhi > rmax else rmax
-                    rmin = qlo if qlo < rmin else rmin
+                qhi, qlo, gf = _s32_span_maxima(_borrow(acc, ab + g0, ab + g1), qsz,
+                                                _borrow(group_out, gi, gi + nq), max_abs)
+                gflags |= gf
+                rmax = qhi if qhi > rmax else rmax
+                rmin = qlo if qlo < rmin else rmin
                 hi = np.int32(S32_MIN)  # (taken in above)
                 lo = np.int32(S32_MAX)
             else:
@@ -5232,7 +5292,12 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     rows1 = fp8 or fast == LANE_BF16 or fast == LANE_FP16  # passes from one loop over the rows
     nbr = (i1 - i0) if rows1 else 1
     gk_b = np.empty(ngs * nbr, np.uint32)
-    gs_b = np.zeros(ngs * nbr, np.uint32)
+    # the groups' sNaN bits (0/1): written whole only for a row with a rare source (_redo_rare), so not cleared:
+    # each row's first entry holds _GS_CLEAN before its pass, and a row that still has it read none of them
+    # (a cleared buffer cost FP16 GroupN 8 ~0.5 instructions an element of memset, and the keys loop a load a group)
+    gs_b = np.empty(ngs * nbr, np.uint32)
+    for r in range(nbr):
+        gs_b[r * ngs] = _GS_CLEAN
     # the S32 rows' GroupMax: each group's signed maximum and minimum (_s32_rne_groups)
     s32g_b = np.empty(2 * ng_max if (fast == 7 and group_n > 0) else 2, np.int32)
     # the S32 RNE rows (per-column or one word, GroupMax off or GroupN a multiple of 16): the block's rows
@@ -5241,7 +5306,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     s32r = np.empty(5 * (i1 - i0) if s32seg else 5, np.int64)
     if s32seg:
         _s32_rows_seg(fast, i0, i1, acc, n, total, out, qrow, relu, offw, sat, s32p, s32rne,
-                      group_n if group_n > 0 else 0, max_abs, group_out, s32r)
+                      group_n if group_n > 0 else (0 if row_en else -1), max_abs, group_out, s32r)
     gw = np.empty(ngs if (fuse and 0 < group_n <= 16) else 1, np.uint32)  # a row's GroupMaxOut bits before their store
     nt_any = False
     if fp8:
@@ -5293,12 +5358,13 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
             # borrowed views (_borrow): a slice's reference count is a locked add and subtract per row,
             # each waiting for the row's stores to drain
             gk = _borrow(gk_b, g0, g0 + max(ng, 1))  # every entry written by the fold pass (or _redo_rare) when folded
-            gs = _borrow(gs_b, g0, g0 + max(ng, 1))  # written only for a row with a rare source; cleared below
+            gs = _borrow(gs_b, g0, g0 + max(ng, 1))  # written only for a row with a rare source (all its groups)
             qb = i * qrow
             rb0 = i * rrow
             if rows1:
                 f_or = np.int64(rowflags[i])  # the row's pass and fold keys: _fp8_rows / _fp16x_rows above
             else:
+                gs[0] = _GS_CLEAN
                 f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
                                      alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu,
                                      sat, spec, folded, absm, seg, gk, gs, hif8k)
@@ -5308,6 +5374,10 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                 kr = np.uint32(0)
                 kmin = np.uint32(0xFFFFFFFF)
                 sr = np.uint32(0)
+                rare = gs[0] != _GS_CLEAN  # the row's gs entries written (_redo_rare), else none read
+                if rare:
+                    for g in range(ng):
+                        sr = np.uint32(sr | gs[g])
                 gb_ = _borrow(group_out, i * ng, i * ng + ng) if group_n > 0 else _borrow(group_out, 0, 0)
                 if 0 < group_n <= 16:
                     # GroupN 8/16 (GroupMaxOut 8/4 MiB on a 4096 x 4096 tile): the bits into the cache-resident
@@ -5320,7 +5390,6 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                                                          | np.uint32(0x80000000)))
                         kr = max(kr, kg)
                         kmin = min(kmin, kg)
-                        sr = np.uint32(sr | gs[g])
                     ad = _addr(gb_)
                     h = min(ng, ((-ad) & 63) >> 2) if (ad & 3) == 0 else ng  # (a 4-byte aligned row: always)
                     for g in range(h):
@@ -5339,19 +5408,18 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                                                              | np.uint32(0x80000000)))
                         kr = max(kr, kg)
                         kmin = min(kmin, kg)
-                        sr = np.uint32(sr | gs[g])
                 if sr != np.uint32(0) or kmin == np.uint32(0):
                     if nt_any:
                         _sfence()  # the non-temporal stores above before the ordinary ones below (same lines)
                     for g in range(ng):
-                        if gs[g] != np.uint32(0) or gk[g] == np.uint32(0):
+                        sg = gs[g] if rare else np.uint32(0)
+                        if sg != np.uint32(0) or gk[g] == np.uint32(0):
                             if group_n > 0:
                                 s0 = g * seg
-                                gb, gf = _fold_finish(gk[g], gs[g], min(s0 + seg, cnt) - s0,
+                                gb, gf = _fold_finish(gk[g], sg, min(s0 + seg, cnt) - s0,
                                                       np.int64(acc[base + s0]), max_abs)
                                 gb_[g] = gb
                                 f_or |= gf
-                            gs[g] = np.uint32(0)
                 if row_en:
                     rb, rf = _fold_finish(kr, sr, cnt, np.int64(acc[base]), max_abs)
                     if has_init:
