@@ -948,32 +948,27 @@ def _fp8_neg_block(a_: Any, gk: Any, neg: int, s: int, g: int, seg: int) -> None
 
 
 @njit(inline="always")
-def _fp8_blocks_loops(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
-                      keys: Any, seg: int, gk: Any, masked: bool) -> Any:
-    """The loops of :func:`_fp8_pass_blocks` (``hif8``, ``unit`` constants at the call)."""
+def _foldb_block(a_: Any, c0: int, gk: Any, g: int, seg: int, masked: bool) -> int:
+    """One :func:`_foldb_seg` block of :func:`_fp8_blocks_loops`: GroupN 8 and 16 without MaxAbs (the
+    blocks of 256 elements) by their intrinsics inlined into the pass's loop, a run-time branch a block
+    (no call per 256 elements: its argument pushes, the pass's registers saved around it and reloaded
+    after it, about 65 instructions a block; callgrind, a row of 4096, the E4M3 unit pass with GroupN 8 or
+    16 keys 0.10 instructions an element fewer); other GroupN (blocks of 512 elements or more) and MaxAbs
+    through the call."""
+    if not masked and seg == 8:
+        return _foldb_8(a_, c0, gk, g)
+    if not masked and seg == 16:
+        return _foldb_16(a_, c0, gk, g)
+    return _foldb_seg(a_, c0, gk, g, seg, masked)
+
+
+@njit(inline="always")
+def _fp8_blocks_loops(unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, seg: int,
+                      gk: Any, masked: bool) -> Any:
+    """The loops of :func:`_fp8_pass_blocks` (``unit`` a constant at the call)."""
     n = a_.size
     blk = 256 if seg == 8 else 16 * seg  # the elements of one _foldb_seg block
     gpb = blk // seg  # its groups (32 or 16)
-    if hif8:
-        acc = _v8_splat(0)
-        for b in range(n // blk):
-            c0 = b * blk
-            for j in range(c0, c0 + blk, 16):
-                _prefetch(a_, j + PF_AHEAD)
-                if unit:
-                    t8 = _hif8_v8u(a_, mp_, mn_, j, keys)
-                    _v8_store(o_, j, t8)
-                    t9 = _hif8_v8u(a_, mp_, mn_, j + 8, keys)
-                else:
-                    t8 = _hif8_v8(a_, mp_, mn_, j, keys)
-                    _v8_store(o_, j, t8)
-                    t9 = _hif8_v8(a_, mp_, mn_, j + 8, keys)
-                _v8_store(o_, j + 8, t9)
-                acc = _v8_or(acc, _v8_or(t8, t9))
-            neg = _foldb_seg(a_, c0, gk, b * gpb, seg, masked)
-            if neg != 0:
-                _fp8_neg_block(a_, gk, neg, c0, b * gpb, seg)
-        return _hif8_word(np.uint32(_v8_hor(acc)))
     # unsigned lane indices (no negative-index wraparound code: the lane loop vectorizes), the block's
     # fold after its last chunk (t counts the block's chunks down)
     cpb = blk // E4M3_CHUNK
@@ -994,7 +989,7 @@ def _fp8_blocks_loops(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: A
             if t == 0:
                 t = cpb
                 c0 = c + E4M3_CHUNK - blk
-                neg = _foldb_seg(a_, c0, gk, g, seg, masked)
+                neg = _foldb_block(a_, c0, gk, g, seg, masked)
                 if neg != 0:
                     _fp8_neg_block(a_, gk, neg, c0, g, seg)
                 g += gpb
@@ -1011,7 +1006,7 @@ def _fp8_blocks_loops(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: A
             if t == 0:
                 t = cpb
                 c0 = c + E4M3_CHUNK - blk
-                neg = _foldb_seg(a_, c0, gk, g, seg, masked)
+                neg = _foldb_block(a_, c0, gk, g, seg, masked)
                 if neg != 0:
                     _fp8_neg_block(a_, gk, neg, c0, g, seg)
                 g += gpb
@@ -1019,24 +1014,23 @@ def _fp8_blocks_loops(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: A
 
 
 @njit
-def _fp8_pass_blocks(hif8: bool, unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
-                     keys: Any, seg: int, gk: Any, masked: bool) -> Any:
-    """The row's pass without AVX-512 (:func:`_hif8_pass` if ``hif8``, else :func:`_e4m3_pass` /
-    :func:`_e4m3_pass_unit` for ``unit``) with its GroupMax fold keys taken block by block on the way: after
-    each block of ``seg``-element groups (GroupN ``seg`` 8: 32 groups, 256 elements; a multiple of 16 up to
-    128: 16 groups) is converted, its keys by :func:`_foldb_seg` (MaxAbs's masked form with ``masked``)
-    from the block's sources just loaded (L1), to ``gk[..]`` as :func:`_fp8_fold_groups` writes them, an
-    all-negative group by :func:`_fp8_neg_block`.  The same codes, flag word and keys as the pass then
-    :func:`_fp8_fold_groups`; the fold's work sits between the pass's prefetches (the memory stream keeps
-    going) instead of in a pass of its own after the row.  ``a_.size`` a multiple of the block; a row with a
-    rare source (the flag word's rare bit) is redone by the caller (its keys too)."""
-    if hif8:
-        if unit:
-            return _fp8_blocks_loops(True, True, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gk, masked)
-        return _fp8_blocks_loops(True, False, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gk, masked)
+def _fp8_pass_blocks(unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, seg: int, gk: Any,
+                     masked: bool) -> Any:
+    """The E4M3 row's pass without AVX-512 (:func:`_e4m3_pass`, :func:`_e4m3_pass_unit` for ``unit``) with its
+    GroupMax fold keys taken block by block on the way: after each block of ``seg``-element groups (GroupN
+    ``seg`` 8: 32 groups, 256 elements; a multiple of 16 up to 128: 16 groups) is converted, its keys by
+    :func:`_foldb_seg` (MaxAbs's masked form with ``masked``; GroupN 8 and 16 without MaxAbs inlined,
+    :func:`_foldb_block`) from the block's sources just loaded (L1), to ``gk[..]`` as :func:`_fp8_fold_groups`
+    writes them, an all-negative group by :func:`_fp8_neg_block`.  The same codes, flag word and keys as the
+    pass then :func:`_fp8_fold_groups`; the fold's work sits between the pass's prefetches (the memory stream
+    keeps going) instead of in a pass of its own after the row.  ``a_.size`` a multiple of the block; a row
+    with a rare source (the flag word's rare bit) is redone by the caller (its keys too).  Not HiF8: its pass
+    then :func:`_fp8_fold_groups` takes fewer instructions at every GroupN (callgrind, a row of 4096, unit
+    lane, both with ``_foldb_make``'s 8-lane form: GroupN 8 2.85 against 3.11 an element, 16 2.56 / 2.79, 32
+    2.35 / 2.57, 128 2.20 / 2.40; the HiF8 loop keeps its registers only without a call or fold inside it)."""
     if unit:
-        return _fp8_blocks_loops(False, True, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gk, masked)
-    return _fp8_blocks_loops(False, False, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gk, masked)
+        return _fp8_blocks_loops(True, a_, o_, mp_, mn_, ovf_pos, ovf_neg, seg, gk, masked)
+    return _fp8_blocks_loops(False, a_, o_, mp_, mn_, ovf_pos, ovf_neg, seg, gk, masked)
 
 
 @njit
@@ -2368,7 +2362,11 @@ def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: An
     row, from group maxima the pass takes itself (:func:`_fp8_pass_fold`, with MaxAbs of the masked
     sources, then :func:`_fold_from_maxima`; GroupN 8 on a row a multiple of 128 wide: the keys themselves in the
     pass, :func:`_fp8_pass_keys8` then :func:`_fp8_neg_fix`; HiF8 GroupN 16 on a row a multiple of 256 wide
-    likewise, :func:`_fp8_pass_keys16`); a row with a NaN/Inf (E4M3: or -0) source done again whole by :func:`_row_e4m3_rne` /
+    likewise, :func:`_fp8_pass_keys16`); without AVX-512 BW (this AVX2 Zen 3), E4M3 at GroupN 8 or a multiple of
+    16 up to 128 on a row a whole number of fold blocks wide (256 elements for GroupN 8, 16 GroupN otherwise), the keys
+    block by block inside the pass (:func:`_fp8_pass_blocks`: each block's :func:`_foldb_seg` just after its
+    conversion, no :func:`_fp8_fold_groups` after the row); a row with a NaN/Inf (E4M3: or -0) source done again
+    whole by :func:`_row_e4m3_rne` /
     :func:`_row_hif8_rhb` (its ``gs`` entries too); each row's flags to ``rowflags[i]``.  The same
     codes, keys and flags as one :func:`_row_e4m3_rne` / :func:`_row_hif8_rhb` call a row, without
     its cost per call (about 100 ns a row on Zen 5: the pass inlined into a loop over rows instead of
@@ -2417,10 +2415,10 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         # (_fp8_pass_keys16)
         k8 = fz and seg == 8 and cnt % 128 == 0
         k16 = fz and fast != LANE_E4M3 and seg == 16 and cnt % 256 == 0
-        # without AVX-512: GroupN 8 or a multiple of 16 up to 128 on a row of whole fold blocks, the keys taken
-        # block by block inside the pass (_fp8_pass_blocks)
-        fb = fold and not HIF8_V32 and cnt > 0 and (seg == 8 or (seg % 16 == 0 and 16 <= seg <= 128)) and \
-            cnt % (256 if seg == 8 else 16 * seg) == 0
+        # without AVX-512, E4M3: GroupN 8 or a multiple of 16 up to 128 on a row of whole fold blocks, the keys
+        # taken block by block inside the pass (_fp8_pass_blocks; HiF8: its pass then _fp8_fold_groups)
+        fb = fold and not HIF8_V32 and fast == LANE_E4M3 and cnt > 0 and \
+            (seg == 8 or (seg % 16 == 0 and 16 <= seg <= 128)) and cnt % (256 if seg == 8 else 16 * seg) == 0
         masked = absm != np.uint32(0xFFFFFFFF)
         gkr = _borrow(gk, g0, g0 + ng)
         if k16 and absm != np.uint32(0xFFFFFFFF):
@@ -2469,15 +2467,13 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
                 w = _fp8_pass_fold(fast != LANE_E4M3, False, a_, o_, mps, mns, ovf_pos, ovf_neg, keys, seg, gm)
             else:
                 w = _fp8_pass_fold(fast != LANE_E4M3, u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gm)
-        elif fb:
+        elif fb:  # E4M3 only
             if same:
-                w = _fp8_pass_blocks(fast != LANE_E4M3, False, a_, o_, mps, None, ovf_pos, ovf_neg, keys, seg, gkr,
-                                     masked)
+                w = _fp8_pass_blocks(False, a_, o_, mps, None, ovf_pos, ovf_neg, seg, gkr, masked)
             elif splat:
-                w = _fp8_pass_blocks(fast != LANE_E4M3, False, a_, o_, mps, mns, ovf_pos, ovf_neg, keys, seg, gkr,
-                                     masked)
+                w = _fp8_pass_blocks(False, a_, o_, mps, mns, ovf_pos, ovf_neg, seg, gkr, masked)
             else:
-                w = _fp8_pass_blocks(fast != LANE_E4M3, u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, keys, seg, gkr, masked)
+                w = _fp8_pass_blocks(u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, seg, gkr, masked)
         elif fast == LANE_E4M3:
             if u:
                 w = _e4m3_pass_unit(a_, o_, mp_, mn_, ovf_pos, ovf_neg)
@@ -3025,20 +3021,29 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _fold16_128: Any = _fold16_make(8)
 
     def _foldb_make(gsz: int, masked: bool) -> Any:
-        """The intrinsic ``foldb(a, s, gk, g)`` of the FP8 rows' fold (:func:`_fp8_fold_groups`): the
-        int32 maxima of the ``gsz``-element groups of one block of ``a`` from ``s`` (GroupN ``gsz`` 8 or
-        a multiple of 16 up to 128; a block is sixteen 16-lane vectors after each group's ``gsz / 16``
-        vectors are reduced vertically: 16 groups, or 32 groups of 8 with two groups per vector),
-        reduced together by rounds of pairwise shuffles and maxima as :func:`_fold16_make` does (GroupN
-        8: three rounds from half-vectors, two vectors of sixteen groups left), each element ANDed with
-        0x7FFFFFFF first when ``masked`` (MaxAbs: the magnitude's bits; every masked value is >= 0).
-        ``gk[g + q]`` gets group q's order key when its maximum is >= 0 (``b ^ 0x80000000``), else
-        ``~b`` (a placeholder: the caller redoes that group with its smallest int32); returns the mask
-        of those groups (bit q, int64).  No bounds check: the block within ``a``, ``g + 16`` (GroupN 8:
-        ``g + 32``) <= ``gk.size``; uint32 arrays."""
+        """The intrinsic ``foldb(a, s, gk, g)`` of the FP8 rows' fold (:func:`_fp8_fold_groups`,
+        :func:`_fp8_pass_blocks`): the int32 maxima of the ``gsz``-element groups of one block of ``a``
+        from ``s`` (GroupN ``gsz`` 8 or a multiple of 16 up to 128; a block is 32 groups for GroupN 8, else
+        16), eight groups at a time in 8-lane vectors (one AVX2 register): each group's elements reduced
+        vertically to eight lanes (GroupN 8: its one vector; else its ``gsz / 16`` 16-lane vectors by
+        vertical maxima, then their two halves), each element ANDed with 0x7FFFFFFF first when ``masked``
+        (MaxAbs: the magnitude's bits; every masked value is >= 0); then the eight groups' vectors
+        transposed by three rounds of pairwise shuffles and maxima (``vpunpck[lh]dq``, ``vpunpck[lh]qdq``,
+        ``vperm2i128``: 21 instructions for eight groups), which leave the eight maxima in group order.
+        ``gk[g + q]`` gets group q's order key when its maximum is >= 0 (``b ^ 0x80000000``), else ``~b``
+        (a placeholder: the caller redoes that group with its smallest int32); returns the mask of those
+        groups (bit q, int64).  No bounds check: the block within ``a``, ``g + 16`` (GroupN 8: ``g +
+        32``) <= ``gk.size``; uint32 arrays.  (Until 2026-12-02 evening sixteen 16-lane vectors and four
+        rounds, tuned on AVX-512: on this AVX2 Zen 3 each 16-lane shuffle is two or more, about twice the
+        instructions of this form; h-fp8, issue 13.)"""
         nv = max(gsz // 16, 1)  # 16-lane vectors of one group (GroupN >= 16)
-        per = 2 if gsz == 8 else 1  # groups in one 16-lane vector
+        ngb = 32 if gsz == 8 else 16  # groups in one block
         assert gsz == 8 or (gsz % 16 == 0 and 16 <= gsz <= 128)
+        # the three rounds: (lo, hi) lane picks from the pair (x, y) of 8-lane vectors; a pair's two
+        # picked lanes have one owner (checked below on the owners)
+        rounds = [([0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15]),
+                  ([0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15]),
+                  ([0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15])]
 
         @_intrinsic
         def foldb(typingctx: Any, arr: Any, s: Any, gk: Any, g: Any) -> Any:
@@ -3052,69 +3057,60 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
                 i32 = _ir.IntType(32)
                 i64 = _ir.IntType(64)
+                v8 = _ir.VectorType(i32, 8)
                 v16 = _ir.VectorType(i32, 16)
-                smax = _llvm_fn(builder, "llvm.smax.v16i32", v16, [v16, v16])
+                smax8 = _llvm_fn(builder, "llvm.smax.v8i32", v8, [v8, v8])
+                smax16 = _llvm_fn(builder, "llvm.smax.v16i32", v16, [v16, v16])
                 data = context.make_array(signature.args[0])(context, builder, args[0]).data
                 s_ = context.cast(builder, args[1], signature.args[1], _types.intp)
-                base = builder.bitcast(builder.gep(data, [s_]), v16.as_pointer())
-                vecs: List[Any] = []
-                owners: List[List[int]] = []
-                for q in range(16):  # vector q: group q (GroupN >= 16) or groups 2q, 2q + 1 (GroupN 8)
-                    xs = []
-                    for c in range(nv):
-                        x = builder.load(builder.gep(base, [_ir.Constant(i64, q * nv + c)]), align=4)
-                        if masked:
-                            x = builder.and_(x, _ir.Constant(v16, [0x7FFFFFFF] * 16))
-                        xs.append(x)
-                    while len(xs) > 1:
-                        xs = [builder.call(smax, [xs[k], xs[k + 1]]) for k in range(0, len(xs) - 1, 2)] + \
-                             ([xs[-1]] if len(xs) % 2 else [])
-                    vecs.append(xs[0])
-                    owners.append([per * q + lane * per // 16 for lane in range(16)])
-                # each round pairs the vectors two by two: lo takes the even units of x and of y, hi
-                # the odd ones (units of four lanes: vshufi32x4; of one lane inside each 128-bit block:
-                # vshufps), and a unit's two halves (2u, 2u + 1) have one owner; the in-block rounds
-                # first, where the vectors are many; GroupN >= 16: units 1, 1, 4, 4 (one vector left),
-                # GroupN 8: 1, 1, 4 (two)
-                for u in ([1, 1, 4, 4] if per == 1 else [1, 1, 4]):
-                    if u == 4:
-                        ev = [4 * b + i for b in (0, 2) for i in range(4)]
-                        od = [4 * b + i for b in (1, 3) for i in range(4)]
-                        lo = ev + [16 + i for i in ev]
-                        hi = od + [16 + i for i in od]
-                    else:
-                        lo, hi = [], []
-                        for c in range(4):
-                            lo += [4 * c, 4 * c + 2, 16 + 4 * c, 16 + 4 * c + 2]
-                            hi += [4 * c + 1, 4 * c + 3, 16 + 4 * c + 1, 16 + 4 * c + 3]
-                    nvecs, nown = [], []
-                    for k in range(0, len(vecs), 2):
-                        cat = owners[k] + owners[k + 1]
-                        own = [cat[i] for i in lo]
-                        assert own == [cat[i] for i in hi]  # a pair's two lanes: one group
-                        a1 = builder.shuffle_vector(vecs[k], vecs[k + 1], _ir.Constant(v16, lo))
-                        a2 = builder.shuffle_vector(vecs[k], vecs[k + 1], _ir.Constant(v16, hi))
-                        nvecs.append(builder.call(smax, [a1, a2]))
-                        nown.append(own)
-                    vecs, owners = nvecs, nown
                 gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
                 g_ = context.cast(builder, args[3], signature.args[3], _types.intp)
                 res = _ir.Constant(i64, 0)
-                for b in range(per):  # sixteen groups' maxima in group order
-                    if per == 1:
-                        r = builder.shuffle_vector(vecs[0], _ir.Constant(v16, None),
-                                                   _ir.Constant(v16, [owners[0].index(q) for q in range(16)]))
-                    else:
-                        cat = owners[0] + owners[1]
-                        r = builder.shuffle_vector(vecs[0], vecs[1],
-                                                   _ir.Constant(v16, [cat.index(16 * b + q) for q in range(16)]))
-                    neg = builder.icmp_signed("<", r, _ir.Constant(v16, [0] * 16))
-                    key = builder.select(neg, builder.xor(r, _ir.Constant(v16, [-1] * 16)),
-                                         builder.xor(r, _ir.Constant(v16, [-2147483648] * 16)))
-                    gp = builder.gep(gdata, [builder.add(g_, _ir.Constant(g_.type, 16 * b))])
-                    builder.store(key, builder.bitcast(gp, v16.as_pointer()), align=4)
-                    bits = builder.zext(builder.bitcast(neg, _ir.IntType(16)), i64)
-                    res = builder.or_(res, builder.shl(bits, _ir.Constant(i64, 16 * b)))
+                for sb in range(ngb // 8):  # eight groups at a time
+                    e0 = builder.add(s_, _ir.Constant(s_.type, 8 * gsz * sb))
+                    vecs: List[Any] = []
+                    for q in range(8):
+                        if gsz == 8:
+                            base8 = builder.bitcast(builder.gep(data, [e0]), v8.as_pointer())
+                            x = builder.load(builder.gep(base8, [_ir.Constant(i64, q)]), align=4)
+                            if masked:
+                                x = builder.and_(x, _ir.Constant(v8, [0x7FFFFFFF] * 8))
+                            vecs.append(x)
+                            continue
+                        base16 = builder.bitcast(builder.gep(data, [e0]), v16.as_pointer())
+                        xs = []
+                        for c in range(nv):
+                            x = builder.load(builder.gep(base16, [_ir.Constant(i64, q * nv + c)]), align=4)
+                            if masked:
+                                x = builder.and_(x, _ir.Constant(v16, [0x7FFFFFFF] * 16))
+                            xs.append(x)
+                        while len(xs) > 1:
+                            xs = [builder.call(smax16, [xs[k], xs[k + 1]]) for k in range(0, len(xs) - 1, 2)] + \
+                                 ([xs[-1]] if len(xs) % 2 else [])
+                        lo = builder.shuffle_vector(xs[0], xs[0], _ir.Constant(v8, list(range(8))))
+                        hi = builder.shuffle_vector(xs[0], xs[0], _ir.Constant(v8, list(range(8, 16))))
+                        vecs.append(builder.call(smax8, [lo, hi]))
+                    owners = [[q] * 8 for q in range(8)]
+                    for lo_, hi_ in rounds:
+                        nvecs, nown = [], []
+                        for k in range(0, len(vecs), 2):
+                            cat = owners[k] + owners[k + 1]
+                            own = [cat[i] for i in lo_]
+                            assert own == [cat[i] for i in hi_]  # a pair's two lanes: one group
+                            a1 = builder.shuffle_vector(vecs[k], vecs[k + 1], _ir.Constant(v8, lo_))
+                            a2 = builder.shuffle_vector(vecs[k], vecs[k + 1], _ir.Constant(v8, hi_))
+                            nvecs.append(builder.call(smax8, [a1, a2]))
+                            nown.append(own)
+                        vecs, owners = nvecs, nown
+                    assert owners[0] == list(range(8))  # the maxima in group order
+                    r = vecs[0]
+                    neg = builder.icmp_signed("<", r, _ir.Constant(v8, [0] * 8))
+                    key = builder.select(neg, builder.xor(r, _ir.Constant(v8, [-1] * 8)),
+                                         builder.xor(r, _ir.Constant(v8, [-2147483648] * 8)))
+                    gp = builder.gep(gdata, [builder.add(g_, _ir.Constant(g_.type, 8 * sb))])
+                    builder.store(key, builder.bitcast(gp, v8.as_pointer()), align=4)
+                    bits = builder.zext(builder.bitcast(neg, _ir.IntType(8)), i64)
+                    res = builder.or_(res, builder.shl(bits, _ir.Constant(i64, 8 * sb)))
                 return res
 
             return _types.int64(arr, s, gk, g), codegen
@@ -3634,6 +3630,12 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
 
     def _fold16_128(arr: Any, s: int, gk: Any, g: int) -> int:
         return _fold16_np(arr, s, gk, g, 128)
+
+    def _foldb_8(arr: Any, s: int, gk: Any, g: int) -> int:
+        return _foldb_seg(arr, s, gk, g, 8, False)
+
+    def _foldb_16(arr: Any, s: int, gk: Any, g: int) -> int:
+        return _foldb_seg(arr, s, gk, g, 16, False)
 
     def _foldb_seg(arr: Any, s: int, gk: Any, g: int, seg: int, masked: bool) -> int:
         ng = 32 if seg == 8 else 16
