@@ -200,7 +200,7 @@ def test_compile_note_without_writable_cache_dir_is_the_one_note(monkeypatch, tm
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ptonum: note: no writable kernel cache directory (tried ")
     assert COLD_NOTE not in err  # "cached for later runs" would not be true
-    assert "compiling a kernel now (up to a few minutes), kept in this process only" in err  # probe13 #15
+    assert "compiling a kernel now (several minutes), kept in this process only" in err  # probe13 #15
 
 
 def test_compile_note_is_silent_outside_its_block(monkeypatch, capsys):
@@ -300,7 +300,7 @@ def test_workers_cold_note_once_from_the_client(cold_workers, monkeypatch, capsy
             pass
     assert client.calls == 2
     assert capsys.readouterr().err == f"ptonum: note: {WORKERS_COLD_NOTE}\n"  # two workers, two runs: one line
-    assert WORKERS_COLD_NOTE == ("the Dask workers are compiling the fast kernels once (up to a few minutes; "
+    assert WORKERS_COLD_NOTE == ("the Dask workers are compiling the fast kernels once (several minutes; "
                                  "cached for later runs; `ptonum compile` where the workers run does it ahead of time)")
     monkeypatch.setattr(kernels, "_NOTED", set())
     with compile_note_for(client, 16, "reference", ("postprocess",)):  # the reference engine compiles nothing

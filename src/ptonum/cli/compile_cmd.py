@@ -1,7 +1,7 @@
 """``ptonum compile``: compile (or load from numba's cache) every kernel of the fast engine ahead of time.
 
 A first large fast-engine call (``PTONUM_KERNEL_MIN_ELEMENTS``, default 65536 elements) with a cold
-cache otherwise compiles them on the spot, for up to a few minutes.  No spec counterpart.
+cache otherwise compiles them on the spot, for several minutes (about 10 for all of them on 2 idle AVX2 cores).  No spec counterpart.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ._common import errors_to_exit, kernels_from, stderr_is_terminal
 #: the kernel modules, in the order they are compiled
 KERNEL_MODULES = ("postprocess", "tcvt", "decompose")
 
-COLD_NOTE = ("compiling the fast kernels this call needs (up to a few minutes, once: cached for later runs; "
+COLD_NOTE = ("compiling the fast kernels this call needs (several minutes, once: cached for later runs; "
              "`ptonum compile` compiles all of them ahead of time)")
 
 
@@ -44,7 +44,7 @@ def warn_if_cold(size: int, engine: str = "fast") -> ContextManager[object]:
 
 
 #: the line for a run whose kernels compile on Dask workers (said once, by the client)
-WORKERS_COLD_NOTE = ("the Dask workers are compiling the fast kernels once (up to a few minutes; cached for later "
+WORKERS_COLD_NOTE = ("the Dask workers are compiling the fast kernels once (several minutes; cached for later "
                      "runs; `ptonum compile` where the workers run does it ahead of time)")
 
 

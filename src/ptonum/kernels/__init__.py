@@ -457,7 +457,7 @@ def writable_cache_dir() -> Optional[str]:
     return next((d for d in kernel_cache_dirs() if _writable_dir(d)), None)
 
 
-NO_CACHE_NOTE = ("no writable kernel cache directory (tried {dirs}); compiling a kernel now (up to a few "
+NO_CACHE_NOTE = ("no writable kernel cache directory (tried {dirs}); compiling a kernel now (several "
                  "minutes), kept in this process only, so every run pays it again; set PTONUM_CACHE_DIR to a "
                  "writable directory, or run `ptonum compile` once with write access to one of them "
                  "(PTONUM_DISABLE_NUMBA=1 runs on numpy instead: same bits)")
