@@ -1249,11 +1249,10 @@ def _hif8_product(x: Any, mp: Any, mn: Any) -> Tuple[Any, Any, Any, Any]:
     return ab, pb, ap, apt
 
 
-#: The HiF8 key table (:func:`hif8_key_table`): 2^16 keys (:func:`_hif8_key`) and one zero entry
-#: after them (the eight-lane pass reads each entry as the low half of a 32-bit word).  An entry
-#: is the HiF8 code (low byte) | the flags << HIF8_KEY_FLAGS, or HIF8_KEY_RARE for a key of a
+#: The HiF8 key table (:func:`hif8_key_table`): one entry for each of the 2^16 keys (:func:`_hif8_key`),
+#: read one uint16 at a time (:func:`_hif8_look32`).  An entry is the HiF8 code (low byte) | the flags << HIF8_KEY_FLAGS, or HIF8_KEY_RARE for a key of a
 #: NaN/Inf magnitude (exponent field all ones: a NaN/Inf source, whose lane the row redoes).
-HIF8_KEYS = (1 << 16) + 1
+HIF8_KEYS = 1 << 16
 HIF8_KEY_FLAGS = 8
 HIF8_KEY_RARE = 0x8000
 HIF8_KEY_INF = FP32_INF >> 16  #: a key magnitude at or above this is a NaN/Inf's
@@ -1329,7 +1328,6 @@ def _hif8_fill_keys(t: Any, sat: bool) -> None:
         else:
             code, f = _encode_hif8(np.float64(_u32_f32(np.uint32(u << 16))), R_RHB, sat)
             t[u] = code | (f << HIF8_KEY_FLAGS)
-    t[HIF8_KEYS - 1] = 0
 
 
 @njit
@@ -1570,56 +1568,47 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, unit: bool = Fal
     """The vector loop of the HIF8 row: each element's key (:func:`_hif8_key`) looked up in
     ``keys`` (:func:`hif8_key_table`), the code stored, the entries ORed into the flag word
     (:func:`_hif8_word`).  32 elements at a time by :func:`_hif8_v32` (no lookup in memory)
-    where the CPU has AVX-512 BW (:data:`HIF8_V32`; the source prefetched :data:`PF_AHEAD`
-    elements ahead), then eight at a time by :func:`_hif8_v8` (one gather; :func:`_hif8_v8u` for
-    ``unit``; two steps an iteration after a prefetch :data:`PF_AHEAD` elements ahead), the last
-    ``size % 8`` (and every element without numba) one by one: the same entries.
-    ``unit``: every multiplier is 1 (:func:`_unit_mults`): the 32-element steps by :func:`_hif8_v32u`,
-    whose keys are the sources' own bits rounded to odd (no product; ``mp_``/``mn_`` not read there)."""
+    where the CPU has AVX-512 BW (:data:`HIF8_V32`), else by :func:`_hif8_look32` (the keys in
+    vectors, one scalar load of the entry an element; :func:`_hif8_look32u` for ``unit``), the
+    source prefetched :data:`PF_AHEAD` elements ahead either way; then eight at a time by
+    :func:`_hif8_look8`, the last ``size % 8`` (and every element without numba) one by one: the
+    same entries.  ``unit``: every multiplier is 1 (:func:`_unit_mults`): the 32-element steps by
+    :func:`_hif8_v32u` / :func:`_hif8_look32u`, whose keys are the sources' own bits rounded to odd
+    (no product; ``mp_``/``mn_`` not read there)."""
     n = a_.size
     j0 = 0
     w = np.uint32(0)
     if NUMBA_AVAILABLE:
-        acc = _v8_splat(0)
-        j1 = 0
+        j32 = n - n % 32
+        # 32 elements (two source lines) an iteration, the source prefetched PF_AHEAD elements ahead (the
+        # hardware prefetchers alone leave the DRAM stream's latency exposed)
         if HIF8_V32:
+            acc = _v8_splat(0)
             ovf = np.uint32(keys[HIF8_KEY_OVF])
-            j1 = n - n % 32
             if unit:  # every multiplier 1: the keys from the sources' bits (the multipliers not read)
-                for j in range(0, j1, 32):
+                for j in range(0, j32, 32):
                     _prefetch(a_, j + PF_AHEAD)
                     _prefetch(a_, j + PF_AHEAD + 16)
                     acc = _v8_or(acc, _hif8_v32u(a_, mp_, mn_, j, o_, ovf))
             else:
-                for j in range(0, j1, 32):
-                    _prefetch(a_, j + PF_AHEAD)  # the two source lines PF_AHEAD elements ahead
+                for j in range(0, j32, 32):
+                    _prefetch(a_, j + PF_AHEAD)
                     _prefetch(a_, j + PF_AHEAD + 16)
                     acc = _v8_or(acc, _hif8_v32(a_, mp_, mn_, j, o_, ovf))
-        j0 = n - n % 8
-        j16 = j1 + (j0 - j1) // 16 * 16
-        # 16 elements (one source line) an iteration, the source prefetched PF_AHEAD elements ahead as the
-        # 32-element loops do (the hardware prefetchers alone leave the DRAM stream's latency exposed)
-        if unit:  # every multiplier 1: the keys from the sources' bits (the multipliers not read)
-            for j in range(j1, j16, 16):
+            w = np.uint32(_v8_hor(acc))
+        elif unit:
+            for j in range(0, j32, 32):
                 _prefetch(a_, j + PF_AHEAD)
-                t8 = _hif8_v8u(a_, mp_, mn_, j, keys)
-                _v8_store(o_, j, t8)
-                t9 = _hif8_v8u(a_, mp_, mn_, j + 8, keys)
-                _v8_store(o_, j + 8, t9)
-                acc = _v8_or(acc, _v8_or(t8, t9))
+                _prefetch(a_, j + PF_AHEAD + 16)
+                w = np.uint32(w | _hif8_look32u(a_, mp_, mn_, j, o_, keys))
         else:
-            for j in range(j1, j16, 16):
+            for j in range(0, j32, 32):
                 _prefetch(a_, j + PF_AHEAD)
-                t8 = _hif8_v8(a_, mp_, mn_, j, keys)
-                _v8_store(o_, j, t8)
-                t9 = _hif8_v8(a_, mp_, mn_, j + 8, keys)
-                _v8_store(o_, j + 8, t9)
-                acc = _v8_or(acc, _v8_or(t8, t9))
-        for j in range(j16, j0, 8):
-            t8 = _hif8_v8(a_, mp_, mn_, j, keys)
-            _v8_store(o_, j, t8)
-            acc = _v8_or(acc, t8)
-        w = np.uint32(_v8_hor(acc))
+                _prefetch(a_, j + PF_AHEAD + 16)
+                w = np.uint32(w | _hif8_look32(a_, mp_, mn_, j, o_, keys))
+        j0 = n - n % 8
+        for j in range(j32, j0, 8):
+            w = np.uint32(w | _hif8_look8(a_, mp_, mn_, j, o_, keys))
     for j in range(j0, n):
         t = np.uint32(keys[_hif8_key(a_[j], _mult_at(mp_, j), _mult_at(mn_, j, mp_))])
         o_[j] = np.uint8(t)
@@ -3310,52 +3299,65 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         hk = builder.or_(builder.or_(ab, sticky), builder.xor(pb, ap))
         return hk if high else builder.lshr(hk, k(16))
 
-    def _hif8_v8_make(unit: bool) -> Any:
-        """:func:`_hif8_v8` (``unit`` False) or :func:`_hif8_v8u` (``unit``: every multiplier 1, ``mp``/``mn``
-        not read, the key from the source's own bits rounded to odd as ``_hif8_key_ir``'s unit form, the key
-        of :func:`_hif8_v32u`; no product)."""
+    def _hif8_look_make(n: int, unit: bool) -> Any:
+        """:func:`_hif8_look32` (``n`` 32), :func:`_hif8_look8` (``n`` 8) or :func:`_hif8_look32u` (``unit``:
+        every multiplier 1, ``mp``/``mn`` not read, the key from the source's own bits rounded to odd as
+        ``_hif8_key_ir``'s unit form, the key of :func:`_hif8_v32u`; no product)."""
         @_intrinsic
-        def _hif8_v8_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, keys: Any) -> Any:
-            """Eight FP32 -> HiF8 elements under RHB at ``j .. j + 7`` of ``a`` (FP32 bits) with the
-            multipliers ``mp``/``mn`` of a positive / negative source (float32): eight int32 lanes, each
-            the key-table entry of its element (:func:`hif8_key_table`: the code in the low byte, the
-            flags above it) in its low 16 bits; the bits above are the next entry's (not to be read).
+        def _hif8_look_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, o: Any, keys: Any) -> Any:
+            """``n`` FP32 -> HiF8 elements under RHB at ``j .. j + n - 1`` of ``a`` (FP32 bits) with the
+            multipliers ``mp``/``mn`` of a positive / negative source (float32): each element's entry of
+            the key table ``keys`` (:func:`hif8_key_table`: the code in the low byte, the flags above
+            it), the code stored to ``o[j + l]`` (uint8); returned the OR of the ``n`` entries (uint32).
 
             Every bit as :func:`_hif8_key` and a scalar lookup: the product rounded to odd onto float32
-            (``_hif8_product``'s two fused multiply-adds and one blend), the key (rounded to odd once more
-            onto 16 bits, the sign on top), then one ``vpgatherdd`` of the 32-bit words at
-            ``keys + 2 key`` (the table's extra last entry keeps the last word inside it).  Source:
-            ADR-0085 D177/D178 (QF322HIF8_PRE); ASL ``MatrixSelectedMultiplier``, ``MatrixEncodeReal`` /
+            (``_hif8_product``'s two fused multiply-adds and one blend) and the key (rounded to odd once
+            more onto 16 bits, the sign on top) in eight-lane vectors, the key in the high half of each
+            32-bit lane; then per element the key's 16 bits moved to a general register (``vpextrw``), its
+            uint16 entry loaded, the low byte stored and the entry ORed into the flag word.  One load an
+            element instead of a ``vpgatherdd`` of eight: Zen 3 (AVX2) retires the gather at about one
+            every 7 cycles, more than the eight loads, stores and ORs (one thread, 4096 x 4096 from DRAM,
+            scale 1.625: 0.75 -> 0.59 ns/elem; scale 1: 0.50 -> 0.45).  Source: ADR-0085 D177/D178
+            (QF322HIF8_PRE); ASL ``MatrixSelectedMultiplier``, ``MatrixEncodeReal`` /
             ``ReferenceMatrixFloatingEncoding`` (HiF8 with RHB)."""
             if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
-                    and _mults_ok(mp, mn) and isinstance(j, _types.Integer) and isinstance(keys, _types.Array)
-                    and keys.ndim == 1 and keys.layout == "C" and keys.dtype == _types.uint16):
+                    and _mults_ok(mp, mn) and isinstance(j, _types.Integer) and isinstance(o, _types.Array)
+                    and o.ndim == 1 and o.layout == "C" and o.dtype == _types.uint8
+                    and isinstance(keys, _types.Array) and keys.ndim == 1 and keys.layout == "C"
+                    and keys.dtype == _types.uint16):
                 return None
 
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                aty, mty, _, _, kty = signature.args
-                av, mpv, mnv, jv, kv = args
-                f8 = _ir.VectorType(_ir.FloatType(), 8)
-                i8p = _ir.IntType(8).as_pointer()
+                aty, mty, _, _, oty, kty = signature.args
+                av, mpv, mnv, jv, ov, kv = args
+                i8, i16, i32, i64 = _ir.IntType(8), _ir.IntType(16), _ir.IntType(32), _ir.IntType(64)
+                kdata = context.make_array(kty)(context, builder, kv).data
+                odata = context.make_array(oty)(context, builder, ov).data
+                hks = []
+                for s in range(0, n, 8):  # every key first: the vector work of all n ahead of the lookups
+                    js = builder.add(jv, _ir.Constant(jv.type, s))
+                    x = builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4)
+                    mpf = mnf = None
+                    if not unit:  # the multipliers (none read by the unit lanes: both are 1)
+                        mpf, mnf = _mults_ir(context, builder, mty, mpv, mnv, js, 8, signature.args[2] == _types.none)
+                    hks.append(builder.bitcast(_hif8_key_ir(builder, x, mpf, mnf, 8, high=True, unit=unit),
+                                               _ir.VectorType(i16, 16)))
+                w = _ir.Constant(i32, 0)
+                for s, hk in enumerate(hks):
+                    for lane in range(8):
+                        key = builder.zext(builder.extract_element(hk, _ir.Constant(i32, 2 * lane + 1)), i64)
+                        ent = builder.load(builder.gep(kdata, [key]), align=2)
+                        jl = builder.add(jv, _ir.Constant(jv.type, 8 * s + lane))
+                        builder.store(builder.trunc(ent, i8), builder.gep(odata, [jl]), align=1)
+                        w = builder.or_(w, builder.zext(ent, i32))
+                return w
 
-                def k(v: int) -> Any:
-                    return _v8_const([v] * 8)
+            return _types.uint32(a, mp, mn, j, o, keys), codegen
+        return _hif8_look_i
 
-                x = builder.load(_lane_ptr(context, builder, aty, av, jv, _V8), align=4)
-                mpf = mnf = None
-                if not unit:  # the multipliers (none read by the unit lanes: both are 1)
-                    mpf, mnf = _mults_ir(context, builder, mty, mpv, mnv, jv, 8, signature.args[2] == _types.none)
-                key = _hif8_key_ir(builder, x, mpf, mnf, 8, unit=unit)
-                base = builder.bitcast(context.make_array(kty)(context, builder, kv).data, i8p)
-                return builder.call(_llvm_fn(builder, "llvm.x86.avx2.gather.d.d.256", _V8,
-                                             [_V8, i8p, _V8, _V8, _ir.IntType(8)]),
-                                    [k(0), base, key, k(-1), _ir.Constant(_ir.IntType(8), 2)])
-
-            return _I32X8(a, mp, mn, j, keys), codegen
-        return _hif8_v8_i
-
-    _hif8_v8: Any = _hif8_v8_make(False)
-    _hif8_v8u: Any = _hif8_v8_make(True)
+    _hif8_look32: Any = _hif8_look_make(32, False)
+    _hif8_look32u: Any = _hif8_look_make(32, True)
+    _hif8_look8: Any = _hif8_look_make(8, False)
 
     def _has_avx512bw() -> bool:
         """Whether numba compiles for a CPU with AVX-512 BW (``vpermi2w``, ``vpmovdb``): the host's
@@ -3369,7 +3371,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         return "+avx512bw" in feats.split(",")
 
     #: The HiF8 pass takes 32 elements per step by :func:`_hif8_v32` (no gather) when the target CPU
-    #: has AVX-512 BW, else 8 by :func:`_hif8_v8`; the same entries either way.
+    #: has AVX-512 BW, else by :func:`_hif8_look32` (a scalar lookup an element); the same entries either way.
     HIF8_V32: bool = _has_avx512bw()
     #: The E4M3 pass takes 32 elements per step by :func:`_e4m3_v32` (AVX-512: embedded rounding) on
     #: the same CPUs, else :func:`_e4m3_lane` vectorized by LLVM; the same codes and flags either way.
@@ -3695,10 +3697,13 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
     def _v8_hor(a: Any) -> Any:
         return np.int32(np.bitwise_or.reduce(a))
 
-    def _hif8_v8(a: Any, mp: Any, mn: Any, j: int, keys: Any) -> Any:
+    def _hif8_look32(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any) -> Any:
         raise NotImplementedError  # the pass looks up one element at a time without numba
 
-    def _hif8_v8u(a: Any, mp: Any, mn: Any, j: int, keys: Any) -> Any:
+    def _hif8_look32u(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any) -> Any:
+        raise NotImplementedError  # the pass looks up one element at a time without numba
+
+    def _hif8_look8(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any) -> Any:
         raise NotImplementedError  # the pass looks up one element at a time without numba
 
     HIF8_V32 = False
@@ -5618,10 +5623,10 @@ _HIF8_KEY_TABLES: Dict[bool, np.ndarray] = {}
 
 def hif8_key_table(sat: bool) -> np.ndarray:
     """The HiF8 key table of the FP32 -> HiF8 tile loop (QF322HIF8_PRE/VQF322HIF8_PRE, RHB):
-    uint16[2^16 + 1], entry u (a key of :func:`_hif8_key`: a product rounded to odd onto 16 bits)
+    uint16[2^16], entry u (a key of :func:`_hif8_key`: a product rounded to odd onto 16 bits)
     the HiF8 code of the float32 value of bits u << 16 (low byte) | its flags (NX, UF, OF) << 8,
     from the exact encoder :func:`_encode_hif8` (``sat``: +-Inf or +-32768 on overflow); 0x8000 for
-    a NaN/Inf key; the last entry 0.  Built once per ``sat`` (a few ms compiled) and kept; read only.
+    a NaN/Inf key.  Built once per ``sat`` (a few ms compiled) and kept; read only.
 
     Source: ADR-0085 D177/D178; ``MatrixEncodeReal`` / ``ReferenceMatrixFloatingEncoding`` (HiF8, RHB).
     """
