@@ -898,7 +898,11 @@ def _fp8_fold_groups(a_: Any, absm: Any, seg: int, gk: Any) -> None:
     end (the part the pass left in L1); the rest, and a longer ``seg`` (RowMax alone), by a loop per
     group.  Zen 5, one thread, a row of 4096 in L1, against the loop per group: GroupN 8 0.236 -> 0.044
     ns/elem (the HiF8 unit pass itself takes about 0.17), MaxAbs at GroupN 128 0.027 -> 0.022; the
-    multiples of 16 before them were measured in blocks of sixteen too (c29c901).  Indices unsigned."""
+    multiples of 16 before them were measured in blocks of sixteen too (c29c901).  GroupN 8 without
+    MaxAbs takes :func:`_foldb_8` inlined (no call a block), a block's all-negative groups by
+    :func:`_fp8_neg_block` (only the set bits of its mask): Zen 3, one thread, 8 rows of 4096 in L1,
+    GroupN 8 0.10 -> 0.08 ns/elem, the other GroupN unchanged (GroupN 16 inlined too measured slower).
+    Indices unsigned."""
     n = np.uint64(a_.size)
     useg = np.uint64(seg)
     masked = absm != np.uint32(0xFFFFFFFF)
@@ -911,12 +915,12 @@ def _fp8_fold_groups(a_: Any, absm: Any, seg: int, gk: Any) -> None:
             bk = nb - np.uint64(1) - np.uint64(bb)
             s = bk * (useg * bg)
             gb = bk * bg
-            neg = _foldb_seg(a_, s, gk, gb, seg, masked)
-            if neg != 0:  # some group all negative (not with MaxAbs)
-                for q in range(np.int64(bg)):
-                    if (neg >> q) & 1:
-                        t = s + np.uint64(q) * useg
-                        gk[gb + np.uint64(q)] = np.uint32(~np.uint32(_smallest_i32(a_, t, t + useg)))
+            if seg == 8 and not masked:  # inlined: no call per 256 elements
+                neg = _foldb_8(a_, s, gk, gb)
+            else:
+                neg = _foldb_seg(a_, s, gk, gb, seg, masked)
+            if neg != 0:  # some group all negative (not with MaxAbs): those groups only
+                _fp8_neg_block(a_, gk, neg, np.int64(s), np.int64(gb), seg)
         g0 = np.int64(nb * bg)
         s = np.uint64(g0) * useg
     for g in range(g0, gk.size):
@@ -3315,9 +3319,11 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             more onto 16 bits, the sign on top) in eight-lane vectors, the key in the high half of each
             32-bit lane; then per element the key's 16 bits moved to a general register (``vpextrw``), its
             uint16 entry loaded, the low byte stored and the entry ORed into the flag word.  One load an
-            element instead of a ``vpgatherdd`` of eight: Zen 3 (AVX2) retires the gather at about one
-            every 7 cycles, more than the eight loads, stores and ORs (one thread, 4096 x 4096 from DRAM,
-            scale 1.625: 0.75 -> 0.59 ns/elem; scale 1: 0.50 -> 0.45).  Source: ADR-0085 D177/D178
+            element instead of a ``vpgatherdd`` of eight: on Zen 3 (AVX2) the gather cost about 0.37 ns an
+            element (the same loop with the gather left out), more than the eight extracts, loads, stores
+            and ORs; the gather's uint32 form (no entry across a cache line) measured the same.  One
+            thread, 4096 x 4096 from DRAM: scale 1.625 0.75 -> 0.59 ns/elem, scale 1 0.53 -> 0.45 (more
+            instructions: callgrind counts a gather as one).  Source: ADR-0085 D177/D178
             (QF322HIF8_PRE); ASL ``MatrixSelectedMultiplier``, ``MatrixEncodeReal`` /
             ``ReferenceMatrixFloatingEncoding`` (HiF8 with RHB)."""
             if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
