@@ -1469,3 +1469,39 @@ def test_tile_kernel_compiles_for_avx2(tmp_path: Any) -> None:
                          timeout=1800)
     assert res.returncode == 0, (res.returncode, res.stderr[-3000:])
     assert "HIF8_V32 False FP16X_ACC_BARRIER False" in res.stdout, res.stdout
+
+
+#: Run in a subprocess for NUMBA_CPU_NAME=generic (no AVX): the S32 rows' eight-lane OR accumulator
+#: (``_sacc_or``, the form every AVX2-less target takes) compiled and run.
+_GENERIC_TARGET_SCRIPT = r"""
+import numba, numpy as np
+from ptonum.kernels import postprocess as pp
+@numba.njit
+def f(a):
+    acc = pp._v8_splat(0)
+    for j in range(0, a.size, 16):
+        acc = pp._sacc_or(acc, pp._v16_load(a, j))
+    return pp._v8_hor(acc)
+a = (np.int32(1) << (np.arange(64) % 31)).astype(np.int32)
+print("S32_ACC8", pp.S32_ACC8, "S32_OR_BARRIER", pp.S32_OR_BARRIER, "OR", int(f(a)))
+"""
+
+
+@pytest.mark.skipif(not NUMBA_AVAILABLE, reason="numba not installed: no kernel to compile")
+def test_s32_or_accumulator_compiles_without_avx(tmp_path: Any) -> None:
+    """The S32 rows' OR accumulator compiles for a target without AVX (``NUMBA_CPU_NAME=generic``, numba's
+    setting for a cache shared by different CPUs, or an SSE-only CPU).  Before the fix its value barrier
+    asked LLVM for eight int32 lanes in one ``x`` register, which such a target does not have, and LLVM
+    ended the process ("couldn't allocate output register for constraint 'x'") at the first S32 kernel
+    compile.  A subprocess with its own cache (seconds: one small function)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "nc"), PTONUM_CACHE_DIR=str(tmp_path / "pc"),
+               NUMBA_CPU_NAME="generic", NUMBA_CPU_FEATURES="")
+    res = subprocess.run([sys.executable, "-c", _GENERIC_TARGET_SCRIPT], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, (res.returncode, res.stderr[-3000:])
+    want = int(np.bitwise_or.reduce((np.int32(1) << (np.arange(64) % 31)).astype(np.int32)))
+    assert res.stdout.split() == ["S32_ACC8", "True", "S32_OR_BARRIER", "False", "OR", str(want)], res.stdout

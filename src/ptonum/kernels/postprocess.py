@@ -3365,16 +3365,21 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _hif8_look32u: Any = _hif8_look_make(32, True)
     _hif8_look8: Any = _hif8_look_make(8, False)
 
-    def _has_avx512bw() -> bool:
-        """Whether numba compiles for a CPU with AVX-512 BW (``vpermi2w``, ``vpmovdb``): the host's
-        features, or ``NUMBA_CPU_FEATURES`` when ``NUMBA_CPU_NAME`` sets the target."""
+    def _has_cpu_feature(name: str) -> bool:
+        """Whether numba compiles for a CPU with the LLVM feature ``name`` (``"avx"``, ``"avx512bw"``): the
+        host's features, or ``NUMBA_CPU_FEATURES`` when ``NUMBA_CPU_NAME`` sets the target (``generic``
+        with no ``NUMBA_CPU_FEATURES``: none of them)."""
         from numba.core import config as _config
         if getattr(_config, "CPU_NAME", None):
             feats = getattr(_config, "CPU_FEATURES", None) or ""
         else:
             import llvmlite.binding as _llvm
             feats = _llvm.get_host_cpu_features().flatten()
-        return "+avx512bw" in feats.split(",")
+        return f"+{name}" in feats.split(",")
+
+    def _has_avx512bw() -> bool:
+        """Whether numba compiles for a CPU with AVX-512 BW (``vpermi2w``, ``vpmovdb``)."""
+        return _has_cpu_feature("avx512bw")
 
     #: The HiF8 pass takes 32 elements per step by :func:`_hif8_v32` (no gather) when the target CPU
     #: has AVX-512 BW, else by :func:`_hif8_look32` (a scalar lookup an element); the same entries either way.
@@ -4283,7 +4288,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         sixteen (its lanes 0-7 and 8-15), ``op`` ``smax``, ``smin`` or ``or`` (or ``uabs``: ``umax`` of the
         lanes' magnitudes, ``|INT32_MIN|`` = 2**31 the largest): a sixteen-lane step taken
         into an eight-lane accumulator with the instructions of a sixteen-lane one (two per step).  An OR's new
-        value passes an empty asm (a value barrier, no instruction), as :func:`_fp16x_blk`'s accumulators do:
+        value passes an empty asm (a value barrier, no instruction; on targets with AVX, :data:`S32_OR_BARRIER`),
+        as :func:`_fp16x_blk`'s accumulators do:
         without it LLVM took an unrolled loop's ORs as a reduction tree at the loop body's end, each step's
         operands kept live (spilled) until then."""
         @_intrinsic
@@ -4305,7 +4311,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 else:
                     f = _llvm_fn(builder, f"llvm.{op}.v8i32", _V8, [_V8, _V8])
                     r = builder.call(f, [args[0], builder.call(f, [lo, hi])])
-                if op != "or":  # (the maxima: loops of their own, reductions LLVM may unroll)
+                if op != "or" or not S32_OR_BARRIER:  # (the maxima: loops of their own, reductions LLVM may unroll)
                     return r
                 return builder.asm(_ir.FunctionType(_V8, [_V8]), "", "=x,0", [r], False)
 
@@ -4340,6 +4346,11 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     #: half the registers (the loop spilled its accumulators to the stack on a Zen 3).  ORs, maxima and minima
     #: of the same lanes: the same results.
     S32_ACC8: bool = not _has_avx512bw()
+    #: Whether :func:`_v16_fold8_make`'s OR passes its value barrier: only where eight int32 lanes fit one
+    #: register (``ymm``: AVX).  A target without AVX (``NUMBA_CPU_NAME=generic``, an SSE-only CPU) holds them
+    #: in two ``xmm`` registers, which an ``x`` constraint cannot name (LLVM: "couldn't allocate output register
+    #: for constraint 'x'"): there the OR goes without it -- the same result.
+    S32_OR_BARRIER: bool = _has_cpu_feature("avx")
     if S32_ACC8:
         _sacc_splat: Any = _v8_splat
         _sacc_max: Any = _v16_fold8_make("smax")
