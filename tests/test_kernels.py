@@ -500,3 +500,33 @@ def test_a_home_that_does_not_exist_is_no_home_directory(tmp_path: Path) -> None
     r = subprocess.run([sys.executable, "-c", code.replace(repr(str(home)), repr(str(tmp_path / "xdg")))], env=env,
                        capture_output=True, text=True, timeout=120)
     assert (r.returncode, r.stdout.split()) == (0, ["True"]), r.stderr
+
+
+# ---------------------------------------------------------------- a numba target without binary16 conversions
+
+
+def test_half_conversions_missing_turn_the_kernels_off(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A numba target without F16C (``NUMBA_CPU_NAME=generic``, an old CPU) makes LLVM call the binary16
+    conversion routines :data:`ptonum.kernels.HALF_LIBCALLS`; when no loaded library provides them a
+    kernel compile would end the process ("Symbol not found: __extendhfsf2").  Then the kernels are off:
+    the call runs on numpy (the same bits as the numpy path) with one note, and ``ptonum compile`` says why."""
+    monkeypatch.setattr(kernels, "target_has_feature", lambda name: False)
+    monkeypatch.setattr(kernels, "HALF_LIBCALLS", ("__ptonum_no_such_routine",))
+    assert kernels._half_conversions_ready() is False
+    monkeypatch.setattr(kernels, "HALF_READY", False)
+    monkeypatch.setattr(kernels, "_NOTED", set())
+    rng = np.random.default_rng(5)
+    acc = (rng.standard_normal((256, 512)) * 50).astype(np.float32)
+    attrs = {"pre_quant_mode": "F322F16", "group_max_en": True, "group_n": 8}
+    assert not kernels.numba_enabled(acc.size) and not kernels.numba_enabled(None)
+    got = fpatr.postprocess(acc, acc_type="FP32", attributes=attrs)
+    notes = _notes(capsys.readouterr().err)
+    assert notes == [NOTE + kernels.HALF_NOTE.format(cpu=os.environ.get("NUMBA_CPU_NAME") or "host")], notes
+    monkeypatch.setenv("PTONUM_DISABLE_NUMBA", "1")
+    want = fpatr.postprocess(acc, acc_type="FP32", attributes=attrs)
+    assert np.array_equal(got.d_bits, want.d_bits) and got.flags == want.flags
+    assert np.array_equal(got.group_max_bits, want.group_max_bits)
+    monkeypatch.delenv("PTONUM_DISABLE_NUMBA")
+    r = CliRunner().invoke(main, ["compile"])
+    assert r.exit_code == 0 and "nothing to compile: numba's target has no F16C" in r.output, r.output

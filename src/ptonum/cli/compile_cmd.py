@@ -141,7 +141,7 @@ def command() -> None:
     """
     from ..errors import UsageError
     from ..tables import numba_disabled
-    from ..kernels import NUMBA_AVAILABLE, kernel_cache_dir, kernel_cache_dirs, kernel_cache_warm, \
+    from ..kernels import HALF_READY, NUMBA_AVAILABLE, kernel_cache_dir, kernel_cache_dirs, kernel_cache_warm, \
         numba_enabled, publish_kernels, writable_cache_dir
 
     if not NUMBA_AVAILABLE or not numba_enabled(None):
@@ -149,6 +149,9 @@ def command() -> None:
             why = "numba is not installed"
         elif numba_disabled():
             why = f"PTONUM_DISABLE_NUMBA = {os.environ.get('PTONUM_DISABLE_NUMBA', '')!r} turns the kernels off"
+        elif not HALF_READY:  # no F16C and no binary16 conversion routines (ptonum.kernels.HALF_READY)
+            why = ("numba's target has no F16C and no loaded library provides __extendhfsf2/__truncsfhf2 "
+                   "(libgcc_s of GCC 12 or later)")
         else:  # forked after the kernels' threads started (ptonum.kernels.numba_enabled)
             why = "the kernels are off in this process (forked after their threads started)"
         click.echo(f"nothing to compile: {why}; the fast engine uses numpy only")

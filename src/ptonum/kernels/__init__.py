@@ -50,7 +50,8 @@ from ..tables import DEFAULT_KERNEL_MIN_ELEMENTS, kernel_facts_stamp, kernel_min
 
 __all__ = ["NUMBA_AVAILABLE", "DEFAULT_KERNEL_MIN_ELEMENTS", "kernel_min_elements", "numba_enabled", "njit",
            "numba_usable", "MAX_THREADS", "prange", "launch", "launch_ready", "kernel_array", "kernel_cache_warm", "kernel_cache_dir", "kernel_cache_dirs",
-           "writable_cache_dir", "note", "entry_kernels", "publish_kernels", "compile_note"]
+           "writable_cache_dir", "note", "entry_kernels", "publish_kernels", "compile_note", "target_has_feature",
+           "HALF_LIBCALLS", "HALF_READY", "HALF_NOTE"]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -72,6 +73,59 @@ except Exception:  # pragma: no cover - numba missing or broken: numpy fallback
     NUMBA_AVAILABLE = False
     prange = range  # the kernels are never called on large arrays without numba
 
+
+def target_has_feature(name: str) -> bool:
+    """Whether numba compiles for a CPU with the LLVM feature ``name`` (``"avx"``, ``"f16c"``,
+    ``"avx512bw"``): the host's features, or ``NUMBA_CPU_FEATURES`` when ``NUMBA_CPU_NAME`` sets the
+    target (``NUMBA_CPU_NAME=generic`` without ``NUMBA_CPU_FEATURES``: none of them).  False without numba.
+
+    Source: no spec counterpart (code generation).
+    """
+    if _numba is None:
+        return False
+    from numba.core import config as _config
+
+    if getattr(_config, "CPU_NAME", None):
+        feats = getattr(_config, "CPU_FEATURES", None) or ""
+    else:
+        import llvmlite.binding as _llvm
+
+        feats = _llvm.get_host_cpu_features().flatten()
+    return f"+{name}" in feats.split(",")
+
+
+#: The run-time routines LLVM calls for a binary16 <-> binary32 conversion on a target without F16C
+#: (compiler-rt / libgcc names; on x86-64 the half value travels in an ``xmm`` register, GCC 12's ABI).
+HALF_LIBCALLS = ("__extendhfsf2", "__truncsfhf2")
+
+
+def _half_conversions_ready() -> bool:
+    """Whether the kernels' binary16 conversions can be compiled and run: always on an F16C target
+    (``vcvtps2ph``/``vcvtph2ps``); elsewhere (``NUMBA_CPU_NAME=generic``, a CPU without F16C) LLVM emits
+    calls of :data:`HALF_LIBCALLS`, which numba's JIT resolves only from libraries loaded into its
+    symbol table: libgcc_s (GCC 12 or later exports them) is loaded there permanently.  False when
+    they still do not resolve -- then a kernel compile would end the process (LLVM: "Symbol not
+    found: __extendhfsf2")."""
+    if _numba is None or target_has_feature("f16c"):
+        return True
+    import ctypes.util
+
+    import llvmlite.binding as _llvm
+
+    if not all(_llvm.address_of_symbol(s) for s in HALF_LIBCALLS):
+        for lib in (ctypes.util.find_library("gcc_s"), "libgcc_s.so.1"):
+            if lib:
+                try:
+                    _llvm.load_library_permanently(lib)
+                except RuntimeError:  # not found or not loadable: try the next name
+                    continue
+                break
+    return all(_llvm.address_of_symbol(s) for s in HALF_LIBCALLS)
+
+
+#: False when the numba target lacks F16C and no library provides :data:`HALF_LIBCALLS`: the fast engine
+#: then runs its numpy path (same bits and flags) with one note (:data:`HALF_NOTE`).
+HALF_READY: bool = _half_conversions_ready()
 
 #: the most threads a parallel kernel can use in this process (``NUMBA_NUM_THREADS``, fixed when numba starts;
 #: ``numba.set_num_threads`` chooses up to this many per launch)
@@ -157,6 +211,11 @@ def _after_fork_in_child() -> None:
 if _numba is not None and hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
+HALF_NOTE = ("numba compiles for a CPU without F16C here (target {cpu}) and no loaded library provides "
+             "the binary16 conversion routines it then calls (__extendhfsf2, __truncsfhf2: libgcc_s of GCC 12 or "
+             "later), so the fast engine runs on numpy here (same bits and flags, slower); unset NUMBA_CPU_NAME "
+             "or add NUMBA_CPU_FEATURES with +f16c (every x86-64 CPU since 2012 has it) for the compiled kernels")
+
 FORK_NOTE = ("this process was forked after its parent ran numba's OpenMP threading layer, which is not "
              "fork-safe; the fast engine runs on numpy here (same bits and flags, slower); use the 'spawn' "
              "or 'forkserver' start method, or NUMBA_THREADING_LAYER=workqueue, to keep the compiled kernels")
@@ -170,14 +229,15 @@ def numba_enabled(size: Optional[int] = None) -> bool:
 
     A process forked after its parent started numba's GNU OpenMP threading layer gets False
     for every size (with one note on stderr when a call would have used the kernels): the
-    layer would terminate or hang it.
+    layer would terminate or hang it.  So does a process whose numba target cannot convert
+    binary16 (:data:`HALF_READY` False: no F16C and no library with :data:`HALF_LIBCALLS`).
 
     Source: ADR-0085 D174 (engines agree bit for bit); no ASL counterpart (engine selection).
     """
     if not NUMBA_AVAILABLE or numba_disabled():
         return False
     if size is None:
-        return not _FORKED_AFTER_OMP
+        return not _FORKED_AFTER_OMP and HALF_READY
     return size >= kernel_min_elements() and numba_usable(size)
 
 
@@ -193,6 +253,10 @@ def numba_usable(size: Optional[int] = None) -> bool:
     if _FORKED_AFTER_OMP:
         if size is not None:
             note("fork", FORK_NOTE)
+        return False
+    if not HALF_READY:
+        if size is not None:
+            note("half", HALF_NOTE.format(cpu=os.environ.get("NUMBA_CPU_NAME") or "host"))
         return False
     if size is not None and _compiles_uncached():
         note("nocache", NUMPY_NOTE.format(dirs=", ".join(kernel_cache_dirs())))

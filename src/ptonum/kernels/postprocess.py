@@ -48,7 +48,8 @@ import numpy as np
 
 from .. import tables
 from ..tables import KIND_GENERAL, KIND_PASS, KIND_SHIFT
-from . import MAX_THREADS, NUMBA_AVAILABLE, kernel_array, launch, launch_ready, njit, numba_enabled, prange
+from . import MAX_THREADS, NUMBA_AVAILABLE, kernel_array, launch, launch_ready, njit, numba_enabled, prange, \
+    target_has_feature
 
 __all__ = [
     "numba_enabled",
@@ -3365,21 +3366,9 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _hif8_look32u: Any = _hif8_look_make(32, True)
     _hif8_look8: Any = _hif8_look_make(8, False)
 
-    def _has_cpu_feature(name: str) -> bool:
-        """Whether numba compiles for a CPU with the LLVM feature ``name`` (``"avx"``, ``"avx512bw"``): the
-        host's features, or ``NUMBA_CPU_FEATURES`` when ``NUMBA_CPU_NAME`` sets the target (``generic``
-        with no ``NUMBA_CPU_FEATURES``: none of them)."""
-        from numba.core import config as _config
-        if getattr(_config, "CPU_NAME", None):
-            feats = getattr(_config, "CPU_FEATURES", None) or ""
-        else:
-            import llvmlite.binding as _llvm
-            feats = _llvm.get_host_cpu_features().flatten()
-        return f"+{name}" in feats.split(",")
-
     def _has_avx512bw() -> bool:
         """Whether numba compiles for a CPU with AVX-512 BW (``vpermi2w``, ``vpmovdb``)."""
-        return _has_cpu_feature("avx512bw")
+        return target_has_feature("avx512bw")
 
     #: The HiF8 pass takes 32 elements per step by :func:`_hif8_v32` (no gather) when the target CPU
     #: has AVX-512 BW, else by :func:`_hif8_look32` (a scalar lookup an element); the same entries either way.
@@ -4350,7 +4339,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     #: register (``ymm``: AVX).  A target without AVX (``NUMBA_CPU_NAME=generic``, an SSE-only CPU) holds them
     #: in two ``xmm`` registers, which an ``x`` constraint cannot name (LLVM: "couldn't allocate output register
     #: for constraint 'x'"): there the OR goes without it -- the same result.
-    S32_OR_BARRIER: bool = _has_cpu_feature("avx")
+    S32_OR_BARRIER: bool = target_has_feature("avx")
     if S32_ACC8:
         _sacc_splat: Any = _v8_splat
         _sacc_max: Any = _v16_fold8_make("smax")
