@@ -3824,6 +3824,12 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     #: FP16 GroupN 16 from 19.9 to 17.0 instructions per 16 elements and 51 stack accesses per block to none,
     #: GroupN 32 from 19.5 to 15.5 and 155 to none; h-fp16g2, docs/performance.md)
     FP16X_ACC_BARRIER: bool = _has_avx512bw()
+    #: AVX2 targets (AVX, no AVX-512 BW): :func:`_fp16x_blk` keeps its flag accumulators in eight lanes (one ``ymm``
+    #: each; a vector's two halves taken in one after the other, each through a value barrier), the inexact mask's
+    #: halves through a barrier too (else LLVM packed the block's masks to bytes and spilled), converts FP16 eight
+    #: lanes at a time and takes the tree's last round as ``vshufps`` does (Zen 3, FP16 GroupN 8: 406 -> 300
+    #: instructions a block of 128 elements; h-f16)
+    FP16X_AVX2: bool = not FP16X_ACC_BARRIER and target_has_feature("avx")
 
     def _fp16x_blk_i(typingctx: Any, a: Any, o: Any, s: Any, gk: Any, g: Any, nxv: Any, ufv: Any, amv: Any,
                      smv: Any, relum: Any, satm: Any, absm: Any, lane: Any, gsz: Any, relu: Any,
@@ -3874,6 +3880,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             h16 = _ir.VectorType(i16, 16)
             f16 = _ir.VectorType(_ir.FloatType(), 16)
             hv = _ir.VectorType(_ir.HalfType(), 16)
+            v8 = _ir.VectorType(i32, 8)
 
             def c(x: int, t: Any = v16) -> Any:
                 return _ir.Constant(t, [x] * 16)
@@ -3900,14 +3907,49 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             abase = builder.bitcast(builder.gep(adata, [s_]), v16.as_pointer())
             obase = builder.bitcast(builder.gep(odata, [s_]), h16.as_pointer())
             nxv, ufv, amv, smv = args[5], args[6], args[7], args[8]
+            a8 = FP16X_AVX2  # eight-lane accumulators (FP16X_AVX2): each vector's two halves taken in
+            umax8 = _llvm_fn(builder, "llvm.umax.v8i32", v8, [v8, v8])
+            smax8 = _llvm_fn(builder, "llvm.smax.v8i32", v8, [v8, v8])
+
+            def half(v: Any, k: int) -> Any:
+                return builder.shuffle_vector(v, v, _ir.Constant(v8, list(range(8 * k, 8 * k + 8))))
+
+            def bar8(v: Any) -> Any:  # a value barrier on eight lanes (one ymm; no instruction)
+                return builder.asm(_ir.FunctionType(v8, [v8]), "", "=x,0", [v], False)
+
+            def op8(name: str, x: Any, y: Any) -> Any:
+                if name == "or":
+                    return builder.or_(x, y)
+                return builder.call(umax8 if name == "umax" else smax8, [x, y])
+
+            def upd(a: Any, v: Any, name: str, last: bool = False) -> Any:
+                # the accumulator a with the sixteen lanes of v taken in by the op (a8: a has eight lanes, v's halves
+                # taken in one after the other)
+                if a8:
+                    r8 = op8(name, bar8(op8(name, a, half(v, 0))), half(v, 1))
+                    return r8 if last else bar8(r8)
+                r16 = builder.or_(a, v) if name == "or" else builder.call(umax if name == "umax" else smax, [a, v])
+                return r16 if last else acc(r16)
+
+            if a8:  # the sixteen lanes given to eight (amv/smv: every lane >= 0 as int32, umax and smax agree)
+                nxv = op8("or", half(nxv, 0), half(nxv, 1))
+                ufv = op8("or", half(ufv, 0), half(ufv, 1))
+                amv = op8("umax", half(amv, 0), half(amv, 1))
+                smv = op8("umax", half(smv, 0), half(smv, 1))
 
             def merge(x: Any, y: Any, ox: List[int], oy: List[int], h: int) -> Tuple[Any, List[int]]:
                 # one round of the tree: the h-lane halves of two vectors' groups packed into one
                 lo, hi, own = [], [], []
-                for blk in range(0, 16, 2 * h):
-                    lo += [blk + i for i in range(h)] + [16 + blk + i for i in range(h)]
-                    hi += [blk + h + i for i in range(h)] + [16 + blk + h + i for i in range(h)]
-                    own += [ox[blk]] * h + [oy[blk]] * h
+                if h == 1 and FP16X_AVX2:  # four-lane chunks as vshufps takes them: [x0 x2 y0 y2], [x1 x3 y1 y3]
+                    for c4 in range(0, 16, 4):
+                        lo += [c4, c4 + 2, 16 + c4, 16 + c4 + 2]
+                        hi += [c4 + 1, c4 + 3, 16 + c4 + 1, 16 + c4 + 3]
+                        own += [ox[c4], ox[c4 + 2], oy[c4], oy[c4 + 2]]
+                else:
+                    for blk in range(0, 16, 2 * h):
+                        lo += [blk + i for i in range(h)] + [16 + blk + i for i in range(h)]
+                        hi += [blk + h + i for i in range(h)] + [16 + blk + h + i for i in range(h)]
+                        own += [ox[blk]] * h + [oy[blk]] * h
                 a1 = builder.shuffle_vector(x, y, _ir.Constant(v16, lo))
                 a2 = builder.shuffle_vector(x, y, _ir.Constant(v16, hi))
                 return builder.call(smax, [a1, a2]), own
@@ -3922,17 +3964,17 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                     xm = builder.and_(x, absm)
                     xr = builder.and_(x, builder.xor(builder.and_(builder.ashr(x, c(31)), relum), c(-1)))
                     ax = builder.and_(xr, c(0x7FFFFFFF))
-                    smv = acc(builder.call(umax, [smv, builder.and_(x, c(0x7FFFFFFF))]))
-                    amv = acc(builder.call(umax, [amv, ax]))
+                    smv = upd(smv, builder.and_(x, c(0x7FFFFFFF)), "umax")
+                    amv = upd(amv, ax, "umax")
                 else:
                     xa = builder.and_(x, c(0x7FFFFFFF))
                     xm = xa if ma else x
                     xr = builder.call(smax, [x, c(0)]) if rl else x  # ReLU: a negative source (-0 too) is +0
                     ax = xr if rl else xa
                     if rl and not ma:
-                        smv = acc(builder.call(umax, [smv, xa]))
+                        smv = upd(smv, xa, "umax")
                     if rl or not ma:
-                        amv = acc(builder.call(umax, [amv, ax]))
+                        amv = upd(amv, ax, "umax")
                 if bf16:
                     lsb = builder.and_(builder.lshr(xr, c(16)), c(1))
                     r = builder.lshr(builder.add(builder.add(xr, c(0x7FFF)), lsb), c(16))
@@ -3942,16 +3984,34 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                     tiny = builder.sext(builder.icmp_signed("<", ax, c(BF16_TINY)), v16)
                 else:
                     xf = builder.bitcast(xr, f16)
-                    h = builder.fptrunc(xf, hv)
-                    back = builder.fpext(h, f16)
-                    nxb = builder.sext(builder.fcmp_ordered("!=", back, xf), v16)
-                    hb = builder.bitcast(h, h16)
+                    if FP16X_AVX2:  # two 8-lane conversions (no 16-lane half vector put together and split again)
+                        f8 = _ir.VectorType(_ir.FloatType(), 8)
+                        hv8 = _ir.VectorType(_ir.HalfType(), 8)
+                        xfl = builder.shuffle_vector(xf, xf, _ir.Constant(v8, list(range(8))))
+                        xfh = builder.shuffle_vector(xf, xf, _ir.Constant(v8, list(range(8, 16))))
+                        hl = builder.fptrunc(xfl, hv8)
+                        hh = builder.fptrunc(xfh, hv8)
+                        nl = builder.fcmp_ordered("!=", builder.fpext(hl, f8), xfl)
+                        nh = builder.fcmp_ordered("!=", builder.fpext(hh, f8), xfh)
+                        nxb = builder.sext(builder.shuffle_vector(nl, nh, _ir.Constant(v16, list(range(16)))), v16)
+                        hb = builder.bitcast(builder.shuffle_vector(hl, hh, _ir.Constant(v16, list(range(16)))), h16)
+                    else:
+                        h = builder.fptrunc(xf, hv)
+                        back = builder.fpext(h, f16)
+                        nxb = builder.sext(builder.fcmp_ordered("!=", back, xf), v16)
+                        hb = builder.bitcast(h, h16)
                     infm = builder.sext(builder.icmp_unsigned("==", builder.and_(hb, c(0x7FFF, h16)), c(F16_INF, h16)),
                                         h16)
                     code = builder.add(hb, builder.and_(infm, builder.trunc(satm, h16)))
                     tiny = builder.sext(builder.icmp_signed("<", ax, c(F16_TINY)), v16)
-                nxv = acc(builder.or_(nxv, nxb))
-                ufv = acc(builder.or_(ufv, builder.and_(nxb, tiny)))
+                if a8:  # the inexact mask's halves through a value barrier: no i1 logic packed to bytes
+                    nlo, nhi = bar8(half(nxb, 0)), bar8(half(nxb, 1))
+                    nxv = bar8(builder.or_(bar8(builder.or_(nxv, nlo)), nhi))
+                    ufv = bar8(builder.or_(bar8(builder.or_(ufv, builder.and_(nlo, half(tiny, 0)))),
+                                           builder.and_(nhi, half(tiny, 1))))
+                else:
+                    nxv = upd(nxv, nxb, "or")
+                    ufv = upd(ufv, builder.and_(nxb, tiny), "or")
                 builder.store(code, builder.gep(obase, [_ir.Constant(i64, k)]), align=2)
                 if gs == 8:  # vector k: groups 2k (lanes 0-7) and 2k + 1 (lanes 8-15)
                     item = (xm, [2 * k] * 8 + [2 * k + 1] * 8, 0)
@@ -3973,11 +4033,11 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             if gen:
                 pass
             elif ma and rl:
-                smv = builder.call(umax, [smv, r])
+                smv = upd(smv, r, "umax", True)
             elif ma:
-                amv = builder.call(umax, [amv, r])
+                amv = upd(amv, r, "umax", True)
             elif rl:
-                amv = builder.call(smax, [amv, r])
+                amv = upd(amv, r, "smax", True)
             if not (rl or gen):
                 smv = amv
             neg = builder.icmp_signed("<", r, c(0))
@@ -3987,6 +4047,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             gp = builder.gep(gdata, [g_])
             negm = builder.zext(builder.bitcast(neg, i16), i32)
             builder.store(key, builder.bitcast(gp, v16.as_pointer()), align=4)
+            if a8:  # back to sixteen lanes, the upper eight 0 (neutral for the ORs and unsigned maxima)
+                z8 = _ir.Constant(v8, [0] * 8)
+                nxv, ufv, amv, smv = (builder.shuffle_vector(t, z8, _ir.Constant(v16, list(range(16))))
+                                      for t in (nxv, ufv, amv, smv))
             return context.make_tuple(builder, signature.return_type, [nxv, ufv, amv, smv, negm])
 
         return ret(a, o, s, gk, g, nxv, ufv, amv, smv, relum, satm, absm, lane, gsz, relu, mabs), codegen
@@ -4212,6 +4276,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                     return builder.call(absf, [x, _ir.Constant(_ir.IntType(1), 0)]) if max_abs else x
 
                 vecs, owners = [], []
+                if gsz == 8 and not max_abs and S32_ACC8:
+                    return _s32_gmax8_ir(context, builder, signature, args)
                 if gsz == 8:  # two groups a vector: the first round of the tree is already done
                     for k in range(8):
                         vecs.append(load(k))
@@ -4271,6 +4337,60 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
             return _I32X16(arr, s, go, g, acc), codegen
         return gmax16
+
+    def _s32_gmax8_ir(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        """:func:`_s32_gmax16_make`'s GroupN 8 form without MaxAbs on targets without AVX-512 (:data:`S32_ACC8`):
+        eight-lane vectors, one group each.  The first round from memory: groups 2j and 2j + 1 (elements
+        16j .. 16j + 15) give ``max(a[16j + 4 ..], blend(a[16j ..], a[16j + 8 ..]))`` (an unaligned load and a
+        blend against the other halves: three instructions, two folded loads, for the two permutations, loads
+        and maximum of the sixteen-lane tree), lanes 0-3 group 2j's, 4-7 group 2j + 1's; then two rounds of
+        in-lane shuffles (``vpunpck[lh]qdq``, ``vshufps``) and maxima, each result's lanes put in order by one
+        permutation (``vpermd``; its operands through a value barrier where eight lanes fit one register, else
+        LLVM merged it with the last round into five shuffles).  Zen 3, a block of sixteen groups: 77 -> 53
+        instructions (h-f16).  The same results, store and return value."""
+        i32, i64 = _ir.IntType(32), _ir.IntType(64)
+        v16 = _ir.VectorType(i32, 16)
+        smax8 = _llvm_fn(builder, "llvm.smax.v8i32", _V8, [_V8, _V8])
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        base = builder.gep(data, [context.cast(builder, args[1], signature.args[1], _types.intp)])
+
+        def ld(k: int) -> Any:
+            return builder.load(builder.bitcast(builder.gep(base, [_ir.Constant(i64, k)]), _V8.as_pointer()), align=4)
+
+        vecs, owners = [], []
+        for j in range(8):
+            w = builder.shuffle_vector(ld(16 * j), ld(16 * j + 8), _ir.Constant(_V8, [0, 1, 2, 3, 12, 13, 14, 15]))
+            vecs.append(builder.call(smax8, [ld(16 * j + 4), w]))
+            owners.append([2 * j] * 4 + [2 * j + 1] * 4)
+        for lo, hi in (([0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15]),  # vpunpck[lh]qdq
+                       ([0, 2, 8, 10, 4, 6, 12, 14], [1, 3, 9, 11, 5, 7, 13, 15])):  # vshufps 0x88 / 0xDD
+            nv, no = [], []
+            for k in range(0, len(vecs), 2):
+                own = owners[k] + owners[k + 1]
+                a1 = builder.shuffle_vector(vecs[k], vecs[k + 1], _ir.Constant(_V8, lo))
+                a2 = builder.shuffle_vector(vecs[k], vecs[k + 1], _ir.Constant(_V8, hi))
+                nv.append(builder.call(smax8, [a1, a2]))
+                no.append([own[i] for i in lo])
+            vecs, owners = nv, no
+        if S32_OR_BARRIER:
+            vecs = [builder.asm(_ir.FunctionType(_V8, [_V8]), "", "=x,0", [v], False) for v in vecs]
+        rs = [builder.shuffle_vector(vecs[k], vecs[k], _ir.Constant(_V8, [owners[k].index(8 * k + q) for q in range(8)]))
+              for k in range(2)]
+        r = builder.shuffle_vector(rs[0], rs[1], _ir.Constant(v16, list(range(16))))
+        accv = builder.call(_llvm_fn(builder, "llvm.smax.v16i32", v16, [v16, v16]), [args[4], r])
+        gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
+        gp = builder.bitcast(builder.gep(gdata, [context.cast(builder, args[3], signature.args[3], _types.intp)]),
+                             v16.as_pointer())
+        line = builder.icmp_unsigned("==", builder.and_(builder.ptrtoint(gp, i64), _ir.Constant(i64, 63)),
+                                     _ir.Constant(i64, 0))
+        with builder.if_else(line) as (whole, part):  # as _s32_gmax16_make's GroupN 8/16 store
+            with whole:
+                st = builder.store(r, gp)
+                st.align = 64
+                st.set_metadata("nontemporal", builder.module.add_metadata([_ir.Constant(_ir.IntType(32), 1)]))
+            with part:
+                builder.store(r, gp, align=4)
+        return accv
 
     def _v16_fold8_make(op: str) -> Any:
         """The intrinsic ``(acc, v)``: ``op(acc, op(low(v), high(v)))``, ``acc`` eight int32 lanes, ``v``
