@@ -2357,7 +2357,8 @@ def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: An
     sources, then :func:`_fold_from_maxima`; GroupN 8 on a row a multiple of 128 wide: the keys themselves in the
     pass, :func:`_fp8_pass_keys8` then :func:`_fp8_neg_fix`; HiF8 GroupN 16 on a row a multiple of 256 wide
     likewise, :func:`_fp8_pass_keys16`); without AVX-512 BW (this AVX2 Zen 3), E4M3 at GroupN 8 or a multiple of
-    16 up to 128 on a row a whole number of fold blocks wide (256 elements for GroupN 8, 16 GroupN otherwise), the keys
+    16 up to 128 on a row a whole number of fold blocks wide (256 elements for GroupN 8, 16 GroupN otherwise; the
+    general lane, a multiplier other than 1, only GroupN 8 and 16), the keys
     block by block inside the pass (:func:`_fp8_pass_blocks`: each block's :func:`_foldb_seg` just after its
     conversion, no :func:`_fp8_fold_groups` after the row); a row with a NaN/Inf (E4M3: or -0) source done again
     whole by :func:`_row_e4m3_rne` /
@@ -2410,9 +2411,14 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         k8 = fz and seg == 8 and cnt % 128 == 0
         k16 = fz and fast != LANE_E4M3 and seg == 16 and cnt % 256 == 0
         # without AVX-512, E4M3: GroupN 8 or a multiple of 16 up to 128 on a row of whole fold blocks, the keys
-        # taken block by block inside the pass (_fp8_pass_blocks; HiF8: its pass then _fp8_fold_groups)
+        # taken block by block inside the pass (_fp8_pass_blocks; HiF8: its pass then _fp8_fold_groups); the
+        # general lane (a multiplier other than 1) so only for GroupN 8 and 16: from GroupN 32 on its pass then
+        # _fp8_fold_groups takes fewer instructions and less time (Zen 3, one thread, 4096 x 4096, scale
+        # 1.625, the pass with its keys: GroupN 128 6.73 -> 6.63 instructions an element, 10.54 -> 10.29 ms;
+        # GroupN 32 6.94 -> 6.77, 10.72 -> 10.58 ms; GroupN 8 and 16 the blocks took less time)
         fb = fold and not HIF8_V32 and fast == LANE_E4M3 and cnt > 0 and \
-            (seg == 8 or (seg % 16 == 0 and 16 <= seg <= 128)) and cnt % (256 if seg == 8 else 16 * seg) == 0
+            (seg == 8 or (seg % 16 == 0 and 16 <= seg <= 128)) and cnt % (256 if seg == 8 else 16 * seg) == 0 and \
+            (u or seg <= 16)
         masked = absm != np.uint32(0xFFFFFFFF)
         gkr = _borrow(gk, g0, g0 + ng)
         if k16 and absm != np.uint32(0xFFFFFFFF):
@@ -3366,13 +3372,9 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _hif8_look32u: Any = _hif8_look_make(32, True)
     _hif8_look8: Any = _hif8_look_make(8, False)
 
-    def _has_avx512bw() -> bool:
-        """Whether numba compiles for a CPU with AVX-512 BW (``vpermi2w``, ``vpmovdb``)."""
-        return target_has_feature("avx512bw")
-
     #: The HiF8 pass takes 32 elements per step by :func:`_hif8_v32` (no gather) when the target CPU
     #: has AVX-512 BW, else by :func:`_hif8_look32` (a scalar lookup an element); the same entries either way.
-    HIF8_V32: bool = _has_avx512bw()
+    HIF8_V32: bool = target_has_feature("avx512bw")
     #: The E4M3 pass takes 32 elements per step by :func:`_e4m3_v32` (AVX-512: embedded rounding) on
     #: the same CPUs, else :func:`_e4m3_lane` vectorized by LLVM; the same codes and flags either way.
     E4M3_V32: bool = HIF8_V32
@@ -3823,7 +3825,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     #: :func:`_fp16x_blk`'s flag accumulators pass through a value barrier after each vector (AVX-512 targets:
     #: FP16 GroupN 16 from 19.9 to 17.0 instructions per 16 elements and 51 stack accesses per block to none,
     #: GroupN 32 from 19.5 to 15.5 and 155 to none; h-fp16g2, docs/performance.md)
-    FP16X_ACC_BARRIER: bool = _has_avx512bw()
+    FP16X_ACC_BARRIER: bool = target_has_feature("avx512bw")
     #: AVX2 targets (AVX, no AVX-512 BW): :func:`_fp16x_blk` keeps its flag accumulators in eight lanes (one ``ymm``
     #: each; a vector's two halves taken in one after the other, each through a value barrier), the inexact mask's
     #: halves through a barrier too (else LLVM packed the block's masks to bytes and spilled), converts FP16 eight
@@ -4454,7 +4456,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     #: sixteen) eight, each step's two halves taken in by :func:`_v16_fold8_make` -- the same instruction count,
     #: half the registers (the loop spilled its accumulators to the stack on a Zen 3).  ORs, maxima and minima
     #: of the same lanes: the same results.
-    S32_ACC8: bool = not _has_avx512bw()
+    S32_ACC8: bool = not target_has_feature("avx512bw")
     #: Whether :func:`_v16_fold8_make`'s OR passes its value barrier: only where eight int32 lanes fit one
     #: register (``ymm``: AVX).  A target without AVX (``NUMBA_CPU_NAME=generic``, an SSE-only CPU) holds them
     #: in two ``xmm`` registers, which an ``x`` constraint cannot name (LLVM: "couldn't allocate output register
@@ -4909,6 +4911,15 @@ def _s32_rows_seg_narrow(fast: int, i0: int, i1: int, acc: Any, n: int, total: i
                       res, mx)
 
 
+@njit(inline="always")
+def _sacc_gstep(acc: Any, v: Any, max_abs: bool) -> Any:
+    """One step of :func:`_s32_span_maxima`'s accumulators: MaxAbs the unsigned maxima of the magnitudes
+    (:func:`_sacc_uabs`), else the signed maxima (:func:`_sacc_max`); ``max_abs`` a literal at the call."""
+    if max_abs:
+        return _sacc_uabs(acc, v)
+    return _sacc_max(acc, v)
+
+
 @njit
 def _s32_span_maxima(a_: Any, qsz: int, go: Any, max_abs: bool) -> Tuple[Any, Any, int]:
     """The maxima of :func:`_s32_seg_rows`' AVX2 (S32_ACC8) span after its steps: the sources ``a_`` (a
@@ -4933,45 +4944,29 @@ def _s32_span_maxima(a_: Any, qsz: int, go: Any, max_abs: bool) -> Tuple[Any, An
         oacc = _v8_splat(0)
         for b in range(0, n8, 8):
             s0 = b * qsz
+            # one loop for both: ``max_abs`` is a literal at the call, the op chosen at compile time
+            x0 = _sacc_splat(0) if max_abs else _sacc_splat(np.int32(S32_MIN))
+            x1 = x0
+            x2 = x0
+            x3 = x0
+            x4 = x0
+            x5 = x0
+            x6 = x0
+            x7 = x0
+            for c in range(s0, s0 + qsz, 16):
+                x0 = _sacc_gstep(x0, _v16_load(a_, c), max_abs)
+                x1 = _sacc_gstep(x1, _v16_load(a_, c + qsz), max_abs)
+                x2 = _sacc_gstep(x2, _v16_load(a_, c + 2 * qsz), max_abs)
+                x3 = _sacc_gstep(x3, _v16_load(a_, c + 3 * qsz), max_abs)
+                x4 = _sacc_gstep(x4, _v16_load(a_, c + 4 * qsz), max_abs)
+                x5 = _sacc_gstep(x5, _v16_load(a_, c + 5 * qsz), max_abs)
+                x6 = _sacc_gstep(x6, _v16_load(a_, c + 6 * qsz), max_abs)
+                x7 = _sacc_gstep(x7, _v16_load(a_, c + 7 * qsz), max_abs)
             if max_abs:
-                x0 = _sacc_splat(0)
-                x1 = x0
-                x2 = x0
-                x3 = x0
-                x4 = x0
-                x5 = x0
-                x6 = x0
-                x7 = x0
-                for c in range(s0, s0 + qsz, 16):
-                    x0 = _sacc_uabs(x0, _v16_load(a_, c))
-                    x1 = _sacc_uabs(x1, _v16_load(a_, c + qsz))
-                    x2 = _sacc_uabs(x2, _v16_load(a_, c + 2 * qsz))
-                    x3 = _sacc_uabs(x3, _v16_load(a_, c + 3 * qsz))
-                    x4 = _sacc_uabs(x4, _v16_load(a_, c + 4 * qsz))
-                    x5 = _sacc_uabs(x5, _v16_load(a_, c + 5 * qsz))
-                    x6 = _sacc_uabs(x6, _v16_load(a_, c + 6 * qsz))
-                    x7 = _sacc_uabs(x7, _v16_load(a_, c + 7 * qsz))
                 r = _s32_tr8_umax(x0, x1, x2, x3, x4, x5, x6, x7)
                 _v8_store(go, b, _v8_umin(r, _v8_splat(S32_MAX_CODE)))
                 oacc = _v8_or(oacc, r)
             else:
-                x0 = _sacc_splat(np.int32(S32_MIN))
-                x1 = x0
-                x2 = x0
-                x3 = x0
-                x4 = x0
-                x5 = x0
-                x6 = x0
-                x7 = x0
-                for c in range(s0, s0 + qsz, 16):
-                    x0 = _sacc_max(x0, _v16_load(a_, c))
-                    x1 = _sacc_max(x1, _v16_load(a_, c + qsz))
-                    x2 = _sacc_max(x2, _v16_load(a_, c + 2 * qsz))
-                    x3 = _sacc_max(x3, _v16_load(a_, c + 3 * qsz))
-                    x4 = _sacc_max(x4, _v16_load(a_, c + 4 * qsz))
-                    x5 = _sacc_max(x5, _v16_load(a_, c + 5 * qsz))
-                    x6 = _sacc_max(x6, _v16_load(a_, c + 6 * qsz))
-                    x7 = _sacc_max(x7, _v16_load(a_, c + 7 * qsz))
                 r = _s32_tr8_smax(x0, x1, x2, x3, x4, x5, x6, x7)
                 _v8_store(go, b, r)
             racc = _v8_max(racc, r)
@@ -5190,8 +5185,12 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                     if g1 == cnt and (g1 - g0) % qsz != 0:
                         nq += 1
                 gi = gbase + g0 // qsz if group_n > 0 else 0
-                qhi, qlo, gf = _s32_span_maxima(_borrow(acc, ab + g0, ab + g1), qsz,
-                                                _borrow(group_out, gi, gi + nq), max_abs)
+                if max_abs:  # (a literal flag: one compiled form of its loop each)
+                    qhi, qlo, gf = _s32_span_maxima(_borrow(acc, ab + g0, ab + g1), qsz,
+                                                    _borrow(group_out, gi, gi + nq), True)
+                else:
+                    qhi, qlo, gf = _s32_span_maxima(_borrow(acc, ab + g0, ab + g1), qsz,
+                                                    _borrow(group_out, gi, gi + nq), False)
                 gflags |= gf
                 rmax = qhi if qhi > rmax else rmax
                 rmin = qlo if qlo < rmin else rmin
