@@ -1687,55 +1687,67 @@ def _hif8_neg_fix8(a_: Any, negs: Any, gk: Any, seg: int, nb: int) -> None:
             gk[g] = np.uint32(~np.uint32(_smallest_i32(a_, t, t + seg)))
 
 
+@njit(inline="always")
+def _hif8_lookg(a_: Any, mp_: Any, mn_: Any, j: int, o_: Any, keys: Any, gk: Any, g: int, seg: int,
+                unit: bool) -> Any:
+    """One step of :func:`_hif8_groups_loop`: ``_hif8_look8g`` / ``_hif8_look16g`` (``unit``: ``_hif8_look8gu`` /
+    ``_hif8_look16gu`` / ``_hif8_look32gu``) by GroupN ``seg``; ``seg`` and ``unit`` literals at the call (the
+    intrinsic chosen at compile time)."""
+    if seg == 8:
+        if unit:
+            return _hif8_look8gu(a_, mp_, mn_, j, o_, keys, gk, g)
+        return _hif8_look8g(a_, mp_, mn_, j, o_, keys, gk, g)
+    if seg == 16:
+        if unit:
+            return _hif8_look16gu(a_, mp_, mn_, j, o_, keys, gk, g)
+        return _hif8_look16g(a_, mp_, mn_, j, o_, keys, gk, g)
+    return _hif8_look32gu(a_, mp_, mn_, j, o_, keys, gk, g)
+
+
+@njit
+def _hif8_groups_loop(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, seg: int, unit: bool,
+                      negs: Any) -> Any:
+    """The loop of :func:`_hif8_pass_groups`, ``seg`` and ``unit`` literals at the call (one compiled form each:
+    the step ``8 seg``, its prefetches and the intrinsic of :func:`_hif8_lookg` constants)."""
+    nb = a_.size // (8 * seg)
+    w = np.uint32(0)
+    for k in range(nb):  # (one induction variable: fewer registers live through the lookups than j and k)
+        j = k * (8 * seg)
+        for q in range(0, 8 * seg, 16):
+            _prefetch(a_, j + q + PF_AHEAD)
+        r = _hif8_lookg(a_, mp_, mn_, j, o_, keys, gk, k * 8, seg, unit)
+        w = np.uint32(w | r)
+        negs[k] = r
+    if w >= np.uint32(0x10000):  # some group all negative
+        _hif8_neg_fix8(a_, negs, gk, seg, nb)
+    return _hif8_word(w)
+
+
 @njit
 def _hif8_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, seg: int, unit: bool,
                       negs: Any) -> Any:
-    """:func:`_hif8_pass` and :func:`_fp8_fold_groups` (GroupN ``seg`` 8 or 16, no MaxAbs) in one loop, on the
-    AVX2 lookup form (no AVX-512 BW): eight groups an iteration by ``_hif8_look8g`` / ``_hif8_look16g``
-    (``unit``: ``_hif8_look8gu`` / ``_hif8_look16gu``), their maxima from the sources just converted (in L1)
-    instead of a second pass over the row; each iteration's result kept in ``negs[k]`` (uint32, at least
-    ``a_.size // (8 seg)`` entries; no call in the loop), the groups whose maximum is negative redone after the
-    loop (:func:`_hif8_neg_fix8`).  ``a_.size`` a multiple of ``8 seg``.  The same codes, flag word and keys
-    as the two passes."""
-    n = a_.size
-    w = np.uint32(0)
-    k = 0
+    """:func:`_hif8_pass` and :func:`_fp8_fold_groups` (GroupN ``seg`` 8, 16 or, ``unit``, 32; no MaxAbs) in one
+    loop, on the AVX2 lookup form (no AVX-512 BW): eight groups an iteration by ``_hif8_look8g`` /
+    ``_hif8_look16g`` (``unit``: ``_hif8_look8gu`` / ``_hif8_look16gu`` / ``_hif8_look32gu``), their maxima from
+    the sources just converted (in L1) instead of a second pass over the row; each iteration's result kept in
+    ``negs[k]`` (uint32, at least ``a_.size // (8 seg)`` entries; no call in the loop), the groups whose maximum
+    is negative redone after the loop (:func:`_hif8_neg_fix8`).  ``a_.size`` a multiple of ``8 seg``.  The same
+    codes, flag word and keys as the two passes.  One loop (:func:`_hif8_groups_loop`) for every variant,
+    ``seg`` and ``unit`` passed to it as literals.  GroupN 32 with multipliers (not ``unit``): the two passes
+    (the fused general form spills: its lanes' products and the maxima of 32 vectors exceed the 16 registers)."""
     if seg == 8:
         if unit:
-            for j in range(0, n, 64):
-                for q in range(0, 64, 16):
-                    _prefetch(a_, j + q + PF_AHEAD)
-                r = _hif8_look8gu(a_, mp_, mn_, j, o_, keys, gk, k * 8)
-                w = np.uint32(w | r)
-                negs[k] = r
-                k += 1
-        else:
-            for j in range(0, n, 64):
-                for q in range(0, 64, 16):
-                    _prefetch(a_, j + q + PF_AHEAD)
-                r = _hif8_look8g(a_, mp_, mn_, j, o_, keys, gk, k * 8)
-                w = np.uint32(w | r)
-                negs[k] = r
-                k += 1
-    elif unit:
-        for j in range(0, n, 128):
-            for q in range(0, 128, 16):
-                _prefetch(a_, j + q + PF_AHEAD)
-            r = _hif8_look16gu(a_, mp_, mn_, j, o_, keys, gk, k * 8)
-            w = np.uint32(w | r)
-            negs[k] = r
-            k += 1
-    else:
-        for j in range(0, n, 128):
-            for q in range(0, 128, 16):
-                _prefetch(a_, j + q + PF_AHEAD)
-            r = _hif8_look16g(a_, mp_, mn_, j, o_, keys, gk, k * 8)
-            w = np.uint32(w | r)
-            negs[k] = r
-            k += 1
-    if w >= np.uint32(0x10000):  # some group all negative
-        _hif8_neg_fix8(a_, negs, gk, seg, k)
-    return _hif8_word(w)
+            return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 8, True, negs)
+        return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 8, False, negs)
+    if seg == 16:
+        if unit:
+            return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 16, True, negs)
+        return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 16, False, negs)
+    if unit:
+        return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 32, True, negs)
+    w = _hif8_pass(a_, o_, mp_, mn_, keys, False)
+    _fp8_fold_groups(a_, np.uint32(0xFFFFFFFF), seg, gk)
+    return w
 
 
 @njit(inline="always")
@@ -2537,10 +2549,10 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
             (seg == 8 or (seg % 16 == 0 and 16 <= seg <= 128)) and cnt % (256 if seg == 8 else 16 * seg) == 0 and \
             (u or seg <= 16)
         masked = absm != np.uint32(0xFFFFFFFF)
-        # without AVX-512, HiF8 GroupN 8/16 (no MaxAbs) on a row of whole 8-group blocks: the keys taken in the
-        # lookup loop (_hif8_pass_groups; gm holds each block's negative-group mask)
+        # without AVX-512, HiF8 GroupN 8/16 and, unit multipliers, 32 (no MaxAbs) on a row of whole 8-group
+        # blocks: the keys taken in the lookup loop (_hif8_pass_groups; gm holds each block's negative-group mask)
         hg = fold and not HIF8_V32 and fast != LANE_E4M3 and not masked and cnt > 0 and \
-            (seg == 8 or seg == 16) and cnt % (8 * seg) == 0
+            (seg == 8 or seg == 16 or (seg == 32 and u)) and cnt % (8 * seg) == 0
         # without AVX-512 (with AVX2 and FMA: E4M3_GRP), E4M3 GroupN 8/16/32 (no MaxAbs) on a row of whole 8-group
         # steps: the conversion and the keys in one loop (_e4m3_pass_groups; gm holds each step's negative-group
         # mask); before the blocks form
@@ -3512,12 +3524,12 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
     def _hif8_lookg_make(gsz: int, unit: bool) -> Any:
         """``look(a, mp, mn, j, o, keys, gk, g)``: :func:`_hif8_look32` (``unit``: :func:`_hif8_look32u`) over the
-        ``8 gsz`` elements from ``j`` (GroupN ``gsz`` 8 or 16: eight whole groups), with those eight groups'
+        ``8 gsz`` elements from ``j`` (GroupN ``gsz`` 8, 16 or, unit only, 32: eight whole groups), with those eight groups'
         fold keys (as :func:`_fp8_fold_groups` without MaxAbs) stored to ``gk[g .. g + 7]``: each 32-element
         step's four source vectors loaded again after its lookups (the stores to ``o`` between keep LLVM from
         reusing the first loads, which held eight more vectors live through the lookups and spilled the
-        general lanes' registers) and reduced as soon as a group completes (GroupN 16: its two vectors by one
-        vertical maximum) by :func:`_tr8_ir`'s rounds, pairwise as the pairs complete (at most a few vectors
+        general lanes' registers) and reduced as soon as a group completes (GroupN 16 / 32: its two / four vectors by
+        vertical maxima) by :func:`_tr8_ir`'s rounds, pairwise as the pairs complete (at most a few vectors
         live); the step's OR of entries behind an empty asm (LLVM otherwise reassociates the 64 or 128 ORs
         into one tree and spills its leaves).  Returns the OR of the entries | the mask of the groups whose
         maximum is negative << 16 (their key ``~max``, a placeholder: the caller redoes them from their
@@ -3606,6 +3618,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _hif8_look8gu: Any = _hif8_lookg_make(8, True)
     _hif8_look16g: Any = _hif8_lookg_make(16, False)
     _hif8_look16gu: Any = _hif8_lookg_make(16, True)
+    _hif8_look32gu: Any = _hif8_lookg_make(32, True)
 
     class _AccE4m3x8Type(_types.Type):
         """The accumulators of :func:`_e4m3_pass_groups`'s steps (:func:`_e4m3_grp_make`): 8 uint32 lanes of the
@@ -4153,6 +4166,9 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
         raise NotImplementedError  # only the AVX2 fused pass calls it (numba)
 
     def _hif8_look16gu(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int) -> Any:
+        raise NotImplementedError  # only the AVX2 fused pass calls it (numba)
+
+    def _hif8_look32gu(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int) -> Any:
         raise NotImplementedError  # only the AVX2 fused pass calls it (numba)
 
     E4M3_GRP = False
