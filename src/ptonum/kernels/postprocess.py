@@ -3620,44 +3620,47 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _hif8_look16gu: Any = _hif8_lookg_make(16, True)
     _hif8_look32gu: Any = _hif8_lookg_make(32, True)
 
-    class _AccE4m3x8Type(_types.Type):
-        """The accumulators of :func:`_e4m3_pass_groups`'s steps (:func:`_e4m3_grp_make`): 8 uint32 lanes of the
-        least flag key, then 8 of the largest mark (LLVM ``<16 x i32>``: two AVX2 registers), only inside
-        compiled code."""
+    def _e4m3_acc_make(n: int, name: str) -> Tuple[Any, Any, Any, Any]:
+        """The flag accumulators of an E4M3 step of ``n`` lanes: ``n`` uint32 lanes of the least flag key, then
+        ``n`` of the largest mark (LLVM ``<2n x i32>``, only inside compiled code), as ``(type, fresh, least
+        key, largest mark)``: the type (numba name ``name``), an intrinsic giving fresh accumulators (keys all
+        ones, marks 0) and the two intrinsics reducing their halves to one uint32 each."""
+        vn = _ir.VectorType(_ir.IntType(32), n)
+        v2n = _ir.VectorType(_ir.IntType(32), 2 * n)
+        acc_type = type(name + "Type", (_types.Type,), {"__init__": lambda self: _types.Type.__init__(self, name=name)})
+        acc_t = acc_type()
 
-        def __init__(self) -> None:
-            super().__init__(name="AccE4M3x8")
+        @_register_model(acc_type)
+        class _AccModel(_models.PrimitiveModel):
+            def __init__(self, dmm: Any, fe_type: Any) -> None:
+                super().__init__(dmm, fe_type, v2n)
 
-    _ACC_E4M3X8 = _AccE4m3x8Type()
-    _V16I = _ir.VectorType(_ir.IntType(32), 16)
-
-    @_register_model(_AccE4m3x8Type)
-    class _AccE4m3x8Model(_models.PrimitiveModel):
-        def __init__(self, dmm: Any, fe_type: Any) -> None:
-            super().__init__(dmm, fe_type, _V16I)
-
-    @_intrinsic
-    def _e4m3_acc8_0_i(typingctx: Any) -> Any:
-        """Fresh accumulators of :func:`_e4m3_grp_make`'s steps: keys all ones, marks 0."""
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            return _ir.Constant(_V16I, [0xFFFFFFFF] * 8 + [0] * 8)
-
-        return _ACC_E4M3X8(), codegen
-
-    def _e4m3_acc8_reduce(op: str, lo: int) -> Any:
         @_intrinsic
-        def reduce(typingctx: Any, acc: Any) -> Any:
-            """The ``op`` of the 8 lanes of ``acc`` from ``lo`` (uint32)."""
-            if acc != _ACC_E4M3X8:
-                return None
-
+        def fresh(typingctx: Any) -> Any:
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                half = builder.shuffle_vector(args[0], args[0], _ir.Constant(_V8, list(range(lo, lo + 8))))
-                return builder.call(_llvm_fn(builder, f"llvm.vector.reduce.{op}.v8i32", _ir.IntType(32), [_V8]),
-                                    [half])
+                return _ir.Constant(v2n, [0xFFFFFFFF] * n + [0] * n)
 
-            return _types.uint32(acc), codegen
-        return reduce
+            return acc_t(), codegen
+
+        def reduce(op: str, lo: int) -> Any:
+            @_intrinsic
+            def half_reduce(typingctx: Any, acc: Any) -> Any:
+                if acc != acc_t:
+                    return None
+
+                def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                    half = builder.shuffle_vector(args[0], args[0], _ir.Constant(vn, list(range(lo, lo + n))))
+                    return builder.call(_llvm_fn(builder, f"llvm.vector.reduce.{op}.v{n}i32", _ir.IntType(32), [vn]),
+                                        [half])
+
+                return _types.uint32(acc), codegen
+            return half_reduce
+
+        return acc_t, fresh, reduce("umin", 0), reduce("umax", n)
+
+    #: :func:`_e4m3_pass_groups`'s accumulators (:func:`_e4m3_grp_make`): 8 + 8 lanes, two AVX2 registers
+    _ACC_E4M3X8, _e4m3_acc8_0, _e4m3_acc8_min, _e4m3_acc8_max = _e4m3_acc_make(8, "AccE4M3x8")
+    _V16I = _ir.VectorType(_ir.IntType(32), 16)
 
     def _e4m3_lane8_ir(builder: Any, x: Any, mpf: Any, mnf: Any, one: Any, opv: Any, onv: Any,
                        unit: bool) -> Tuple[Any, Any, Any]:
@@ -3810,9 +3813,6 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     #: steps' lane then one instruction per step of :func:`_e4m3_lane`), else the blocks form
     #: (:func:`_fp8_pass_blocks`); the same codes, flags and keys either way
     E4M3_GRP: bool = not target_has_feature("avx512bw") and target_has_feature("avx2") and target_has_feature("fma")
-    _e4m3_acc8_0: Any = _e4m3_acc8_0_i
-    _e4m3_acc8_min: Any = _e4m3_acc8_reduce("umin", 0)
-    _e4m3_acc8_max: Any = _e4m3_acc8_reduce("umax", 8)
     _e4m3_g8: Any = _e4m3_grp_make(8, False)
     _e4m3_g8u: Any = _e4m3_grp_make(8, True)
     _e4m3_g16: Any = _e4m3_grp_make(16, False)
@@ -3925,44 +3925,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
         return _hif8_v32_i
 
-    class _AccE4m3Type(_types.Type):
-        """The E4M3 pass's accumulators (:func:`_e4m3_v32`): 32 uint32 lanes of the least flag key,
-        then 32 of the largest mark (LLVM ``<64 x i32>``), only inside compiled code."""
-
-        def __init__(self) -> None:
-            super().__init__(name="AccE4M3")
-
-    _ACC_E4M3 = _AccE4m3Type()
-    _V64 = _ir.VectorType(_ir.IntType(32), 64)
-
-    @_register_model(_AccE4m3Type)
-    class _AccE4m3Model(_models.PrimitiveModel):
-        def __init__(self, dmm: Any, fe_type: Any) -> None:
-            super().__init__(dmm, fe_type, _V64)
-
-    @_intrinsic
-    def _e4m3_acc0_i(typingctx: Any) -> Any:
-        """Fresh accumulators of :func:`_e4m3_v32`: keys all ones, marks 0."""
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            return _ir.Constant(_V64, [0xFFFFFFFF] * 32 + [0] * 32)
-
-        return _ACC_E4M3(), codegen
-
-    def _e4m3_acc_reduce(op: str, lo: int) -> Any:
-        @_intrinsic
-        def reduce(typingctx: Any, acc: Any) -> Any:
-            """The ``op`` of the 32 lanes of ``acc`` from ``lo`` (uint32)."""
-            if acc != _ACC_E4M3:
-                return None
-
-            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                v32 = _ir.VectorType(_ir.IntType(32), 32)
-                half = builder.shuffle_vector(args[0], args[0], _ir.Constant(v32, list(range(lo, lo + 32))))
-                return builder.call(_llvm_fn(builder, f"llvm.vector.reduce.{op}.v32i32", _ir.IntType(32), [v32]),
-                                    [half])
-
-            return _types.uint32(acc), codegen
-        return reduce
+    #: :func:`_e4m3_v32`'s accumulators: 32 + 32 lanes
+    _ACC_E4M3, _e4m3_acc0, _e4m3_acc_min, _e4m3_acc_max = _e4m3_acc_make(32, "AccE4M3")
 
     def _e4m3_v32_make(unit: bool) -> Any:
         @_intrinsic
@@ -4041,9 +4005,6 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             return _ACC_E4M3(a, mp, mn, j, o, acc, ovf_pos, ovf_neg), codegen
         return _e4m3_v32_i
 
-    _e4m3_acc0: Any = _e4m3_acc0_i
-    _e4m3_acc_min: Any = _e4m3_acc_reduce("umin", 0)
-    _e4m3_acc_max: Any = _e4m3_acc_reduce("umax", 32)
     _e4m3_v32: Any = _e4m3_v32_make(False)
     #: :func:`_e4m3_v32` for multipliers that are all 1 (``mp``/``mn`` not read; the fused fold's unit
     #: rows, :func:`_fp8_pass_fold`)
