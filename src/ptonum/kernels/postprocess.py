@@ -2201,7 +2201,8 @@ def _fp16x_fused_loop(lane: int, gsz: int, relu: int, mabs: int, a_: Any, o_: An
     """The body of :func:`_fp16x_fused` for constant ``lane``, ``gsz``, ``relu`` (1: ``p[0]`` not 0, 0:
     ReluMode NONE, 2: the ReLU and MaxAbs masks ``p[0]`` / ``absm`` read at run time) and ``mabs`` (1:
     ``absm`` 0x7FFFFFFF; 0 with ``relu`` 2) (the block's intrinsic is compiled for them: a choice at
-    run time inside the loop would cost the loop, h-bfg)."""
+    run time inside the loop would cost the loop, h-bfg).  The blocks leave Sat to this loop: with Sat on
+    (``p[1]``) and a magnitude at BIG (``amv``) the blocks' codes are redone by the lane."""
     n = np.uint64(a_.size)
     useg = np.uint64(gsz)
     gpb = np.uint64(16)  # groups a block
@@ -2229,6 +2230,14 @@ def _fp16x_fused_loop(lane: int, gsz: int, relu: int, mabs: int, a_: Any, o_: An
     smax = np.uint32(_v16_humax(smv))
     kept = np.uint32(0xFFFF) if lane == LANE_BF16 else np.uint32(0xFFFFFFFF)  # as _fp32_span
     big = np.uint32(BF16_BIG) if lane == LANE_BF16 else np.uint32(F16_BIG)
+    if p[1] != np.uint32(0) and amax >= big:
+        # Sat and a magnitude (after ReLU) that rounds to Inf: the blocks left its code at Inf's; the blocks' codes
+        # again by the lane (rare: typical data never gets here; a NaN/Inf source's row is redone whole anyway)
+        for j in range(nb * bs):
+            if lane == LANE_BF16:
+                o_[j] = _bf16_lane(a_[j], p[0], p[1])[0]
+            else:
+                o_[j] = _f16_lane(a_[j], p[0], p[1])[0]
     w = np.uint32((np.uint32(_NX) if (nx & kept) != np.uint32(0) else np.uint32(0))
                   | (np.uint32(_UF_NX) if (uf & kept) != np.uint32(0) else np.uint32(0))
                   | (np.uint32(_OF_NX) if amax >= big else np.uint32(0))
@@ -4456,7 +4465,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         ``mabs`` 1 for MaxAbsEn else 0 (0 with ``relu`` 2): all four integer literals, one compiled form
         each), converted and folded from the same
         loads: for each 16-lane vector of the block ``a[s ..]`` (uint32 FP32 bits) the codes of
-        :func:`_bf16_lane` / :func:`_f16_lane` (Sat mask ``satm``) to the same elements of ``o`` (uint16),
+        :func:`_bf16_lane` / :func:`_f16_lane` without Sat (``satm`` not read: an overflow's code is Inf's;
+        :func:`_fp16x_fused_loop` redoes the codes of a row whose magnitudes reached BIG when Sat is on -- the
+        Sat step cost three lane operations a vector and two registers: Zen 3, BF16 GroupN 8 from 414 to 318
+        instructions a block of 128 elements, h-f16) to the same elements of ``o`` (uint16),
         the lane-wise flag accumulators of :func:`_fp32_span` taken in (``nxv`` OR of the inexact
         bits/masks, ``ufv`` OR of those under the tiny mask, ``amv``/``smv`` unsigned maxima of the
         magnitudes after ReLU / of the sources), and the int32 maximum of each group's sources (with
@@ -4570,7 +4582,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 a2 = builder.shuffle_vector(x, y, _ir.Constant(v16, hi))
                 return builder.call(smax, [a1, a2]), own
 
-            # the tree built as the vectors come (a stack of partial results: at most five live vectors)
+            # the tree built as the vectors come (a stack of partial results: at most five live vectors); GroupN 8 on
+            # AVX2 (t8): each vector's first round at once, from a reload of its elements 4-11 (one ymm a vector, not
+            # two: BF16 kept tree values on the stack), then two rounds of eight lanes
+            t8 = gs == 8 and a8
             stack: List[Tuple[Any, List[int], int]] = []
             col: List[Any] = []
             h0 = 4 if gs == 8 else 8
@@ -4594,8 +4609,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 if bf16:
                     lsb = builder.and_(builder.lshr(xr, c(16)), c(1))
                     r = builder.lshr(builder.add(builder.add(xr, c(0x7FFF)), lsb), c(16))
-                    big = builder.sext(builder.icmp_signed(">=", ax, c(BF16_BIG)), v16)
-                    code = builder.trunc(builder.add(r, builder.and_(big, satm)), h16)
+                    code = builder.trunc(r, h16)  # (no Sat step: below 2**16, packed without masking)
                     nxb = xr
                     tiny = builder.sext(builder.icmp_signed("<", ax, c(BF16_TINY)), v16)
                 else:
@@ -4616,9 +4630,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                         back = builder.fpext(h, f16)
                         nxb = builder.sext(builder.fcmp_ordered("!=", back, xf), v16)
                         hb = builder.bitcast(h, h16)
-                    infm = builder.sext(builder.icmp_unsigned("==", builder.and_(hb, c(0x7FFF, h16)), c(F16_INF, h16)),
-                                        h16)
-                    code = builder.add(hb, builder.and_(infm, builder.trunc(satm, h16)))
+                    code = hb  # (no Sat step)
                     tiny = builder.sext(builder.icmp_signed("<", ax, c(F16_TINY)), v16)
                 if a8:  # the inexact mask's halves through a value barrier: no i1 logic packed to bytes
                     nlo, nhi = bar8(half(nxb, 0)), bar8(half(nxb, 1))
@@ -4629,7 +4641,16 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                     nxv = upd(nxv, nxb, "or")
                     ufv = upd(ufv, builder.and_(nxb, tiny), "or")
                 builder.store(code, builder.gep(obase, [_ir.Constant(i64, k)]), align=2)
-                if gs == 8:  # vector k: groups 2k (lanes 0-7) and 2k + 1 (lanes 8-15)
+                if t8:  # vector k: groups 2k and 2k + 1 to four lanes each in one ymm (as _s32_gmax8_ir)
+                    up = builder.gep(builder.bitcast(abase, i32.as_pointer()), [_ir.Constant(i64, 16 * k + 4)])
+                    u = builder.load(builder.bitcast(up, v8.as_pointer()), align=4)  # elements 4-11
+                    if gen:
+                        u = builder.and_(u, half(absm, 0))
+                    elif ma:
+                        u = builder.and_(u, _ir.Constant(v8, [0x7FFFFFFF] * 8))
+                    w = builder.shuffle_vector(half(xm, 0), half(xm, 1), _ir.Constant(v8, [0, 1, 2, 3, 12, 13, 14, 15]))
+                    item = (builder.call(smax8, [u, w]), [2 * k] * 4 + [2 * k + 1] * 4, 0)
+                elif gs == 8:  # vector k: groups 2k (lanes 0-7) and 2k + 1 (lanes 8-15)
                     item = (xm, [2 * k] * 8 + [2 * k + 1] * 8, 0)
                 else:  # group k // nv: its nv vectors' vertical maximum
                     col.append(xm)
@@ -4639,13 +4660,27 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                         col = [builder.call(smax, [col[i], col[i + 1]]) for i in range(0, len(col), 2)]
                     item = (col[0], [k // (gs // 16)] * 16, 0)
                     col = []
-                while stack and stack[-1][2] == item[2]:
+                while stack and stack[-1][2] == item[2] and not (t8 and item[2] == 2):
                     px, po, lv = stack.pop()
-                    mv, mo = merge(px, item[0], po, item[1], h0 >> lv)
+                    if t8:  # vpunpck[lh]qdq, then vshufps (as _s32_gmax8_ir)
+                        lo8, hi8 = (([0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15]) if lv == 0 else
+                                    ([0, 2, 8, 10, 4, 6, 12, 14], [1, 3, 9, 11, 5, 7, 13, 15]))
+                        a1 = builder.shuffle_vector(px, item[0], _ir.Constant(v8, lo8))
+                        a2 = builder.shuffle_vector(px, item[0], _ir.Constant(v8, hi8))
+                        mv, mo = builder.call(smax8, [a1, a2]), [(po + item[1])[i] for i in lo8]
+                    else:
+                        mv, mo = merge(px, item[0], po, item[1], h0 >> lv)
                     item = (mv, mo, lv + 1)
                 stack.append(item)
-            v, own = stack[0][0], stack[0][1]
-            r = builder.shuffle_vector(v, _ir.Constant(v16, None), _ir.Constant(v16, [own.index(q) for q in range(16)]))
+            if t8:  # groups 0-7 and 8-15, each put in order by one permutation (operands through a barrier)
+                vs = [bar8(stack[q][0]) for q in range(2)]
+                rs = [builder.shuffle_vector(vs[q], vs[q], _ir.Constant(v8, [stack[q][1].index(8 * q + j)
+                                                                             for j in range(8)])) for q in range(2)]
+                r = builder.shuffle_vector(rs[0], rs[1], _ir.Constant(v16, list(range(16))))
+            else:
+                v, own = stack[0][0], stack[0][1]
+                r = builder.shuffle_vector(v, _ir.Constant(v16, None),
+                                           _ir.Constant(v16, [own.index(q) for q in range(16)]))
             if gen:
                 pass
             elif ma and rl:
