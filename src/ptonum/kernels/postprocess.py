@@ -1040,53 +1040,52 @@ def _fp8_pass_blocks(unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: 
 
 @njit(inline="always")
 def _e4m3_groups_loop(step: int, grp: Any, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
-                      gk: Any, negs: Any) -> Tuple[Any, Any, int]:
+                      gk: Any) -> Any:
     """The loop of :func:`_e4m3_pass_groups` over one step intrinsic ``grp`` (``step`` elements, eight groups a
-    step): (accumulators, OR of the negative-group masks, steps)."""
+    step): the accumulators."""
     acc = _e4m3_acc8_0()
-    w = np.uint32(0)
-    k = 0
+    g = 0
     for j in range(0, a_.size, step):
         for q in range(0, step, 16):
             _prefetch(a_, j + q + PF_AHEAD)
-        acc, nb = grp(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg, gk, k * 8)
-        negs[k] = np.uint32(nb << np.uint32(16))
-        w = np.uint32(w | nb)
-        k += 1
-    return acc, w, k
+        acc = grp(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg, gk, g)
+        g += 8
+    return acc
 
 
 @njit
 def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, gk: Any, seg: int,
-                      unit: bool, negs: Any) -> Any:
+                      unit: bool) -> Any:
     """:func:`_e4m3_pass` (``unit``: :func:`_e4m3_pass_unit`) and :func:`_fp8_fold_groups` (GroupN ``seg`` 8, 16
     or 32, no MaxAbs) in one loop, without AVX-512: eight groups a step by :func:`_e4m3_grp_make`'s intrinsics
-    (the lane written out in LLVM IR on 8-lane vectors, the group maxima from the source vectors just loaded),
-    each step's negative-group mask kept in ``negs[k]`` (bits 16.., uint32, at least ``a_.size // (8 seg)``
-    entries) and those groups redone after the loop (:func:`_hif8_neg_fix8`).  ``a_.size`` a multiple of ``8
-    seg``.  The same codes, flag word and keys as the pass then :func:`_fp8_fold_groups`.  Against the blocks
+    (:func:`_e4m3_lane8_ir`, the lane of :func:`_e4m3_v8_row` too; the group maxima from the step's sources,
+    a step whose maxima include a negative one redoing those groups' keys itself).  ``a_.size`` a multiple of
+    ``8 seg``.  The same codes, flag word and keys as the pass then :func:`_fp8_fold_groups`.  Against the blocks
     form (:func:`_fp8_pass_blocks`: LLVM's vectorized lane, then each block's :func:`_foldb_seg` from L1) and
     the pass then :func:`_fp8_fold_groups` (scale 1.625, GroupN 32), callgrind, one thread, 64 rows of 4096
     (the pass alone, LLVM's lane: 6.38 instructions an element with scale 1.625, 4.64 with scale 1): scale
     1.625 GroupN 8 7.35 -> 6.13, 16 7.04 -> 5.72, 32 6.77 -> 5.65; scale 1 GroupN 8 5.57 -> 4.80, 16 5.27 ->
     4.38, 32 5.17 -> 4.25 (LLVM's own vectorization of :func:`_e4m3_lane` spills more: its loop interleaves
-    four vectors' lanes)."""
+    four vectors' lanes).  With :func:`_e4m3_v8_row`'s lane (the sign in the rounding constant, the codes
+    packed by ``vpackus``) and the all-negative groups redone inside the step (:func:`_hif8_neg_fix8` after the
+    loop cost ~0.25 instructions an element at GroupN 8 on typical data, ~16 groups a row), callgrind, one
+    thread, 64 rows of 4096, the pass alone: scale 1.625 GroupN 8 6.15 -> 5.60, 16 5.75 -> 5.48, 32 5.66 -> 5.36
+    (the plain pass, :func:`_e4m3_v8_row`, 5.22 -> 5.03); scale 1 GroupN 8 4.83 -> 4.40, 16 4.37 -> 4.24, 32
+    4.30 -> 4.12 (h-grp)."""
     if seg == 8:
         if unit:
-            acc, w, k = _e4m3_groups_loop(64, _e4m3_g8u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk, negs)
+            acc = _e4m3_groups_loop(64, _e4m3_g8u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
         else:
-            acc, w, k = _e4m3_groups_loop(64, _e4m3_g8, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk, negs)
+            acc = _e4m3_groups_loop(64, _e4m3_g8, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
     elif seg == 16:
         if unit:
-            acc, w, k = _e4m3_groups_loop(128, _e4m3_g16u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk, negs)
+            acc = _e4m3_groups_loop(128, _e4m3_g16u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
         else:
-            acc, w, k = _e4m3_groups_loop(128, _e4m3_g16, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk, negs)
+            acc = _e4m3_groups_loop(128, _e4m3_g16, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
     elif unit:
-        acc, w, k = _e4m3_groups_loop(256, _e4m3_g32u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk, negs)
+        acc = _e4m3_groups_loop(256, _e4m3_g32u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
     else:
-        acc, w, k = _e4m3_groups_loop(256, _e4m3_g32, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk, negs)
-    if w != np.uint32(0):  # some group all negative
-        _hif8_neg_fix8(a_, negs, gk, seg, k)
+        acc = _e4m3_groups_loop(256, _e4m3_g32, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
     return _e4m3_word(_e4m3_acc8_min(acc), _e4m3_acc8_max(acc))
 
 
@@ -2494,11 +2493,14 @@ def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: An
     row, from group maxima the pass takes itself (:func:`_fp8_pass_fold`, with MaxAbs of the masked
     sources, then :func:`_fold_from_maxima`; GroupN 8 on a row a multiple of 128 wide: the keys themselves in the
     pass, :func:`_fp8_pass_keys8` then :func:`_fp8_neg_fix`; HiF8 GroupN 16 on a row a multiple of 256 wide
-    likewise, :func:`_fp8_pass_keys16`); without AVX-512 BW (this AVX2 Zen 3), E4M3 at GroupN 8 or a multiple of
+    likewise, :func:`_fp8_pass_keys16`); without AVX-512 BW (this AVX2 Zen 3), E4M3 at GroupN 8, 16 or 32 without
+    MaxAbs on a row of whole 8-group steps, with AVX2 and FMA (:data:`E4M3_GRP`), the conversion and the keys in
+    one loop (:func:`_e4m3_pass_groups`), else E4M3 at GroupN 8 or a multiple of
     16 up to 128 on a row a whole number of fold blocks wide (256 elements for GroupN 8, 16 GroupN otherwise; the
     general lane, a multiplier other than 1, only GroupN 8 and 16), the keys
     block by block inside the pass (:func:`_fp8_pass_blocks`: each block's :func:`_foldb_seg` just after its
-    conversion, no :func:`_fp8_fold_groups` after the row); a row with a NaN/Inf (E4M3: or -0) source done again
+    conversion, no :func:`_fp8_fold_groups` after the row); HiF8 at GroupN 8/16 (unit multipliers: and 32)
+    likewise in its lookup loop (:func:`_hif8_pass_groups`); a row with a NaN/Inf (E4M3: or -0) source done again
     whole by :func:`_row_e4m3_rne` /
     :func:`_row_hif8_rhb` (its ``gs`` entries too); each row's flags to ``rowflags[i]``.  The same
     codes, keys and flags as one :func:`_row_e4m3_rne` / :func:`_row_hif8_rhb` call a row, without
@@ -2563,18 +2565,17 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         hg = fold and not HIF8_V32 and fast != LANE_E4M3 and not masked and cnt > 0 and \
             (seg == 8 or seg == 16 or (seg == 32 and u)) and cnt % (8 * seg) == 0
         # without AVX-512 (with AVX2 and FMA: E4M3_GRP), E4M3 GroupN 8/16/32 (no MaxAbs) on a row of whole 8-group
-        # steps: the conversion and the keys in one loop (_e4m3_pass_groups; gm holds each step's negative-group
-        # mask); before the blocks form
+        # steps: the conversion and the keys in one loop (_e4m3_pass_groups); before the blocks form
         eg = fold and E4M3_GRP and fast == LANE_E4M3 and not masked and cnt > 0 and \
             (seg == 8 or seg == 16 or seg == 32) and cnt % (8 * seg) == 0
         gkr = _borrow(gk, g0, g0 + ng)
         if eg:
             if same:
-                w = _e4m3_pass_groups(a_, o_, mps, None, ovf_pos, ovf_neg, gkr, seg, False, gm)
+                w = _e4m3_pass_groups(a_, o_, mps, None, ovf_pos, ovf_neg, gkr, seg, False)
             elif splat:
-                w = _e4m3_pass_groups(a_, o_, mps, mns, ovf_pos, ovf_neg, gkr, seg, False, gm)
+                w = _e4m3_pass_groups(a_, o_, mps, mns, ovf_pos, ovf_neg, gkr, seg, False)
             else:
-                w = _e4m3_pass_groups(a_, o_, mp_, mn_, ovf_pos, ovf_neg, gkr, seg, u, gm)
+                w = _e4m3_pass_groups(a_, o_, mp_, mn_, ovf_pos, ovf_neg, gkr, seg, u)
         elif hg:
             if same:
                 w = _hif8_pass_groups(a_, o_, mps, None, keys, gkr, seg, False)
@@ -3706,13 +3707,23 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _ACC_E4M3X8, _e4m3_acc8_0, _e4m3_acc8_min, _e4m3_acc8_max = _e4m3_acc_make(8, "AccE4M3x8")
     _V16I = _ir.VectorType(_ir.IntType(32), 16)
 
-    def _e4m3_lane8_ir(builder: Any, x: Any, mpf: Any, mnf: Any, one: Any, opv: Any, onv: Any,
+    def _e4m3_lane8_ir(builder: Any, x: Any, mpf: Any, mnf: Any, ovp: Any, ovn: Any,
                        unit: bool) -> Tuple[Any, Any, Any]:
-        """:func:`_e4m3_lane` (``unit``: :func:`_e4m3_unit_lane`) on eight lanes written out in LLVM IR, every
-        step the same: (code, mark, key) as ``<8 x i32>``.  ``x`` the FP32 bits, ``mpf``/``mnf`` the
-        multipliers (``<8 x float>``; ``mnf`` None: one for either sign; neither read with ``unit``), ``one``
-        a splat 1 LLVM cannot see through (``umin(eb, 1)`` stays one ``vpminud``), ``opv``/``onv`` the
-        overflow codes splatted."""
+        """:func:`_e4m3_lane` (``unit``: :func:`_e4m3_unit_lane`) on eight lanes written out in LLVM IR, the lane
+        of :func:`_e4m3_v8_row` and :func:`_e4m3_grp_make`'s steps (AVX2 and FMA): (code, key, mark) as ``<8 x
+        i32>``, the code in the low byte (the other bits 0: :func:`_e4m3_pack32_ir` packs four).  ``x`` the FP32
+        bits, ``mpf``/``mnf`` the multipliers (``<8 x float>``; ``mnf`` None: one for either sign; neither read
+        with ``unit``), ``ovp``/``ovn`` the overflow codes splatted.
+
+        :func:`_e4m3_lane`'s steps with fewer instructions than LLVM's vectorization of it (which keeps ~14
+        loop-invariant vectors in the 16 ``ymm`` registers and spills): the sign of a nonzero code (v below
+        -2^-10: the sign of fma(x, m, 2^-10); unit: the source below -2^-10) put into the rounding constant M's low
+        byte (``E4M3_M_OFF`` or ``E4M3_M_OFF + 0x80``, one blend: M carries 128 quanta more, an even count
+        below M's binade's end, so a + M rounds the same and its low byte is the code | 0x80) instead of an OR
+        and a blend on the code; the remainder's sign (a product rounded up) by an arithmetic shift instead of
+        a compare with 0 (they differ only on a remainder -0, one that underflowed: a product below 2^-100,
+        whose code 0 and flags UF|NX no rounding of a below 2^-126 changes); the key through an empty asm (no
+        instruction: LLVM does not merge it into the accumulators' tree)."""
         fn = _ir.VectorType(_ir.FloatType(), 8)
 
         def k(v: int) -> Any:
@@ -3724,45 +3735,79 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         if unit:  # the product is the source itself, exact
             ab = builder.and_(x, k(0x7FFFFFFF))
             neg = builder.icmp_unsigned(">", x, k(E4M3_NEG_ZERO_BITS))
-            pm = ab
+            pb = ab
         else:
             m = mpf if mnf is None else builder.select(builder.icmp_signed("<", x, k(0)), mnf, mpf)
-            axb = builder.and_(x, k(0x7FFFFFFF))
-            ax = builder.bitcast(axb, fn)
             amb = builder.and_(builder.bitcast(m, _V8), k(0x7FFFFFFF))
-            am = builder.bitcast(amb, fn)
+            one = builder.call(umin, [amb, k(1)])  # 1, 0 for a zero multiplier
+            axb = builder.and_(x, k(0x7FFFFFFF))
+            ax, am = builder.bitcast(axb, fn), builder.bitcast(amb, fn)
             p = builder.fmul(ax, am)
-            pm = builder.bitcast(p, _V8)
+            pb = builder.bitcast(p, _V8)
             err = builder.call(fma, [ax, am, builder.fneg(p)])
-            down = builder.sext(builder.fcmp_ordered("<", err, _ir.Constant(fn, [0.0] * 8)), _V8)
-            ab = builder.or_(builder.add(pm, down), builder.call(umin, [builder.bitcast(err, _V8), one]))
-            v = builder.call(fma, [builder.bitcast(x, fn), m, _ir.Constant(fn, [E4M3_ZERO_F] * 8)])
-            neg = builder.icmp_signed("<", builder.bitcast(v, _V8), k(0))
-        e = builder.call(umax, [builder.and_(pm, k(FP32_INF)), k(E4M3_EMIN_BITS)])
-        mf = builder.bitcast(builder.add(builder.add(e, builder.lshr(e, k(E4M3_MAGIC))), k(E4M3_M_OFF)), fn)
+            down = builder.ashr(builder.bitcast(err, _V8), k(31))  # -1: the product rounded up
+            ab = builder.or_(builder.add(pb, down), builder.call(umin, [builder.bitcast(err, _V8), one]))
+            # a product that underflowed float32 (x, m nonzero) counts as 2^-149: inexact, tiny
+            ab = builder.call(umax, [ab, builder.call(umin, [axb, one])])
+            sel = builder.call(fma, [builder.bitcast(x, fn), m, _ir.Constant(fn, [E4M3_ZERO_F] * 8)])
+            neg = builder.icmp_signed("<", builder.bitcast(sel, _V8), k(0))
+        e = builder.call(umax, [builder.and_(pb, k(FP32_INF)), k(E4M3_EMIN_BITS)])
+        moff = builder.select(neg, k(E4M3_M_OFF + E4M3_SIGN), k(E4M3_M_OFF))
+        mf = builder.bitcast(builder.add(builder.add(e, builder.lshr(e, k(E4M3_MAGIC))), moff), fn)
         t = builder.fadd(builder.bitcast(ab, fn), mf)
-        tb = builder.bitcast(t, _V8)
-        code = builder.select(neg, builder.or_(tb, k(E4M3_SIGN)), tb)
-        code = builder.select(builder.icmp_signed(">", ab, k(E4M3_MAX_BITS)), builder.select(neg, onv, opv), code)
-        ak = ab if unit else builder.call(umax, [ab, builder.call(umin, [builder.call(umin, [axb, amb]), one])])
         back = builder.bitcast(builder.fsub(t, mf), _V8)
-        key = builder.or_(ak, builder.select(builder.icmp_unsigned("==", back, ak), k(-1), k(0)))
-        mark = builder.select(builder.icmp_unsigned("==", x, k(FP32_NEG_ZERO)), k(-1), ab)
-        return code, mark, key
+        key = _e4m3_fence(builder, builder.or_(ab, builder.sext(builder.icmp_unsigned("==", back, ab), _V8)))
+        mark = builder.or_(ab, builder.sext(builder.icmp_unsigned("==", x, k(FP32_NEG_ZERO)), _V8))
+        code = builder.select(builder.icmp_signed(">", ab, k(E4M3_MAX_BITS)), builder.select(neg, ovn, ovp),
+                              builder.bitcast(t, _V8))
+        return builder.and_(code, k(0xFF)), key, mark
+
+    def _e4m3_fence(builder: Any, v: Any) -> Any:
+        """``v`` (``<8 x i32>``) through an empty asm statement (no instruction; a ``ymm`` register, AVX2 targets
+        only: elsewhere ``v`` itself): its value unknown to LLVM, which then neither merges nor reorders
+        across it."""
+        return builder.asm(_ir.FunctionType(_V8, [_V8]), "", "=x,0", [v], False) if E4M3_GRP else v
+
+    def _e4m3_pack32_ir(builder: Any, codes: List[Any]) -> Any:
+        """Four ``<8 x i32>`` of byte codes (:func:`_e4m3_lane8_ir`) as the 32 bytes in order (``<8 x i32>``):
+        two ``vpackusdw``, one ``vpackuswb``, one ``vpermd`` (LLVM's truncation took five instructions per 8);
+        without AVX2 (:data:`E4M3_GRP` off: the form compiled, never run) the truncation."""
+        w16 = _ir.VectorType(_ir.IntType(16), 16)
+        b32 = _ir.VectorType(_ir.IntType(8), 32)
+        if not E4M3_GRP:
+            c01 = builder.shuffle_vector(codes[0], codes[1], _ir.Constant(_V16I, list(range(16))))
+            c23 = builder.shuffle_vector(codes[2], codes[3], _ir.Constant(_V16I, list(range(16))))
+            c32 = builder.shuffle_vector(c01, c23, _ir.Constant(_ir.VectorType(_ir.IntType(32), 32), list(range(32))))
+            return builder.bitcast(builder.trunc(c32, b32), _V8)
+        pus = _llvm_fn(builder, "llvm.x86.avx2.packusdw", w16, [_V8, _V8])
+        pub = _llvm_fn(builder, "llvm.x86.avx2.packuswb", b32, [w16, w16])
+        w = builder.bitcast(builder.call(pub, [builder.call(pus, codes[0:2]), builder.call(pus, codes[2:4])]), _V8)
+        return builder.shuffle_vector(w, w, _ir.Constant(_V8, [0, 4, 1, 5, 2, 6, 3, 7]))
+
+    def _e4m3_splat8(builder: Any, v: Any) -> Any:
+        """An integer scalar as ``<8 x i32>`` (truncated or zero-extended to 32 bits)."""
+        i32 = _ir.IntType(32)
+        w = v.type.width
+        v = v if w == 32 else (builder.trunc(v, i32) if w > 32 else builder.zext(v, i32))
+        e = builder.insert_element(_ir.Constant(_V8, _ir.Undefined), v, _ir.Constant(i32, 0))
+        return builder.shuffle_vector(e, _ir.Constant(_V8, _ir.Undefined), _ir.Constant(_V8, [0] * 8))
 
     def _e4m3_grp_make(gsz: int, unit: bool) -> Any:
-        """``(acc, neg) = grp(a, mp, mn, j, o, acc, ovf_pos, ovf_neg, gk, g)``: the ``8 gsz`` FP32 -> E4M3 elements
-        from ``j`` (GroupN ``gsz`` 8, 16 or 32: eight whole groups) by :func:`_e4m3_lane8_ir` (``unit``: the
+        """``acc = grp(a, mp, mn, j, o, acc, ovf_pos, ovf_neg, gk, g)``: the ``8 gsz`` FP32 -> E4M3 elements from
+        ``j`` (GroupN ``gsz`` 8, 16 or 32: eight whole groups) by :func:`_e4m3_lane8_ir` (``unit``: the
         multipliers all 1, ``mp``/``mn`` not read), 32 codes a store, ``acc`` (:data:`_ACC_E4M3X8`) updated with
         each lane's least key and largest mark, and the eight groups' fold keys (as :func:`_fp8_fold_groups`
-        without MaxAbs) to ``gk[g .. g + 7]``: each group's source vectors (in registers) reduced vertically, the
-        eight groups by :func:`_tr8_ir`'s rounds pairwise as they complete; ``neg`` the mask of the groups whose
-        maximum is negative (their key ``~max``, a placeholder the caller redoes from their smallest int32).
-        The accumulators pass an empty asm after each vector (LLVM otherwise defers the 8 or 16 maxima and
-        minima into one tree at the end and spills their leaves).  No bounds check: ``j + 8 gsz <= a.size``,
-        ``g + 8 <= gk.size``."""
+        without MaxAbs) to ``gk[g .. g + 7]``: each group's sources reduced vertically (GroupN 8: the vectors
+        just converted, in registers; 16 and 32: loaded again after the step's conversions, fewer spills), the
+        eight groups by :func:`_tr8_ir`'s rounds pairwise as they complete; a group whose maximum is negative
+        (every source negative; ~1/256 of GroupN 8's on typical data) takes ``~`` its smallest int32 instead, the
+        step's groups reduced again by ``smin`` in a branch taken only then.  The accumulators and each
+        vector's code pass an empty asm (:func:`_e4m3_fence`; the next vector's address depends on them): LLVM
+        neither defers the 8 to 32 maxima and minima into one tree at the end (spilling their leaves) nor
+        interleaves the vectors' lanes.  No bounds check: ``j + 8 gsz <= a.size``, ``g + 8 <= gk.size``."""
         n = 8 * gsz
         nv = gsz // 8  # 8-lane vectors of a group
+        again = gsz > 8  # the maxima from the sources loaded again after the step's conversions
 
         @_intrinsic
         def grp(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any,
@@ -3778,26 +3823,18 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
                 aty, mty, _, _, oty, _, _, _, gty, gsig = signature.args
                 av, mpv, mnv, jv, ov, accv, opv, onv, gv, g_ = args
-                i8, i32 = _ir.IntType(8), _ir.IntType(32)
+                i8 = _ir.IntType(8)
                 smax8 = _llvm_fn(builder, "llvm.smax.v8i32", _V8, [_V8, _V8])
                 umin = _llvm_fn(builder, "llvm.umin.v8i32", _V8, [_V8, _V8])
                 umax = _llvm_fn(builder, "llvm.umax.v8i32", _V8, [_V8, _V8])
                 gdata = context.make_array(gty)(context, builder, gv).data
-
-                def splat(v: Any) -> Any:
-                    w = v.type.width
-                    v = v if w == 32 else (builder.trunc(v, i32) if w > 32 else builder.zext(v, i32))
-                    e = builder.insert_element(_ir.Constant(_V8, _ir.Undefined), v, _ir.Constant(i32, 0))
-                    return builder.shuffle_vector(e, _ir.Constant(_V8, _ir.Undefined), _ir.Constant(_V8, [0] * 8))
-
-                opb = splat(opv)
-                onb = splat(onv)
-                one = builder.lshr(opb, _ir.Constant(_V8, [6] * 8))  # 1 (ovf_pos >> 6), opaque to LLVM
+                opb = _e4m3_splat8(builder, opv)
+                onb = _e4m3_splat8(builder, onv)
                 kmin = builder.shuffle_vector(accv, accv, _ir.Constant(_V8, list(range(8))))
                 kmax = builder.shuffle_vector(accv, accv, _ir.Constant(_V8, list(range(8, 16))))
                 stack: List[Any] = []  # (round, vector, owners): _tr8_ir's pairs reduced as they complete
 
-                def push(v: Any, q: int) -> None:
+                def push(v: Any, q: int, op: Any) -> None:
                     stack.append((0, v, [q] * 8))
                     while len(stack) >= 2 and stack[-1][0] == stack[-2][0]:
                         (lv, x, ox), (_, y, oy) = stack[-2], stack[-1]
@@ -3808,49 +3845,65 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                         assert own == [cat[i] for i in hi_]  # a pair's two lanes: one group
                         a1 = builder.shuffle_vector(x, y, _ir.Constant(_V8, lo_))
                         a2 = builder.shuffle_vector(x, y, _ir.Constant(_V8, hi_))
-                        stack.append((lv + 1, builder.call(smax8, [a1, a2]), own))
+                        stack.append((lv + 1, builder.call(op, [a1, a2]), own))
 
-                def barrier(v: Any) -> Any:  # an empty asm (no instruction) where a ymm register holds v
-                    return builder.asm(_ir.FunctionType(_V8, [_V8]), "", "=x,0", [v], True) if E4M3_GRP else v
+                def source(s: Any, jd: Any) -> Any:  # the 8 sources from j + s
+                    js = builder.add(jd, _ir.Constant(jv.type, s))
+                    return builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4)
 
-                cur = None
+                cur: List[Any] = [None]
+
+                def feed(op: Any, t: int, x: Any) -> None:  # the step's t-th source vector into the reduction
+                    cur[0] = x if t % nv == 0 else builder.call(op, [cur[0], x])
+                    if t % nv == nv - 1:
+                        push(cur[0], t // nv, op)
+
+                def reduced() -> Any:  # the step's eight group maxima (minima) in group order
+                    assert len(stack) == 1 and stack[0][2] == list(range(8))
+                    return stack.pop()[1]
+
+                jd = jv
                 for c in range(0, n, 32):
                     codes = []
-                    xs = []
                     for s in range(c, c + 32, 8):
-                        js = builder.add(jv, _ir.Constant(jv.type, s))
-                        x = builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4)
-                        xs.append(x)
+                        x = source(s, jd)
                         mpf = mnf = None
                         if not unit:
+                            js = builder.add(jd, _ir.Constant(jv.type, s))
                             mpf, mnf = _mults_ir(context, builder, mty, mpv, mnv, js, 8,
                                                  signature.args[2] == _types.none)
-                        code, mark, key = _e4m3_lane8_ir(builder, x, mpf, mnf, one, opb, onb, unit)
-                        kmin = barrier(builder.call(umin, [kmin, key]))
-                        kmax = barrier(builder.call(umax, [kmax, mark]))
+                        code, key, mark = _e4m3_lane8_ir(builder, x, mpf, mnf, opb, onb, unit)
+                        kmin = _e4m3_fence(builder, builder.call(umin, [kmin, key]))
+                        kmax = _e4m3_fence(builder, builder.call(umax, [kmax, mark]))
                         codes.append(code)
-                    c01 = builder.shuffle_vector(codes[0], codes[1], _ir.Constant(_V16I, list(range(16))))
-                    c23 = builder.shuffle_vector(codes[2], codes[3], _ir.Constant(_V16I, list(range(16))))
-                    c32 = builder.shuffle_vector(c01, c23, _ir.Constant(_ir.VectorType(i32, 32), list(range(32))))
-                    bn = _ir.VectorType(i8, 32)
+                        if not again:
+                            feed(smax8, s // 8, x)
+                        if E4M3_GRP:
+                            jd = builder.asm(_ir.FunctionType(jv.type, [jv.type, _V8, _V8, _V8]), "", "=r,0,x,x,x",
+                                             [jd, code, kmin, kmax], False)
                     jc = builder.add(jv, _ir.Constant(jv.type, c))
-                    builder.store(builder.trunc(c32, bn), _lane_ptr(context, builder, oty, ov, jc, bn), align=1)
-                    for t, s in enumerate(range(c, c + 32, 8)):
-                        cur = xs[t] if (s // 8) % nv == 0 else builder.call(smax8, [cur, xs[t]])
-                        if (s // 8) % nv == nv - 1:
-                            push(cur, s // gsz)
-                assert len(stack) == 1 and stack[0][2] == list(range(8))  # the eight maxima in group order
-                r = stack[0][1]
+                    builder.store(_e4m3_pack32_ir(builder, codes), _lane_ptr(context, builder, oty, ov, jc, _V8),
+                                  align=1)
+                if again:
+                    for s in range(0, n, 8):
+                        feed(smax8, s // 8, source(s, jv))
+                r = reduced()
                 neg = builder.icmp_signed("<", r, _ir.Constant(_V8, [0] * 8))
-                key = builder.select(neg, builder.xor(r, _ir.Constant(_V8, [-1] * 8)),
-                                     builder.xor(r, _ir.Constant(_V8, [-2147483648] * 8)))
+                key = builder.xor(r, _ir.Constant(_V8, [-2147483648] * 8))
                 gi = context.cast(builder, g_, gsig, _types.intp)
-                builder.store(key, builder.bitcast(builder.gep(gdata, [gi]), _V8.as_pointer()), align=4)
-                nb = builder.zext(builder.bitcast(neg, i8), i32)
-                accn = builder.shuffle_vector(kmin, kmax, _ir.Constant(_V16I, list(range(16))))
-                return context.make_tuple(builder, signature.return_type, [accn, nb])
+                gp = builder.bitcast(builder.gep(gdata, [gi]), _V8.as_pointer())
+                builder.store(key, gp, align=4)
+                with builder.if_then(builder.icmp_unsigned("!=", builder.bitcast(neg, i8), _ir.Constant(i8, 0)),
+                                     likely=False):
+                    smin8 = _llvm_fn(builder, "llvm.smin.v8i32", _V8, [_V8, _V8])
+                    for s in range(0, n, 8):
+                        feed(smin8, s // 8, source(s, jv))
+                    rl = reduced()
+                    builder.store(builder.select(neg, builder.xor(rl, _ir.Constant(_V8, [-1] * 8)), key), gp,
+                                  align=4)
+                return builder.shuffle_vector(kmin, kmax, _ir.Constant(_V16I, list(range(16))))
 
-            return _types.Tuple((_ACC_E4M3X8, _types.uint32))(a, mp, mn, j, o, acc, ovf_pos, ovf_neg, gk, g), codegen
+            return _ACC_E4M3X8(a, mp, mn, j, o, acc, ovf_pos, ovf_neg, gk, g), codegen
         return grp
 
     #: E4M3 GroupN 8/16/32 without AVX-512 takes :func:`_e4m3_pass_groups` where the CPU has AVX2 and FMA (its
@@ -4062,21 +4115,14 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     def _e4m3_v8_row_i(typingctx: Any, a: Any, mp: Any, mn: Any, o: Any, n: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
         """Elements ``0 .. n - 1`` of ``a`` (FP32 bits; ``n`` a multiple of 32) to E4M3 under RNE with the
         multipliers ``mp``/``mn`` of a positive / negative source (as :func:`_e4m3_v32`), the codes stored
-        to ``o`` (uint8): one loop of its own in LLVM IR, 32 elements (four 8-lane vectors, AVX2) a step,
-        the source prefetched :data:`PF_AHEAD` elements ahead; returns the least flag key | the largest
-        mark << 32 (:func:`_e4m3_lane`'s, every bit the same; :func:`_e4m3_word` makes the flag word).
-
-        :func:`_e4m3_lane`'s steps with fewer instructions than LLVM's vectorization of it (which keeps
-        ~14 loop-invariant vectors in the 16 ``ymm`` registers and spills): the codes packed to bytes 32 at
-        a time (two ``vpackusdw``, one ``vpackuswb``, one ``vpermd``; LLVM took five instructions per 8);
-        the sign of a nonzero code (v below -2^-10, the sign of fma(x, m, 2^-10)) put into the rounding
-        constant M's low byte (``E4M3_M_OFF`` or ``E4M3_M_OFF + 0x80``, one blend: M carries 128 quanta
-        more, an even count below M's binade's end, so a + M rounds the same and its low byte is the
-        code | 0x80) instead of an OR and a blend on the code; each 8-lane vector's key and mark reach
-        the accumulators through empty asm statements (no instruction) that the next vector's load
-        address depends on: LLVM neither interleaves the four vectors (16 registers are too few for
-        two) nor turns the accumulators into a tree at the loop's end.  Zen 3, one thread, scale 1.625,
-        a 32768-element row block in L2: 0.56 -> 0.48 ns/elem (h-e4p)."""
+        to ``o`` (uint8): one loop of its own in LLVM IR, 32 elements (four 8-lane vectors of
+        :func:`_e4m3_lane8_ir`, AVX2) a step, the codes packed by :func:`_e4m3_pack32_ir`, the source
+        prefetched :data:`PF_AHEAD` elements ahead; returns the least flag key | the largest mark << 32
+        (:func:`_e4m3_lane`'s, every bit the same; :func:`_e4m3_word` makes the flag word).  Each 8-lane
+        vector's key and mark reach the accumulators through empty asm statements (no instruction) that the
+        next vector's load address depends on: LLVM neither interleaves the four vectors (16 registers are
+        too few for two) nor turns the accumulators into a tree at the loop's end.  Zen 3, one thread, scale
+        1.625, a 32768-element row block in L2: 0.56 -> 0.48 ns/elem (h-e4p)."""
         if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
                 and _mults_ok(mp, mn) and isinstance(o, _types.Array) and o.ndim == 1 and o.layout == "C"
                 and o.dtype == _types.uint8 and isinstance(n, _types.Integer)
@@ -4090,7 +4136,6 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             v8, f8 = _V8, _ir.VectorType(_ir.FloatType(), 8)
             umin = _llvm_fn(builder, "llvm.umin.v8i32", v8, [v8, v8])
             umax = _llvm_fn(builder, "llvm.umax.v8i32", v8, [v8, v8])
-            fma = _llvm_fn(builder, "llvm.fma.v8f32", f8, [f8, f8, f8])
 
             def k(v: int) -> Any:
                 return _ir.Constant(v8, [v & 0xFFFFFFFF] * 8)
@@ -4098,13 +4143,6 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             def splat(v: Any, vt: Any) -> Any:
                 e = builder.insert_element(_ir.Constant(vt, _ir.Undefined), v, _ir.Constant(i32, 0))
                 return builder.shuffle_vector(e, _ir.Constant(vt, _ir.Undefined), _ir.Constant(v8, [0] * 8))
-
-            def splat32(v: Any) -> Any:
-                w = v.type.width
-                return splat(v if w == 32 else (builder.trunc(v, i32) if w > 32 else builder.zext(v, i32)), v8)
-
-            def barrier(v: Any) -> Any:  # an empty asm: the value unknown to LLVM, no instruction
-                return builder.asm(_ir.FunctionType(v8, [v8]), "", "=x,0", [v], False)
 
             ap = context.make_array(aty)(context, builder, av).data
             opp = context.make_array(oty)(context, builder, ov).data
@@ -4116,7 +4154,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 mps = splat(mpv, f8)
                 mns = None if mnty == _types.none else splat(mnv, f8)
             n64 = builder.sext(nv, i64) if nv.type.width < 64 else nv
-            ovp, ovn = splat32(opv), splat32(onv)
+            ovp, ovn = _e4m3_splat8(builder, opv), _e4m3_splat8(builder, onv)
             pre = builder.block
             loop = builder.append_basic_block("e4m3v8.loop")
             done = builder.append_basic_block("e4m3v8.done")
@@ -4143,41 +4181,15 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                     mnf = builder.load(builder.bitcast(builder.gep(mnp, [js]), f8.as_pointer()), align=4)
                 else:
                     mpf, mnf = mps, mns
-                m = mpf if mnf is None else builder.select(builder.icmp_signed("<", x, k(0)), mnf, mpf)
-                amb = builder.and_(builder.bitcast(m, v8), k(0x7FFFFFFF))
-                one = builder.call(umin, [amb, k(1)])  # 1, 0 for a zero multiplier
-                axb = builder.and_(x, k(0x7FFFFFFF))
-                ax, am = builder.bitcast(axb, f8), builder.bitcast(amb, f8)
-                p = builder.fmul(ax, am)
-                pb = builder.bitcast(p, v8)
-                err = builder.call(fma, [ax, am, builder.fneg(p)])
-                down = builder.sext(builder.fcmp_ordered("<", err, _ir.Constant(f8, [0.0] * 8)), v8)
-                ab = builder.or_(builder.add(pb, down), builder.call(umin, [builder.bitcast(err, v8), one]))
-                # a product that underflowed float32 (x, m nonzero) counts as 2^-149: inexact, tiny
-                ab = builder.call(umax, [ab, builder.call(umin, [axb, one])])
-                e = builder.call(umax, [builder.and_(pb, k(FP32_INF)), k(E4M3_EMIN_BITS)])
-                sel = builder.call(fma, [builder.bitcast(x, f8), m, _ir.Constant(f8, [E4M3_ZERO_F] * 8)])
-                neg = builder.icmp_signed("<", builder.bitcast(sel, v8), k(0))
-                moff = builder.select(neg, k(E4M3_M_OFF + E4M3_SIGN), k(E4M3_M_OFF))
-                mf = builder.bitcast(builder.add(builder.add(e, builder.lshr(e, k(E4M3_MAGIC))), moff), f8)
-                t = builder.fadd(builder.bitcast(ab, f8), mf)
-                back = builder.bitcast(builder.fsub(t, mf), v8)
-                key = barrier(builder.or_(ab, builder.sext(builder.icmp_unsigned("==", back, ab), v8)))
-                mark = builder.or_(ab, builder.sext(builder.icmp_unsigned("==", x, k(FP32_NEG_ZERO)), v8))
-                kmin = barrier(builder.call(umin, [kmin, key]))
-                kmax = barrier(builder.call(umax, [kmax, mark]))
-                code = builder.select(builder.icmp_signed(">", ab, k(E4M3_MAX_BITS)),
-                                      builder.select(neg, ovn, ovp), builder.bitcast(t, v8))
-                codes.append(builder.and_(code, k(0xFF)))
-                jd = builder.asm(_ir.FunctionType(i64, [i64, v8, v8, v8]), "", "=r,0,x,x,x",
-                                 [jd, codes[-1], kmin, kmax], False)
-            w16 = _ir.VectorType(_ir.IntType(16), 16)
-            b32 = _ir.VectorType(_ir.IntType(8), 32)
-            pus = _llvm_fn(builder, "llvm.x86.avx2.packusdw", w16, [v8, v8])
-            pub = _llvm_fn(builder, "llvm.x86.avx2.packuswb", b32, [w16, w16])
-            w = builder.bitcast(builder.call(pub, [builder.call(pus, codes[0:2]), builder.call(pus, codes[2:4])]), v8)
-            w = builder.shuffle_vector(w, w, _ir.Constant(v8, [0, 4, 1, 5, 2, 6, 3, 7]))
-            builder.store(w, builder.bitcast(builder.gep(opp, [j]), v8.as_pointer()), align=1)
+                code, key, mark = _e4m3_lane8_ir(builder, x, mpf, mnf, ovp, ovn, False)
+                kmin = _e4m3_fence(builder, builder.call(umin, [kmin, key]))
+                kmax = _e4m3_fence(builder, builder.call(umax, [kmax, mark]))
+                codes.append(code)
+                if E4M3_GRP:
+                    jd = builder.asm(_ir.FunctionType(i64, [i64, v8, v8, v8]), "", "=r,0,x,x,x",
+                                     [jd, codes[-1], kmin, kmax], False)
+            builder.store(_e4m3_pack32_ir(builder, codes), builder.bitcast(builder.gep(opp, [j]), v8.as_pointer()),
+                          align=1)
             jn = builder.add(j, _ir.Constant(i64, 32))
             end = builder.block
             j.add_incoming(jn, end)
