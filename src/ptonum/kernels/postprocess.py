@@ -5087,7 +5087,9 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     def _v16_fold8_make(op: str) -> Any:
         """The intrinsic ``(acc, v)``: ``op(acc, op(low(v), high(v)))``, ``acc`` eight int32 lanes, ``v``
         sixteen (its lanes 0-7 and 8-15), ``op`` ``smax``, ``smin`` or ``or`` (or ``uabs``: ``umax`` of the
-        lanes' magnitudes, ``|INT32_MIN|`` = 2**31 the largest): a sixteen-lane step taken
+        lanes' magnitudes, ``|INT32_MIN|`` = 2**31 the largest; or ``smaxs``: ``smax(smax(acc, low(v)), high(v))``,
+        the same lanes, two instructions with both loads folded in where ``v`` comes from memory, against three
+        for ``smax``'s pair first): a sixteen-lane step taken
         into an eight-lane accumulator with the instructions of a sixteen-lane one (two per step).  An OR's new
         value passes an empty asm (a value barrier, no instruction; on targets with AVX, :data:`S32_OR_BARRIER`),
         as :func:`_fp16x_blk`'s accumulators do:
@@ -5103,6 +5105,9 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 hi = builder.shuffle_vector(args[1], args[1], _ir.Constant(_V8, list(range(8, 16))))
                 if op == "or":
                     r = builder.or_(args[0], builder.or_(lo, hi))
+                elif op == "smaxs":  # one chain: each half taken in by one maximum
+                    f = _llvm_fn(builder, "llvm.smax.v8i32", _V8, [_V8, _V8])
+                    r = builder.call(f, [builder.call(f, [args[0], lo]), hi])
                 elif op == "uabs":  # the unsigned maximum of the magnitudes (|INT32_MIN| = 2**31)
                     absf = _llvm_fn(builder, "llvm.abs.v8i32", _V8, [_V8, _ir.IntType(1)])
                     f = _llvm_fn(builder, "llvm.umax.v8i32", _V8, [_V8, _V8])
@@ -5155,6 +5160,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     if S32_ACC8:
         _sacc_splat: Any = _v8_splat
         _sacc_max: Any = _v16_fold8_make("smax")
+        _sacc_maxs: Any = _v16_fold8_make("smaxs")  # (the same lanes as _sacc_max: _s32_span_maxima's loads)
         _sacc_min: Any = _v16_fold8_make("smin")
         _sacc_or: Any = _v16_fold8_make("or")
         _sacc_uabs: Any = _v16_fold8_make("uabs")
@@ -5165,6 +5171,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     else:
         _sacc_splat = _v16_splat
         _sacc_max = _v16_max
+        _sacc_maxs = _v16_max
         _sacc_min = _v16_min
         _sacc_or = _v16_or
         _sacc_uabs = _v16_fold8_make("uabs")  # (never called: S32_ACC8 only)
@@ -5251,6 +5258,7 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
     S32_ACC8 = False
     _sacc_splat = _v16_splat
     _sacc_max = _v16_max
+    _sacc_maxs = _v16_max
     _sacc_min = _v16_min
     _sacc_or = _v16_or
     _sacc_hmax = _v16_hmax
@@ -5604,10 +5612,11 @@ def _s32_rows_seg_narrow(fast: int, i0: int, i1: int, acc: Any, n: int, total: i
 @njit(inline="always")
 def _sacc_gstep(acc: Any, v: Any, max_abs: bool) -> Any:
     """One step of :func:`_s32_span_maxima`'s accumulators: MaxAbs the unsigned maxima of the magnitudes
-    (:func:`_sacc_uabs`), else the signed maxima (:func:`_sacc_max`); ``max_abs`` a literal at the call."""
+    (:func:`_sacc_uabs`), else the signed maxima (``_sacc_maxs``: two instructions a step, both loads folded
+    in; :func:`_sacc_max` paid three); ``max_abs`` a literal at the call."""
     if max_abs:
         return _sacc_uabs(acc, v)
-    return _sacc_max(acc, v)
+    return _sacc_maxs(acc, v)
 
 
 @njit
@@ -5699,6 +5708,32 @@ def _s32_span_maxima(a_: Any, qsz: int, go: Any, max_abs: bool) -> Tuple[Any, An
 
 
 @njit
+def _s32_span_rowmax(a_: Any, max_abs: bool) -> Tuple[Any, Any]:
+    """RowMax without GroupMax: :func:`_s32_span_maxima`'s maximum and minimum of the span ``a_`` (a multiple
+    of 16 long, in L1) as one group -- without its group bookkeeping (~180 instructions a call, VREQ8's
+    1024-column segments: ~0.18 an element), two accumulators side by side, 32 elements a step."""
+    n = a_.size
+    x0 = _sacc_splat(0) if max_abs else _sacc_splat(np.int32(S32_MIN))
+    x1 = x0
+    n32 = n & ~31
+    for j in range(0, n32, 32):
+        x0 = _sacc_gstep(x0, _v16_load(a_, j), max_abs)
+        x1 = _sacc_gstep(x1, _v16_load(a_, j + 16), max_abs)
+    for j in range(n32, n, 16):
+        x0 = _sacc_gstep(x0, _v16_load(a_, j), max_abs)
+    if max_abs:
+        u0 = np.uint32(_sacc_humax(x0))
+        u1 = np.uint32(_sacc_humax(x1))
+        u = np.int32(u0 if u0 > u1 else u1)
+        if u < 0:  # 2**31: INT32_MIN in the span
+            return np.int32(S32_MIN), np.int32(S32_MIN)
+        return u, np.int32(-u)
+    h0 = _sacc_hmax(x0)
+    h1 = _sacc_hmax(x1)
+    return (h0 if h0 > h1 else h1), np.int32(S32_MAX)
+
+
+@njit
 def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow: int, relu: int, offw: int,
                   cols: bool, sat: bool, ip: Any, group_n: int, max_abs: bool, group_out: Any, res: Any,
                   maxima: bool) -> None:
@@ -5771,12 +5806,14 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
         ovv = _sacc_splat(0)
         # GroupN 8/16/32: blocks of sixteen groups, their bits from the source (in L1) by _s32_gmax16 after
         # the block's steps; other GroupN: one group at a time, its maxima from the steps' lanes
-        # (blk: 512 columns a chunk -- GroupN 8: four blocks of sixteen groups, 16: two, 32: one -- so that the
-        # chunk's fixed work, its maxima's reductions and branches, is paid once per 512 columns)
+        # (blk: one chunk of the segment's whole blocks -- VREQ8 1024 columns, REQ8 the row --, so that the chunk's
+        # fixed work, its maxima's reductions and branches, is paid once per segment: 512-column chunks cost
+        # VREQ8 GroupN 8 0.11 instructions an element, REQ8 0.26; the source is read again from L1 (a 4096-column
+        # row: 16 KiB))
         bsz = 16 * group_n  # blk: the columns of sixteen groups
-        gsz = (max(bsz, 512) if blk else group_n) if group_n > 0 else cnt
-        gq = gbase  # blk: the first group of the next block of sixteen
         c16 = cnt & ~15
+        gsz = (max(bsz, c16 - c16 % bsz) if blk else group_n) if group_n > 0 else cnt
+        gq = gbase  # blk: the first group of the next block of sixteen
         rmax = np.int32(S32_MIN)
         rmin = np.int32(S32_MAX)
         gflags = 0
@@ -5875,7 +5912,13 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                     if g1 == cnt and (g1 - g0) % qsz != 0:
                         nq += 1
                 gi = gbase + g0 // qsz if group_n > 0 else 0
-                if max_abs:  # (a literal flag: one compiled form of its loop each)
+                if group_n == 0:  # RowMax alone: no group bookkeeping
+                    if max_abs:
+                        qhi, qlo = _s32_span_rowmax(_borrow(acc, ab + g0, ab + g1), True)
+                    else:
+                        qhi, qlo = _s32_span_rowmax(_borrow(acc, ab + g0, ab + g1), False)
+                    gf = 0
+                elif max_abs:  # (a literal flag: one compiled form of its loop each)
                     qhi, qlo, gf = _s32_span_maxima(_borrow(acc, ab + g0, ab + g1), qsz,
                                                     _borrow(group_out, gi, gi + nq), True)
                 else:
