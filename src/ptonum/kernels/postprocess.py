@@ -1067,8 +1067,8 @@ def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_ne
     1.625 GroupN 8 7.35 -> 6.13, 16 7.04 -> 5.72, 32 6.77 -> 5.65; scale 1 GroupN 8 5.57 -> 4.80, 16 5.27 ->
     4.38, 32 5.17 -> 4.25 (LLVM's own vectorization of :func:`_e4m3_lane` spills more: its loop interleaves
     four vectors' lanes).  With :func:`_e4m3_v8_row`'s lane (the sign in the rounding constant, the codes
-    packed by ``vpackus``) and the all-negative groups redone inside the step (:func:`_hif8_neg_fix8` after the
-    loop cost ~0.25 instructions an element at GroupN 8 on typical data, ~16 groups a row), callgrind, one
+    packed by ``vpackus``) and the all-negative groups redone inside the step (the fix-up loop after the
+    row, removed, cost ~0.25 instructions an element at GroupN 8 on typical data, ~16 groups a row), callgrind, one
     thread, 64 rows of 4096, the pass alone: scale 1.625 GroupN 8 6.15 -> 5.60, 16 5.75 -> 5.48, 32 5.66 -> 5.36
     (the plain pass, :func:`_e4m3_v8_row`, 5.22 -> 5.03); scale 1 GroupN 8 4.83 -> 4.40, 16 4.37 -> 4.24, 32
     4.30 -> 4.12 (h-grp)."""
@@ -1676,20 +1676,6 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, unit: bool = Fal
         o_[j] = np.uint8(t)
         w = np.uint32(w | t)
     return _hif8_word(w)
-
-
-@njit
-def _hif8_neg_fix8(a_: Any, negs: Any, gk: Any, seg: int, nb: int) -> None:
-    """The groups of :func:`_e4m3_pass_groups` whose maximum is negative (every source negative): bit 16 + q of
-    ``negs[b]`` is group ``8 b + q``; their key from the smallest int32 of their ``seg`` sources, as
-    :func:`_fp8_fold_groups`."""
-    for b in range(nb):
-        nm = np.int64(negs[b] >> np.uint32(16))
-        while nm != 0:
-            g = b * 8 + _ctz64(nm)
-            nm &= nm - 1
-            t = g * seg
-            gk[g] = np.uint32(~np.uint32(_smallest_i32(a_, t, t + seg)))
 
 
 @njit(inline="always")
