@@ -4094,8 +4094,9 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _e4m3_v32u: Any = _e4m3_v32_make(True)
 
     #: The E4M3 pass without AVX-512 runs :func:`_e4m3_v8_row` where the CPU has AVX2 and FMA (else
-    #: :func:`_e4m3_lane` as LLVM vectorizes it); the same codes and flag word either way.
-    E4M3_V8: bool = not HIF8_V32 and target_has_feature("avx2") and target_has_feature("fma")
+    #: :func:`_e4m3_lane` as LLVM vectorizes it); the same codes and flag word either way.  The condition of
+    #: :data:`E4M3_GRP` (the same eight-lane IR lane, :func:`_e4m3_lane8_ir`), not a second test of the features.
+    E4M3_V8: bool = E4M3_GRP
 
     @_intrinsic
     def _e4m3_v8_row_i(typingctx: Any, a: Any, mp: Any, mn: Any, o: Any, n: Any, ovf_pos: Any, ovf_neg: Any) -> Any:
