@@ -1125,6 +1125,16 @@ _RARE = 0x100
 #: :func:`_redo_rare` (0 or 1), which writes all of a row's entries, so a row that keeps it has none to read
 _GS_CLEAN = np.uint32(0xFFFFFFFF)
 
+#: bit of a row's word in :func:`_tile_rows`' ``rowflags`` (uint8: above the five flags, never a flag itself) set by an FP8
+#: rows loop (:func:`_fp8_rows`) when the row's pass wrote each group's finished GroupMaxOut bits (the bits of
+#: the group's maximum source, not its order key) to the row's ``gk`` entries: a row without a rare source whose
+#: groups all hold a number (every group full), so no NaN rule applies and ``gs`` is untouched; :func:`_tile_rows`
+#: then stores those bits as they are and takes the row's maximum from them (no key to bits a group, no sNaN or
+#: empty-group check).  A pass that leaves keys (any other form, and every row :func:`_redo_rare` redid) does not set
+#: it.  Per row, not per kernel kind: a rare row of the same tile goes the keys' way.  HiF8 GroupN 8/16/32
+#: (:func:`_hif8_pass_groups`) sets it; the E4M3 passes could adopt it the same way.
+_GMO_BITS = 0x80
+
 
 @njit(inline="always")
 def _relu_bits(x: Any, relum: Any) -> Any:
@@ -1719,7 +1729,8 @@ def _hif8_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, 
     ``8 seg``.  The same
     codes, flag word and keys as the two passes.  One loop (:func:`_hif8_groups_loop`) for every variant,
     ``seg`` and ``unit`` passed to it as literals.  GroupN 32 with multipliers (not ``unit``): the two passes
-    (the fused general form spills: its lanes' products and the maxima of 32 vectors exceed the 16 registers)."""
+    (the fused general form spills: its lanes' products and the maxima of 32 vectors exceed the 16 registers).
+    ``gk`` gets the groups' maxima as bits (their GroupMaxOut bits, :data:`_GMO_BITS`), not order keys."""
     if seg == 8:
         if unit:
             return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 8, True)
@@ -1732,6 +1743,9 @@ def _hif8_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, 
         return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 32, True)
     w = _hif8_pass(a_, o_, mp_, mn_, keys, False)
     _fp8_fold_groups(a_, np.uint32(0xFFFFFFFF), seg, gk)
+    for g in range(gk.size):  # the keys to the groups' bits, as the loop's (_GMO_BITS)
+        kg = gk[g]
+        gk[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31))) | np.uint32(0x80000000)))
     return w
 
 
@@ -2643,6 +2657,8 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
             else:
                 res = _row_hif8_rhb(a_, o_, scale[qb:qb + cnt], alpha[rb0:rb0 + cnt], mp_, mn_, relu, sat, spec,
                                     fold, absm, seg, gk[g0:g0 + ng], gs[g0:g0 + ng], keys)
+        elif hg:
+            res |= _GMO_BITS  # gkr holds the groups' GroupMaxOut bits (_hif8_pass_groups), every group a number
         elif k8 or k16:
             _fp8_neg_fix(a_, gm, gkr, seg)
         elif fz:
@@ -3521,7 +3537,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     def _hif8_lookg_make(gsz: int, unit: bool) -> Any:
         """``look(a, mp, mn, j, o, keys, gk, g)``: :func:`_hif8_look32` (``unit``: :func:`_hif8_look32u`) over the
         ``8 gsz`` elements from ``j`` (GroupN ``gsz`` 8, 16 or, unit only, 32: eight whole groups), with those eight groups'
-        fold keys (as :func:`_fp8_fold_groups` without MaxAbs) stored to ``gk[g .. g + 7]``: each 32-element
+        maxima (the int32 maximum of the FP32 bits, as :func:`_fp8_fold_groups` without MaxAbs, but the bits
+        themselves: their GroupMaxOut bits, :data:`_GMO_BITS`, not the order keys) stored to ``gk[g .. g + 7]``: each 32-element
         step's four source vectors loaded again after its lookups (the stores to ``o`` between keep LLVM from
         reusing the first loads, which held eight more vectors live through the lookups and spilled the
         general lanes' registers) and reduced as soon as a group completes (GroupN 16 / 32: its two / four vectors by
@@ -3635,11 +3652,9 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 rm = builder.phi(_V8)
                 rm.add_incoming(r, b0)
                 rm.add_incoming(rfix, b1)
-                key = builder.select(builder.icmp_signed("<", rm, _ir.Constant(_V8, [0] * 8)),
-                                     builder.xor(rm, _ir.Constant(_V8, [-1] * 8)),
-                                     builder.xor(rm, _ir.Constant(_V8, [-2147483648] * 8)))
+                # the groups' maxima themselves (their GroupMaxOut bits, _GMO_BITS), not their order keys
                 gi = context.cast(builder, g_, gsig, _types.intp)
-                builder.store(key, builder.bitcast(builder.gep(gdata, [gi]), _V8.as_pointer()), align=4)
+                builder.store(rm, builder.bitcast(builder.gep(gdata, [gi]), _V8.as_pointer()), align=4)
                 return w
 
             return _types.uint32(a, mp, mn, j, o, keys, gk, g), codegen
@@ -6323,7 +6338,39 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                 f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
                                      alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu,
                                      sat, spec, folded, absm, seg, gk, gs, hif8k)
-            if folded:
+            if folded and (f_or & _GMO_BITS) != 0:
+                # the row's pass wrote each group's GroupMaxOut bits to gk (no rare source, every group a
+                # number: _GMO_BITS): stored as they are, the row's maximum from them (the largest int32 when
+                # some group's is >= 0, else every source is negative and the smallest int32 is the largest)
+                f_or ^= _GMO_BITS
+                gb_ = _borrow(group_out, i * ng, i * ng + ng)
+                if 0 < group_n <= 16:  # whole 64-byte lines non-temporal, as below
+                    ad = _addr(gb_)
+                    h = min(ng, ((-ad) & 63) >> 2) if (ad & 3) == 0 else ng
+                    for g in range(h):
+                        gb_[g] = gk[g]
+                    g1 = h + ((ng - h) & ~15)
+                    for g in range(h, g1, 16):
+                        _store_nt16(gb_, g, gk, g)
+                    for g in range(g1, ng):
+                        gb_[g] = gk[g]
+                    nt_any = nt_any or g1 > h
+                else:
+                    for g in range(ng):
+                        gb_[g] = gk[g]
+                if row_en:
+                    rhi = np.int32(-2147483648)
+                    rlo = np.int32(2147483647)
+                    for g in range(ng):
+                        gv = np.int32(gk[g])
+                        rhi = max(rhi, gv)
+                        rlo = min(rlo, gv)
+                    rb = np.int64(np.uint32(rhi if rhi >= np.int32(0) else rlo))
+                    if has_init:
+                        rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
+                        f_or |= f2
+                    row_out[i] = rb
+            elif folded:
                 # every group's bits from its key maximum (select-only: the loop vectorizes), then the
                 # NaN rules for the groups that saw an sNaN or no number (only after a rare source)
                 kr = np.uint32(0)
