@@ -5629,8 +5629,30 @@ def _sacc_gstep(acc: Any, v: Any, max_abs: bool) -> Any:
     return _sacc_maxs(acc, v)
 
 
+@njit(inline="always")
+def _s32_mag_pair(u: Any) -> Tuple[Any, Any]:
+    """The MaxAbs finish of :func:`_s32_span_maxima` and :func:`_s32_span_rowmax`: a span's largest magnitude
+    ``u`` (unsigned maxima of ``llvm.abs``, its bits as int32) as the signed maximum and minimum that
+    :func:`_s32_fold_bits` takes -- ``(u, -u)`` (max(u, u) = u), or for 2**31 (``u`` negative as int32: INT32_MIN
+    in the span) ``(INT32_MIN, INT32_MIN)`` (0x7FFFFFFF with OF)."""
+    if u < 0:  # 2**31: INT32_MIN in the span
+        return np.int32(S32_MIN), np.int32(S32_MIN)
+    return u, np.int32(-u)
+
+
 @njit
 def _s32_span_maxima(a_: Any, qsz: int, go: Any, max_abs: bool) -> Tuple[Any, Any, int]:
+    """The maxima of :func:`_s32_seg_rows`' AVX2 (S32_ACC8) span after its steps (:func:`_s32_span_maxima_q`):
+    GroupN 128 (``qsz`` 128, the common size) in a copy of its own with the size a literal -- the eight groups'
+    steps unrolled (no loop, no address arithmetic: 25 -> 16 instructions per 128 elements without MaxAbs) and
+    no division --, any other size in the general one."""
+    if qsz == 128:
+        return _s32_span_maxima_q(a_, 128, go, max_abs)
+    return _s32_span_maxima_q(a_, qsz, go, max_abs)
+
+
+@njit(inline="always")
+def _s32_span_maxima_q(a_: Any, qsz: int, go: Any, max_abs: bool) -> Tuple[Any, Any, int]:
     """The maxima of :func:`_s32_seg_rows`' AVX2 (S32_ACC8) span after its steps: the sources ``a_`` (a
     multiple of 16 long, in L1) in groups of ``qsz`` (a multiple of 16; the last may be shorter), one load and
     operation per eight lanes; the first ``go.size`` groups' GroupMax bits (:func:`_s32_fold_bits`) to ``go``.
@@ -5694,13 +5716,7 @@ def _s32_span_maxima(a_: Any, qsz: int, go: Any, max_abs: bool) -> Tuple[Any, An
             av = _sacc_splat(0)
             for j in range(q0, q1, 16):
                 av = _sacc_uabs(av, _v16_load(a_, j))
-            u = _sacc_humax(av)
-            if u < 0:  # 2**31: INT32_MIN in the group
-                qhi = np.int32(S32_MIN)
-                qlo = np.int32(S32_MIN)
-            else:
-                qhi = u
-                qlo = np.int32(-u)
+            qhi, qlo = _s32_mag_pair(_sacc_humax(av))
         else:
             qv = _sacc_splat(np.int32(S32_MIN))
             for j in range(q0, q1, 16):
@@ -5734,10 +5750,7 @@ def _s32_span_rowmax(a_: Any, max_abs: bool) -> Tuple[Any, Any]:
     if max_abs:
         u0 = np.uint32(_sacc_humax(x0))
         u1 = np.uint32(_sacc_humax(x1))
-        u = np.int32(u0 if u0 > u1 else u1)
-        if u < 0:  # 2**31: INT32_MIN in the span
-            return np.int32(S32_MIN), np.int32(S32_MIN)
-        return u, np.int32(-u)
+        return _s32_mag_pair(np.int32(u0 if u0 > u1 else u1))
     h0 = _sacc_hmax(x0)
     h1 = _sacc_hmax(x1)
     return (h0 if h0 > h1 else h1), np.int32(S32_MAX)
@@ -5788,6 +5801,10 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
     nr = i1 - i0
     nseg = max(1, (n + seg - 1) // seg)
     tot = nr * nseg
+    # GroupMax: the groups of a whole row and of a whole segment (``seg`` a multiple of ``group_n``), once here:
+    # each floor division a segment paid ~20 instructions (zero and sign checks)
+    ngr = (n + group_n - 1) // group_n if group_n > 0 else 0
+    spg = seg // group_n if group_n > 0 else 0
     for r in range(nr):
         res[5 * r] = 0
         res[5 * r + 1] = 0
@@ -5809,7 +5826,10 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
             pfb = (i0 + s2 % nr) * n + (s2 // nr) * seg
         else:
             pfb = (i1 + s2 - tot) * n  # past the block: the rows after it
-        gbase = i * ((rcnt + group_n - 1) // group_n) + c0 // group_n if group_n > 0 else 0
+        if group_n > 0:  # row i's first group, plus the segment's first (c0 // group_n = c * spg)
+            gbase = i * (ngr if rcnt == n else (rcnt + group_n - 1) // group_n) + c * spg
+        else:
+            gbase = 0
         ab = base + c0
         pb = i * qrow + c0 if cols else 0
         nxv = _sacc_splat(0)  # the accumulators: eight lanes on AVX2 (S32_ACC8), else sixteen
@@ -5914,14 +5934,19 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                 # each group's (without GroupMax: the span's) maxima from its source again, in L1 since the
                 # steps (_s32_span_maxima: a call per segment, whose loop per group keeps its registers; inline
                 # here it paid ~75 scalar instructions a group of spills and loop set-up, REQ8 GroupN 128)
-                qsz = group_n if group_n > 0 else max(g1 - g0, 1)
-                # the groups written: the whole ones, and a last partial one if the row ends with the span
+                # (one pass here: ``stp`` is ``cnt``, so ``g0`` is 0 and the span the segment's vector part)
+                qsz = group_n
+                # the groups written: the whole ones, and a last partial one if the row ends with the span (a
+                # whole segment: its ``spg`` groups, no division)
                 nq = 0
                 if group_n > 0:
-                    nq = (g1 - g0) // qsz
-                    if g1 == cnt and (g1 - g0) % qsz != 0:
-                        nq += 1
-                gi = gbase + g0 // qsz if group_n > 0 else 0
+                    if g1 == seg:
+                        nq = spg
+                    else:
+                        nq = g1 // qsz
+                        if g1 == cnt and g1 % qsz != 0:
+                            nq += 1
+                gi = gbase
                 if group_n == 0:  # RowMax alone: no group bookkeeping
                     if max_abs:
                         qhi, qlo = _s32_span_rowmax(_borrow(acc, ab + g0, ab + g1), True)
@@ -5943,10 +5968,21 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
                 hi = _sacc_hmax(hv)
                 lo = _sacc_hmin(lv) if max_abs else np.int32(S32_MAX)
             if blk:
-                nb = (g1 - g0) // bsz  # blocks of sixteen whole groups (all of the chunk but at a row's end)
-                for q in range(nb):
-                    gv = _s32_gmax16(acc, ab + g0 + q * bsz, group_out, gq, group_n, max_abs, gv)
-                    gq += 16
+                # blocks of sixteen whole groups (all of the chunk but at a row's end), GroupN a literal in each
+                # loop: no division and no choice of the block's form per block (g1 - g0 >= 0: shifts)
+                if group_n == 8:
+                    nb = (g1 - g0) >> 7
+                    for q in range(nb):
+                        gv = _s32_gmax16(acc, ab + g0 + q * 128, group_out, gq + 16 * q, 8, max_abs, gv)
+                elif group_n == 16:
+                    nb = (g1 - g0) >> 8
+                    for q in range(nb):
+                        gv = _s32_gmax16(acc, ab + g0 + q * 256, group_out, gq + 16 * q, 16, max_abs, gv)
+                else:  # 32
+                    nb = (g1 - g0) >> 9
+                    for q in range(nb):
+                        gv = _s32_gmax16(acc, ab + g0 + q * 512, group_out, gq + 16 * q, 32, max_abs, gv)
+                gq += 16 * nb
                 if nb > 0:
                     gdone = g0 + nb * bsz
             elif group_n > 0 and not S32_ACC8:
