@@ -1060,7 +1060,8 @@ def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_ne
     or 32, no MaxAbs) in one loop, without AVX-512: eight groups a step by :func:`_e4m3_grp_make`'s intrinsics
     (:func:`_e4m3_lane8_ir`, the lane of :func:`_e4m3_v8_row` too; the group maxima from the step's sources,
     a step whose maxima include a negative one redoing those groups' keys itself).  ``a_.size`` a multiple of
-    ``8 seg``.  The same codes, flag word and keys as the pass then :func:`_fp8_fold_groups`.  Against the blocks
+    ``8 seg``.  The same codes and flag word as the pass then :func:`_fp8_fold_groups`; ``gk`` gets the groups'
+    maxima as bits (their GroupMaxOut bits, :data:`_GMO_BITS`) where :func:`_fp8_fold_groups` gives order keys.  Against the blocks
     form (:func:`_fp8_pass_blocks`: LLVM's vectorized lane, then each block's :func:`_foldb_seg` from L1) and
     the pass then :func:`_fp8_fold_groups` (scale 1.625, GroupN 32), callgrind, one thread, 64 rows of 4096
     (the pass alone, LLVM's lane: 6.38 instructions an element with scale 1.625, 4.64 with scale 1): scale
@@ -1131,8 +1132,8 @@ _GS_CLEAN = np.uint32(0xFFFFFFFF)
 #: groups all hold a number (every group full), so no NaN rule applies and ``gs`` is untouched; :func:`_tile_rows`
 #: then stores those bits as they are and takes the row's maximum from them (no key to bits a group, no sNaN or
 #: empty-group check).  A pass that leaves keys (any other form, and every row :func:`_redo_rare` redid) does not set
-#: it.  Per row, not per kernel kind: a rare row of the same tile goes the keys' way.  HiF8 GroupN 8/16/32
-#: (:func:`_hif8_pass_groups`) sets it; the E4M3 passes could adopt it the same way.
+#: it.  Per row, not per kernel kind: a rare row of the same tile goes the keys' way.  Set for HiF8 GroupN 8/16/32
+#: (:func:`_hif8_pass_groups`) and E4M3 GroupN 8/16/32 (:func:`_e4m3_pass_groups`) without AVX-512.
 _GMO_BITS = 0x80
 
 
@@ -2565,7 +2566,8 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         hg = fold and not HIF8_V32 and fast != LANE_E4M3 and not masked and cnt > 0 and \
             (seg == 8 or seg == 16 or (seg == 32 and u)) and cnt % (8 * seg) == 0
         # without AVX-512 (with AVX2 and FMA: E4M3_GRP), E4M3 GroupN 8/16/32 (no MaxAbs) on a row of whole 8-group
-        # steps: the conversion and the keys in one loop (_e4m3_pass_groups); before the blocks form
+        # steps: the conversion and the groups' maxima (GroupMaxOut bits, _GMO_BITS) in one loop
+        # (_e4m3_pass_groups); before the blocks form
         eg = fold and E4M3_GRP and fast == LANE_E4M3 and not masked and cnt > 0 and \
             (seg == 8 or seg == 16 or seg == 32) and cnt % (8 * seg) == 0
         gkr = _borrow(gk, g0, g0 + ng)
@@ -2657,8 +2659,9 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
             else:
                 res = _row_hif8_rhb(a_, o_, scale[qb:qb + cnt], alpha[rb0:rb0 + cnt], mp_, mn_, relu, sat, spec,
                                     fold, absm, seg, gk[g0:g0 + ng], gs[g0:g0 + ng], keys)
-        elif hg:
-            res |= _GMO_BITS  # gkr holds the groups' GroupMaxOut bits (_hif8_pass_groups), every group a number
+        elif hg or eg:
+            # gkr holds the groups' GroupMaxOut bits (_hif8_pass_groups / _e4m3_pass_groups), every group a number
+            res |= _GMO_BITS
         elif k8 or k16:
             _fp8_neg_fix(a_, gm, gkr, seg)
         elif fz:
@@ -3612,23 +3615,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 kdata = context.make_array(kty)(context, builder, kv).data
                 odata = context.make_array(oty)(context, builder, ov).data
                 gdata = context.make_array(gty)(context, builder, gv).data
-                stack: List[Any] = []  # (round, vector, owners): _tr8_ir's pairs reduced as they complete
-
-                def push(v: Any, q: int) -> None:
-                    stack.append((0, v, [q] * 8))
-                    while len(stack) >= 2 and stack[-1][0] == stack[-2][0]:
-                        (lv, x, ox), (_, y, oy) = stack[-2], stack[-1]
-                        del stack[-2:]
-                        lo_, hi_ = _TR8_ROUNDS[lv]
-                        cat = ox + oy
-                        own = [cat[i] for i in lo_]
-                        assert own == [cat[i] for i in hi_]  # a pair's two lanes: one group
-                        a1 = builder.shuffle_vector(x, y, _ir.Constant(_V8, lo_))
-                        a2 = builder.shuffle_vector(x, y, _ir.Constant(_V8, hi_))
-                        stack.append((lv + 1, builder.call(smax8, [a1, a2]), own))
-
+                mx = _Tr8Pairs(builder, smax8, nv)  # the eight group maxima, pairwise as the groups complete
                 w = _ir.Constant(i32, 0)
-                cur = None
                 for c in range(0, n, 32):
                     hks = []
                     for s in range(c, c + 32, 8):
@@ -3649,13 +3637,9 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                             w = builder.or_(w, builder.zext(ent, i32))
                     for s in range(c, c + 32, 8):  # the step's sources again, after its stores
                         js = builder.add(jv, _ir.Constant(jv.type, s))
-                        x = builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4)
-                        cur = x if (s // 8) % nv == 0 else builder.call(smax8, [cur, x])
-                        if (s // 8) % nv == nv - 1:
-                            push(cur, s // gsz)
+                        mx.feed(s // 8, builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4))
                     w = builder.asm(_ir.FunctionType(i32, [i32]), "", "=r,0", [w], False)
-                assert len(stack) == 1 and stack[0][2] == list(range(8))  # the eight maxima in group order
-                r = stack[0][1]
+                r = mx.reduced()
                 neg = builder.icmp_signed("<", r, _ir.Constant(_V8, [0] * 8))
                 # a group whose maximum is negative (every source negative): its maximum is its smallest int32, the
                 # eight groups' minima taken on a cold branch (the sources again, the same rounds with smin)
@@ -3826,11 +3810,12 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         """``acc = grp(a, mp, mn, j, o, acc, ovf_pos, ovf_neg, gk, g)``: the ``8 gsz`` FP32 -> E4M3 elements from
         ``j`` (GroupN ``gsz`` 8, 16 or 32: eight whole groups) by :func:`_e4m3_lane8_ir` (``unit``: the
         multipliers all 1, ``mp``/``mn`` not read), 32 codes a store, ``acc`` (:data:`_ACC_E4M3X8`) updated with
-        each lane's least key and largest mark, and the eight groups' fold keys (as :func:`_fp8_fold_groups`
-        without MaxAbs) to ``gk[g .. g + 7]``: each group's sources reduced vertically (GroupN 8: the vectors
+        each lane's least key and largest mark, and the eight groups' maxima (the int32 maximum of the FP32 bits,
+        as :func:`_fp8_fold_groups` without MaxAbs, but the bits themselves: their GroupMaxOut bits,
+        :data:`_GMO_BITS`, not the order keys) to ``gk[g .. g + 7]``: each group's sources reduced vertically (GroupN 8: the vectors
         just converted, in registers; 16 and 32: loaded again after the step's conversions, fewer spills), the
         eight groups by :func:`_tr8_ir`'s rounds pairwise as they complete (:class:`_Tr8Pairs`); a group whose
-        maximum is negative (every source negative; ~1/256 of GroupN 8's on typical data) takes ``~`` its
+        maximum is negative (every source negative; ~1/256 of GroupN 8's on typical data) takes its
         smallest int32 instead, the
         step's groups reduced again by ``smin`` in a branch taken only then.  The accumulators and each
         vector's code pass an empty asm (:func:`_e4m3_fence`; the next vector's address depends on them): LLVM
@@ -3862,7 +3847,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 opb = _e4m3_splat8(builder, opv)
                 onb = _e4m3_splat8(builder, onv)
                 # -0's bits (FP32_NEG_ZERO), unit steps: through an empty asm (opaque to LLVM), one register for
-                # the magnitude's mask (vpandn), the -0 mark's compare and the keys' xor instead of two constants
+                # the magnitude's mask (vpandn) and the -0 mark's compare instead of two constants
                 # (callgrind, scale 1, pass only: GroupN 8 4.38 -> 4.36, 16 4.22 -> 4.10, 32 4.09 -> 4.01 an
                 # element; the general lane takes more with it: scale 1.625 GroupN 8 5.58 -> 5.70)
                 nz = _e4m3_fence(builder, _ir.Constant(_V8, [FP32_NEG_ZERO] * 8)) if unit else \
@@ -3902,18 +3887,16 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                         mx.feed(s // 8, source(s, jv))
                 r = mx.reduced()
                 neg = builder.icmp_signed("<", r, _ir.Constant(_V8, [0] * 8))
-                key = builder.xor(r, nz)
                 gi = context.cast(builder, g_, gsig, _types.intp)
                 gp = builder.bitcast(builder.gep(gdata, [gi]), _V8.as_pointer())
-                builder.store(key, gp, align=4)
+                builder.store(r, gp, align=4)  # the maxima's bits: their GroupMaxOut bits (_GMO_BITS), no key
                 with builder.if_then(builder.icmp_unsigned("!=", builder.bitcast(neg, i8), _ir.Constant(i8, 0)),
                                      likely=False):
                     mn8 = _Tr8Pairs(builder, _llvm_fn(builder, "llvm.smin.v8i32", _V8, [_V8, _V8]), nv)
                     for s in range(0, n, 8):
                         mn8.feed(s // 8, source(s, jv))
                     rl = mn8.reduced()
-                    builder.store(builder.select(neg, builder.xor(rl, _ir.Constant(_V8, [-1] * 8)), key), gp,
-                                  align=4)
+                    builder.store(builder.select(neg, rl, r), gp, align=4)
                 return builder.shuffle_vector(kmin, kmax, _ir.Constant(_V16I, list(range(16))))
 
             return _ACC_E4M3X8(a, mp, mn, j, o, acc, ovf_pos, ovf_neg, gk, g), codegen
