@@ -6269,6 +6269,24 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
                        group_out, rowflags, offs_f, blo, bhi, s32p, s32rne, hif8k)
 
 
+@njit(inline="always")
+def _store_lines_nt(dst: Any, src: Any, ng: int) -> bool:
+    """``dst[0 .. ng - 1] = src[0 .. ng - 1]`` (uint32, one row's GroupMaxOut): the whole 64-byte lines of ``dst`` by
+    non-temporal stores (no read for ownership; :func:`_store_nt16`), the partial head and tail lines by
+    ordinary ones.  True when a non-temporal store was made (the caller fences with :func:`_sfence` before
+    ordinary stores to the same lines and before the kernel ends)."""
+    ad = _addr(dst)
+    h = min(ng, ((-ad) & 63) >> 2) if (ad & 3) == 0 else ng  # (a 4-byte aligned row: always)
+    for g in range(h):
+        dst[g] = src[g]
+    g1 = h + ((ng - h) & ~15)
+    for g in range(h, g1, 16):
+        _store_nt16(dst, g, src, g)
+    for g in range(g1, ng):
+        dst[g] = src[g]
+    return g1 > h
+
+
 @njit
 def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_flags: bool,
                kind: int, fast: int, src: int, relu: int, offw: int, dst: int, mode: int, sat: bool,
@@ -6372,16 +6390,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                 f_or ^= _GMO_BITS
                 gb_ = _borrow(group_out, i * ng, i * ng + ng)
                 if 0 < group_n <= 16:  # whole 64-byte lines non-temporal, as below
-                    ad = _addr(gb_)
-                    h = min(ng, ((-ad) & 63) >> 2) if (ad & 3) == 0 else ng
-                    for g in range(h):
-                        gb_[g] = gk[g]
-                    g1 = h + ((ng - h) & ~15)
-                    for g in range(h, g1, 16):
-                        _store_nt16(gb_, g, gk, g)
-                    for g in range(g1, ng):
-                        gb_[g] = gk[g]
-                    nt_any = nt_any or g1 > h
+                    nt_any = _store_lines_nt(gb_, gk, ng) or nt_any
                 else:
                     for g in range(ng):
                         gb_[g] = gk[g]
@@ -6419,16 +6428,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                                                          | np.uint32(0x80000000)))
                         kr = max(kr, kg)
                         kmin = min(kmin, kg)
-                    ad = _addr(gb_)
-                    h = min(ng, ((-ad) & 63) >> 2) if (ad & 3) == 0 else ng  # (a 4-byte aligned row: always)
-                    for g in range(h):
-                        gb_[g] = gw[g]
-                    g1 = h + ((ng - h) & ~15)
-                    for g in range(h, g1, 16):
-                        _store_nt16(gb_, g, gw, g)
-                    for g in range(g1, ng):
-                        gb_[g] = gw[g]
-                    nt_any = nt_any or g1 > h
+                    nt_any = _store_lines_nt(gb_, gw, ng) or nt_any
                 else:
                     for g in range(ng):
                         kg = gk[g]
