@@ -357,3 +357,16 @@ def test_unreadable_disable_numba_is_noted_once(value):
 def test_readable_disable_numba_is_silent(value):
     r = CliRunner(env={"PTONUM_DISABLE_NUMBA": value}).invoke(main, ["formats", "E4M3"])
     assert r.exit_code == 0 and r.stderr == "", r.output
+
+
+def test_control_characters_in_an_error_line_are_shown_not_sent(tmp_path, monkeypatch):
+    """A file name holding ESC (or another control character) is written as \\x1b in the error line,
+    never sent to the terminal, where it could recolour, erase or retitle the line (h-user stop 36);
+    a newline still becomes a space (one line)."""
+    monkeypatch.chdir(tmp_path)
+    name = "acc\x1b[2K\rx\x7f.npy"
+    (tmp_path / name).write_bytes(b"not numpy")
+    r = CliRunner().invoke(main, ["postprocess", name, "--mode", "REQ8", "--scale", "0.5"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr == ("ptonum postprocess: error: ACC: acc\\x1b[2K x\\x7f.npy: not a valid .npy file "
+                        "(no NumPy header; 9 bytes)\n"), repr(r.stderr)

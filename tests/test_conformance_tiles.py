@@ -83,6 +83,10 @@ def test_flipped_bit_flags_and_legality_are_mismatches(tmp_path: Path) -> None:
     assert r.exit_code == 1, r.output
     assert f"  {path}: item {i}: tile: " in r.output and "D: 1 element(s) differ, first [0, 0]" in r.output
     assert f"  {path}: item {j}: tile: " in r.output and "flags" in r.output
+    # expected first, then what the model gives, as every other mismatch line says it (h-user stop 36)
+    want = int(items[j]["expected"]["flags"], 16)
+    assert re.search(rf"item {j}: tile: .*: flags: expected {want:#04x} \([A-Z|-]+\), got {want ^ 0x10:#04x} ",
+                     r.output), r.output
     assert f"  {path}: item {k}: tile: " in r.output and "rejected, but the ASL commits it" in r.output
     assert "FAIL: 3 failing row(s)" in r.output
 

@@ -23,6 +23,13 @@ def _npy(arr: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def _header_npy(header: str) -> bytes:
+    """A version 1.0 .npy file with this header text (padded as numpy pads it) and 32 zero bytes."""
+    text = header.encode("latin1")
+    text += b" " * (63 - (10 + len(text)) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text + b"\0" * 32
+
+
 def _bad_files(tmp_path: Path) -> List[Tuple[Path, str]]:
     """(file, the message after ``NAME: FILE``) for a file of each kind of defect."""
     good = _npy(np.arange(16, dtype=np.int32).reshape(2, 8))
@@ -36,6 +43,11 @@ def _bad_files(tmp_path: Path) -> List[Tuple[Path, str]]:
         "text.npy": (b"1,2,3\n", ": not a valid .npy file (no NumPy header; 6 bytes)"),
         "obj.npy": (_npy(np.array([1, "a"], dtype=object)),
                     " holds Python objects (an object array); ptonum reads numeric arrays only"),
+        # a header that is no literal: the reason in words, not the repr of a parser node ("<ast.Call
+        # object at 0x7f...>", h-user stop 36)
+        "call.npy": (_header_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 4), 'x': f(1), }"),
+                     ": malformed .npy header (not a Python literal: a call, a name or an operator where numpy "
+                     "writes a dict of literals)"),
     }
     out = []
     for name, (data, tail) in cases.items():

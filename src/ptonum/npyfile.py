@@ -130,7 +130,11 @@ def _check_stream(name: str, where: str, fh: Any, size: int) -> None:
         raise UsageError(f"{name}: {where}: truncated .npy header ({size} bytes in the file)")
     text = fh.read(hlen)
     try:
-        header = ast.literal_eval(text.decode("utf-8" if major == 3 else "latin1"))
+        try:
+            header = ast.literal_eval(text.decode("utf-8" if major == 3 else "latin1"))
+        except ValueError as exc:  # "malformed node or string ...: <ast.Call object at 0x7f...>": no use to a reader
+            raise ValueError("not a Python literal: a call, a name or an operator where numpy writes a dict of "
+                             "literals") from exc
         descr, shape = header["descr"], header["shape"]
         dtype = np.lib.format.descr_to_dtype(descr)
         if not isinstance(shape, tuple) or not all(isinstance(d, int) and d >= 0 for d in shape):

@@ -129,10 +129,16 @@ _OPTION_NAMES = (
 )
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def cli_message(message: Any, translate: bool = True) -> str:
     """A model error message as one line, with Python parameter names replaced by option names
     (``translate=False`` for messages about vector-file columns, which keep their names)."""
     text = short_numbers(" ".join(str(message).split()))  # an argument of 5000 digits: not a screenful
+    # a control character left (ESC of a file name such as 'acc\x1b[2K.npy', DEL, C1) is shown, never
+    # sent to the terminal: it could recolour, erase or retitle, and hide what the line says
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
     if not translate:
         return text
     for pattern, option in _OPTION_NAMES:

@@ -384,17 +384,17 @@ def _compare(case: TileCase, engine: str) -> Tuple[bool, str]:
         return False, "committed, but the ASL rejects this case before any effect"
     problems: List[str] = []
     if r.dst_type.name != exp["dst_type"]:
-        problems.append(f"destination {r.dst_type.name}, expected {exp['dst_type']}")
+        problems.append(f"destination: expected {exp['dst_type']}, got {r.dst_type.name}")
     for name, got, want in (("D", r.d_bits, exp["d"]), ("RowMaxOut", r.row_max_bits, exp["row_max_out"]),
                             ("GroupMaxOut", r.group_max_bits, exp["group_max_out"])):
         if want is None or got is None:
             if (want is None) != (got is None):
-                problems.append(f"{name} {'missing' if got is None else 'present'}, expected "
-                                f"{'none' if want is None else 'one'}")
+                problems.append(f"{name}: expected {'none' if want is None else 'one'}, got "
+                                f"{'none' if got is None else 'one'}")
             continue
         g = np.asarray(got).astype(np.uint64)
         if g.shape != want.shape:
-            problems.append(f"{name} shape {g.shape}, expected {want.shape}")
+            problems.append(f"{name} shape: expected {want.shape}, got {g.shape}")
             continue
         bad = np.argwhere(g != want)
         if bad.size:
@@ -402,8 +402,8 @@ def _compare(case: TileCase, engine: str) -> Tuple[bool, str]:
             problems.append(f"{name}: {len(bad)} element(s) differ, first [{i}, {j}]: "
                             f"expected {int(want[i, j]):#x}, got {int(g[i, j]):#x}")
     if r.flags != exp["flags"]:
-        problems.append(f"flags {r.flags:#04x} ({flag_names(r.flags)}), expected {exp['flags']:#04x} "
-                        f"({flag_names(exp['flags'])})")
+        problems.append(f"flags: expected {exp['flags']:#04x} ({flag_names(exp['flags'])}), got {r.flags:#04x} "
+                        f"({flag_names(r.flags)})")
     return (not problems, "; ".join(problems))
 
 
