@@ -1073,18 +1073,36 @@ def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_ne
     thread, 64 rows of 4096, the pass alone: scale 1.625 GroupN 8 6.15 -> 5.60, 16 5.75 -> 5.48, 32 5.66 -> 5.36
     (the plain pass, :func:`_e4m3_v8_row`, 5.22 -> 5.03); scale 1 GroupN 8 4.83 -> 4.40, 16 4.37 -> 4.24, 32
     4.30 -> 4.12 (h-grp)."""
+    # the steps take the overflow codes as constants: Sat's, else the NaN for either sign
+    sat = ovf_pos == E4M3_SAT_POS
+    assert ovf_pos == (E4M3_SAT_POS if sat else E4M3_OVF_POS) and ovf_neg == (E4M3_SAT_NEG if sat else E4M3_OVF_NEG)
     if seg == 8:
         if unit:
-            acc = _e4m3_groups_loop(64, _e4m3_g8u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+            if sat:
+                acc = _e4m3_groups_loop(64, _e4m3_g8us, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+            else:
+                acc = _e4m3_groups_loop(64, _e4m3_g8u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+        elif sat:
+            acc = _e4m3_groups_loop(64, _e4m3_g8s, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
         else:
             acc = _e4m3_groups_loop(64, _e4m3_g8, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
     elif seg == 16:
         if unit:
-            acc = _e4m3_groups_loop(128, _e4m3_g16u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+            if sat:
+                acc = _e4m3_groups_loop(128, _e4m3_g16us, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+            else:
+                acc = _e4m3_groups_loop(128, _e4m3_g16u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+        elif sat:
+            acc = _e4m3_groups_loop(128, _e4m3_g16s, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
         else:
             acc = _e4m3_groups_loop(128, _e4m3_g16, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
     elif unit:
-        acc = _e4m3_groups_loop(256, _e4m3_g32u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+        if sat:
+            acc = _e4m3_groups_loop(256, _e4m3_g32us, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+        else:
+            acc = _e4m3_groups_loop(256, _e4m3_g32u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+    elif sat:
+        acc = _e4m3_groups_loop(256, _e4m3_g32s, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
     else:
         acc = _e4m3_groups_loop(256, _e4m3_g32, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
     return _e4m3_word(_e4m3_acc8_min(acc), _e4m3_acc8_max(acc))
@@ -3806,10 +3824,14 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         e = builder.insert_element(_ir.Constant(vt, _ir.Undefined), v, _ir.Constant(i32, 0))
         return builder.shuffle_vector(e, _ir.Constant(vt, _ir.Undefined), _ir.Constant(_V8, [0] * 8))
 
-    def _e4m3_grp_make(gsz: int, unit: bool) -> Any:
+    def _e4m3_grp_make(gsz: int, unit: bool, sat: bool) -> Any:
         """``acc = grp(a, mp, mn, j, o, acc, ovf_pos, ovf_neg, gk, g)``: the ``8 gsz`` FP32 -> E4M3 elements from
         ``j`` (GroupN ``gsz`` 8, 16 or 32: eight whole groups) by :func:`_e4m3_lane8_ir` (``unit``: the
-        multipliers all 1, ``mp``/``mn`` not read), 32 codes a store, ``acc`` (:data:`_ACC_E4M3X8`) updated with
+        multipliers all 1, ``mp``/``mn`` not read), 32 codes a store, the overflow codes constants (``sat``:
+        ``E4M3_SAT_POS``/``E4M3_SAT_NEG``, else ``E4M3_OVF_POS``/``E4M3_OVF_NEG``, one code for either sign: no
+        blend by the sign; ``ovf_pos``/``ovf_neg`` not read; llvm-mca znver3, scale 1.625 without Sat, the loop
+        alone: GroupN 8 / 16 / 32 5.53 / 5.30 / 5.29 -> 5.41 / 5.19 / 5.08 instructions an element, FP pipe
+        uops 4.23 / 4.12 / 4.06 -> 4.11 / 3.99 / 3.93 against the plain pass's 4.91 and 3.91), ``acc`` (:data:`_ACC_E4M3X8`) updated with
         each lane's least key and largest mark, and the eight groups' maxima (the int32 maximum of the FP32 bits,
         as :func:`_fp8_fold_groups` without MaxAbs, but the bits themselves: their GroupMaxOut bits,
         :data:`_GMO_BITS`, not the order keys) to ``gk[g .. g + 7]``: each group's sources reduced vertically (GroupN 8: the vectors
@@ -3844,8 +3866,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 umin = _llvm_fn(builder, "llvm.umin.v8i32", _V8, [_V8, _V8])
                 umax = _llvm_fn(builder, "llvm.umax.v8i32", _V8, [_V8, _V8])
                 gdata = context.make_array(gty)(context, builder, gv).data
-                opb = _e4m3_splat8(builder, opv)
-                onb = _e4m3_splat8(builder, onv)
+                # the overflow codes as constants (Sat or not; the caller's ``ovf_pos``/``ovf_neg`` are these):
+                # without Sat one code for either sign (no blend), with Sat a constant-pool operand
+                opb = _ir.Constant(_V8, [E4M3_SAT_POS if sat else E4M3_OVF_POS] * 8)
+                onb = _ir.Constant(_V8, [E4M3_SAT_NEG if sat else E4M3_OVF_NEG] * 8)
                 # -0's bits (FP32_NEG_ZERO), unit steps: through an empty asm (opaque to LLVM), one register for
                 # the magnitude's mask (vpandn) and the -0 mark's compare instead of two constants
                 # (callgrind, scale 1, pass only: GroupN 8 4.38 -> 4.36, 16 4.22 -> 4.10, 32 4.09 -> 4.01 an
@@ -3906,12 +3930,18 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     #: steps' lane then one instruction per step of :func:`_e4m3_lane`), else the blocks form
     #: (:func:`_fp8_pass_blocks`); the same codes, flags and keys either way
     E4M3_GRP: bool = not target_has_feature("avx512bw") and target_has_feature("avx2") and target_has_feature("fma")
-    _e4m3_g8: Any = _e4m3_grp_make(8, False)
-    _e4m3_g8u: Any = _e4m3_grp_make(8, True)
-    _e4m3_g16: Any = _e4m3_grp_make(16, False)
-    _e4m3_g16u: Any = _e4m3_grp_make(16, True)
-    _e4m3_g32: Any = _e4m3_grp_make(32, False)
-    _e4m3_g32u: Any = _e4m3_grp_make(32, True)
+    _e4m3_g8: Any = _e4m3_grp_make(8, False, False)
+    _e4m3_g8u: Any = _e4m3_grp_make(8, True, False)
+    _e4m3_g16: Any = _e4m3_grp_make(16, False, False)
+    _e4m3_g16u: Any = _e4m3_grp_make(16, True, False)
+    _e4m3_g32: Any = _e4m3_grp_make(32, False, False)
+    _e4m3_g32u: Any = _e4m3_grp_make(32, True, False)
+    _e4m3_g8s: Any = _e4m3_grp_make(8, False, True)
+    _e4m3_g8us: Any = _e4m3_grp_make(8, True, True)
+    _e4m3_g16s: Any = _e4m3_grp_make(16, False, True)
+    _e4m3_g16us: Any = _e4m3_grp_make(16, True, True)
+    _e4m3_g32s: Any = _e4m3_grp_make(32, False, True)
+    _e4m3_g32us: Any = _e4m3_grp_make(32, True, True)
 
     #: The HiF8 pass takes 32 elements per step by :func:`_hif8_v32` (no gather) when the target CPU
     #: has AVX-512 BW, else by :func:`_hif8_look32` (a scalar lookup an element); the same entries either way.
@@ -4358,6 +4388,30 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
         raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
 
     def _e4m3_g32u(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
+             g: int) -> Any:
+        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
+
+    def _e4m3_g8s(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
+             g: int) -> Any:
+        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
+
+    def _e4m3_g8us(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
+             g: int) -> Any:
+        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
+
+    def _e4m3_g16s(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
+             g: int) -> Any:
+        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
+
+    def _e4m3_g16us(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
+             g: int) -> Any:
+        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
+
+    def _e4m3_g32s(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
+             g: int) -> Any:
+        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
+
+    def _e4m3_g32us(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
              g: int) -> Any:
         raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
 
