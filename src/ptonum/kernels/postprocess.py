@@ -1148,8 +1148,8 @@ _GS_CLEAN = np.uint32(0xFFFFFFFF)
 #: rows loop (:func:`_fp8_rows`) when the row's pass wrote each group's finished GroupMaxOut bits (the bits of
 #: the group's maximum source, not its order key) to the row's ``gk`` entries: a row without a rare source whose
 #: groups all hold a number (every group full), so no NaN rule applies and ``gs`` is untouched; :func:`_tile_rows`
-#: then stores those bits as they are and takes the row's maximum from them (no key to bits a group, no sNaN or
-#: empty-group check).  A pass that leaves keys (any other form, and every row :func:`_redo_rare` redid) does not set
+#: then stores those bits as they are, and with RowMax takes the row's maximum bits :func:`_fp8_rows` left in
+#: ``row_out`` (no key to bits a group, no sNaN or empty-group check).  A pass that leaves keys (any other form, and every row :func:`_redo_rare` redid) does not set
 #: it.  Per row, not per kernel kind: a rare row of the same tile goes the keys' way.  Set for HiF8 GroupN 8/16/32
 #: (:func:`_hif8_pass_groups`) and E4M3 GroupN 8/16/32 (:func:`_e4m3_pass_groups`) without AVX-512.
 _GMO_BITS = 0x80
@@ -1709,37 +1709,47 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, unit: bool = Fal
 
 @njit(inline="always")
 def _hif8_lookg(a_: Any, mp_: Any, mn_: Any, j: int, o_: Any, keys: Any, gk: Any, g: int, seg: int,
-                unit: bool) -> Any:
+                unit: bool, rh: Any, rl: Any) -> Tuple[Any, Any, Any]:
     """One step of :func:`_hif8_groups_loop`: ``_hif8_look8g`` / ``_hif8_look16g`` (``unit``: ``_hif8_look8gu`` /
     ``_hif8_look16gu`` / ``_hif8_look32gu``) by GroupN ``seg``; ``seg`` and ``unit`` literals at the call (the
-    intrinsic chosen at compile time)."""
+    intrinsic chosen at compile time); ``rh``/``rl`` the row's running group maxima, returned updated with the word."""
     if seg == 8:
         if unit:
-            return _hif8_look8gu(a_, mp_, mn_, j, o_, keys, gk, g)
-        return _hif8_look8g(a_, mp_, mn_, j, o_, keys, gk, g)
+            return _hif8_look8gu(a_, mp_, mn_, j, o_, keys, gk, g, rh, rl)
+        return _hif8_look8g(a_, mp_, mn_, j, o_, keys, gk, g, rh, rl)
     if seg == 16:
         if unit:
-            return _hif8_look16gu(a_, mp_, mn_, j, o_, keys, gk, g)
-        return _hif8_look16g(a_, mp_, mn_, j, o_, keys, gk, g)
-    return _hif8_look32gu(a_, mp_, mn_, j, o_, keys, gk, g)
+            return _hif8_look16gu(a_, mp_, mn_, j, o_, keys, gk, g, rh, rl)
+        return _hif8_look16g(a_, mp_, mn_, j, o_, keys, gk, g, rh, rl)
+    return _hif8_look32gu(a_, mp_, mn_, j, o_, keys, gk, g, rh, rl)
 
 
 @njit
-def _hif8_groups_loop(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, seg: int, unit: bool) -> Any:
+def _hif8_groups_loop(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, seg: int,
+                      unit: bool) -> Tuple[Any, Any]:
     """The loop of :func:`_hif8_pass_groups`, ``seg`` and ``unit`` literals at the call (one compiled form each:
-    the step ``8 seg``, its prefetches and the intrinsic of :func:`_hif8_lookg` constants)."""
+    the step ``8 seg``, its prefetches and the intrinsic of :func:`_hif8_lookg` constants).  Returns the flag
+    word and the row's maximum as bits (its RowMax before RowInit: the groups' largest int32 when one is >= 0,
+    else the smallest; every source is then negative), from the steps' running maxima in registers."""
     nb = a_.size // (8 * seg)
     w = np.uint32(0)
+    rh = _v8_splat(-2147483648)
+    rl = _v8_splat(2147483647)
     for k in range(nb):  # (one induction variable: fewer registers live through the lookups than j and k)
         j = k * (8 * seg)
         for q in range(0, 8 * seg, 16):
             _prefetch(a_, j + q + PF_AHEAD)
-        w = np.uint32(w | _hif8_lookg(a_, mp_, mn_, j, o_, keys, gk, k * 8, seg, unit))
-    return _hif8_word(w)
+        wk, rh, rl = _hif8_lookg(a_, mp_, mn_, j, o_, keys, gk, k * 8, seg, unit, rh, rl)
+        w = np.uint32(w | wk)
+    hi = np.int32(_v8_hmax(rh))
+    if hi < np.int32(0):  # every group's maximum negative
+        hi = np.int32(_v8_hmin(rl))
+    return _hif8_word(w), np.uint32(hi)
 
 
-@njit
-def _hif8_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, seg: int, unit: bool) -> Any:
+@njit(inline="always")
+def _hif8_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, seg: int,
+                      unit: bool) -> Tuple[Any, Any]:
     """:func:`_hif8_pass` and :func:`_fp8_fold_groups` (GroupN ``seg`` 8, 16 or, ``unit``, 32; no MaxAbs) in one
     loop, on the AVX2 lookup form (no AVX-512 BW): eight groups an iteration by ``_hif8_look8g`` /
     ``_hif8_look16g`` (``unit``: ``_hif8_look8gu`` / ``_hif8_look16gu`` / ``_hif8_look32gu``), their maxima from
@@ -1747,9 +1757,10 @@ def _hif8_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, 
     negative (every source negative) fixed inside the step, on a cold branch.  ``a_.size`` a multiple of
     ``8 seg``.  The same
     codes, flag word and keys as the two passes.  One loop (:func:`_hif8_groups_loop`) for every variant,
-    ``seg`` and ``unit`` passed to it as literals.  GroupN 32 with multipliers (not ``unit``): the two passes
-    (the fused general form spills: its lanes' products and the maxima of 32 vectors exceed the 16 registers).
-    ``gk`` gets the groups' maxima as bits (their GroupMaxOut bits, :data:`_GMO_BITS`), not order keys."""
+    ``seg`` and ``unit`` passed to it as literals.  GroupN 32 only with ``unit`` (:func:`_fp8_rows_u8` sends no
+    other: the fused general form spills, its lanes' products and the maxima of 32 vectors exceed the 16 registers).
+    ``gk`` gets the groups' maxima as bits (their GroupMaxOut bits, :data:`_GMO_BITS`), not order keys.  Returns the
+    flag word and the row's maximum bits (:func:`_hif8_groups_loop`)."""
     if seg == 8:
         if unit:
             return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 8, True)
@@ -1758,14 +1769,8 @@ def _hif8_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, 
         if unit:
             return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 16, True)
         return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 16, False)
-    if unit:
-        return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 32, True)
-    w = _hif8_pass(a_, o_, mp_, mn_, keys, False)
-    _fp8_fold_groups(a_, np.uint32(0xFFFFFFFF), seg, gk)
-    for g in range(gk.size):  # the keys to the groups' bits, as the loop's (_GMO_BITS)
-        kg = gk[g]
-        gk[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31))) | np.uint32(0x80000000)))
-    return w
+    assert seg == 32 and unit  # (GroupN 32 with multipliers: the pass then _fp8_fold_groups, in _fp8_rows_u8)
+    return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 32, True)
 
 
 @njit(inline="always")
@@ -2501,9 +2506,23 @@ def _const_mults(m_: Any) -> bool:
     return d == np.uint32(0)
 
 
+@njit(inline="always")
+def _gmo_rowmax(gk: Any) -> Any:
+    """The row's maximum bits from its groups' GroupMaxOut bits ``gk`` (uint32, at least one; every group a number):
+    the largest int32 when some group's is >= 0, else (every source negative) the smallest."""
+    hi = np.int32(-2147483648)
+    for g in range(gk.size):
+        hi = max(hi, np.int32(gk[g]))
+    if hi < np.int32(0):  # (rare) every group's maximum negative
+        for g in range(gk.size):
+            hi = min(hi, np.int32(gk[g]))
+    return np.uint32(hi)
+
+
 def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
               scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
-              fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any) -> None:
+              fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any, row_en: bool,
+              row_out: Any) -> None:
     """Rows ``i0 .. i1 - 1`` of an FP32 -> E4M3 (``fast`` :data:`LANE_E4M3`) or HiF8 tile (compiled
     gate: uint8 carriers only): each row's pass (:func:`_e4m3_pass` / :func:`_e4m3_pass_unit`,
     :func:`_hif8_pass`) called from this one loop, with ``fold`` its groups' fold keys
@@ -2525,13 +2544,16 @@ def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: An
     codes, keys and flags as one :func:`_row_e4m3_rne` / :func:`_row_hif8_rhb` call a row, without
     its cost per call (about 100 ns a row on Zen 5: the pass inlined into a loop over rows instead of
     a call per row).  Rows whose multipliers are all 1 (:func:`_unit_mults`, once for the block when
-    the multipliers are one row for all rows) take the passes' unit lanes."""
+    the multipliers are one row for all rows) take the passes' unit lanes.  A row whose pass wrote its groups'
+    GroupMaxOut bits (:data:`_GMO_BITS` in ``rowflags[i]``) gets, with ``row_en``, its maximum bits before RowInit in
+    ``row_out[i]`` too (HiF8: from the pass's registers, :func:`_hif8_groups_loop`; E4M3: from those bits)."""
     raise NotImplementedError  # pragma: no cover - only called from compiled code
 
 
 def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
                  scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
-                 fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any) -> None:
+                 fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any, row_en: bool,
+                 row_out: Any) -> None:
     ovf_pos = np.uint32(E4M3_SAT_POS) if sat else np.uint32(E4M3_OVF_POS)
     ovf_neg = np.uint32(E4M3_SAT_NEG) if sat else np.uint32(E4M3_OVF_NEG)
     shared = qrow == 0 and rrow == 0  # one multiplier row for every row of the tile
@@ -2589,6 +2611,7 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         eg = fold and E4M3_GRP and fast == LANE_E4M3 and not masked and cnt > 0 and \
             (seg == 8 or seg == 16 or seg == 32) and cnt % (8 * seg) == 0
         gkr = _borrow(gk, g0, g0 + ng)
+        rmb = np.uint32(0)  # (hg: the row's maximum bits from the pass)
         if eg:
             if same:
                 w = _e4m3_pass_groups(a_, o_, mps, None, ovf_pos, ovf_neg, gkr, seg, False)
@@ -2598,9 +2621,9 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
                 w = _e4m3_pass_groups(a_, o_, mp_, mn_, ovf_pos, ovf_neg, gkr, seg, u)
         elif hg:
             if same:
-                w = _hif8_pass_groups(a_, o_, mps, None, keys, gkr, seg, False)
+                w, rmb = _hif8_pass_groups(a_, o_, mps, None, keys, gkr, seg, False)
             else:
-                w = _hif8_pass_groups(a_, o_, mp_, mn_, keys, gkr, seg, u)
+                w, rmb = _hif8_pass_groups(a_, o_, mp_, mn_, keys, gkr, seg, u)
         elif k16 and absm != np.uint32(0xFFFFFFFF):
             if same:
                 w = _fp8_pass_keys16(False, a_, o_, mps, None, keys, gkr, gm, absm)
@@ -2680,6 +2703,8 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         elif hg or eg:
             # gkr holds the groups' GroupMaxOut bits (_hif8_pass_groups / _e4m3_pass_groups), every group a number
             res |= _GMO_BITS
+            if row_en:  # the row's maximum bits (before RowInit) for _tile_rows
+                row_out[i] = rmb if hg else _gmo_rowmax(gkr)
         elif k8 or k16:
             _fp8_neg_fix(a_, gm, gkr, seg)
         elif fz:
@@ -2691,7 +2716,8 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
 
 def _fp8_rows_none(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
                    scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
-                   fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any) -> None:
+                   fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any, row_en: bool,
+                   row_out: Any) -> None:
     pass  # never called: E4M3/HiF8 write uint8
 
 
@@ -3597,17 +3623,21 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         """``look(a, mp, mn, j, o, keys, gk, g)``: :func:`_hif8_look32` (``unit``: :func:`_hif8_look32u`) over the
         ``8 gsz`` elements from ``j`` (GroupN ``gsz`` 8, 16 or, unit only, 32: eight whole groups), with those eight groups'
         maxima (the int32 maximum of the FP32 bits, as :func:`_fp8_fold_groups` without MaxAbs, but the bits
-        themselves: their GroupMaxOut bits, :data:`_GMO_BITS`, not the order keys) stored to ``gk[g .. g + 7]``: each 32-element
-        step's four source vectors loaded again after its lookups (the stores to ``o`` between keep LLVM from
-        reusing the first loads, which held eight more vectors live through the lookups and spilled the
-        general lanes' registers) and reduced as soon as a group completes (GroupN 16 / 32: its two / four vectors by
+        themselves: their GroupMaxOut bits, :data:`_GMO_BITS`, not the order keys) stored to ``gk[g .. g + 7]``: the unit
+        lanes reduce the four source vectors their keys load, before the lookups (at most two reduced vectors live
+        through them: GroupN 8 337 -> 328 instructions per 64 elements, llvm-mca znver3 87 -> 76 cycles); the general
+        lanes load each 32-element step's four source vectors again after its lookups (the stores to ``o`` between
+        keep LLVM from reusing the first loads: reduced early, or held, their vectors spill the general lanes'
+        registers, GroupN 8 456 -> 481 instructions); either way reduced as soon as a group completes (GroupN 16 / 32: its two / four vectors by
         vertical maxima) by :func:`_tr8_ir`'s rounds, pairwise as the pairs complete (at most a few vectors
         live); the step's OR of entries behind an empty asm (LLVM otherwise reassociates the 64 or 128 ORs
         into one tree and spills its leaves).  A group whose maximum is negative (every source negative) gets
         the key of its smallest int32 (as :func:`_fp8_fold_groups`), the eight groups' minima by the same rounds
         on a branch taken only then (at GroupN 8 on N(0, 1) data about one step in 32; the mask of such groups
         once went back to the caller, which redid them after the loop: 0.12 instructions an element).  Returns
-        the OR of the entries.  No bounds check: ``j + 8 gsz``
+        the OR of the entries and the row's running group maxima (8 int32 lanes): ``rh`` with the eight groups'
+        maxima ORed in by a signed maximum, and ``rl`` with them by a signed minimum only on the cold branch (the
+        row's least group maximum matters only when every group is negative, when every step takes that branch).  No bounds check: ``j + 8 gsz``
         <= ``a.size``, ``g + 8`` <= ``gk.size``.  Zen 3, one thread, 4096 x 4096 from DRAM, RowMax-free
         scratch copy (h-fp8 stop 32): GroupN 8 over the pass alone +26% -> +12% (scale 1), +22% -> +14%
         (1.625); GroupN 16 +21% -> +3%, +17% -> +5%."""
@@ -3616,18 +3646,19 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
         @_intrinsic
         def _hif8_lookg_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, o: Any, keys: Any, gk: Any,
-                          g: Any) -> Any:
+                          g: Any, rh: Any, rl: Any) -> Any:
             if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
                     and _mults_ok(mp, mn) and isinstance(j, _types.Integer) and isinstance(o, _types.Array)
                     and o.ndim == 1 and o.layout == "C" and o.dtype == _types.uint8
                     and isinstance(keys, _types.Array) and keys.ndim == 1 and keys.layout == "C"
                     and keys.dtype == _types.uint16 and isinstance(gk, _types.Array) and gk.ndim == 1
-                    and gk.layout == "C" and gk.dtype == _types.uint32 and isinstance(g, _types.Integer)):
+                    and gk.layout == "C" and gk.dtype == _types.uint32 and isinstance(g, _types.Integer)
+                    and rh == _I32X8 and rl == _I32X8):
                 return None
 
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                aty, mty, _, _, oty, kty, gty, gsig = signature.args
-                av, mpv, mnv, jv, ov, kv, gv, g_ = args
+                aty, mty, _, _, oty, kty, gty, gsig, _, _ = signature.args
+                av, mpv, mnv, jv, ov, kv, gv, g_, rhv, rlv = args
                 i8, i16, i32, i64 = _ir.IntType(8), _ir.IntType(16), _ir.IntType(32), _ir.IntType(64)
                 smax8 = _llvm_fn(builder, "llvm.smax.v8i32", _V8, [_V8, _V8])
                 kdata = context.make_array(kty)(context, builder, kv).data
@@ -3640,6 +3671,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                     for s in range(c, c + 32, 8):
                         js = builder.add(jv, _ir.Constant(jv.type, s))
                         x = builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4)
+                        if unit:  # the maxima from the key's own load, reduced before the lookups
+                            mx.feed(s // 8, x)
                         mpf = mnf = None
                         if not unit:
                             mpf, mnf = _mults_ir(context, builder, mty, mpv, mnv, js, 8,
@@ -3653,9 +3686,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                             jl = builder.add(jv, _ir.Constant(jv.type, c + 8 * s + lane))
                             builder.store(builder.trunc(ent, i8), builder.gep(odata, [jl]), align=1)
                             w = builder.or_(w, builder.zext(ent, i32))
-                    for s in range(c, c + 32, 8):  # the step's sources again, after its stores
-                        js = builder.add(jv, _ir.Constant(jv.type, s))
-                        mx.feed(s // 8, builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4))
+                    if not unit:  # the general lanes: the step's sources again, after its stores
+                        for s in range(c, c + 32, 8):
+                            js = builder.add(jv, _ir.Constant(jv.type, s))
+                            mx.feed(s // 8, builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4))
                     w = builder.asm(_ir.FunctionType(i32, [i32]), "", "=r,0", [w], False)
                 r = mx.reduced()
                 neg = builder.icmp_signed("<", r, _ir.Constant(_V8, [0] * 8))
@@ -3668,23 +3702,28 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                                      bfix, bend)
                 br.set_weights([1, 1000])
                 builder.position_at_end(bfix)
-                st2 = _Tr8Pairs(builder, _llvm_fn(builder, "llvm.smin.v8i32", _V8, [_V8, _V8]), nv)
+                smin8 = _llvm_fn(builder, "llvm.smin.v8i32", _V8, [_V8, _V8])
+                st2 = _Tr8Pairs(builder, smin8, nv)
                 for s in range(0, n, 8):
                     js = builder.add(jv, _ir.Constant(jv.type, s))
                     st2.feed(s // 8, builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4))
                 rfix = builder.select(neg, st2.reduced(), r)
+                rlfix = builder.call(smin8, [rlv, rfix])  # the row's least group maximum, only on this branch
                 b1 = builder.block
                 builder.branch(bend)
                 builder.position_at_end(bend)
                 rm = builder.phi(_V8)
                 rm.add_incoming(r, b0)
                 rm.add_incoming(rfix, b1)
+                rl2 = builder.phi(_V8)
+                rl2.add_incoming(rlv, b0)
+                rl2.add_incoming(rlfix, b1)
                 # the groups' maxima themselves (their GroupMaxOut bits, _GMO_BITS), not their order keys
                 gi = context.cast(builder, g_, gsig, _types.intp)
                 builder.store(rm, builder.bitcast(builder.gep(gdata, [gi]), _V8.as_pointer()), align=4)
-                return w
+                return context.make_tuple(builder, signature.return_type, [w, builder.call(smax8, [rhv, rm]), rl2])
 
-            return _types.uint32(a, mp, mn, j, o, keys, gk, g), codegen
+            return _types.Tuple((_types.uint32, _I32X8, _I32X8))(a, mp, mn, j, o, keys, gk, g, rh, rl), codegen
         return _hif8_lookg_i
 
     _hif8_look8g: Any = _hif8_lookg_make(8, False)
@@ -4341,19 +4380,21 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
     def _hif8_look8(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any) -> Any:
         raise NotImplementedError  # the pass looks up one element at a time without numba
 
-    def _hif8_look8g(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int) -> Any:
+    def _hif8_look8g(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int, rh: Any, rl: Any) -> Any:
         raise NotImplementedError  # only the AVX2 fused pass calls it (numba)
 
-    def _hif8_look8gu(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int) -> Any:
+    def _hif8_look8gu(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int, rh: Any, rl: Any) -> Any:
         raise NotImplementedError  # only the AVX2 fused pass calls it (numba)
 
-    def _hif8_look16g(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int) -> Any:
+    def _hif8_look16g(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int, rh: Any, rl: Any) -> Any:
         raise NotImplementedError  # only the AVX2 fused pass calls it (numba)
 
-    def _hif8_look16gu(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int) -> Any:
+    def _hif8_look16gu(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int, rh: Any,
+                      rl: Any) -> Any:
         raise NotImplementedError  # only the AVX2 fused pass calls it (numba)
 
-    def _hif8_look32gu(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int) -> Any:
+    def _hif8_look32gu(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int, rh: Any,
+                      rl: Any) -> Any:
         raise NotImplementedError  # only the AVX2 fused pass calls it (numba)
 
     E4M3_GRP = False
@@ -6383,7 +6424,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
         # GroupMax the loop below finishes each row from its keys and rowflags[i]
         fold5 = fuse and (row_en or group_n > 0)
         _fp8_rows(fast, i0, i1, acc, n, total, out, scale, alpha, scale32, alpha32, qrow, rrow, relu, sat, spec,
-                  absm, fold5, group_n, ngs, gk_b, gs_b, hif8k, rowflags)
+                  absm, fold5, group_n, ngs, gk_b, gs_b, hif8k, rowflags, row_en, row_out)
         if not fold5:
             return
     if fast == LANE_BF16 or fast == LANE_FP16:
@@ -6439,8 +6480,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                                      sat, spec, folded, absm, seg, gk, gs, hif8k)
             if folded and (f_or & _GMO_BITS) != 0:
                 # the row's pass wrote each group's GroupMaxOut bits to gk (no rare source, every group a
-                # number: _GMO_BITS): stored as they are, the row's maximum from them (the largest int32 when
-                # some group's is >= 0, else every source is negative and the smallest int32 is the largest)
+                # number: _GMO_BITS): stored as they are; the row's maximum bits in row_out[i] already (_fp8_rows)
                 f_or ^= _GMO_BITS
                 gb_ = _borrow(group_out, i * ng, i * ng + ng)
                 if 0 < group_n <= 16:  # whole 64-byte lines non-temporal, as below
@@ -6449,13 +6489,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                     for g in range(ng):
                         gb_[g] = gk[g]
                 if row_en:
-                    rhi = np.int32(-2147483648)
-                    rlo = np.int32(2147483647)
-                    for g in range(ng):
-                        gv = np.int32(gk[g])
-                        rhi = max(rhi, gv)
-                        rlo = min(rlo, gv)
-                    rb = np.int64(np.uint32(rhi if rhi >= np.int32(0) else rlo))
+                    rb = np.int64(row_out[i])
                     if has_init:
                         rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
                         f_or |= f2
