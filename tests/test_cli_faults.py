@@ -421,6 +421,55 @@ def test_signal_while_the_entry_point_is_imported(tmp_path: Path, acc_file: Path
     assert points >= 10, clean.stdout  # the entry module's body after the take-over, the script's last lines
 
 
+def test_signal_while_publish_is_half_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signal in start-up that arrives while ``ptonum.publish`` itself is being imported (in
+    ``sys.modules``, its ``raise_for_signal`` not defined yet) is the KeyboardInterrupt / SIGTERM of
+    start-up, answered with the one line and 130 / 143; it was an AttributeError traceback ("partially
+    initialized module 'ptonum.publish' has no attribute 'raise_for_signal'") and exit status 1 (h-user,
+    stop 36: a Ctrl-C 0.2 s after ``ptonum postprocess`` started, about one time in ten)."""
+    import types
+
+    import ptonum.__main__ as entry
+
+    monkeypatch.setattr(entry, "_phase", entry._STARTING)
+    monkeypatch.setitem(sys.modules, "ptonum.publish", types.ModuleType("ptonum.publish"))
+    with pytest.raises(KeyboardInterrupt):
+        entry._on_signal(signal.SIGINT, None)
+    with pytest.raises(entry._StartupTerminated):
+        entry._on_signal(signal.SIGTERM, None)
+
+
+_SET_NAME_DRIVER = """
+import os, signal, sys, types
+import ptonum.__main__ as entry
+SIG = getattr(signal, sys.argv[1])
+class Descriptor:
+    def __set_name__(self, owner, name):
+        os.kill(os.getpid(), SIG)  # the start-up handler raises in here
+        sum(range(1000))
+def main():
+    class Formatter:  # as rich-click's RichHelpFormatter with its cached_property, created on import
+        highlighter = Descriptor()
+cli = types.ModuleType("ptonum.cli")
+cli.main = main
+sys.modules["ptonum.cli"] = cli
+sys.argv = ["ptonum", "postprocess", "acc.npy"]
+entry.main()
+"""
+
+
+@pytest.mark.parametrize("sig,code,what", [("SIGINT", 130, "interrupted by SIGINT"),
+                                           ("SIGTERM", 143, "terminated by SIGTERM")])
+def test_signal_in_a_set_name_during_start_up(sig: str, code: int, what: str) -> None:
+    """A start-up signal raised inside a descriptor's ``__set_name__`` (which Python 3.11 wraps in
+    ``RuntimeError: Error calling __set_name__ on 'cached_property' instance 'highlighter' in
+    'RichHelpFormatter'``) is answered as any start-up signal: one line, 130 / 143; it was that
+    RuntimeError's traceback and exit status 1 (h-user, stop 36, a Ctrl-C 0.22 s after start)."""
+    proc = subprocess.run([sys.executable, "-c", _SET_NAME_DRIVER, sig], capture_output=True, text=True,
+                          timeout=120)
+    assert (proc.returncode, proc.stderr) == (code, f"ptonum postprocess: {what}; nothing was written\n")
+
+
 def test_entry_point_knows_the_command_names() -> None:
     """The one line of a signal answered before the command line is imported names the command as the
     command line would (``ptonum explain tcvt: interrupted ...``): the entry module's list of commands

@@ -54,9 +54,11 @@ def _on_signal(signum: int, frame: object) -> None:
         _noted.append(signum)
     elif _phase == _STARTING:
         exc = _StartupTerminated(signum) if signum == _SIGTERM else KeyboardInterrupt()
-        publish = sys.modules.get("ptonum.publish")  # loaded by the command: numba's JIT comes after it
-        if publish is not None:
-            publish.raise_for_signal(exc, signum, frame)  # not inside a callback that would drop it
+        # loaded by the command: numba's JIT comes after it; still being imported (the signal arrived while
+        # its body runs, before it defines the function), it has no callback to be inside of yet
+        raise_for_signal = getattr(sys.modules.get("ptonum.publish"), "raise_for_signal", None)
+        if raise_for_signal is not None:
+            raise_for_signal(exc, signum, frame)  # not inside a callback that would drop it
             return
         raise exc
     elif _phase == _ENDED:
@@ -160,6 +162,15 @@ def main() -> None:
         command()  # always ends with SystemExit
     except (_StartupTerminated, KeyboardInterrupt) as exc:
         _stopped(exc)
+    except RuntimeError as exc:  # the command line's import (the command answers its own errors)
+        # Python 3.11 turns an exception raised in a descriptor's __set_name__ while a class is created
+        # (rich-click's RichHelpFormatter.highlighter, a cached_property) into RuntimeError("Error calling
+        # __set_name__ ...") with it as the cause: a signal of start-up all the same
+        if isinstance(exc.__cause__, (_StartupTerminated, KeyboardInterrupt)):
+            _stopped(exc.__cause__)
+        _phase = _ENDED
+        _take_over(_ENDED)
+        raise
     except BaseException:  # SystemExit: the command ended (or a defect PTONUM_TRACEBACK=1 shows)
         _phase = _ENDED  # first, with no call before it: a signal from here on is a late one
         _take_over(_ENDED)  # SIGTERM is back from the command; SIGINT too if anything changed it
