@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import io
 import os
 import pickle
+import pickletools
 import pwd
 import shutil
 import stat
@@ -268,10 +270,66 @@ def _writable_again(root: Path) -> None:
 
 
 def _whole(path: str) -> bool:
+    """A data file as written: the header, the SHA-256 of the rest (computed here), a whole pickle."""
+    blob = Path(path).read_bytes()
+    head = len(kernels.CACHE_DATA_MAGIC)
+    payload = blob[head + 32:]
+    if not blob.startswith(kernels.CACHE_DATA_MAGIC) or hashlib.sha256(payload).digest() != blob[head:head + 32]:
+        return False
     try:
-        return pickle.loads(Path(path).read_bytes()) is not None
+        return pickle.loads(payload) is not None
     except (pickle.UnpicklingError, EOFError):
         return False
+
+
+def _flip_a_code_bit(path: str) -> None:
+    """Flip one bit in the middle of the largest bytes object of a data file's pickle (the kernel's
+    machine code): the pickle still loads; only the digest tells."""
+    blob = bytearray(Path(path).read_bytes())
+    head = len(kernels.CACHE_DATA_MAGIC) + 32
+    largest = max((arg for _, arg, _ in pickletools.genops(bytes(blob[head:])) if isinstance(arg, bytes)), key=len)
+    assert len(largest) > 256, len(largest)
+    at = blob.index(largest, head) + len(largest) // 2
+    blob[at] ^= 0x10
+    Path(path).write_bytes(bytes(blob))
+    pickle.loads(bytes(blob[head:]))  # still a whole pickle
+
+
+def test_a_flipped_bit_in_cached_machine_code_is_discarded_and_rebuilt(install: Path) -> None:
+    """break 2026-12-03 (a new user's fault test): one bit flipped in a cached kernel's machine code was
+    loaded unchecked by numba -- segfaults, illegal instructions, a hang, and once wrong flags published by
+    ``ptonum tcvt`` before the crash.  Each data file now carries its SHA-256: one damaged-file note
+    naming the digest mismatch, the right bits, the file rebuilt."""
+    root, site = install, str(install / "site")
+    env = _env(root, PTONUM_CACHE_DIR=str(root / "shared"))
+    targets = sorted(glob.glob(str(root / "shared" / "*" / "decompose.*.nbc")))
+    assert targets and all(_whole(f) for f in targets)
+    want = _expected(PROBE)
+    for f in targets:
+        _flip_a_code_bit(f)
+    assert not any(_whole(f) for f in targets)
+    r = _run(PROBE.format(site=site), env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == want[:-1] + ["True"]  # the index was whole, the data not
+    assert _notes(r.stderr) == [r.stderr.strip()] and "damaged kernel cache file" in r.stderr
+    assert "SHA-256 mismatch" in r.stderr, r.stderr
+    assert any(_whole(f) for f in targets)
+
+
+def test_sealed_data_round_trip_and_every_damage_is_refused() -> None:
+    payload = pickle.dumps(("code", b"\x90" * 1000))
+    blob = kernels.sealed(payload)
+    assert blob[len(kernels.CACHE_DATA_MAGIC):len(kernels.CACHE_DATA_MAGIC) + 32] == hashlib.sha256(payload).digest()
+    assert kernels.unsealed(blob) == payload
+    for bad, why in ((blob[:-1], "SHA-256 mismatch"), (blob[:10], "no ptonum checksum header"),
+                     (payload, "no ptonum checksum header"), (blob + b"\0", "SHA-256 mismatch")):
+        with pytest.raises(ValueError, match=why):
+            kernels.unsealed(bad)
+    for i in range(len(kernels.CACHE_DATA_MAGIC), len(blob)):  # every single-bit change past the header
+        flipped = bytearray(blob)
+        flipped[i] ^= 1 << (i % 8)
+        with pytest.raises(ValueError, match="SHA-256 mismatch"):
+            kernels.unsealed(bytes(flipped))
 
 
 def test_truncated_cache_is_discarded_and_rebuilt(install: Path) -> None:

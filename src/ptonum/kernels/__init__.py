@@ -17,8 +17,9 @@ Robustness (every kernel call goes through :func:`launch`):
   order, and new compilations are saved in the first of those that is writable
   (:func:`kernel_cache_dirs`).  With none writable (a read-only install run by a user
   without a home directory) the kernels are compiled in memory for the process, with one
-  note on stderr.  A damaged cache file (truncated, unreadable pickle) is discarded and
-  the kernel recompiled, with one note.
+  note on stderr.  A damaged cache file (truncated, unreadable pickle, or any changed byte:
+  each data file carries the SHA-256 of its content, checked before its machine code is
+  loaded) is discarded and the kernel recompiled, with one note.
 * **fork.** A process forked after its parent started numba's GNU OpenMP threading layer
   cannot use that layer (the child would be terminated or hang); such a child runs the
   numpy path of the fast engine (same bits and flags), with one note.
@@ -36,6 +37,7 @@ vectors.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import os
@@ -530,6 +532,34 @@ NUMPY_NOTE = ("no writable kernel cache directory and no compiled kernels in any
               "flags); set PTONUM_CACHE_DIR to a writable directory, or run `ptonum compile` once with write "
               "access to one of them, for the compiled kernels")
 DAMAGED_NOTE = "damaged kernel cache file {path} ({why}) discarded; recompiling"
+#: The first bytes of a kernel cache data file, then the SHA-256 digest of the rest (numba's pickled
+#: compile result, machine code included).  numba itself loads a data file's code unchecked: one
+#: flipped bit in it crashed the process or published wrong flags (break 2026-12-03).  Part of the
+#: index stamp too, so data files of another format read as stale (recompiled), not as damaged.
+CACHE_DATA_MAGIC = b"ptonum kernel cache, sha256\n"
+
+
+def sealed(payload: bytes) -> bytes:
+    """``payload`` (a pickled compile result) with :data:`CACHE_DATA_MAGIC` and its SHA-256 digest in front.
+
+    Source: no spec counterpart (cache integrity).
+    """
+    return CACHE_DATA_MAGIC + hashlib.sha256(payload).digest() + payload
+
+
+def unsealed(blob: bytes) -> bytes:
+    """The payload of a :func:`sealed` data file; ValueError when the header is missing or the digest does
+    not match the content (a changed, truncated or foreign file).
+
+    Source: no spec counterpart (cache integrity).
+    """
+    head = len(CACHE_DATA_MAGIC)
+    if not blob.startswith(CACHE_DATA_MAGIC) or len(blob) < head + 32:
+        raise ValueError("no ptonum checksum header")
+    payload = blob[head + 32:]
+    if hashlib.sha256(payload).digest() != blob[head:head + 32]:
+        raise ValueError("SHA-256 mismatch: changed since it was written")
+    return payload
 
 
 def _discard(path: str, exc: BaseException) -> None:
@@ -544,6 +574,8 @@ def _discard(path: str, exc: BaseException) -> None:
 
 
 if _numba is not None:
+    import pickle as _pickle
+
     from numba.core import caching as _caching
 
     class _DirLocator(_caching._SourceFileBackedLocatorMixin, _caching._CacheLocator):
@@ -569,7 +601,17 @@ if _numba is not None:
             self._filename_base = self.get_filename_base(f"{modname}.{qualname}", getattr(sys, "abiflags", ""))
 
     class _IndexFile(_caching.IndexDataCacheFile):
-        """numba's index + data files of one directory; a damaged file is discarded, not raised."""
+        """numba's index + data files of one directory; a damaged file is discarded, not raised.  Data files
+        are :func:`sealed`: a load checks the digest before unpickling the machine code."""
+
+        def _save_data(self, name: str, data: Any) -> None:
+            with self._open_for_write(self._data_path(name)) as f:
+                f.write(sealed(self._dump(data)))
+
+        def _load_data(self, name: str) -> Any:
+            with open(self._data_path(name), "rb") as f:
+                blob = f.read()
+            return _pickle.loads(unsealed(blob))
 
         def _load_index(self) -> Dict[Any, str]:
             try:
@@ -607,7 +649,7 @@ if _numba is not None:
             self._impl = _Impl(py_func, locators[0])
             # the tables' digest too: a kernel freezes the module-level facts it reads from
             # ptonum.tables into its machine code, so new facts must not load old code
-            stamp = (locators[0].get_source_stamp(), kernel_facts_stamp())
+            stamp = (locators[0].get_source_stamp(), kernel_facts_stamp(), CACHE_DATA_MAGIC)
             self._files = [_IndexFile(cache_path=loc.get_cache_path(), filename_base=self._impl.filename_base,
                                       source_stamp=stamp) for loc in locators]
             self._cache_file = self._files[0]
