@@ -399,6 +399,16 @@ def test_quant_param_from_text_rounds_the_decimal_once() -> None:
     assert relu_param("0.25").fp19 == (125 << 10)
     # the way Python prints an FP19 value names it (0.0011072158813476562 is 0.00110721588134765625 printed)
     assert quant_param(repr(0.00110721588134765625), mode="REQ8").fp19 == 0x1D489
+    # ... accepted, but neither reported as exact nor described as exact (said "is exactly FP19" until
+    # 2026-12-03, beside exact=False); the decimal that is the value exactly is both
+    printed = quant_param("1.1754943508222875e-38", mode="REQ8")  # 2**-126 as Python prints it
+    assert printed.fp19 == 0x00400 and not printed.exact
+    assert "is exactly" not in printed.how and "names FP19 0x00400" in printed.how
+    with localcontext() as ctx:
+        ctx.prec = 200
+        whole_text = str(Decimal(2) ** -126)  # all 89 significant digits
+    whole = quant_param(whole_text, mode="REQ8")
+    assert whole.fp19 == 0x00400 and whole.exact and "is exactly FP19 0x00400" in whole.how
 
 
 def test_huge_ints_and_decimals_as_parameters() -> None:

@@ -653,7 +653,11 @@ def _float_to_fp19(x: Any, name: str, rounding: str) -> Tuple[int, float, float,
                 f"10 fraction bits); the nearest FP19 (FP32ToFP19, round to nearest even) is "
                 f"{value!r} (FP19 {fp19:#07x}); pass rounding='rne' to accept it"
             )
-        how = f"{requested!r} is exactly FP19 {fp19:#07x}"
+        if exact_in is not None and Fraction(value) != exact_in:  # a printed form of the value, accepted
+            how = (f"{requested!r} names FP19 {fp19:#07x} = {value!r} (the shortest decimal that reads back "
+                   "as that value; the decimal itself is not exactly it)")
+        else:
+            how = f"{requested!r} is exactly FP19 {fp19:#07x}"
     else:
         how = (f"{requested!r} -> FP32 {bits32:#010x}" + via_note
                + f" -> FP19 {fp19:#07x} = {value!r} (FP32ToFP19: round to nearest even on the"
