@@ -162,16 +162,12 @@ def main() -> None:
         command()  # always ends with SystemExit
     except (_StartupTerminated, KeyboardInterrupt) as exc:
         _stopped(exc)
-    except RuntimeError as exc:  # the command line's import (the command answers its own errors)
+    except BaseException as exc:  # SystemExit: the command ended (or a defect PTONUM_TRACEBACK=1 shows)
         # Python 3.11 turns an exception raised in a descriptor's __set_name__ while a class is created
         # (rich-click's RichHelpFormatter.highlighter, a cached_property) into RuntimeError("Error calling
         # __set_name__ ...") with it as the cause: a signal of start-up all the same
-        if isinstance(exc.__cause__, (_StartupTerminated, KeyboardInterrupt)):
+        if isinstance(exc, RuntimeError) and isinstance(exc.__cause__, (_StartupTerminated, KeyboardInterrupt)):
             _stopped(exc.__cause__)
-        _phase = _ENDED
-        _take_over(_ENDED)
-        raise
-    except BaseException:  # SystemExit: the command ended (or a defect PTONUM_TRACEBACK=1 shows)
         _phase = _ENDED  # first, with no call before it: a signal from here on is a late one
         _take_over(_ENDED)  # SIGTERM is back from the command; SIGINT too if anything changed it
         raise
