@@ -218,6 +218,27 @@ def test_unreadable_whole_number_settings_are_noted_once(monkeypatch):
     assert kernel_min_elements() == 65536  # the note's word: the default, not 1000
 
 
+def test_negative_whole_number_settings_are_noted(monkeypatch):
+    """h-user (stop 36): PTONUM_KERNEL_MIN_ELEMENTS=-5 was taken as 0 (every call on the kernels) and
+    PTONUM_OUTPUT_POOL_MIB=-1 as 0 without a word: a negative count is no count, so the default and a note."""
+    from ptonum.fpatr.tile import _output_pool_bytes
+    from ptonum.tables import kernel_min_elements
+
+    r = CliRunner(env={"PTONUM_KERNEL_MIN_ELEMENTS": "-5", "PTONUM_OUTPUT_POOL_MIB": " -1"}).invoke(
+        main, ["formats", "E4M3"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr == ("ptonum: note: PTONUM_KERNEL_MIN_ELEMENTS = '-5' is not a whole number (ASCII digits 0-9); "
+                        "the default 65536 is used\n"
+                        "ptonum: note: PTONUM_OUTPUT_POOL_MIB = ' -1' is not a whole number (ASCII digits 0-9); "
+                        "the default 128 is used\n")
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "-5")
+    monkeypatch.setenv("PTONUM_OUTPUT_POOL_MIB", "-1")
+    assert (kernel_min_elements(), _output_pool_bytes()) == (65536, 128 << 20)
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "+0")
+    monkeypatch.setenv("PTONUM_OUTPUT_POOL_MIB", "0")
+    assert (kernel_min_elements(), _output_pool_bytes()) == (0, 0)
+
+
 def test_probe13_postprocess_option_refusals(tmp_path, monkeypatch):
     """probe13 #2, #4, #18, #19: --chunks on a raw .bin / .npz ran whole without a word; a 1-D --shape was a
     byte-count mismatch; --out-dir/--bin/--sat without ACC ran the example and wrote nothing; a vector

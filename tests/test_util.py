@@ -82,6 +82,15 @@ def test_digit_text_is_ascii_only() -> None:
         assert int_text(text) == int(Decimal(text))
 
 
+def test_count_text_refuses_negative_counts() -> None:
+    from ptonum._util import count_text
+
+    assert [count_text(t) for t in ("0", "+0", "-0", " 4096 ", "010")] == [0, 0, 0, 4096, 10]
+    for bad in ("-5", "-1", "0x10", "1_000", "", "lots"):
+        with pytest.raises(ValueError):
+            count_text(bad)
+
+
 def test_words_and_codes_refuse_other_scripts_digits(tmp_path) -> None:
     from click.testing import CliRunner
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import UsageError
 
-__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array", "shaped", "is_digits", "digits_int", "int_text", "shape_text", "unmasked"]
+__all__ = ["Engine", "ENGINES", "check_engine", "as_bits", "check_bool", "native", "scalar_int", "as_array", "shaped", "is_digits", "digits_int", "int_text", "count_text", "shape_text", "unmasked"]
 
 Engine = Literal["reference", "fast"]
 ENGINES: Tuple[str, ...] = ("reference", "fast")
@@ -124,6 +124,20 @@ def int_text(text: str, *, decimal_only: bool = False) -> int:
         return int(s, 0)
     raise ValueError(f"{text!r}: not an integer ({'ASCII decimal digits' if decimal_only else 'ASCII decimal digits or 0x/0o/0b'}, no separators)")
 
+
+
+def count_text(text: str) -> int:
+    """A count read from text (an environment setting such as ``PTONUM_KERNEL_MIN_ELEMENTS``): ASCII
+    decimal digits, an optional ``+``, blanks around ignored (:func:`int_text` with ``decimal_only``).
+    Raises ValueError for anything else, a negative number included (``-5`` is no count of elements or
+    MiB), so the caller keeps its default and the command line says so.
+
+    Source: no ASL counterpart (argument parsing).
+    """
+    value = int_text(text, decimal_only=True)
+    if value < 0:
+        raise ValueError(f"{text!r}: not a whole number (a count cannot be negative)")
+    return value
 
 #: the spellings :func:`bool_text` reads (after blanks are dropped and letters lowered)
 TRUE_WORDS = ("1", "true", "yes", "on")

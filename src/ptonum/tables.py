@@ -44,7 +44,7 @@ from typing import Any, Dict, FrozenSet, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from ._util import bool_text, int_text
+from ._util import bool_text, count_text
 from .datatypes import CANONICAL_NANS, DESCRIPTORS, INTEGER_LAYOUTS, FormatKind, TileDataType
 from .flags import DZ, NV, NX, OF, UF
 from .rounding import RoundingMode
@@ -558,7 +558,7 @@ def kernel_min_elements() -> int:
     """
     text = os.environ.get("PTONUM_KERNEL_MIN_ELEMENTS", "")
     try:
-        return max(0, int_text(text, decimal_only=True)) if text.strip() else DEFAULT_KERNEL_MIN_ELEMENTS
+        return count_text(text) if text.strip() else DEFAULT_KERNEL_MIN_ELEMENTS
     except ValueError:  # the command line says so (cli: environment_notes)
         return DEFAULT_KERNEL_MIN_ELEMENTS
 

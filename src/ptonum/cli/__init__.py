@@ -339,7 +339,7 @@ def environment_notes() -> None:
     """One ``ptonum: note:`` line for each whole-number setting in the environment that is not one,
     and for a ``PTONUM_DISABLE_NUMBA`` that is not an on/off word (the engine then uses its default,
     as the library does silently): a typo there must not pass unseen."""
-    from .._util import FALSE_WORDS, TRUE_WORDS, bool_text, int_text
+    from .._util import FALSE_WORDS, TRUE_WORDS, bool_text, count_text
 
     text = os.environ.get("PTONUM_DISABLE_NUMBA", "")
     try:
@@ -354,7 +354,7 @@ def environment_notes() -> None:
         if not text.strip():
             continue
         try:
-            int_text(text, decimal_only=True)
+            count_text(text)
         except ValueError:
             if var == "PTONUM_KERNEL_MIN_ELEMENTS":
                 from ..tables import DEFAULT_KERNEL_MIN_ELEMENTS as default

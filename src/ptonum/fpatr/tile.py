@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .. import engines
-from .._util import Engine, as_bits, check_bool, check_engine, int_text, native, unmasked
+from .._util import Engine, as_bits, check_bool, check_engine, count_text, native, unmasked
 from ..errors import TileLegalityError, UsageError
 from ..flags import StatusRegister, flag_names
 from ..formats import TileDataType, parse_data_type
@@ -896,7 +896,7 @@ def _output_pool_bytes() -> int:
     """``PTONUM_OUTPUT_POOL_MIB`` in bytes (the default when unset or unreadable)."""
     text = os.environ.get("PTONUM_OUTPUT_POOL_MIB", "")
     try:
-        return max(0, int_text(text, decimal_only=True)) << 20 if text.strip() else DEFAULT_OUTPUT_POOL_MIB << 20
+        return count_text(text) << 20 if text.strip() else DEFAULT_OUTPUT_POOL_MIB << 20
     except ValueError:  # the command line says so (cli: environment_notes)
         return DEFAULT_OUTPUT_POOL_MIB << 20
 
