@@ -1039,25 +1039,39 @@ def _fp8_pass_blocks(unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: 
 
 
 @njit(inline="always")
-def _e4m3_groups_loop(step: int, grp: Any, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any,
-                      gk: Any) -> Any:
-    """The loop of :func:`_e4m3_pass_groups` over one step intrinsic ``grp`` (``step`` elements, eight groups a
-    step): the accumulators."""
+def _e4m3_groups_loop(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool) -> Any:
+    """The loop of :func:`_e4m3_pass_groups` over :func:`_e4m3_grp`'s steps (``8 gsz`` elements, eight groups a
+    step), ``gsz``, ``unit`` and ``sat`` literals at the call: the accumulators."""
     acc = _e4m3_acc8_0()
     g = 0
-    for j in range(0, a_.size, step):
-        for q in range(0, step, 16):
+    for j in range(0, a_.size, 8 * gsz):
+        for q in range(0, 8 * gsz, 16):
             _prefetch(a_, j + q + PF_AHEAD)
-        acc = grp(a_, mp_, mn_, j, o_, acc, ovf_pos, ovf_neg, gk, g)
+        acc = _e4m3_grp(a_, mp_, mn_, j, o_, acc, gk, g, gsz, unit, sat)
         g += 8
     return acc
 
 
+@njit(inline="always")
+def _e4m3_groups_sat(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool) -> Any:
+    """:func:`_e4m3_groups_loop` with ``sat`` as a literal (``gsz`` and ``unit`` literals at the call)."""
+    if sat:
+        return _e4m3_groups_loop(a_, o_, mp_, mn_, gk, gsz, unit, True)
+    return _e4m3_groups_loop(a_, o_, mp_, mn_, gk, gsz, unit, False)
+
+
+@njit(inline="always")
+def _e4m3_groups_unit(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool) -> Any:
+    """:func:`_e4m3_groups_sat` with ``unit`` as a literal (``gsz`` a literal at the call)."""
+    if unit:
+        return _e4m3_groups_sat(a_, o_, mp_, mn_, gk, gsz, True, sat)
+    return _e4m3_groups_sat(a_, o_, mp_, mn_, gk, gsz, False, sat)
+
+
 @njit
-def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_neg: Any, gk: Any, seg: int,
-                      unit: bool) -> Any:
+def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, seg: int, unit: bool, sat: bool) -> Any:
     """:func:`_e4m3_pass` (``unit``: :func:`_e4m3_pass_unit`) and :func:`_fp8_fold_groups` (GroupN ``seg`` 8, 16
-    or 32, no MaxAbs) in one loop, without AVX-512: eight groups a step by :func:`_e4m3_grp_make`'s intrinsics
+    or 32, no MaxAbs) in one loop, without AVX-512: eight groups a step by :func:`_e4m3_grp`
     (:func:`_e4m3_lane8_ir`, the lane of :func:`_e4m3_v8_row` too; the group maxima from the step's sources,
     a step whose maxima include a negative one redoing those groups' keys itself).  ``a_.size`` a multiple of
     ``8 seg``.  The same codes and flag word as the pass then :func:`_fp8_fold_groups`; ``gk`` gets the groups'
@@ -1073,38 +1087,13 @@ def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: Any, ovf_ne
     thread, 64 rows of 4096, the pass alone: scale 1.625 GroupN 8 6.15 -> 5.60, 16 5.75 -> 5.48, 32 5.66 -> 5.36
     (the plain pass, :func:`_e4m3_v8_row`, 5.22 -> 5.03); scale 1 GroupN 8 4.83 -> 4.40, 16 4.37 -> 4.24, 32
     4.30 -> 4.12 (h-grp)."""
-    # the steps take the overflow codes as constants: Sat's, else the NaN for either sign
-    sat = ovf_pos == E4M3_SAT_POS
-    assert ovf_pos == (E4M3_SAT_POS if sat else E4M3_OVF_POS) and ovf_neg == (E4M3_SAT_NEG if sat else E4M3_OVF_NEG)
+    # one step intrinsic (_e4m3_grp) with GroupN, unit and Sat as literals: one compiled loop each
     if seg == 8:
-        if unit:
-            if sat:
-                acc = _e4m3_groups_loop(64, _e4m3_g8us, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
-            else:
-                acc = _e4m3_groups_loop(64, _e4m3_g8u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
-        elif sat:
-            acc = _e4m3_groups_loop(64, _e4m3_g8s, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
-        else:
-            acc = _e4m3_groups_loop(64, _e4m3_g8, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 8, unit, sat)
     elif seg == 16:
-        if unit:
-            if sat:
-                acc = _e4m3_groups_loop(128, _e4m3_g16us, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
-            else:
-                acc = _e4m3_groups_loop(128, _e4m3_g16u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
-        elif sat:
-            acc = _e4m3_groups_loop(128, _e4m3_g16s, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
-        else:
-            acc = _e4m3_groups_loop(128, _e4m3_g16, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
-    elif unit:
-        if sat:
-            acc = _e4m3_groups_loop(256, _e4m3_g32us, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
-        else:
-            acc = _e4m3_groups_loop(256, _e4m3_g32u, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
-    elif sat:
-        acc = _e4m3_groups_loop(256, _e4m3_g32s, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 16, unit, sat)
     else:
-        acc = _e4m3_groups_loop(256, _e4m3_g32, a_, o_, mp_, mn_, ovf_pos, ovf_neg, gk)
+        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 32, unit, sat)
     return _e4m3_word(_e4m3_acc8_min(acc), _e4m3_acc8_max(acc))
 
 
@@ -2614,11 +2603,11 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         rmb = np.uint32(0)  # (hg: the row's maximum bits from the pass)
         if eg:
             if same:
-                w = _e4m3_pass_groups(a_, o_, mps, None, ovf_pos, ovf_neg, gkr, seg, False)
+                w = _e4m3_pass_groups(a_, o_, mps, None, gkr, seg, False, sat)
             elif splat:
-                w = _e4m3_pass_groups(a_, o_, mps, mns, ovf_pos, ovf_neg, gkr, seg, False)
+                w = _e4m3_pass_groups(a_, o_, mps, mns, gkr, seg, False, sat)
             else:
-                w = _e4m3_pass_groups(a_, o_, mp_, mn_, ovf_pos, ovf_neg, gkr, seg, u)
+                w = _e4m3_pass_groups(a_, o_, mp_, mn_, gkr, seg, u, sat)
         elif hg:
             if same:
                 w, rmb = _hif8_pass_groups(a_, o_, mps, None, keys, gkr, seg, False)
@@ -3241,7 +3230,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         step's ``t``-th vector (``nv`` consecutive vectors a group, reduced vertically by ``op``), a group's
         vector goes to :func:`_tr8_ir`'s rounds as soon as the group completes and a pair of them as soon as
         both halves are there (at most a few vectors live); :meth:`reduced` the eight in group order.  One
-        form for the E4M3 GroupN steps (:func:`_e4m3_grp_make`) and HiF8's all-negative groups
+        form for the E4M3 GroupN steps (:func:`_e4m3_grp`) and HiF8's all-negative groups
         (:func:`_hif8_lookg_make`)."""
 
         def __init__(self, builder: Any, op: Any, nv: int) -> None:
@@ -3770,14 +3759,14 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
         return acc_t, fresh, reduce("umin", 0), reduce("umax", n)
 
-    #: :func:`_e4m3_pass_groups`'s accumulators (:func:`_e4m3_grp_make`): 8 + 8 lanes, two AVX2 registers
+    #: :func:`_e4m3_pass_groups`'s accumulators (:func:`_e4m3_grp`): 8 + 8 lanes, two AVX2 registers
     _ACC_E4M3X8, _e4m3_acc8_0, _e4m3_acc8_min, _e4m3_acc8_max = _e4m3_acc_make(8, "AccE4M3x8")
     _V16I = _ir.VectorType(_ir.IntType(32), 16)
 
     def _e4m3_lane8_ir(builder: Any, x: Any, mpf: Any, mnf: Any, ovp: Any, ovn: Any,
                        unit: bool, nz: Any = None) -> Tuple[Any, Any, Any]:
         """:func:`_e4m3_lane` (``unit``: :func:`_e4m3_unit_lane`) on eight lanes written out in LLVM IR, the lane
-        of :func:`_e4m3_v8_row` and :func:`_e4m3_grp_make`'s steps (AVX2 and FMA): (code, key, mark) as ``<8 x
+        of :func:`_e4m3_v8_row` and :func:`_e4m3_grp`'s steps (AVX2 and FMA): (code, key, mark) as ``<8 x
         i32>``, the code in the low byte (the other bits 0: :func:`_e4m3_pack32_ir` packs four).  ``x`` the FP32
         bits, ``mpf``/``mnf`` the multipliers (``<8 x float>``; ``mnf`` None: one for either sign; neither read
         with ``unit``), ``ovp``/``ovn`` the overflow codes splatted, ``nz`` -0's bits splatted (None: the
@@ -3863,12 +3852,15 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         e = builder.insert_element(_ir.Constant(vt, _ir.Undefined), v, _ir.Constant(i32, 0))
         return builder.shuffle_vector(e, _ir.Constant(vt, _ir.Undefined), _ir.Constant(_V8, [0] * 8))
 
-    def _e4m3_grp_make(gsz: int, unit: bool, sat: bool) -> Any:
-        """``acc = grp(a, mp, mn, j, o, acc, ovf_pos, ovf_neg, gk, g)``: the ``8 gsz`` FP32 -> E4M3 elements from
-        ``j`` (GroupN ``gsz`` 8, 16 or 32: eight whole groups) by :func:`_e4m3_lane8_ir` (``unit``: the
+    @_intrinsic
+    def _e4m3_grp_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, o: Any, acc: Any, gk: Any, g: Any, gsz: Any,
+                    unit: Any, sat: Any) -> Any:
+        """``acc = _e4m3_grp(a, mp, mn, j, o, acc, gk, g, gsz, unit, sat)``, ``gsz`` (8, 16 or 32), ``unit`` and
+        ``sat`` literals at the call (one compiled form each, :func:`_e4m3_grp_cg`): the ``8 gsz`` FP32 -> E4M3
+        elements from ``j`` (eight whole GroupN ``gsz`` groups) by :func:`_e4m3_lane8_ir` (``unit``: the
         multipliers all 1, ``mp``/``mn`` not read), 32 codes a store, the overflow codes constants (``sat``:
         ``E4M3_SAT_POS``/``E4M3_SAT_NEG``, else ``E4M3_OVF_POS``/``E4M3_OVF_NEG``, one code for either sign: no
-        blend by the sign; ``ovf_pos``/``ovf_neg`` not read; llvm-mca znver3, scale 1.625 without Sat, the loop
+        blend by the sign; llvm-mca znver3, scale 1.625 without Sat, the loop
         alone: GroupN 8 / 16 / 32 5.53 / 5.30 / 5.29 -> 5.41 / 5.19 / 5.08 instructions an element, FP pipe
         uops 4.23 / 4.12 / 4.06 -> 4.11 / 3.99 / 3.93 against the plain pass's 4.91 and 3.91), ``acc`` (:data:`_ACC_E4M3X8`) updated with
         each lane's least key and largest mark, and the eight groups' maxima (the int32 maximum of the FP32 bits,
@@ -3882,105 +3874,96 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         vector's code pass an empty asm (:func:`_e4m3_fence`; the next vector's address depends on them): LLVM
         neither defers the 8 to 32 maxima and minima into one tree at the end (spilling their leaves) nor
         interleaves the vectors' lanes.  No bounds check: ``j + 8 gsz <= a.size``, ``g + 8 <= gk.size``."""
+        if not (isinstance(gsz, _types.IntegerLiteral) and gsz.literal_value in (8, 16, 32)
+                and isinstance(unit, _types.BooleanLiteral) and isinstance(sat, _types.BooleanLiteral)
+                and isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
+                and _mults_ok(mp, mn) and isinstance(j, _types.Integer) and isinstance(o, _types.Array)
+                and o.ndim == 1 and o.layout == "C" and o.dtype == _types.uint8 and acc == _ACC_E4M3X8
+                and isinstance(gk, _types.Array) and gk.ndim == 1 and gk.layout == "C"
+                and gk.dtype == _types.uint32 and isinstance(g, _types.Integer)):
+            return None
+        return (_ACC_E4M3X8(a, mp, mn, j, o, acc, gk, g, gsz, unit, sat),
+                _e4m3_grp_cg(gsz.literal_value, unit.literal_value, sat.literal_value))
+
+    def _e4m3_grp_cg(gsz: int, unit: bool, sat: bool) -> Any:
+        """The codegen of :func:`_e4m3_grp` for GroupN ``gsz``, ``unit`` and ``sat``."""
         n = 8 * gsz
         nv = gsz // 8  # 8-lane vectors of a group
         again = gsz > 8  # the maxima from the sources loaded again after the step's conversions
 
-        @_intrinsic
-        def grp(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any,
-                gk: Any, g: Any) -> Any:
-            if not (isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
-                    and _mults_ok(mp, mn) and isinstance(j, _types.Integer) and isinstance(o, _types.Array)
-                    and o.ndim == 1 and o.layout == "C" and o.dtype == _types.uint8 and acc == _ACC_E4M3X8
-                    and isinstance(ovf_pos, _types.Integer) and isinstance(ovf_neg, _types.Integer)
-                    and isinstance(gk, _types.Array) and gk.ndim == 1 and gk.layout == "C"
-                    and gk.dtype == _types.uint32 and isinstance(g, _types.Integer)):
-                return None
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            aty, mty, _, _, oty, _, gty, gsig = signature.args[:8]
+            av, mpv, mnv, jv, ov, accv, gv, g_ = args[:8]
+            i8 = _ir.IntType(8)
+            smax8 = _llvm_fn(builder, "llvm.smax.v8i32", _V8, [_V8, _V8])
+            umin = _llvm_fn(builder, "llvm.umin.v8i32", _V8, [_V8, _V8])
+            umax = _llvm_fn(builder, "llvm.umax.v8i32", _V8, [_V8, _V8])
+            gdata = context.make_array(gty)(context, builder, gv).data
+            # the overflow codes as constants (``sat``): without Sat one code for either sign (no blend), with
+            # Sat a constant-pool operand
+            opb = _ir.Constant(_V8, [E4M3_SAT_POS if sat else E4M3_OVF_POS] * 8)
+            onb = _ir.Constant(_V8, [E4M3_SAT_NEG if sat else E4M3_OVF_NEG] * 8)
+            # -0's bits (FP32_NEG_ZERO), unit steps: through an empty asm (opaque to LLVM), one register for
+            # the magnitude's mask (vpandn) and the -0 mark's compare instead of two constants
+            # (callgrind, scale 1, pass only: GroupN 8 4.38 -> 4.36, 16 4.22 -> 4.10, 32 4.09 -> 4.01 an
+            # element; the general lane takes more with it: scale 1.625 GroupN 8 5.58 -> 5.70)
+            nz = _e4m3_fence(builder, _ir.Constant(_V8, [FP32_NEG_ZERO] * 8)) if unit else \
+                _ir.Constant(_V8, [FP32_NEG_ZERO] * 8)
+            kmin = builder.shuffle_vector(accv, accv, _ir.Constant(_V8, list(range(8))))
+            kmax = builder.shuffle_vector(accv, accv, _ir.Constant(_V8, list(range(8, 16))))
+            mx = _Tr8Pairs(builder, smax8, nv)  # the eight group maxima
 
-            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-                aty, mty, _, _, oty, _, _, _, gty, gsig = signature.args
-                av, mpv, mnv, jv, ov, accv, opv, onv, gv, g_ = args
-                i8 = _ir.IntType(8)
-                smax8 = _llvm_fn(builder, "llvm.smax.v8i32", _V8, [_V8, _V8])
-                umin = _llvm_fn(builder, "llvm.umin.v8i32", _V8, [_V8, _V8])
-                umax = _llvm_fn(builder, "llvm.umax.v8i32", _V8, [_V8, _V8])
-                gdata = context.make_array(gty)(context, builder, gv).data
-                # the overflow codes as constants (Sat or not; the caller's ``ovf_pos``/``ovf_neg`` are these):
-                # without Sat one code for either sign (no blend), with Sat a constant-pool operand
-                opb = _ir.Constant(_V8, [E4M3_SAT_POS if sat else E4M3_OVF_POS] * 8)
-                onb = _ir.Constant(_V8, [E4M3_SAT_NEG if sat else E4M3_OVF_NEG] * 8)
-                # -0's bits (FP32_NEG_ZERO), unit steps: through an empty asm (opaque to LLVM), one register for
-                # the magnitude's mask (vpandn) and the -0 mark's compare instead of two constants
-                # (callgrind, scale 1, pass only: GroupN 8 4.38 -> 4.36, 16 4.22 -> 4.10, 32 4.09 -> 4.01 an
-                # element; the general lane takes more with it: scale 1.625 GroupN 8 5.58 -> 5.70)
-                nz = _e4m3_fence(builder, _ir.Constant(_V8, [FP32_NEG_ZERO] * 8)) if unit else \
-                    _ir.Constant(_V8, [FP32_NEG_ZERO] * 8)
-                kmin = builder.shuffle_vector(accv, accv, _ir.Constant(_V8, list(range(8))))
-                kmax = builder.shuffle_vector(accv, accv, _ir.Constant(_V8, list(range(8, 16))))
-                mx = _Tr8Pairs(builder, smax8, nv)  # the eight group maxima
+            def source(s: Any, jd: Any) -> Any:  # the 8 sources from j + s
+                js = builder.add(jd, _ir.Constant(jv.type, s))
+                return builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4)
 
-                def source(s: Any, jd: Any) -> Any:  # the 8 sources from j + s
-                    js = builder.add(jd, _ir.Constant(jv.type, s))
-                    return builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4)
+            jd = jv
+            for c in range(0, n, 32):
+                codes = []
+                for s in range(c, c + 32, 8):
+                    x = source(s, jd)
+                    mpf = mnf = None
+                    if not unit:
+                        js = builder.add(jd, _ir.Constant(jv.type, s))
+                        mpf, mnf = _mults_ir(context, builder, mty, mpv, mnv, js, 8,
+                                             signature.args[2] == _types.none)
+                    code, key, mark = _e4m3_lane8_ir(builder, x, mpf, mnf, opb, onb, unit, nz)
+                    kmin = _e4m3_fence(builder, builder.call(umin, [kmin, key]))
+                    kmax = _e4m3_fence(builder, builder.call(umax, [kmax, mark]))
+                    codes.append(code)
+                    if not again:
+                        mx.feed(s // 8, x)
+                    if E4M3_GRP:
+                        jd = builder.asm(_ir.FunctionType(jv.type, [jv.type, _V8, _V8, _V8]), "", "=r,0,x,x,x",
+                                         [jd, code, kmin, kmax], False)
+                jc = builder.add(jv, _ir.Constant(jv.type, c))
+                builder.store(_e4m3_pack32_ir(builder, codes), _lane_ptr(context, builder, oty, ov, jc, _V8),
+                              align=1)
+            if again:
+                for s in range(0, n, 8):
+                    mx.feed(s // 8, source(s, jv))
+            r = mx.reduced()
+            neg = builder.icmp_signed("<", r, _ir.Constant(_V8, [0] * 8))
+            gi = context.cast(builder, g_, gsig, _types.intp)
+            gp = builder.bitcast(builder.gep(gdata, [gi]), _V8.as_pointer())
+            builder.store(r, gp, align=4)  # the maxima's bits: their GroupMaxOut bits (_GMO_BITS), no key
+            with builder.if_then(builder.icmp_unsigned("!=", builder.bitcast(neg, i8), _ir.Constant(i8, 0)),
+                                 likely=False):
+                mn8 = _Tr8Pairs(builder, _llvm_fn(builder, "llvm.smin.v8i32", _V8, [_V8, _V8]), nv)
+                for s in range(0, n, 8):
+                    mn8.feed(s // 8, source(s, jv))
+                rl = mn8.reduced()
+                builder.store(builder.select(neg, rl, r), gp, align=4)
+            return builder.shuffle_vector(kmin, kmax, _ir.Constant(_V16I, list(range(16))))
 
-                jd = jv
-                for c in range(0, n, 32):
-                    codes = []
-                    for s in range(c, c + 32, 8):
-                        x = source(s, jd)
-                        mpf = mnf = None
-                        if not unit:
-                            js = builder.add(jd, _ir.Constant(jv.type, s))
-                            mpf, mnf = _mults_ir(context, builder, mty, mpv, mnv, js, 8,
-                                                 signature.args[2] == _types.none)
-                        code, key, mark = _e4m3_lane8_ir(builder, x, mpf, mnf, opb, onb, unit, nz)
-                        kmin = _e4m3_fence(builder, builder.call(umin, [kmin, key]))
-                        kmax = _e4m3_fence(builder, builder.call(umax, [kmax, mark]))
-                        codes.append(code)
-                        if not again:
-                            mx.feed(s // 8, x)
-                        if E4M3_GRP:
-                            jd = builder.asm(_ir.FunctionType(jv.type, [jv.type, _V8, _V8, _V8]), "", "=r,0,x,x,x",
-                                             [jd, code, kmin, kmax], False)
-                    jc = builder.add(jv, _ir.Constant(jv.type, c))
-                    builder.store(_e4m3_pack32_ir(builder, codes), _lane_ptr(context, builder, oty, ov, jc, _V8),
-                                  align=1)
-                if again:
-                    for s in range(0, n, 8):
-                        mx.feed(s // 8, source(s, jv))
-                r = mx.reduced()
-                neg = builder.icmp_signed("<", r, _ir.Constant(_V8, [0] * 8))
-                gi = context.cast(builder, g_, gsig, _types.intp)
-                gp = builder.bitcast(builder.gep(gdata, [gi]), _V8.as_pointer())
-                builder.store(r, gp, align=4)  # the maxima's bits: their GroupMaxOut bits (_GMO_BITS), no key
-                with builder.if_then(builder.icmp_unsigned("!=", builder.bitcast(neg, i8), _ir.Constant(i8, 0)),
-                                     likely=False):
-                    mn8 = _Tr8Pairs(builder, _llvm_fn(builder, "llvm.smin.v8i32", _V8, [_V8, _V8]), nv)
-                    for s in range(0, n, 8):
-                        mn8.feed(s // 8, source(s, jv))
-                    rl = mn8.reduced()
-                    builder.store(builder.select(neg, rl, r), gp, align=4)
-                return builder.shuffle_vector(kmin, kmax, _ir.Constant(_V16I, list(range(16))))
+        return codegen
 
-            return _ACC_E4M3X8(a, mp, mn, j, o, acc, ovf_pos, ovf_neg, gk, g), codegen
-        return grp
+    _e4m3_grp: Any = _e4m3_grp_i
 
     #: E4M3 GroupN 8/16/32 without AVX-512 takes :func:`_e4m3_pass_groups` where the CPU has AVX2 and FMA (its
     #: steps' lane then one instruction per step of :func:`_e4m3_lane`), else the blocks form
     #: (:func:`_fp8_pass_blocks`); the same codes, flags and keys either way
     E4M3_GRP: bool = not target_has_feature("avx512bw") and target_has_feature("avx2") and target_has_feature("fma")
-    _e4m3_g8: Any = _e4m3_grp_make(8, False, False)
-    _e4m3_g8u: Any = _e4m3_grp_make(8, True, False)
-    _e4m3_g16: Any = _e4m3_grp_make(16, False, False)
-    _e4m3_g16u: Any = _e4m3_grp_make(16, True, False)
-    _e4m3_g32: Any = _e4m3_grp_make(32, False, False)
-    _e4m3_g32u: Any = _e4m3_grp_make(32, True, False)
-    _e4m3_g8s: Any = _e4m3_grp_make(8, False, True)
-    _e4m3_g8us: Any = _e4m3_grp_make(8, True, True)
-    _e4m3_g16s: Any = _e4m3_grp_make(16, False, True)
-    _e4m3_g16us: Any = _e4m3_grp_make(16, True, True)
-    _e4m3_g32s: Any = _e4m3_grp_make(32, False, True)
-    _e4m3_g32us: Any = _e4m3_grp_make(32, True, True)
 
     #: The HiF8 pass takes 32 elements per step by :func:`_hif8_v32` (no gather) when the target CPU
     #: has AVX-512 BW, else by :func:`_hif8_look32` (a scalar lookup an element); the same entries either way.
@@ -4408,52 +4391,8 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
     def _e4m3_acc8_max(acc: Any) -> Any:
         raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
 
-    def _e4m3_g8(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
-        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
-
-    def _e4m3_g8u(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
-        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
-
-    def _e4m3_g16(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
-        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
-
-    def _e4m3_g16u(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
-        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
-
-    def _e4m3_g32(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
-        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
-
-    def _e4m3_g32u(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
-        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
-
-    def _e4m3_g8s(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
-        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
-
-    def _e4m3_g8us(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
-        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
-
-    def _e4m3_g16s(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
-        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
-
-    def _e4m3_g16us(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
-        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
-
-    def _e4m3_g32s(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
-        raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
-
-    def _e4m3_g32us(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, ovf_pos: Any, ovf_neg: Any, gk: Any,
-             g: int) -> Any:
+    def _e4m3_grp(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, gk: Any, g: int, gsz: int, unit: bool,
+                  sat: bool) -> Any:
         raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
 
     HIF8_V32 = False
