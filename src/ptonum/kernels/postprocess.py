@@ -4954,6 +4954,23 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             return _fold16_8a(arr, s, gk, g)
         return _fold16_8(arr, s, gk, g)
 
+    def _gmax_line_store_ir(builder: Any, r: Any, gp: Any) -> None:
+        """Sixteen int32 GroupMax results ``r`` to GroupMaxOut at ``gp`` (a pointer to sixteen lanes): where
+        ``gp`` starts a 64-byte line, the whole line by one non-temporal store (no read for ownership; weakly
+        ordered: the caller's :func:`_sfence` before another thread reads the line or it is stored to again),
+        else by an ordinary store.  The store of :func:`_s32_gmax16_make`, :func:`_s32_gmax8_ir` and
+        :func:`_s32_gmax8g_ir`."""
+        i64 = _ir.IntType(64)
+        line = builder.icmp_unsigned("==", builder.and_(builder.ptrtoint(gp, i64), _ir.Constant(i64, 63)),
+                                     _ir.Constant(i64, 0))
+        with builder.if_else(line) as (whole, part):
+            with whole:
+                st = builder.store(r, gp)
+                st.align = 64
+                st.set_metadata("nontemporal", builder.module.add_metadata([_ir.Constant(_ir.IntType(32), 1)]))
+            with part:
+                builder.store(r, gp, align=4)
+
     def _s32_gmax16_make(gsz: int, max_abs: bool) -> Any:
         """The intrinsic ``_s32_gmax16_<gsz>[a](a, s, go, g)``: the GroupMax bits of the sixteen S32 groups
         ``a[s + q gsz .. s + q gsz + gsz]`` (q = 0 .. 15, ``gsz`` 8 or a multiple of 16) to ``go[g .. g +
@@ -4967,7 +4984,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         the unsigned maxima of the magnitudes before the limit (a lane above ``0x7FFFFFFF``: a group held
         ``INT32_MIN``, whose bits are ``0x7FFFFFFF`` with OF).  On AVX2 (:data:`S32_ACC8`) in eight-lane
         vectors instead: GroupN 8 without MaxAbs :func:`_s32_gmax8_ir`, GroupN 16/32 :func:`_s32_gmax8g_ir`.
-        GroupN 8/16: the sixteen results go out by
+        GroupN 8/16/32: the sixteen results go out by
         one non-temporal 64-byte store when ``go[g]`` starts a cache line (weakly ordered: the caller's
         :func:`_sfence` before another thread reads ``go`` or it stores to those lines again), by an ordinary
         store otherwise.  No bounds check: ``s + 16 gsz <= a.size``, ``g + 16 <= go.size``;
@@ -5040,20 +5057,8 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
                 g_ = context.cast(builder, args[3], signature.args[3], _types.intp)
                 gp = builder.bitcast(builder.gep(gdata, [g_]), v16.as_pointer())
-                if gsz <= 16:
-                    # GroupN 8/16 (GroupMaxOut 8/4 MiB on a 4096 x 4096 tile): a whole 64-byte line (a line's
-                    # start) by a non-temporal store, no read for ownership; else an ordinary store
-                    i64 = _ir.IntType(64)
-                    line = builder.icmp_unsigned("==", builder.and_(builder.ptrtoint(gp, i64), _ir.Constant(i64, 63)),
-                                                 _ir.Constant(i64, 0))
-                    with builder.if_else(line) as (whole, part):
-                        with whole:
-                            st = builder.store(r, gp)
-                            st.align = 64
-                            st.set_metadata("nontemporal",
-                                            builder.module.add_metadata([_ir.Constant(_ir.IntType(32), 1)]))
-                        with part:
-                            builder.store(r, gp, align=4)
+                if gsz <= S32_GMAX_NT_MAX:  # (GroupMaxOut 8/4/2 MiB on a 4096 x 4096 tile, GroupN 8/16/32)
+                    _gmax_line_store_ir(builder, r, gp)
                 else:
                     builder.store(r, gp, align=4)
                 return accv
@@ -5104,15 +5109,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
         gp = builder.bitcast(builder.gep(gdata, [context.cast(builder, args[3], signature.args[3], _types.intp)]),
                              v16.as_pointer())
-        line = builder.icmp_unsigned("==", builder.and_(builder.ptrtoint(gp, i64), _ir.Constant(i64, 63)),
-                                     _ir.Constant(i64, 0))
-        with builder.if_else(line) as (whole, part):  # as _s32_gmax16_make's GroupN 8/16 store
-            with whole:
-                st = builder.store(r, gp)
-                st.align = 64
-                st.set_metadata("nontemporal", builder.module.add_metadata([_ir.Constant(_ir.IntType(32), 1)]))
-            with part:
-                builder.store(r, gp, align=4)
+        _gmax_line_store_ir(builder, r, gp)
         return accv
 
     def _s32_gmax8g_ir(context: Any, builder: Any, signature: Any, args: Any, gsz: int, max_abs: bool) -> Any:
@@ -5156,18 +5153,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
         gp = builder.bitcast(builder.gep(gdata, [context.cast(builder, args[3], signature.args[3], _types.intp)]),
                              v16.as_pointer())
-        if gsz > 16:
+        if gsz <= S32_GMAX_NT_MAX:
+            _gmax_line_store_ir(builder, r, gp)
+        else:
             builder.store(r, gp, align=4)
-            return accv
-        line = builder.icmp_unsigned("==", builder.and_(builder.ptrtoint(gp, i64), _ir.Constant(i64, 63)),
-                                     _ir.Constant(i64, 0))
-        with builder.if_else(line) as (whole, part):  # as _s32_gmax16_make's GroupN 8/16 store
-            with whole:
-                st = builder.store(r, gp)
-                st.align = 64
-                st.set_metadata("nontemporal", builder.module.add_metadata([_ir.Constant(_ir.IntType(32), 1)]))
-            with part:
-                builder.store(r, gp, align=4)
         return accv
 
     def _v16_fold8_make(op: str) -> Any:
@@ -5629,6 +5618,9 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
 #: serve the block's rows; read from L2 on every row, they left the source's DRAM stream slower than from
 #: L3 (Zen 5, one thread, 4096 x 4096 VREQ8: 0.32 ns/elem from DRAM, 0.18 from L3, whatever the prefetch).
 _S32_SEG = 1024
+#: The largest GroupN whose S32 GroupMax blocks (:func:`_s32_gmax16_make`) store their sixteen results by
+#: :func:`_gmax_line_store_ir` (a whole 64-byte line non-temporal): 8, 16 and 32, every GroupN of the blocks.
+S32_GMAX_NT_MAX = 32
 #: :func:`_s32_rows_seg` prefetches the source this many segments ahead of the one it works on (2048 elements:
 #: 4096 measured the same, one segment ahead less)
 _S32_SEG_AHEAD = 2
@@ -5859,7 +5851,7 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
     Per row ``i`` writes ``res[5 * (i - i0) ..]``: NX bits, OF bits, signed maximum and minimum (``maxima``
     False, GroupMax off and no RowMax: not taken on AVX2 (S32_ACC8), left meaningless), GroupMax
     flags; the GroupMax bits (:func:`_s32_fold_bits`) to ``group_out`` (row ``i``'s first group at
-    ``i * ceil(cnt / group_n)``; GroupN 8/16: whole lines by :func:`_s32_gmax16`'s non-temporal stores, one
+    ``i * ceil(cnt / group_n)``; GroupN 8/16/32: whole lines by :func:`_s32_gmax16`'s non-temporal stores, one
     :func:`_sfence` at the block's end).
 
     Source: ``MatrixPostQuantBaseWithFlags``, ``MatrixRoundAndSaturateSigned``,
@@ -6143,8 +6135,8 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
         res[5 * r + 2] = max(res[5 * r + 2], rmax)
         res[5 * r + 3] = min(res[5 * r + 3], rmin)
         res[5 * r + 4] |= gflags
-    if blk and group_n <= 16:
-        _sfence()  # _s32_gmax16's non-temporal GroupMaxOut stores (GroupN 8/16) before the block's end
+    if blk and group_n <= S32_GMAX_NT_MAX:
+        _sfence()  # _s32_gmax16's non-temporal GroupMaxOut stores (GroupN 8/16/32) before the block's end
 
 
 def _s32_rows_seg_none(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow: int,
