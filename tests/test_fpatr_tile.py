@@ -927,6 +927,34 @@ def test_output_buffer_is_reused_only_after_every_view_is_gone(monkeypatch: pyte
     tile_mod.release_output_buffers()
 
 
+def test_every_output_starts_on_a_64_byte_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """h-s32 (stop 38): GroupMaxOut below the pool's 4 MiB (GroupN 32 on a 4096 x 4096 tile: 2 MiB) came from
+    ``np.empty``, 16 bytes into a line, so the kernel's whole-line non-temporal stores never applied and every
+    line was read before being written.  Every output now starts on a line, recycled or not, pool on or off."""
+    tile_mod.release_output_buffers()
+    for pool in ("128", "0"):
+        monkeypatch.setenv("PTONUM_OUTPUT_POOL_MIB", pool)
+        empty = tile_mod._OUTPUTS.empty((0, 4), np.uint32)  # no bytes: no line to start on
+        assert (empty.shape, empty.dtype, empty.flags.c_contiguous) == ((0, 4), np.dtype(np.uint32), True)
+        for shape, dt in (((1,), np.uint8), ((3, 5), np.uint16), ((4096, 128), np.uint32),
+                          ((2049, 1031), np.uint16), ((1, 7), np.float64)):
+            for _ in range(3):  # malloc's placement varies with what was freed before
+                a = tile_mod._OUTPUTS.empty(shape, dt)
+                assert (a.ctypes.data % 64, a.shape, a.dtype, a.flags.c_contiguous, a.flags.writeable) == (
+                    0, shape, np.dtype(dt), True, True), (pool, shape, dt)
+                a[...] = 1  # the whole array is writable memory of its own
+                del a
+    from ptonum.fpatr.params import quant_param
+
+    acc = (np.arange(64 * 96, dtype=np.int32).reshape(64, 96) - 3000) * 7
+    kw = dict(attributes=dict(pre_quant_mode="REQ8", row_max_en=1, group_max_en=1, group_n_code=3), acc_type="S32",
+              quant_param=int(quant_param(0.5, mode="REQ8")))
+    res = postprocess(acc, **kw)
+    assert res.group_max_bits.shape == (64, 3) and res.group_max_bits.ctypes.data % 64 == 0
+    assert np.array_equal(res.group_max_bits, postprocess(acc, engine="reference", **kw).group_max_bits)
+    tile_mod.release_output_buffers()
+
+
 def test_recycled_group_max_is_not_overwritten_by_the_next_call(monkeypatch: pytest.MonkeyPatch) -> None:
     """GroupMaxOut comes from the recycled output buffers too (at GroupN 8 a 4096 x 4096 tile's is 8 MiB):
     a result the caller still holds keeps its buffer, so a second call on other data writes elsewhere and

@@ -952,13 +952,22 @@ class _OutputBuffers:
         self._free: List[_Buffer] = []
 
     def empty(self, shape: Tuple[int, ...], dtype: Any) -> np.ndarray:
-        """An uninitialised C-contiguous array, 64-byte aligned when recycled."""
+        """An uninitialised C-contiguous array that starts on a 64-byte line, recycled or not.
+
+        The kernels write whole lines of an output by non-temporal stores (GroupMaxOut of GroupN
+        8/16/32 among them) and fall back to ordinary stores, which read each line first, where a
+        line is only partly theirs; ``np.empty`` starts 16 bytes into a line (glibc), so a small
+        output (GroupMaxOut of GroupN 32 on a 4096 x 4096 tile is 2 MiB) is over-allocated by one
+        line and cut at the first line boundary instead.
+        """
         dt = np.dtype(dtype)
         nbytes = dt.itemsize
         for d in shape:
             nbytes *= int(d)
         if nbytes < OUTPUT_POOL_MIN_BYTES or _output_pool_bytes() == 0:
-            return np.empty(shape, dt)
+            spare = np.empty(nbytes + _POOL_ALIGN, np.uint8)
+            start = -spare.ctypes.data % _POOL_ALIGN
+            return spare[start:start + nbytes].view(dt).reshape(shape)
         cap = -(-nbytes // _POOL_GRAIN) * _POOL_GRAIN + _POOL_ALIGN
         raw = None
         for cand in list(self._free):
