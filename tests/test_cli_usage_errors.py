@@ -199,41 +199,27 @@ def test_mode_relu_attributes_and_sweep_words_are_named_by_option(tmp_path, monk
     assert r.exit_code == 0 and "inputs 16, mismatches 0" in r.stdout, r.output
 
 
-def test_unreadable_whole_number_settings_are_noted_once(monkeypatch):
+@pytest.mark.parametrize("kmin, pool", [("1_000", "lots"), ("-5", " -1")])
+def test_unreadable_whole_number_settings_are_noted_once(monkeypatch, kmin, pool):
     """PTONUM_KERNEL_MIN_ELEMENTS / PTONUM_OUTPUT_POOL_MIB that are not whole numbers were dropped for
-    their defaults without a word (and ``1_000`` was read as 1000): one note each, the run goes on."""
+    their defaults without a word (and ``1_000`` was read as 1000); a negative one (h-user, stop 36: ``-5``)
+    was taken as 0, every call on the kernels: one note each, the defaults, the run goes on."""
+    from ptonum.fpatr.tile import _output_pool_bytes
     from ptonum.tables import kernel_min_elements
 
-    r = CliRunner(env={"PTONUM_KERNEL_MIN_ELEMENTS": "1_000", "PTONUM_OUTPUT_POOL_MIB": "lots"}).invoke(
+    r = CliRunner(env={"PTONUM_KERNEL_MIN_ELEMENTS": kmin, "PTONUM_OUTPUT_POOL_MIB": pool}).invoke(
         main, ["formats", "E4M3"])
     assert r.exit_code == 0, r.output
-    assert r.stderr == ("ptonum: note: PTONUM_KERNEL_MIN_ELEMENTS = '1_000' is not a whole number (ASCII digits 0-9); "
+    assert r.stderr == (f"ptonum: note: PTONUM_KERNEL_MIN_ELEMENTS = {kmin!r} is not a whole number (ASCII digits 0-9); "
                         "the default 65536 is used\n"
-                        "ptonum: note: PTONUM_OUTPUT_POOL_MIB = 'lots' is not a whole number (ASCII digits 0-9); "
+                        f"ptonum: note: PTONUM_OUTPUT_POOL_MIB = {pool!r} is not a whole number (ASCII digits 0-9); "
                         "the default 128 is used\n")
     r = CliRunner(env={"PTONUM_KERNEL_MIN_ELEMENTS": " 4096 ", "PTONUM_OUTPUT_POOL_MIB": "0"}).invoke(
         main, ["formats", "E4M3"])
     assert r.exit_code == 0 and r.stderr == "", r.output
-    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "1_000")
-    assert kernel_min_elements() == 65536  # the note's word: the default, not 1000
-
-
-def test_negative_whole_number_settings_are_noted(monkeypatch):
-    """h-user (stop 36): PTONUM_KERNEL_MIN_ELEMENTS=-5 was taken as 0 (every call on the kernels) and
-    PTONUM_OUTPUT_POOL_MIB=-1 as 0 without a word: a negative count is no count, so the default and a note."""
-    from ptonum.fpatr.tile import _output_pool_bytes
-    from ptonum.tables import kernel_min_elements
-
-    r = CliRunner(env={"PTONUM_KERNEL_MIN_ELEMENTS": "-5", "PTONUM_OUTPUT_POOL_MIB": " -1"}).invoke(
-        main, ["formats", "E4M3"])
-    assert r.exit_code == 0, r.output
-    assert r.stderr == ("ptonum: note: PTONUM_KERNEL_MIN_ELEMENTS = '-5' is not a whole number (ASCII digits 0-9); "
-                        "the default 65536 is used\n"
-                        "ptonum: note: PTONUM_OUTPUT_POOL_MIB = ' -1' is not a whole number (ASCII digits 0-9); "
-                        "the default 128 is used\n")
-    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "-5")
-    monkeypatch.setenv("PTONUM_OUTPUT_POOL_MIB", "-1")
-    assert (kernel_min_elements(), _output_pool_bytes()) == (65536, 128 << 20)
+    monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", kmin)
+    monkeypatch.setenv("PTONUM_OUTPUT_POOL_MIB", pool)
+    assert (kernel_min_elements(), _output_pool_bytes()) == (65536, 128 << 20)  # the note's word: the defaults
     monkeypatch.setenv("PTONUM_KERNEL_MIN_ELEMENTS", "+0")
     monkeypatch.setenv("PTONUM_OUTPUT_POOL_MIB", "0")
     assert (kernel_min_elements(), _output_pool_bytes()) == (0, 0)
