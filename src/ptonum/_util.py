@@ -125,7 +125,6 @@ def int_text(text: str, *, decimal_only: bool = False) -> int:
     raise ValueError(f"{text!r}: not an integer ({'ASCII decimal digits' if decimal_only else 'ASCII decimal digits or 0x/0o/0b'}, no separators)")
 
 
-
 def count_text(text: str) -> int:
     """A count read from text (an environment setting such as ``PTONUM_KERNEL_MIN_ELEMENTS``): ASCII
     decimal digits, an optional ``+``, blanks around ignored (:func:`int_text` with ``decimal_only``).
@@ -138,6 +137,7 @@ def count_text(text: str) -> int:
     if value < 0:
         raise ValueError(f"{text!r}: not a whole number (a count cannot be negative)")
     return value
+
 
 #: the spellings :func:`bool_text` reads (after blanks are dropped and letters lowered)
 TRUE_WORDS = ("1", "true", "yes", "on")
