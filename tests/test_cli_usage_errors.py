@@ -1,5 +1,6 @@
 """Option-parsing errors (click's UsageError family) are one line on stderr with exit status 2,
-like every other ptonum error (README, ``ptonum --help``); help and bare groups exit 0."""
+like every other ptonum error (README, ``ptonum --help``); a group run without its command is a usage
+error too (its help on stderr, exit status 2); ``--help`` and ``--version`` exit 0."""
 
 from __future__ import annotations
 
@@ -69,16 +70,37 @@ def test_negative_decode_code_is_a_bad_code_not_an_option():
     assert r.stderr.startswith("ptonum decode: error: CODE '-1': not a non-negative integer")
 
 
-@pytest.mark.parametrize("argv", [[], ["explain"]], ids=["ptonum", "ptonum explain"])
-def test_bare_group_prints_help_and_succeeds(argv):
-    r = CliRunner().invoke(main, argv)
-    assert r.exit_code == 0, r.output
-    assert "Usage:" in r.stdout and r.stderr == ""
+@pytest.mark.parametrize("argv", [[], ["explain"], ["sweep"]], ids=["ptonum", "ptonum explain", "ptonum sweep"])
+def test_bare_group_is_a_usage_error_with_its_help_on_stderr(argv):
+    """A new user's report: bare ``ptonum`` and ``ptonum explain`` printed the help and exited 0 (and bare
+    ``ptonum sweep`` printed it on stdout with status 2): a missing command is a usage error like a missing
+    argument, status 2, nothing on stdout; the help it writes to stderr is the one ``--help`` prints."""
+    r = CliRunner().invoke(main, argv, prog_name="ptonum")
+    assert r.exit_code == 2, r.output
+    assert r.stdout == ""
+    helped = CliRunner().invoke(main, [*argv, "--help"], prog_name="ptonum")
+    assert helped.exit_code == 0 and helped.stderr == ""
+    assert r.stderr == helped.stdout
+    assert f"Usage: {' '.join(['ptonum', *argv])} [OPTIONS] " in r.stderr
+
+
+def test_usage_line_says_a_command_is_required():
+    """``ptonum`` and ``ptonum sweep`` need a command (``COMMAND``); ``ptonum explain`` runs without one
+    when given ``--row`` (``[COMMAND]``)."""
+    def usage_line(name: str) -> str:
+        helped = CliRunner().invoke(main, [*name.split()[1:], "--help"], prog_name="ptonum")
+        return next(ln.strip() for ln in helped.stdout.splitlines() if "Usage:" in ln)
+
+    usage = {name: usage_line(name) for name in ("ptonum", "ptonum sweep", "ptonum explain")}
+    assert usage == {"ptonum": "Usage: ptonum [OPTIONS] COMMAND [ARGS]...",
+                     "ptonum sweep": "Usage: ptonum sweep [OPTIONS] COMMAND [ARGS]...",
+                     "ptonum explain": "Usage: ptonum explain [OPTIONS] [COMMAND] [ARGS]..."}
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["-h"], ["postprocess", "--help"], ["explain", "--help"],
                                   ["explain", "reduction", "--help"], ["gen", "--help"], ["check", "--help"],
-                                  ["decode", "--help"], ["tcvt", "--help"], ["compare", "--help"], ["--version"]])
+                                  ["decode", "--help"], ["tcvt", "--help"], ["compare", "--help"], ["sweep", "--help"],
+                                  ["--version"]])
 def test_help_and_version_exit_zero(argv):
     r = CliRunner().invoke(main, argv)
     assert r.exit_code == 0, r.output

@@ -23,8 +23,8 @@ from .. import __version__
 from ..errors import PtonumError
 from ..publish import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install_sigterm_handler, published_count,
                        published_summary, remove_temporaries)
-from ._common import (EXIT_ERROR, broken_pipe_exit, error_line, fail, os_error_text, stdout_failure_exit,
-                      stdout_write_failed)
+from ._common import (EXIT_ERROR, broken_pipe_exit, error_line, fail, missing_command, os_error_text,
+                      stdout_failure_exit, stdout_write_failed)
 
 click.rich_click.TEXT_MARKUP = "markdown"
 click.rich_click.SHOW_ARGUMENTS = True
@@ -311,7 +311,8 @@ def interrupted(command: str, exc: BaseException, published_before: int) -> NoRe
     sys.exit(EXIT_SIGTERM if term else EXIT_SIGINT)
 
 
-@click.group(cls=_Group, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, invoke_without_command=True, subcommand_metavar="COMMAND [ARGS]...",
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ptonum")
 @click.pass_context
 def main(ctx: click.Context) -> None:
@@ -321,14 +322,15 @@ def main(ctx: click.Context) -> None:
 
     Exit status of every command: 0 success (or match), 1 a mismatch was found (`check`, `compare`,
     `explain --row`), 2 an error or rejection (usage, illegal attributes or parameters, bad file),
-    reported as one line `ptonum COMMAND: error: ...` on stderr; 130 interrupted (SIGINT, Ctrl-C),
+    reported as one line `ptonum COMMAND: error: ...` on stderr (a missing command: the help, on
+    stderr); 130 interrupted (SIGINT, Ctrl-C),
     143 terminated (SIGTERM), with one line saying whether anything was written; 141 (silently) the
     reader of stdout's pipe closed it (`| head`). Outputs are
     published all together or not at all.
     """
     environment_notes()
-    if ctx.invoked_subcommand is None:  # bare `ptonum`: the help, and success
-        click.echo(ctx.get_help())
+    if ctx.invoked_subcommand is None:  # bare `ptonum`: a usage error (help on stderr, status 2)
+        missing_command(ctx)
 
 
 #: the whole-number settings ptonum reads from the environment

@@ -5,7 +5,9 @@ Exit codes (all commands): 0 success / match; 1 a mismatch was found (``check``,
 attributes or parameters, unreadable or missing file); 141 stdout was a pipe that its reader
 closed (``| head``), silently.  An error is one line on
 stderr, ``ptonum <command>: error: <message>``; option syntax errors found by
-click are the same one line, followed by ``(see 'ptonum <command> --help')``.
+click are the same one line, followed by ``(see 'ptonum <command> --help')``; a group run without
+its command (bare ``ptonum``, ``ptonum explain``, ``ptonum sweep``) writes its help to stderr instead
+and exits 2 (:func:`missing_command`).
 """
 
 from __future__ import annotations
@@ -156,6 +158,14 @@ def fail(command: str, message: Any, code: int = EXIT_ERROR, translate: bool = T
     sys.stderr.write(error_line(command, message, translate) + "\n")
     sys.stderr.flush()
     sys.exit(code)
+
+
+def missing_command(ctx: click.Context) -> NoReturn:
+    """A group run without a subcommand (bare ``ptonum``, ``ptonum explain``, ``ptonum sweep``): a usage
+    error, like a missing argument, so the group's help goes to stderr and the exit status is 2
+    (:data:`EXIT_ERROR`); ``--help`` asks for the help on stdout with status 0."""
+    click.echo(ctx.get_help(), err=True)
+    ctx.exit(EXIT_ERROR)
 
 
 def stdout_write_failed(exc: BaseException) -> bool:

@@ -25,7 +25,8 @@ from ..conformance.explain import (
 from .._util import int_text
 from ..errors import UsageError
 from ._tile_args import attributes_from_word
-from ._common import ASCII_INT, EXIT_MISMATCH, RMODE_HELP, decimal_in_format, errors_to_exit, parse_rmode
+from ._common import ASCII_INT, EXIT_MISMATCH, RMODE_HELP, decimal_in_format, errors_to_exit, missing_command, \
+    parse_rmode
 
 
 def _run(name: str, fn: Callable[[], Any]) -> None:
@@ -47,9 +48,8 @@ def command(ctx: click.Context, row: Optional[str]) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    if row is None:
-        click.echo(ctx.get_help())  # bare `ptonum explain`: the help, and success
-        return
+    if row is None:  # bare `ptonum explain`: a usage error (help on stderr, status 2)
+        missing_command(ctx)
     with errors_to_exit("explain", translate=False):  # messages name vector-file columns
         res = explain_row(row)
     click.echo(res.text)

@@ -17,8 +17,8 @@ from typing import Any, Optional
 import rich_click as click
 
 from ..errors import UsageError
-from ._common import ASCII_INT, AsciiIntRange, EXIT_MISMATCH, RMODE_HELP, errors_to_exit, out_console, \
-    output_dir, stderr_is_terminal
+from ._common import ASCII_INT, AsciiIntRange, EXIT_MISMATCH, RMODE_HELP, errors_to_exit, missing_command, \
+    out_console, output_dir, stderr_is_terminal
 from ._scale_out import client_for, placement_options, task_progress
 
 
@@ -44,9 +44,12 @@ def _common_options(fn: Any) -> Any:
     return fn
 
 
-@click.group("sweep")
-def command() -> None:
+@click.group("sweep", invoke_without_command=True, subcommand_metavar="COMMAND [ARGS]...")  # a command is required
+@click.pass_context
+def command(ctx: click.Context) -> None:
     """Run every input code of a range through both engines and report the mismatches (exhaustive checks)."""
+    if ctx.invoked_subcommand is None:  # bare `ptonum sweep`: a usage error (help on stderr, status 2)
+        missing_command(ctx)
 
 
 @command.command("tcvt")
