@@ -1074,6 +1074,55 @@ def test_preflight_keeps_the_plan_of_a_quant_param_word(monkeypatch: pytest.Monk
         tile_mod.preflight(acc, attributes=attrs, quant_param=int(qp) & ~0x7FFFF | 0x7FFFF)
 
 
+# a REQ8 S32 tile that saturates, rounds and meets LReLU's negative side (flags OF and NX)
+_REQ8_ACC = np.array([[-1001, -3, 0, 1, 3, 255, 300, 2**31 - 1], [-2**31, 7, -8, 101, 253, -255, 17, 5]], np.int32)
+_REQ8_LRELU = dict(pre_quant_mode="REQ8", relu_mode=2, row_max_en=1)
+
+
+@pytest.mark.parametrize("as_given", [np.uint64, lambda w: np.array(w, np.uint64), lambda w: np.array(w, np.int64),
+                                      lambda w: np.array(w, object)],
+                         ids=["np.uint64", "0-d uint64", "0-d int64", "0-d object int"])
+def test_scalar_words_as_0d_integer_arrays_are_their_element(as_given) -> None:
+    """A new user's report: quant_param accepted an np.uint64 but refused the 0-d array holding the same
+    word ("expected a 64-bit parameter word (an int)"), while the word functions (quant_param_legal,
+    parse_quant_param) read a 0-d array as its element.  quant_param and relu_param given as 0-d integer
+    arrays now give the bits and flags of the same Python int."""
+    from ptonum import fpatr
+
+    w, r = int(fpatr.quant_param(0.5, 3, mode="REQ8")), int(fpatr.relu_param(0.25))
+    want = postprocess(_REQ8_ACC, acc_type="S32", attributes=_REQ8_LRELU, sat=True, quant_param=w, relu_param=r)
+    assert want.flags == 0x14  # OF | NX: the comparison covers flags that are set
+    for kw in (dict(quant_param=as_given(w), relu_param=r), dict(quant_param=w, relu_param=as_given(r)),
+               dict(quant_param=as_given(w), relu_param=as_given(r))):
+        got = postprocess(_REQ8_ACC, acc_type="S32", attributes=_REQ8_LRELU, sat=True, **kw)
+        assert got.d_bits.dtype == want.d_bits.dtype and np.array_equal(got.d_bits, want.d_bits), kw
+        assert np.array_equal(got.row_max_bits, want.row_max_bits) and got.flags == want.flags, kw
+        plan = tile_mod.preflight_shape(_REQ8_ACC.shape, np.int32, attributes=_REQ8_LRELU, sat=True, **kw)
+        assert (int(plan.quant_words), int(plan.relu_words)) == (w, r)
+
+
+@pytest.mark.parametrize("name", ["quant_param", "relu_param"])
+@pytest.mark.parametrize("value, message", [
+    (np.array(1.5), "{name} = array(1.5): expected a 64-bit parameter word (an int, a numpy integer or a 0-d "
+                    "integer array)"),
+    (np.array(True), "{name} = array(True): expected a 64-bit parameter word (an int, a numpy integer or a 0-d "
+                     "integer array)"),
+    (np.array([0x1F800], np.uint64), "{name} = array([129024], dtype=uint64): expected a 64-bit parameter word "
+                                     "(an int, a numpy integer or a 0-d integer array)"),
+    (np.array(-1), "{name} = -1: a 64-bit parameter word is never negative"),
+    (-1, "{name} = -1: a 64-bit parameter word is never negative"),  # was '= -0x1: a parameter word is 64 bits'
+    (np.array(1 << 64, object), "{name} = 0x10000000000000000: a parameter word is 64 bits"),
+], ids=["0-d float", "0-d bool", "1-element 1-D", "0-d negative", "negative int", "0-d 2**64"])
+def test_scalar_words_that_are_not_64_bit_integers_are_refused(name, value, message) -> None:
+    from ptonum import fpatr
+
+    kw = dict(quant_param=int(fpatr.quant_param(0.5, 3, mode="REQ8")), relu_param=int(fpatr.relu_param(0.25)))
+    kw[name] = value
+    with pytest.raises(UsageError) as err:
+        postprocess(_REQ8_ACC, acc_type="S32", attributes=_REQ8_LRELU, **kw)
+    assert str(err.value) == message.format(name=name)
+
+
 def test_api_messages_for_a_newcomers_first_calls() -> None:
     """probe13 #22: a list of ints, None, acc_type S64 and a misspelt field said something else (or raised
     a bare TypeError)."""

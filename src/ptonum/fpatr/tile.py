@@ -425,10 +425,17 @@ def _vector_tile(name: str, value: Any, n: int) -> np.ndarray:
 
 
 def _scalar_word(name: str, value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise UsageError(f"{name} = {value!r}: expected a 64-bit parameter word (an int)")
-    iv = int(value)
-    if iv < 0 or iv >> 64:
+    """``value`` (quant_param, relu_param) as a 64-bit parameter word: an int, a numpy integer, or a 0-d
+    array holding one (its element, as the other word functions read it; was refused); a
+    :class:`UsageError` for a bool, a non-integer, an array with elements, or a word outside 0..2^64-1."""
+    item = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+    if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
+        raise UsageError(f"{name} = {value!r}: expected a 64-bit parameter word (an int, a numpy integer "
+                         "or a 0-d integer array)")
+    iv = int(item)
+    if iv < 0:
+        raise UsageError(f"{name} = {iv}: a 64-bit parameter word is never negative")
+    if iv >> 64:
         raise UsageError(f"{name} = {iv:#x}: a parameter word is 64 bits")
     return iv
 
@@ -1269,9 +1276,11 @@ def postprocess(
         attributes: an :class:`FPATRAttributes`, the 32-bit B.FPATR word, or a
             dict of named fields for :meth:`FPATRAttributes.from_fields`.
         rmode, sat: B.DATR RMode (name or code 0-7; NONE resolves to RNE) and Sat.
-        quant_param: the scalar quantization/shift word (64-bit int) of a scalar mode.
+        quant_param: the scalar quantization/shift word (64-bit int, numpy integer or
+            0-d integer array) of a scalar mode.
         quant_tile: the 1 x N (or length-N) U64 quantization words of a vector mode.
-        relu_param: the scalar FP19 activation word (64-bit int) for ReluMode 2.
+        relu_param: the scalar FP19 activation word (64-bit int, numpy integer or 0-d
+            integer array) for ReluMode 2.
         relu_tile: the 1 x N U64 activation words for ReluMode 3.
         row_max_in: RowMaxIn, M x 1 (or length M) raw encodings or values of
             the accumulator dtype; required exactly when RowMaxInit=1.
@@ -1293,7 +1302,8 @@ def postprocess(
             vector-tile element (named by column), a missing or superfluous
             parameter or RowMaxIn, auxiliary tile shapes or types.
         UsageError: unreadable arguments (dtype, non-2-D or empty acc,
-            unknown names, words wider than 64 bits, bad status/progress/engine).
+            unknown names, a quant_param/relu_param that is not an integer word,
+            words negative or wider than 64 bits, bad status/progress/engine).
 
     Source: ADR-0085 D175-D181; ``CommitMatrixResult``, ``MatrixPostProcessResult``,
     ``MatrixRowMaxResult``, ``MatrixGroupMaxResult`` and the preflight
