@@ -1532,3 +1532,24 @@ def test_kernels_compile_without_avx_and_f16c(tmp_path: Any) -> None:
     if words[6:] == ["HALF_READY", "False"]:
         pytest.skip("no library here provides the binary16 routines: the kernels stay off on such a target")
     assert words[6:] == ["HALF_READY", "True", "HALF_MISMATCHES", "0"], res.stdout
+
+
+@pytest.mark.parametrize("mode", ["F322F16", "F322BF16"])
+@pytest.mark.parametrize("group_n", [8, 16, 32])
+def test_fp16x_groups_all_negative_match_numpy_max(mode: str, group_n: int) -> None:
+    """FP32 -> FP16/BF16 rows of sixteen groups or more take the fused loop of the kernels, whose groups with a
+    negative maximum are redone from their block's minima (``_fixneg16_*``): on data mostly negative (many such
+    groups, in most blocks) GroupMaxOut and RowMaxOut must be the FP32 bits of numpy's maximum of each group
+    and row (finite, non-zero sources: no NaN or signed-zero rule involved)."""
+    rng = np.random.default_rng(group_n)
+    m, n = 6, 4096 + 3 * group_n
+    x = -np.abs(rng.standard_normal((m, n)) * 50).astype(np.float32)
+    x[rng.random((m, n)) < 0.02] *= -1
+    from ptonum.fpatr.attributes import FPATRAttributes
+    attrs = FPATRAttributes.from_fields(pre_quant_mode=mode, row_max_en=True, group_max_en=True, group_n=group_n)
+    r = postprocess(x.view(np.uint32), acc_type="FP32", attributes=attrs)
+    want_g = x.reshape(m, n // group_n, group_n).max(axis=2).view(np.uint32)
+    want_r = x.max(axis=1).view(np.uint32).reshape(m, 1)
+    assert (want_g.view(np.float32) < 0).any()  # the data has such groups
+    assert np.array_equal(np.asarray(r.group_max_bits).reshape(m, -1), want_g)
+    assert np.array_equal(np.asarray(r.row_max_bits).reshape(m, 1), want_r)

@@ -2224,12 +2224,14 @@ def _fp16x_fused_loop(lane: int, gsz: int, relu: int, mabs: int, a_: Any, o_: An
                                              nxv, ufv, amv, smv, p[0], p[1], absm, lane, gsz, relu, mabs)
         negb |= np.uint64(neg != 0) << np.uint64(b & 63)
     if negb != np.uint64(0):  # such a group (never with MaxAbs) has a placeholder key below 0x80000000
-        for b in range(nb):
+        for b in range(nb):  # (a bit shared by blocks b and b + 64: the fix keeps every key that is no placeholder)
             if (negb >> np.uint64(b & 63)) & np.uint64(1):
-                for g in range(np.uint64(b) * gpb, np.uint64(b) * gpb + gpb):
-                    if gk[g] < np.uint32(0x80000000):
-                        t = g * useg
-                        gk[g] = np.uint32(~np.uint32(_smallest_i32(a_, t, t + useg)))
+                if gsz == 8:
+                    _fixneg16_8(a_, np.uint64(b) * bs, gk, np.uint64(b) * gpb)
+                elif gsz == 16:
+                    _fixneg16_16(a_, np.uint64(b) * bs, gk, np.uint64(b) * gpb)
+                else:
+                    _fixneg16_32(a_, np.uint64(b) * bs, gk, np.uint64(b) * gpb)
     nx = np.uint32(_v16_hor(nxv))
     uf = np.uint32(_v16_hor(ufv))
     amax = np.uint32(_v16_humax(amv))
@@ -2266,7 +2268,8 @@ def _fp16x_fused(lane: int, gsz: int, a_: Any, o_: Any, gk: Any, p: Any, absm: A
     blocks of sixteen groups
     converted and folded from the same loads (:func:`_fp16x_blk`: no load-only fold pass before the conversion, as
     :func:`_fp16x_fold_groups` / :func:`_fp32_fold_groups` are in the chunked path), a group whose maximum
-    is negative redone after the loop by its smallest int32, the last groups (less than a block) by
+    is negative redone after the loop from its block's minima (``_fixneg16_*``, :func:`_fold16_make`), the last
+    groups (less than a block) by
     :func:`_fp32_fold_groups` and the pass.  Zen 5, 4096 x 4096, two threads, against the pass alone:
     GroupN 16 +30..+78% -> -6..+15%, 8 -3..+46% -> -11..+35% (h-bf16s's harness; docs/performance.md).
     Returns the pass's flag word (:func:`_fp32_span`: the same bits, :data:`_RARE` for a NaN/Inf source,
@@ -3136,7 +3139,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
         return arr(arr, lo, hi), codegen
 
-    def _fold16_make(nv: int, max_abs: bool = False, lanes: int = 16) -> Any:
+    def _fold16_make(nv: int, max_abs: bool = False, lanes: int = 16, fixneg: bool = False) -> Any:
         """The intrinsic ``_fold16_<16 nv>(a, s, gk, g)``: the int32 maxima of ``a[s + q seg ..
         s + q seg + seg]`` (``seg`` = 16 ``nv``) for the sixteen groups q = 0 .. 15, each group
         reduced to 16 lanes by vertical maxima of its ``nv`` vectors, then the sixteen vectors to one
@@ -3147,7 +3150,12 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         No bounds check: ``s + 256 nv <= a.size``, ``g + 16 <= gk.size``; uint32 arrays.
         ``lanes`` 8 (with ``nv`` 1): GroupN 8, ``seg`` = 8, eight vectors of two groups each and three
         rounds (``s + 128 <= a.size``).  ``max_abs``: every source's sign bit cleared first (MaxAbs's
-        mask 0x7FFFFFFF: every maximum >= 0, the mask returned 0)."""
+        mask 0x7FFFFFFF: every maximum >= 0, the mask returned 0).  ``fixneg``: the sixteen groups' int32
+        minima instead (the same tree, ``smin``), and ``gk[g + q]`` only where it holds a placeholder (below
+        0x80000000: a group whose maximum is negative) replaced by ``~minimum`` (its key, as
+        :func:`_smallest_i32` redoes it), the other keys kept; returns 0.  From contiguous loads: LLVM
+        vectorized the loop per group of :func:`_smallest_i32` into gathers (Zen 4, FP16 GroupN 8 on
+        standard normal data: 7-11% of :func:`_fp16x_fused`'s time)."""
         @_intrinsic
         def fold16(typingctx: Any, arr: Any, s: Any, gk: Any, g: Any) -> Any:
             for a in (arr, gk):
@@ -3160,11 +3168,20 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
                 i32 = _ir.IntType(32)
                 v16 = _ir.VectorType(i32, 16)
-                smax = _llvm_fn(builder, "llvm.smax.v16i32", v16, [v16, v16])
+                smax = _llvm_fn(builder, "llvm.smin.v16i32" if fixneg else "llvm.smax.v16i32", v16, [v16, v16])
                 data = context.make_array(signature.args[0])(context, builder, args[0]).data
                 s_ = context.cast(builder, args[1], signature.args[1], _types.intp)
                 base = builder.bitcast(builder.gep(data, [s_]), v16.as_pointer())
                 r = maxima_body(builder, base, smax, v16)
+                if fixneg:  # the minima's keys where the old key is a placeholder
+                    gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
+                    g_ = context.cast(builder, args[3], signature.args[3], _types.intp)
+                    gp = builder.bitcast(builder.gep(gdata, [g_]), v16.as_pointer())
+                    old = builder.load(gp, align=4)
+                    ph = builder.icmp_unsigned("<", old, _ir.Constant(v16, [-2147483648] * 16))
+                    builder.store(builder.select(ph, builder.xor(r, _ir.Constant(v16, [-1] * 16)), old), gp,
+                                  align=4)
+                    return _ir.Constant(i32, 0)
                 neg = builder.icmp_signed("<", r, _ir.Constant(v16, [0] * 16))
                 key = builder.select(neg, builder.xor(r, _ir.Constant(v16, [-1] * 16)),
                                      builder.xor(r, _ir.Constant(v16, [-2147483648] * 16)))
@@ -4512,6 +4529,11 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     #: the BF16/FP16 rows' fold-first blocks of sixteen GroupN-8 groups (:func:`_fp16x_fold_groups`)
     _fold16_8: Any = _fold16_make(1, lanes=8)
     _fold16_8a: Any = _fold16_make(1, True, 8)
+    #: :func:`_fp16x_fused_loop`'s blocks with a group whose maximum is negative: the placeholders' keys from the
+    #: sixteen groups' minima (GroupN 8, 16, 32)
+    _fixneg16_8: Any = _fold16_make(1, lanes=8, fixneg=True)
+    _fixneg16_16: Any = _fold16_make(1, fixneg=True)
+    _fixneg16_32: Any = _fold16_make(2, fixneg=True)
 
     #: :func:`_fp16x_blk`'s flag accumulators pass through a value barrier after each vector (AVX-512 targets:
     #: FP16 GroupN 16 from 19.9 to 17.0 instructions per 16 elements and 51 stack accesses per block to none,
@@ -4641,6 +4663,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                         lo += [c4, c4 + 2, 16 + c4, 16 + c4 + 2]
                         hi += [c4 + 1, c4 + 3, 16 + c4 + 1, 16 + c4 + 3]
                         own += [ox[c4], ox[c4 + 2], oy[c4], oy[c4 + 2]]
+                elif FP16X_ACC_BARRIER:  # AVX-512: the round of :func:`_sr_plan` (vshufps, then vshufi64x2; no
+                    # vpermt2q/vpermt2d and their register copies: Zen 4)
+                    u, own = _sr_plan(ox, oy)
+                    return _sr_round(builder, x, y, u), own
                 else:
                     for blk in range(0, 16, 2 * h):
                         lo += [blk + i for i in range(h)] + [16 + blk + i for i in range(h)]
@@ -4693,11 +4719,12 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                         nh = builder.fcmp_ordered("!=", builder.fpext(hh, f8), xfh)
                         nxb = builder.sext(builder.shuffle_vector(nl, nh, _ir.Constant(v16, list(range(16)))), v16)
                         hb = builder.bitcast(builder.shuffle_vector(hl, hh, _ir.Constant(v16, list(range(16)))), h16)
-                    else:
+                    else:  # the codes through a value barrier: one vcvtps2ph feeds both the store and the way back
+                        # (else LLVM converts twice, once into the store: Zen 4, two of ~14 instructions a vector)
                         h = builder.fptrunc(xf, hv)
-                        back = builder.fpext(h, f16)
+                        hb = builder.asm(_ir.FunctionType(h16, [h16]), "", "=v,0", [builder.bitcast(h, h16)], False)
+                        back = builder.fpext(builder.bitcast(hb, hv), f16)
                         nxb = builder.sext(builder.fcmp_ordered("!=", back, xf), v16)
-                        hb = builder.bitcast(h, h16)
                     code = hb  # (no Sat step)
                     tiny = builder.sext(builder.icmp_signed("<", ax, c(F16_TINY)), v16)
                 if a8:  # the inexact mask's halves through a value barrier: no i1 logic packed to bytes
@@ -5309,6 +5336,21 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
 
     def _fold16_16(arr: Any, s: int, gk: Any, g: int) -> int:
         return _fold16_np(arr, s, gk, g, 16)
+
+    def _fixneg16_np(arr: Any, s: int, gk: Any, g: int, seg: int) -> int:
+        x = np.asarray(arr[s:s + 16 * seg], np.uint32).view(np.int32).reshape(16, seg).min(axis=1)
+        old = gk[g:g + 16]
+        gk[g:g + 16] = np.where(old < np.uint32(0x80000000), ~x.view(np.uint32), old)
+        return 0
+
+    def _fixneg16_8(arr: Any, s: int, gk: Any, g: int) -> int:
+        return _fixneg16_np(arr, s, gk, g, 8)
+
+    def _fixneg16_16(arr: Any, s: int, gk: Any, g: int) -> int:
+        return _fixneg16_np(arr, s, gk, g, 16)
+
+    def _fixneg16_32(arr: Any, s: int, gk: Any, g: int) -> int:
+        return _fixneg16_np(arr, s, gk, g, 32)
 
     def _fp16x_blk(a: Any, o: Any, s: int, gk: Any, g: int, nxv: Any, ufv: Any, amv: Any, smv: Any, relum: Any,
                    satm: Any, absm: Any, lane: int, gsz: int, relu: int, mabs: int) -> Any:
