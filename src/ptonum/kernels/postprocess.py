@@ -4719,10 +4719,13 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                         nh = builder.fcmp_ordered("!=", builder.fpext(hh, f8), xfh)
                         nxb = builder.sext(builder.shuffle_vector(nl, nh, _ir.Constant(v16, list(range(16)))), v16)
                         hb = builder.bitcast(builder.shuffle_vector(hl, hh, _ir.Constant(v16, list(range(16)))), h16)
-                    else:  # the codes through a value barrier: one vcvtps2ph feeds both the store and the way back
-                        # (else LLVM converts twice, once into the store: Zen 4, two of ~14 instructions a vector)
+                    else:
                         h = builder.fptrunc(xf, hv)
-                        hb = builder.asm(_ir.FunctionType(h16, [h16]), "", "=v,0", [builder.bitcast(h, h16)], False)
+                        hb = builder.bitcast(h, h16)
+                        if FP16X_ACC_BARRIER:  # AVX-512: the codes through a value barrier, so one vcvtps2ph feeds both
+                            # the store and the way back (else LLVM converts twice, once into the store: Zen 4, two of ~14
+                            # instructions a vector; a target without AVX has no register for the 'v' constraint)
+                            hb = builder.asm(_ir.FunctionType(h16, [h16]), "", "=v,0", [hb], False)
                         back = builder.fpext(builder.bitcast(hb, hv), f16)
                         nxb = builder.sext(builder.fcmp_ordered("!=", back, xf), v16)
                     code = hb  # (no Sat step)
