@@ -129,6 +129,38 @@ def _half_conversions_ready() -> bool:
 #: then runs its numpy path (same bits and flags) with one note (:data:`HALF_NOTE`).
 HALF_READY: bool = _half_conversions_ready()
 
+def host_l1d_bytes() -> int:
+    """The size in bytes of the host's level-1 data cache (of its first CPU, from Linux's sysfs), or 0 where
+    it cannot be read (another OS, a container without ``/sys``).  The kernels read it once, at import, to
+    choose a loop's blocking (:data:`ptonum.kernels.postprocess._S32_SEG`); it changes no result.
+
+    Source: no spec counterpart (code generation).
+    """
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return 0
+    for name in names:
+        if not name.startswith("index"):
+            continue
+        try:
+            with open(os.path.join(base, name, "level")) as f:
+                level = f.read().strip()
+            with open(os.path.join(base, name, "type")) as f:
+                kind = f.read().strip()
+            with open(os.path.join(base, name, "size")) as f:
+                size = f.read().strip()
+        except OSError:
+            continue
+        if level != "1" or kind not in ("Data", "Unified"):
+            continue
+        unit = {"K": 1 << 10, "M": 1 << 20}.get(size[-1:].upper(), 1)
+        digits = size[:-1] if unit != 1 else size
+        return int(digits) * unit if digits.isdigit() else 0
+    return 0
+
+
 #: the most threads a parallel kernel can use in this process (``NUMBA_NUM_THREADS``, fixed when numba starts;
 #: ``numba.set_num_threads`` chooses up to this many per launch)
 MAX_THREADS: int = int(_numba.config.NUMBA_NUM_THREADS) if _numba is not None else 1

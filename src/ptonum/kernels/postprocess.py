@@ -48,8 +48,8 @@ import numpy as np
 
 from .. import tables
 from ..tables import KIND_GENERAL, KIND_PASS, KIND_SHIFT
-from . import MAX_THREADS, NUMBA_AVAILABLE, kernel_array, launch, launch_ready, njit, numba_enabled, prange, \
-    target_has_feature
+from . import MAX_THREADS, NUMBA_AVAILABLE, host_l1d_bytes, kernel_array, launch, launch_ready, njit, numba_enabled, \
+    prange, target_has_feature
 
 __all__ = [
     "numba_enabled",
@@ -5657,12 +5657,18 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
     return nxb, ovb, smax, smin
 
 
-#: :func:`_s32_rows_seg`: columns per segment.  A row block's rows are done segment by segment (every row's
-#: first segment, then every row's second...), so that a segment's per-column parameter rows (five int32
-#: rows, 20 B a column: 20 KiB here, 80 KiB for a whole 4096-column row) stay in the 48 KiB L1 while they
-#: serve the block's rows; read from L2 on every row, they left the source's DRAM stream slower than from
-#: L3 (Zen 5, one thread, 4096 x 4096 VREQ8: 0.32 ns/elem from DRAM, 0.18 from L3, whatever the prefetch).
-_S32_SEG = 1024
+#: :func:`_s32_rows_seg`: columns per segment of the per-column (VREQ8) rows, 0 for whole rows.  In segments a
+#: row block's rows are done segment by segment (every row's first segment, then every row's second...), so
+#: that a segment's per-column parameter rows (five int32 rows, 20 B a column: 20 KiB here, 80 KiB for a
+#: whole 4096-column row) stay in a 48 KiB L1 while they serve the block's rows; read from L2 on every row,
+#: they left the source's DRAM stream slower than from L3 (Zen 5, one thread, 4096 x 4096 VREQ8: 0.32
+#: ns/elem from DRAM, 0.18 from L3, whatever the prefetch).  With a smaller L1 the parameter rows do not stay
+#: beside the stream, and the segments only break it: Zen 4 (32 KiB L1d), two threads, 4096 x 4096 VREQ8 +
+#: ReLU + RowMax by a direct harness of :func:`_s32_seg_rows` (6 alternating processes): whole rows 0.78-1.04
+#: of the memory floor (median 1.00), 1024-column segments 0.77-0.90 (0.80), 2048 0.74-0.92 (5 processes);
+#: one thread the same either way.  The host's L1d size (:func:`host_l1d_bytes`, read at import) chooses; no result depends
+#: on it.
+_S32_SEG = 1024 if host_l1d_bytes() >= 48 * 1024 else 0
 #: The largest GroupN whose S32 GroupMax blocks (:func:`_s32_gmax16_make`) store their sixteen results by
 #: :func:`_gmax_line_store_ir` (a whole 64-byte line non-temporal): 8, 16 and 32, every GroupN of the blocks.
 S32_GMAX_NT_MAX = 32
@@ -5915,12 +5921,13 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
     vblo = _v16_splat(blo)
     vbhi = _v16_splat(bhi)
     last = acc.size - 1
-    # per-column words: _S32_SEG columns a segment; one word: whole rows (the rows one after the other; from
-    # DRAM, 0.215 ns/elem in 1024-column segments against 0.15 for whole rows); GroupMax: whole groups
-    seg = _S32_SEG if cols else max(n, 1)
+    # per-column words: _S32_SEG columns a segment (0: whole rows); one word: whole rows (the rows one after the
+    # other; from DRAM, 0.215 ns/elem in 1024-column segments against 0.15 for whole rows); GroupMax: whole groups
+    segs = cols and _S32_SEG > 0
+    seg = _S32_SEG if segs else max(n, 1)
     blk = group_n == 8 or group_n == 16 or group_n == 32  # GroupMax sixteen groups at a time (_s32_gmax16)
     if group_n > 0:
-        seg = (max(1, _S32_SEG // group_n) if cols else (n + group_n - 1) // group_n) * group_n
+        seg = (max(1, _S32_SEG // group_n) if segs else (n + group_n - 1) // group_n) * group_n
     nr = i1 - i0
     nseg = max(1, (n + seg - 1) // seg)
     tot = nr * nseg
