@@ -588,3 +588,46 @@ def test_half_conversions_missing_turn_the_kernels_off(monkeypatch: pytest.Monke
     monkeypatch.delenv("PTONUM_DISABLE_NUMBA")
     r = CliRunner().invoke(main, ["compile"])
     assert r.exit_code == 0 and "nothing to compile: numba's target has no F16C" in r.output, r.output
+
+
+def _fake_cache_dir(root: Path, entries: List[tuple]) -> str:
+    """A sysfs-like ``cpu0/cache`` directory: one ``indexN`` per (level, type, size)."""
+    for k, (level, kind, size) in enumerate(entries):
+        d = root / f"index{k}"
+        d.mkdir(parents=True)
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    return str(root)
+
+
+@pytest.mark.parametrize("entries, want", [
+    # a 32 KiB L1d listed after a larger L1i (the type is what counts); a 48 KiB L1d listed first
+    ([(1, "Instruction", "64K"), (1, "Data", "32K"), (2, "Unified", "1024K"), (3, "Unified", "32768K")], 32768),
+    ([(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "1024K")], 49152),
+    ([(1, "Unified", "64K")], 65536),
+    ([(1, "Data", "1M")], 1 << 20),
+    ([(1, "Data", "32768")], 32768),  # a size without a unit: bytes
+    ([(1, "Instruction", "32K"), (2, "Unified", "1024K")], 0),  # no level-1 data cache listed
+    ([(1, "Data", "large")], 0),  # a size that is not a number
+])
+def test_host_l1d_bytes_reads_the_level1_data_entry(tmp_path: Path, entries: List[tuple], want: int) -> None:
+    from ptonum.kernels import host_l1d_bytes
+
+    assert host_l1d_bytes(_fake_cache_dir(tmp_path / "cache", entries)) == want
+
+
+def test_host_l1d_bytes_without_sysfs_is_zero(tmp_path: Path) -> None:
+    from ptonum.kernels import host_l1d_bytes
+
+    assert host_l1d_bytes(str(tmp_path / "absent")) == 0
+    assert host_l1d_bytes(str(tmp_path)) == 0  # a directory without index entries
+
+
+def test_s32_segments_follow_the_host_l1d() -> None:
+    """VREQ8's per-column rows go in 1024-column segments only where a 48 KiB L1d keeps their parameter
+    rows beside the stream (ptonum.kernels.postprocess._S32_SEG); no result depends on it."""
+    from ptonum.kernels import host_l1d_bytes
+    from ptonum.kernels import postprocess as P
+
+    assert P._S32_SEG == (1024 if host_l1d_bytes() >= 48 * 1024 else 0)

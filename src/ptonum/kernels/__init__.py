@@ -129,14 +129,15 @@ def _half_conversions_ready() -> bool:
 #: then runs its numpy path (same bits and flags) with one note (:data:`HALF_NOTE`).
 HALF_READY: bool = _half_conversions_ready()
 
-def host_l1d_bytes() -> int:
-    """The size in bytes of the host's level-1 data cache (of its first CPU, from Linux's sysfs), or 0 where
-    it cannot be read (another OS, a container without ``/sys``).  The kernels read it once, at import, to
-    choose a loop's blocking (:data:`ptonum.kernels.postprocess._S32_SEG`); it changes no result.
+def host_l1d_bytes(base: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
+    """The size in bytes of the host's level-1 data cache (of its first CPU, from Linux's sysfs directory
+    ``base``: the ``index*`` entry of level 1 and type Data or Unified, its ``size`` such as ``32K``), or 0
+    where it cannot be read (another OS, a container without ``/sys``, an unknown size format).  The kernels
+    read it once, at import, to choose a loop's blocking (:data:`ptonum.kernels.postprocess._S32_SEG`); it
+    changes no result.
 
     Source: no spec counterpart (code generation).
     """
-    base = "/sys/devices/system/cpu/cpu0/cache"
     try:
         names = sorted(os.listdir(base))
     except OSError:
