@@ -5669,6 +5669,12 @@ def _s32_int_span(a_: Any, o_: Any, sc_: Any, al_: Any, of_: Any, blo_: Any, bhi
 #: one thread the same either way.  The host's L1d size (:func:`host_l1d_bytes`, read at import) chooses; no result depends
 #: on it.
 _S32_SEG = 1024 if host_l1d_bytes() >= 48 * 1024 else 0
+#: :func:`_s32_seg_rows` with per-column words in whole rows (``_S32_SEG`` 0), GroupN 8/16/32: the columns whose
+#: steps go before their blocks of sixteen groups (:func:`_s32_gmax16`) read the chunk's source again (4 KiB,
+#: from L1; after a whole row's steps the parameter rows' 80 KiB had pushed the row's source out to L2).  Zen 4,
+#: 4096 x 4096 VREQ8 + ReLU, two threads: the blocks after whole rows cost GroupN 8/16/32 +17..+28% / +18..+22%
+#: / +16..+21% against the plain call, at the same times as with 1024-column segments.
+_S32_BLK_CHUNK = 1024
 #: The largest GroupN whose S32 GroupMax blocks (:func:`_s32_gmax16_make`) store their sixteen results by
 #: :func:`_gmax_line_store_ir` (a whole 64-byte line non-temporal): 8, 16 and 32, every GroupN of the blocks.
 S32_GMAX_NT_MAX = 32
@@ -5972,7 +5978,10 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
         # row: 16 KiB))
         bsz = 16 * group_n  # blk: the columns of sixteen groups
         c16 = cnt & ~15
-        gsz = (max(bsz, c16 & -bsz) if blk else group_n) if group_n > 0 else cnt  # (blk: bsz a power of 2)
+        # (per-column words in whole rows, _S32_SEG 0: chunks of _S32_BLK_CHUNK columns, so that the blocks read
+        # the chunk's source again from L1 -- over a whole row the parameter rows' stream had evicted it)
+        wc = min(c16, _S32_BLK_CHUNK) if (cols and not segs) else c16
+        gsz = (max(bsz, wc & -bsz) if blk else group_n) if group_n > 0 else cnt  # (blk: bsz a power of 2)
         gq = gbase  # blk: the first group of the next block of sixteen
         rmax = np.int32(S32_MIN)
         rmin = np.int32(S32_MAX)
