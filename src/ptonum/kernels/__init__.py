@@ -129,6 +129,7 @@ def _half_conversions_ready() -> bool:
 #: then runs its numpy path (same bits and flags) with one note (:data:`HALF_NOTE`).
 HALF_READY: bool = _half_conversions_ready()
 
+
 def host_l1d_bytes(base: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
     """The size in bytes of the host's level-1 data cache (of its first CPU, from Linux's sysfs directory
     ``base``: the ``index*`` entry of level 1 and type Data or Unified, its ``size`` such as ``32K``), or 0
@@ -138,6 +139,10 @@ def host_l1d_bytes(base: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
 
     Source: no spec counterpart (code generation).
     """
+    def field(name: str, key: str) -> str:
+        with open(os.path.join(base, name, key)) as f:
+            return f.read().strip()
+
     try:
         names = sorted(os.listdir(base))
     except OSError:
@@ -146,12 +151,7 @@ def host_l1d_bytes(base: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
         if not name.startswith("index"):
             continue
         try:
-            with open(os.path.join(base, name, "level")) as f:
-                level = f.read().strip()
-            with open(os.path.join(base, name, "type")) as f:
-                kind = f.read().strip()
-            with open(os.path.join(base, name, "size")) as f:
-                size = f.read().strip()
+            level, kind, size = (field(name, key) for key in ("level", "type", "size"))
         except OSError:
             continue
         if level != "1" or kind not in ("Data", "Unified"):
