@@ -1101,6 +1101,70 @@ def test_scalar_words_as_0d_integer_arrays_are_their_element(as_given) -> None:
         assert (int(plan.quant_words), int(plan.relu_words)) == (w, r)
 
 
+def _hint_admits(hint: Any, value: Any) -> bool:
+    """Whether ``value`` is of the annotated type ``hint`` (a Union/Optional of classes, numpy scalar types and
+    ``numpy.typing.NDArray[dtype]``), read as a type checker reads it."""
+    import typing
+
+    arms = typing.get_args(hint) if typing.get_origin(hint) is typing.Union else (hint,)
+    for arm in arms:
+        origin = typing.get_origin(arm) or arm
+        if origin is np.ndarray:
+            scalar = typing.get_args(typing.get_args(arm)[1])[0]  # NDArray[X] is ndarray[shape, dtype[X]]
+            if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, typing.get_origin(scalar) or scalar):
+                return True
+        elif isinstance(origin, type) and isinstance(value, origin):
+            return True
+    return False
+
+
+def test_scalar_word_annotations_admit_what_the_calls_accept() -> None:
+    """The public calls that take a scalar quant_param/relu_param read an int, a numpy integer or a 0-d integer
+    array as the word (test_scalar_words_as_0d_integer_arrays_are_their_element), but were annotated
+    ``Optional[int]`` (``int`` for the element trace and explain_postprocess): mypy refused a caller's 0-d array
+    or np.uint64.  Each annotation (fpatr.ParamWordLike) now admits all three, and each call gives the same
+    result for them."""
+    import typing
+
+    from ptonum import dask as pdask
+    from ptonum.conformance import explain
+    from ptonum.dask import sweep as dsweep
+    from ptonum.dask import tile as dtile
+    from ptonum.fpatr import element, params
+    from ptonum.tables import PreQuantMode
+
+    w, r = int(params.quant_param(0.5, 3, mode="REQ8")), int(params.relu_param(0.25))
+    given = {"int": int, "np.uint64": np.uint64, "0-d uint64": lambda v: np.array(v, np.uint64),
+             "0-d int64": lambda v: np.array(v, np.int64)}
+    for f in (tile_mod.postprocess, tile_mod.preflight, tile_mod.preflight_shape, element.postprocess_element_trace,
+              dtile.postprocess, dsweep.postprocess_sweep, explain.explain_postprocess):
+        hints = typing.get_type_hints(f, localns=vars(params))  # names imported for type checking only
+        for name in ("quant_param", "relu_param"):
+            for how, make in given.items():
+                assert _hint_admits(hints[name], make(w)), (f.__module__, f.__name__, name, how, hints[name])
+            assert not _hint_admits(hints[name], 0.5) and not _hint_admits(hints[name], np.array(0.5))
+
+    attrs = dict(pre_quant_mode="REQ8", relu_mode=2, row_max_en=1)
+    element_kw = dict(pre_quant_mode=int(PreQuantMode.REQ8), relu_mode=2, acc_type="S32", sat=True)
+    want_tile = postprocess(_REQ8_ACC, acc_type="S32", attributes=attrs, sat=True, quant_param=w, relu_param=r)
+    want_trace = element.postprocess_element_trace(0xFFFFFC17, quant_param=w, relu_param=r, **element_kw)
+    want_text = explain.render(explain.explain_postprocess(0xFFFFFC17, quant_param=w, relu_param=r, **element_kw))
+    want_sweep = dsweep.postprocess_sweep(quant_param=w, relu_param=r, lo=0, hi=16, **element_kw).config
+    for how, make in given.items():
+        got = postprocess(_REQ8_ACC, acc_type="S32", attributes=attrs, sat=True, quant_param=make(w),
+                          relu_param=make(r))
+        assert np.array_equal(got.d_bits, want_tile.d_bits) and got.flags == want_tile.flags, how
+        got_chunked = pdask.postprocess(_REQ8_ACC, acc_type="S32", attributes=attrs, sat=True,
+                                        quant_param=make(w), relu_param=make(r)).compute()
+        assert np.array_equal(got_chunked.d_bits, want_tile.d_bits) and got_chunked.flags == want_tile.flags, how
+        assert element.postprocess_element_trace(0xFFFFFC17, quant_param=make(w), relu_param=make(r),
+                                                 **element_kw)[:2] == want_trace[:2], how
+        assert explain.render(explain.explain_postprocess(0xFFFFFC17, quant_param=make(w), relu_param=make(r),
+                                                          **element_kw)) == want_text, how
+        assert dsweep.postprocess_sweep(quant_param=make(w), relu_param=make(r), lo=0, hi=16,
+                                        **element_kw).config == want_sweep, how
+
+
 @pytest.mark.parametrize("name", ["quant_param", "relu_param"])
 @pytest.mark.parametrize("value, message", [
     (np.array(1.5), "{name} = array(1.5): expected a 64-bit parameter word (an int, a numpy integer or a 0-d "

@@ -11,7 +11,7 @@ that raised it.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from .._util import is_digits
 from ..errors import UsageError
 from ..flags import flag_names
 from .schema import TILE_FILE, Schema, describe_content, parse_text, read_text
+
+if TYPE_CHECKING:  # annotations only: the fpatr modules are imported where an element is explained
+    from ..fpatr.params import ParamWordLike
 
 __all__ = [
     "Explanation",
@@ -105,7 +108,7 @@ def _unpack(res: Any) -> Tuple[int, int, List[Any]]:
 
 
 def explain_postprocess(acc_bits: int, *, pre_quant_mode: Any, relu_mode: Any, acc_type: Any,
-                        quant_param: int = 0, relu_param: int = 0, rmode: Any = "RNE",
+                        quant_param: ParamWordLike = 0, relu_param: ParamWordLike = 0, rmode: Any = "RNE",
                         sat: Any = False) -> Explanation:
     """Trace one element of the B.FPATR post-process (``TileProfileMatrixPostProcessWithFlags``)."""
     from ..fpatr.element import postprocess_element_trace

@@ -26,13 +26,16 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from .._util import int_text, write_protected_mode
 from ..errors import UsageError
 from ..publish import Publication, PublishError
+
+if TYPE_CHECKING:  # annotations only: the fpatr modules are imported where a sweep runs
+    from ..fpatr.params import ParamWordLike
 
 __all__ = ["Sweep", "SweepReport", "TCVT_RMODES", "TCVT_PARTITION", "POSTPROCESS_PARTITION", "tcvt_sweep", "postprocess_sweep", "run_partition", "run_sweep",
            "parse_range", "report_json", "check_state_dir", "open_state", "SweepState"]
@@ -141,7 +144,8 @@ def tcvt_sweep(src_type: Any, *, lo: Optional[int] = None, hi: Optional[int] = N
 
 
 def postprocess_sweep(*, pre_quant_mode: Any, relu_mode: Any = "NONE", acc_type: Any, rmode: Any = "NONE",
-                      sat: Any = False, quant_param: Optional[int] = None, relu_param: Optional[int] = None,
+                      sat: Any = False, quant_param: Optional[ParamWordLike] = None,
+                      relu_param: Optional[ParamWordLike] = None,
                       lo: int = 0, hi: int = 1 << 32, partition: int = POSTPROCESS_PARTITION) -> Sweep:
     """A B.FPATR element sweep over accumulator codes ``[lo, hi)`` for one configuration.
 

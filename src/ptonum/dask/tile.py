@@ -46,6 +46,7 @@ from ..errors import UsageError
 from ..flags import StatusRegister, flag_names
 from ..formats import TileDataType
 from ..fpatr.element import destination_dtype
+from ..fpatr.params import ParamWordLike
 from ..fpatr.tile import (PostprocessResult, TileOutputs, TilePlan, commit, compute, decode_bits, join_columns,
                           pack_s4x2, preflight_shape, typed_view)
 from .cluster import require_dask
@@ -409,9 +410,9 @@ def postprocess(
     attributes: Any,
     rmode: Any = "NONE",
     sat: Any = False,
-    quant_param: Optional[int] = None,
+    quant_param: Optional[ParamWordLike] = None,
     quant_tile: Any = None,
-    relu_param: Optional[int] = None,
+    relu_param: Optional[ParamWordLike] = None,
     relu_tile: Any = None,
     row_max_in: Any = None,
     status: Optional[StatusRegister] = None,

@@ -82,6 +82,7 @@ from .attributes import (
     parse_pre_quant_mode,
     parse_relu_mode,
 )
+from .params import ParamWordLike
 
 __all__ = [
     "postprocess_element",
@@ -901,8 +902,8 @@ def postprocess_element_trace(
     pre_quant_mode: Any,
     relu_mode: Any = 0,
     acc_type: Any,
-    quant_param: int = 1,
-    relu_param: int = 0,
+    quant_param: ParamWordLike = 1,
+    relu_param: ParamWordLike = 0,
     rmode: Any = "NONE",
     sat: Any = False,
 ) -> Tuple[int, int, List[TraceStep]]:

@@ -37,6 +37,7 @@ from fractions import Fraction
 from typing import Any, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import fp19 as fp19mod
 from .._util import as_bits, unmasked
@@ -46,6 +47,7 @@ from .attributes import parse_pre_quant_mode
 
 __all__ = [
     "ParamWord",
+    "ParamWordLike",
     "QuantParamFields",
     "ReluParamFields",
     "quant_param_legal",
@@ -65,6 +67,12 @@ __all__ = [
     "quant_param",
     "relu_param",
 ]
+
+#: A scalar parameter word (``quant_param``, ``relu_param``) as the tile operation and the element trace
+#: read it: a Python ``int`` (a :class:`ParamWord` included), a numpy integer, or a 0-d integer array
+#: holding one.  A type checker cannot tell a 0-d array from others: an array with elements is refused
+#: when the call runs (:class:`~ptonum.errors.UsageError`).
+ParamWordLike = Union[int, np.integer[Any], npt.NDArray[np.integer[Any]]]
 
 
 # ---------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from .attributes import (
     resolved_control,
 )
 from .element import ElementConfig, compute_elements, destination_dtype, resolve_element_config
-from .params import ParamWord, check_quant_param, check_relu_param
+from .params import ParamWord, ParamWordLike, check_quant_param, check_relu_param
 from .reduction import combine_partials, fold_groups
 
 __all__ = [
@@ -597,9 +597,9 @@ def preflight_shape(
     attributes: Any,
     rmode: Any = "NONE",
     sat: Any = False,
-    quant_param: Optional[int] = None,
+    quant_param: Optional[ParamWordLike] = None,
     quant_tile: Any = None,
-    relu_param: Optional[int] = None,
+    relu_param: Optional[ParamWordLike] = None,
     relu_tile: Any = None,
     row_max_in: Any = None,
     engine: str = "fast",
@@ -637,9 +637,9 @@ def preflight(
     attributes: Any,
     rmode: Any = "NONE",
     sat: Any = False,
-    quant_param: Optional[int] = None,
+    quant_param: Optional[ParamWordLike] = None,
     quant_tile: Any = None,
-    relu_param: Optional[int] = None,
+    relu_param: Optional[ParamWordLike] = None,
     relu_tile: Any = None,
     row_max_in: Any = None,
     engine: str = "fast",
@@ -1254,9 +1254,9 @@ def postprocess(
     attributes: Any,
     rmode: Any = "NONE",
     sat: Any = False,
-    quant_param: Optional[int] = None,
+    quant_param: Optional[ParamWordLike] = None,
     quant_tile: Any = None,
-    relu_param: Optional[int] = None,
+    relu_param: Optional[ParamWordLike] = None,
     relu_tile: Any = None,
     row_max_in: Any = None,
     status: Optional[StatusRegister] = None,
