@@ -300,6 +300,40 @@ def test_stdout_on_a_full_device_is_named(tmp_path: Path, args: List[str]) -> No
         assert sorted(os.listdir(tmp_path)) == ["acc.npy"]
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args, stdout_full, env, status, outputs", [
+    (["postprocess", "--no-such-option"], False, {}, 2, []),
+    (["postprocess", "acc.npy", "--attributes", "0xffffffff"], False, {}, 2, []),  # a rejected attribute word
+    (["postprocess", "acc.npy", "--mode", "REQ8", "--relu", "LRELU", "--scale", "0.5"], False, {}, 2, []),
+    (["check", "missing.csv"], False, {}, 2, []),
+    ([], False, {}, 2, []),  # a missing command: the help on stderr
+    (["modes"], True, {}, 2, []),  # stdout full as well: the line saying so cannot be shown either
+    (["gen", "fp32_to_fp19", "--count", "3", "--out", "g.csv"], False, {}, 0, ["g.csv"]),  # 'wrote ...' line
+    (["postprocess", "acc.npy", "--mode", "REQ8", "--scale", "0.5", "--out-dir", "o"], False, {}, 0,
+     ["o/acc.d.npy", "o/acc.flags.json"]),
+    (["modes"], False, {"PTONUM_DISABLE_NUMBA": "maybe"}, 0, []),  # the note on the setting
+], ids=["unknown option", "rejected attributes", "missing parameter", "missing file", "no command",
+        "stdout full too", "gen summary line", "postprocess summary line", "environment note"])
+def test_stderr_on_a_full_device_keeps_the_exit_status(tmp_path: Path, args: List[str], stdout_full: bool,
+                                                       env: Dict[str, str], status: int,
+                                                       outputs: List[str]) -> None:
+    """Standard error on a full device (`2> /dev/full`): the one-line error cannot be shown, yet the exit
+    status is the documented one (2 for an error), and a command whose note or summary line on stderr
+    cannot be written still runs and ends as it would (0, its outputs written).  Was 1 in every case but
+    the postprocess run (its summary goes to stdout): the failed write of the error line, note or summary
+    raised past the command, and Python ended the process with its status for an uncaught exception (the
+    note on the environment, written before the command, even kept `modes` from running)."""
+    np.save(tmp_path / "acc.npy", np.arange(32, dtype=np.int32).reshape(2, 16))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "ptonum", *args], stdout=full if stdout_full else subprocess.PIPE,
+                              stderr=full, cwd=tmp_path, timeout=120, text=True, env={**os.environ, **env})
+    assert proc.returncode == status, (args, proc.returncode)
+    if args[:1] == ["modes"] and not stdout_full:
+        assert "VREQ8" in proc.stdout  # the command ran
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert written == sorted(["acc.npy", *outputs])
+
+
 # ---------------------------------------------------------------------------
 # Signals during start-up (before the command's own handler exists)
 

@@ -208,6 +208,7 @@ class _Group(click.RichGroup):
         argv = list(args) if args is not None else sys.argv[1:]
         self._argv = argv
         _stderr_or_devnull()
+        _stderr_that_never_fails()
         if getattr(sys, "stdout", None) is None:  # started with standard output closed (`>&-`)
             fail(_command_from_args(self, argv), "standard output is closed (started with >&-); nothing is run: "
                  "redirect it to a file or to /dev/null instead", translate=False)
@@ -291,6 +292,57 @@ def _stderr_or_devnull() -> None:
             setattr(sys, "stderr", open(os.devnull, "w", encoding="utf-8"))
         except OSError:  # pragma: no cover - no /dev/null
             pass
+
+
+class _UnfailingStderr:
+    """The process's standard error as ``sys.stderr`` during a command, except that a write or flush that
+    fails (``2>/dev/full``, a full disk under a redirection, an I/O error, a closed pipe) points file
+    descriptor 2 at /dev/null, drops what could not be written and carries on: a message that cannot be
+    shown changes neither the command's exit status (2 for an error, as documented, was 1: the failed write
+    of the one-line error ended the process with Python's status for an uncaught exception) nor its work
+    (a note or a summary line on stderr ended a command that had succeeded, or had not yet begun, with 1)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except OSError:
+            self._lost()
+            return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            self._lost()
+
+    def _lost(self) -> None:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self._stream.fileno())
+            finally:
+                os.close(devnull)
+            self._stream.flush()  # what could not be written goes to /dev/null now, not again at shutdown
+        except (OSError, ValueError):  # pragma: no cover - no /dev/null
+            pass
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, buffer, ...: the stream's own
+        return getattr(self._stream, name)
+
+
+def _stderr_that_never_fails() -> None:
+    """Make ``sys.stderr`` an :class:`_UnfailingStderr` when it is the process's own standard error (not a
+    stream a caller or test put there), for the rest of the process: notes and warnings written while the
+    interpreter shuts down are covered too."""
+    if sys.stderr is not None and sys.stderr is sys.__stderr__:
+        sys.stderr = _UnfailingStderr(sys.stderr)
 
 
 def internal_error_text(exc: BaseException) -> str:
