@@ -1074,6 +1074,40 @@ def test_preflight_keeps_the_plan_of_a_quant_param_word(monkeypatch: pytest.Monk
         tile_mod.preflight(acc, attributes=attrs, quant_param=int(qp) & ~0x7FFFF | 0x7FFFF)
 
 
+def test_preflight_keeps_one_plan_for_a_word_as_int_numpy_integer_or_0d_array(monkeypatch: pytest.MonkeyPatch) -> None:
+    """quant_param/relu_param given as a numpy integer or a 0-d integer array (which the call reads as the
+    same word) use the plan kept for the Python int: was planned again on every call (the plan key took
+    only plain ints and ParamWords: 5 calls with one 0-d word made 5 plans).  Another word is planned, and
+    an illegal one or a 0-d bool is refused on every call (nothing kept)."""
+    from ptonum import fpatr
+
+    checked = []
+    check = tile_mod._check_plan
+    monkeypatch.setattr(tile_mod, "_check_plan", lambda *a, **k: checked.append(1) or check(*a, **k))
+    tile_mod._PLANS.clear()
+    attrs = FPATRAttributes.from_fields(pre_quant_mode="REQ8", relu_mode=2, row_max_en=True)
+    w, r = int(fpatr.quant_param(0.5, 3, mode="REQ8")), int(fpatr.relu_param(0.25))
+    want = postprocess(_REQ8_ACC, acc_type="S32", attributes=attrs, sat=True, quant_param=w, relu_param=r)
+    for make in (np.uint64, lambda v: np.array(v, np.uint64), lambda v: np.array(v, np.int64),
+                 lambda v: np.array(v, object), int):
+        for _ in range(2):
+            got = postprocess(_REQ8_ACC, acc_type="S32", attributes=attrs, sat=True, quant_param=make(w),
+                              relu_param=make(r))
+            assert np.array_equal(got.d_bits, want.d_bits) and got.flags == want.flags
+    assert len(checked) == 1  # the int's plan, for all eleven calls
+    other = np.array(int(fpatr.quant_param(0.25, 3, mode="REQ8")), np.uint64)
+    postprocess(_REQ8_ACC, acc_type="S32", attributes=attrs, sat=True, quant_param=other, relu_param=np.uint64(r))
+    postprocess(_REQ8_ACC, acc_type="S32", attributes=attrs, sat=True, quant_param=other, relu_param=r)
+    assert len(checked) == 2
+    for _ in range(2):
+        with pytest.raises(TileLegalityError, match=r"relu_param = 0x000000000007f800: .* is negative normal"):
+            postprocess(_REQ8_ACC, acc_type="S32", attributes=attrs, quant_param=w,
+                        relu_param=np.array(0x7F800, np.uint64))
+        with pytest.raises(UsageError, match=r"relu_param = array\(True\)"):
+            postprocess(_REQ8_ACC, acc_type="S32", attributes=attrs, quant_param=w, relu_param=np.array(True))
+    assert len(checked) == 6
+
+
 # a REQ8 S32 tile that saturates, rounds and meets LReLU's negative side (flags OF and NX)
 _REQ8_ACC = np.array([[-1001, -3, 0, 1, 3, 255, 300, 2**31 - 1], [-2**31, 7, -8, 101, 253, -255, 17, 5]], np.int32)
 _REQ8_LRELU = dict(pre_quant_mode="REQ8", relu_mode=2, row_max_en=1)

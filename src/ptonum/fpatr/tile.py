@@ -669,6 +669,19 @@ _PLANS_MAX_WORDS = 1 << 14  # tiles up to this many words (128 KiB) are kept
 _SIMPLE = (str, int, bool, TileDataType, RoundingMode)  # argument types a plan is kept for (exact types)
 
 
+def _word_key(value: Any) -> Any:
+    """A scalar parameter word argument as a plan's key holds it: the int of a :class:`ParamWord`, a numpy
+    integer or a 0-d integer array (exact types; what :func:`_scalar_word` reads from each), so that each
+    stands for the same kept plan as its Python int; any other value as it is."""
+    if type(value) is ParamWord:  # quant_param()'s words
+        return int(value)
+    if type(value) is np.ndarray and value.ndim == 0 and value.dtype.kind in "iuO":
+        value = value[()]  # its element: a numpy integer, or (dtype object) whatever the array holds
+    if isinstance(value, np.integer) or type(value) is int:
+        return int(value)
+    return value
+
+
 def _tile_key(value: Any) -> Optional[Tuple[Tuple[Any, ...], bytes]]:
     """(key part, bytes) of a quant/relu tile argument that a kept plan may stand for, or None."""
     if value is None:
@@ -683,14 +696,15 @@ def _plan_key(shape: Tuple[int, ...], dtype: np.dtype, acc_type: Any, attributes
               engine: Any) -> Optional[Tuple[Tuple[Any, ...], bytes, bytes]]:
     """The key of everything :func:`_preflight` checks besides the accumulator's values, when every
     argument is of a plain type (each value tagged with its exact type: ``True`` and ``1`` are different
-    arguments), with the quant/relu tiles' bytes; None for anything else (no plan kept)."""
+    arguments; a scalar word as its int, :func:`_word_key`), with the quant/relu tiles' bytes; None for
+    anything else (no plan kept)."""
     if row_max_in is not None:  # RowMaxIn values are checked per call
         return None
     parts: List[Any] = [shape, dtype.str]
-    for v in (acc_type, rmode, sat, quant_param, relu_param, engine):
-        if type(v) is ParamWord:  # quant_param()'s words: every check reads only the int
-            v = int(v)
-        elif v is not None and type(v) not in _SIMPLE:
+    for i, v in enumerate((acc_type, rmode, sat, quant_param, relu_param, engine)):
+        if i in (3, 4):  # the scalar words: every check reads only the int (as _scalar_word reads it)
+            v = _word_key(v)
+        if v is not None and type(v) not in _SIMPLE:
             return None
         parts.append((type(v), v))
     if type(attributes) is FPATRAttributes or type(attributes) is int:
