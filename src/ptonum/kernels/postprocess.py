@@ -2328,7 +2328,8 @@ def _fp16x_fused(lane: int, gsz: int, a_: Any, o_: Any, gk: Any, p: Any, absm: A
 
 def _fp16x_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any, scale32: Any,
                 alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any, fold: bool,
-                group_n: int, ngs: int, gk: Any, gs: Any, fast: int, rowflags: Any) -> None:
+                group_n: int, ngs: int, gk: Any, gs: Any, fast: int, rowflags: Any, row_en: bool, row_out: Any,
+                group_out: Any, has_init: bool, init: Any, red_t: int, max_abs: bool) -> bool:
     """Rows ``i0 .. i1 - 1`` of an FP32 -> BF16 (``fast`` :data:`LANE_BF16`) or FP16 tile (compiled gate:
     uint16 carriers only), as :func:`_fp8_rows`: each row's pass (:func:`_bf16_pass` /
     :func:`_f16_pass`) from this one loop, with ``fold`` its groups' fold keys
@@ -2336,17 +2337,21 @@ def _fp16x_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale:
     16 and 32 on rows of at least sixteen groups from the pass's own loads, :func:`_fp16x_fused`; a larger
     multiple of 16 (GroupN 48-128, RowMax alone) through that loop at GroupN 32 or 16, each group's key the
     maximum of its parts' keys) to
-    ``gk[(i - i0) * ngs ..]``; a row with a NaN/Inf source done
-    again whole by :func:`_row_bf16` / :func:`_row_f16` (its ``gs`` entries too); each row's flags to
-    ``rowflags[i]``.  The same codes, keys and flags as one such call a row."""
+    ``gk[0 ..]`` (one row's at a time: ``gk`` and ``gs`` hold ``ngs`` entries); a row with a NaN/Inf source done
+    again whole by :func:`_row_bf16` / :func:`_row_f16` (its ``gs`` entries too); with ``fold`` each row's
+    RowMaxOut / GroupMaxOut right after its pass (:func:`_fold_row_finish`); each row's flags to
+    ``rowflags[i]``.  The same codes, keys and flags as one such call a row.  Returns whether a GroupMaxOut
+    line was stored non-temporally (the caller fences)."""
     raise NotImplementedError  # pragma: no cover - only called from compiled code
 
 
 def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
                     scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
                     fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, fast: int,
-                    rowflags: Any) -> None:
+                    rowflags: Any, row_en: bool, row_out: Any, group_out: Any, has_init: bool, init: Any, red_t: int,
+                    max_abs: bool) -> bool:
     p = (np.uint32(0xFFFFFFFF) if relu == 1 else np.uint32(0), np.uint32(0xFFFFFFFF) if sat else np.uint32(0))
+    nt_any = False  # a GroupMaxOut line stored non-temporally (_fold_row_finish; the caller's _sfence)
     tk = np.empty(1, np.uint32)
     # the keys of a row's GroupN-32 (or 16) parts when its GroupN is a larger multiple of them (below)
     kp = np.empty((n + 15) // 16 if fold else 1, np.uint32)
@@ -2360,8 +2365,12 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
         o_ = _borrow(out, base, base + cnt)
         seg = group_n if (fold and group_n > 0) else max(cnt, 1)
         ng = max((cnt + seg - 1) // seg if fold else 1, 1)
-        g0 = (i - i0) * ngs
+        # one row's keys and sNaN bits at a time, finished right after its pass: the same lines of gk and gs
+        # for every row, in L1 (a row of them per row of the block cost FP16 GroupN 8 more the more rows a block
+        # had: one thread, +21% at one row, +52% at 32; docs/performance.md, stop 42)
+        g0 = 0
         if fold:
+            gs[0] = _GS_CLEAN  # no entry written yet (a row with a rare source writes them all)
             # the fold keys first, a chunk of about FOLD_CHUNK elements at a time, then the chunk's
             # conversion (a row with a NaN/Inf source has its keys all redone below): the load-only fold
             # brings the chunk in from memory at full speed, the conversion then runs from L1, and the
@@ -2442,14 +2451,20 @@ def _fp16x_rows_u16(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, sc
                 res = _row_f16(a_, o_, scale[qb:qb + cnt], alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt],
                                alpha32[rb0:rb0 + cnt], relu, sat, spec, fold, absm, seg, gk[g0:g0 + ng],
                                gs[g0:g0 + ng])
+        if fold:  # RowMax / GroupMax now, the row's keys still in L1 (_fold_row_finish)
+            res, nt_any = _fold_row_finish(i, base, cnt, res, _borrow(gk, g0, g0 + ng), _borrow(gs, g0, g0 + ng), ng,
+                                           seg, group_n, acc, group_out, row_en, row_out, has_init, init, red_t,
+                                           max_abs, nt_any)
         rowflags[i] = res
+    return nt_any
 
 
 def _fp16x_rows_none(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
                      scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
                      fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, fast: int,
-                     rowflags: Any) -> None:
-    pass  # never called: BF16/FP16 write uint16
+                     rowflags: Any, row_en: bool, row_out: Any, group_out: Any, has_init: bool, init: Any, red_t: int,
+                     max_abs: bool) -> bool:
+    return False  # never called: BF16/FP16 write uint16
 
 
 @njit
@@ -2514,11 +2529,11 @@ def _gmo_rowmax(gk: Any) -> Any:
 def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
               scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
               fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any, row_en: bool,
-              row_out: Any) -> None:
+              row_out: Any, group_out: Any, has_init: bool, init: Any, red_t: int, max_abs: bool) -> bool:
     """Rows ``i0 .. i1 - 1`` of an FP32 -> E4M3 (``fast`` :data:`LANE_E4M3`) or HiF8 tile (compiled
     gate: uint8 carriers only): each row's pass (:func:`_e4m3_pass` / :func:`_e4m3_pass_unit`,
     :func:`_hif8_pass`) called from this one loop, with ``fold`` its groups' fold keys
-    (:func:`_fp8_fold_groups`, groups of ``group_n`` or the whole row) to ``gk[(i - i0) * ngs ..]``,
+    (:func:`_fp8_fold_groups`, groups of ``group_n`` or the whole row) to ``gk[0 ..]`` (one row's at a time),
     or, where the CPU has AVX-512 BW and the groups are a multiple of 64 elements that divides the
     row, from group maxima the pass takes itself (:func:`_fp8_pass_fold`, with MaxAbs of the masked
     sources, then :func:`_fold_from_maxima`; GroupN 8 on a row a multiple of 128 wide: the keys themselves in the
@@ -2535,7 +2550,9 @@ def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: An
     :func:`_row_hif8_rhb` (its ``gs`` entries too); each row's flags to ``rowflags[i]``.  The same
     codes, keys and flags as one :func:`_row_e4m3_rne` / :func:`_row_hif8_rhb` call a row, without
     its cost per call (about 100 ns a row on Zen 5: the pass inlined into a loop over rows instead of
-    a call per row).  Rows whose multipliers are all 1 (:func:`_unit_mults`, once for the block when
+    a call per row).  With ``fold``, each row's RowMaxOut / GroupMaxOut right after its pass
+    (:func:`_fold_row_finish`); returns whether a GroupMaxOut line was stored non-temporally (the caller
+    fences).  Rows whose multipliers are all 1 (:func:`_unit_mults`, once for the block when
     the multipliers are one row for all rows) take the passes' unit lanes.  A row whose pass wrote its groups'
     GroupMaxOut bits (:data:`_GMO_BITS` in ``rowflags[i]``) gets, with ``row_en``, its maximum bits before RowInit in
     ``row_out[i]`` too (HiF8: from the pass's registers, :func:`_hif8_groups_loop`; E4M3: from those bits)."""
@@ -2545,7 +2562,7 @@ def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: An
 def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
                  scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
                  fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any, row_en: bool,
-                 row_out: Any) -> None:
+                 row_out: Any, group_out: Any, has_init: bool, init: Any, red_t: int, max_abs: bool) -> bool:
     ovf_pos = np.uint32(E4M3_SAT_POS) if sat else np.uint32(E4M3_OVF_POS)
     ovf_neg = np.uint32(E4M3_SAT_NEG) if sat else np.uint32(E4M3_OVF_NEG)
     shared = qrow == 0 and rrow == 0  # one multiplier row for every row of the tile
@@ -2560,6 +2577,7 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
     same = splat and _f32_bits(mps) == _f32_bits(mns)
     # the fused fold's 16-lane group maxima of one row (_fp8_pass_fold)
     gm = np.empty(16 * max(n // 32, 1) if fold else 16, np.uint32)
+    nt_any = False  # a GroupMaxOut line stored non-temporally (_fold_row_finish; the caller's _sfence)
     for i in range(i0, i1):
         base = i * n
         cnt = min(n, total - base)
@@ -2572,7 +2590,9 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         mn_ = _borrow(alpha32, rb0, rb0 + cnt)
         seg = group_n if (fold and group_n > 0) else max(cnt, 1)
         ng = max((cnt + seg - 1) // seg if fold else 1, 1)
-        g0 = (i - i0) * ngs
+        g0 = 0  # one row's keys and sNaN bits at a time, as _fp16x_rows
+        if fold:
+            gs[0] = _GS_CLEAN  # no entry written yet (a row with a rare source writes them all)
         u = unit if shared else _unit_mults(mp_, mn_)
         # the maxima fused into the pass: AVX-512, whole groups of a multiple of 64, or GroupN 8/16/32 on
         # a row a multiple of 64 wide
@@ -2703,14 +2723,18 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
             _fold_from_maxima(a_, gm, seg, gkr)
         elif fold and not fb and not hg and not eg:
             _fp8_fold_groups(a_, absm, seg, gkr)
+        if fold:  # RowMax / GroupMax now, the row's keys still in L1 (_fold_row_finish)
+            res, nt_any = _fold_row_finish(i, base, cnt, res, gkr, _borrow(gs, g0, g0 + ng), ng, seg, group_n, acc,
+                                           group_out, row_en, row_out, has_init, init, red_t, max_abs, nt_any)
         rowflags[i] = res
+    return nt_any
 
 
 def _fp8_rows_none(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
                    scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
                    fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any, row_en: bool,
-                   row_out: Any) -> None:
-    pass  # never called: E4M3/HiF8 write uint8
+                   row_out: Any, group_out: Any, has_init: bool, init: Any, red_t: int, max_abs: bool) -> bool:
+    return False  # never called: E4M3/HiF8 write uint8
 
 
 # Each compiled tile-kernel specialization writes one output carrier (uint8, uint16 or uint32) and
@@ -4492,6 +4516,29 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _v16_hmin: Any = _v16_reduce("smin")
     _v16_hor: Any = _v16_reduce("or")
     _v16_humax: Any = _v16_reduce("umax")
+    _v16_umax: Any = _v16_binary("umax")
+    _v16_umin: Any = _v16_binary("umin")
+    _v16_humin: Any = _v16_reduce("umin")
+
+    @_intrinsic
+    def _v16_store_nt_i(typingctx: Any, arr: Any, j: Any, v: Any) -> Any:
+        """``arr[j:j + 16] = v`` (a contiguous 1-D uint32 array, sixteen lanes) as one 64-byte non-temporal
+        store straight from the register (``vmovntdq``; two 32-byte ones without AVX-512), no read for
+        ownership.  Element ``j`` must be 64-byte aligned and in bounds (neither checked); weakly ordered,
+        as :func:`_store_nt16`."""
+        if not (isinstance(arr, _types.Array) and arr.ndim == 1 and arr.layout == "C"
+                and arr.dtype in (_types.int32, _types.uint32) and isinstance(j, _types.Integer) and v == _I32X16):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            st = builder.store(args[2], _lane_ptr(context, builder, signature.args[0], args[0], args[1], _V16))
+            st.align = 64
+            st.set_metadata("nontemporal", builder.module.add_metadata([_ir.Constant(_ir.IntType(32), 1)]))
+            return context.get_dummy_value()
+
+        return _types.none(arr, j, v), codegen
+
+    _v16_store_nt: Any = _v16_store_nt_i
 
     @_intrinsic
     def _v16_max32_i(typingctx: Any, m: Any, a: Any, j: Any, am: Any) -> Any:
@@ -5374,6 +5421,18 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
 
     def _v16_humax(a: Any) -> Any:
         return np.uint32(a.view(np.uint32).max()).view(np.int32)
+
+    def _v16_umax(a: Any, b: Any) -> Any:
+        return np.maximum(a.view(np.uint32), b.view(np.uint32)).view(np.int32)
+
+    def _v16_umin(a: Any, b: Any) -> Any:
+        return np.minimum(a.view(np.uint32), b.view(np.uint32)).view(np.int32)
+
+    def _v16_humin(a: Any) -> Any:
+        return np.uint32(a.view(np.uint32).min()).view(np.int32)
+
+    def _v16_store_nt(arr: Any, j: int, v: Any) -> None:
+        arr[j:j + 16] = v.view(np.uint32).astype(arr.dtype)
 
     S32_ACC8 = False
     _sacc_splat = _v16_splat
@@ -6447,6 +6506,131 @@ def _store_lines_nt(dst: Any, src: Any, ng: int) -> bool:
     return g1 > h
 
 
+@njit(inline="always")
+def _gmo_bits_nt(dst: Any, gk: Any, ng: int) -> Tuple[Any, Any, bool]:
+    """One row's GroupMaxOut at GroupN 8/16 from its fold keys ``gk[0 .. ng - 1]`` (uint32, as
+    :func:`_fp32_fold_groups` gives them): each group's bits (the key's order-preserving map undone: a key
+    with its top bit set is a number of sign 0 and loses that bit, any other is the complement of a
+    negative number's bits) to ``dst[0 .. ng - 1]``, sixteen groups at a time from the vector register by
+    non-temporal stores (:func:`_v16_store_nt`) into the whole 64-byte lines of ``dst``, the partial head and
+    tail lines by ordinary stores.  Returns the keys' unsigned maximum and minimum (RowMax and the caller's
+    test for a group with no number) and whether a non-temporal store was made (the caller's
+    :func:`_sfence`, as :func:`_store_lines_nt`).
+
+    The conversion and the store go together: the same bits computed into a row buffer first and then
+    stored by :func:`_store_lines_nt` cost FP16 GroupN 8 about 0.5 ns a group more on a Zen 4 (one thread,
+    4096 x 4096, the buffer's lines written back from L2 each row; docs/performance.md, stop 42)."""
+    kr = np.uint32(0)
+    kmin = np.uint32(0xFFFFFFFF)
+    ad = _addr(dst)
+    h = min(ng, ((-ad) & 63) >> 2) if (ad & 3) == 0 else ng  # (a 4-byte aligned row: always)
+    g1 = h + ((ng - h) & ~15)
+    for g in range(h):
+        kg = gk[g]
+        dst[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
+                                          | np.uint32(0x80000000)))
+        kr = max(kr, kg)
+        kmin = min(kmin, kg)
+    if g1 > h:
+        vr = _v16_splat(0)
+        vn = _v16_splat(-1)
+        ones = _v16_splat(-1)
+        zero = _v16_splat(0)
+        top = _v16_splat(np.uint32(0x80000000))
+        for q in range(h, g1, 16):
+            v = _v16_load(gk, q)
+            sm = _v16_min(_v16_max(v, ones), zero)  # all ones where the key's top bit is set, else 0
+            _v16_store_nt(dst, q, _v16_xor(v, _v16_or(_v16_xor(sm, ones), top)))
+            vr = _v16_umax(vr, v)
+            vn = _v16_umin(vn, v)
+        kr = max(kr, np.uint32(_v16_humax(vr)))
+        kmin = min(kmin, np.uint32(_v16_humin(vn)))
+    for g in range(g1, ng):
+        kg = gk[g]
+        dst[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
+                                          | np.uint32(0x80000000)))
+        kr = max(kr, kg)
+        kmin = min(kmin, kg)
+    return kr, kmin, g1 > h
+
+
+@njit(inline="always")
+def _fold_row_finish(i: int, base: int, cnt: int, f_or: Any, gk: Any, gs: Any, ng: int, seg: int, group_n: int,
+                     acc: Any, group_out: Any, row_en: bool, row_out: Any, has_init: bool, init: Any, red_t: int,
+                     max_abs: bool, nt_any: bool) -> Tuple[Any, bool]:
+    """Row ``i``'s RowMaxOut and GroupMaxOut (``ng`` groups of ``seg`` elements; ``group_n`` 0: RowMax alone) from
+    the fold keys ``gk`` and sNaN bits ``gs`` its pass left (:func:`_fp32_fold_groups`; or, with
+    :data:`_GMO_BITS` in the row's flag word ``f_or``, the GroupMaxOut bits themselves), RowMaxIn by
+    :func:`_step` with ``has_init``; the groups with an sNaN or no number by the NaN rules
+    (:func:`_fold_finish`).  Returns the row's flag word and whether a non-temporal store was made
+    (``nt_any`` in, the caller's :func:`_sfence`).  Called by the FP32 row loops for each row right after its
+    pass (:func:`_fp16x_rows`, :func:`_fp8_rows`), while its keys are in L1: finishing a block of rows
+    after all its passes cost FP16 GroupN 8 +20..+33% against +3..+9% (Zen 4, one thread, 4096 x 4096,
+    blocks of 8-32 rows; docs/performance.md, stop 42)."""
+    if (f_or & _GMO_BITS) != 0:
+        # the row's pass wrote each group's GroupMaxOut bits to gk (no rare source, every group a
+        # number: _GMO_BITS): stored as they are; the row's maximum bits in row_out[i] already (_fp8_rows)
+        f_or ^= _GMO_BITS
+        gb_ = _borrow(group_out, i * ng, i * ng + ng)
+        if 0 < group_n <= 16:  # whole 64-byte lines non-temporal, as below
+            nt_any = _store_lines_nt(gb_, gk, ng) or nt_any
+        else:
+            for g in range(ng):
+                gb_[g] = gk[g]
+        if row_en:
+            rb = np.int64(row_out[i])
+            if has_init:
+                rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
+                f_or |= f2
+            row_out[i] = rb
+    else:
+        # every group's bits from its key maximum (select-only: the loop vectorizes), then the
+        # NaN rules for the groups that saw an sNaN or no number (only after a rare source)
+        kr = np.uint32(0)
+        kmin = np.uint32(0xFFFFFFFF)
+        sr = np.uint32(0)
+        rare = gs[0] != _GS_CLEAN  # the row's gs entries written (_redo_rare), else none read
+        if rare:
+            for g in range(ng):
+                sr = np.uint32(sr | gs[g])
+        gb_ = _borrow(group_out, i * ng, i * ng + ng) if group_n > 0 else _borrow(group_out, 0, 0)
+        if 0 < group_n <= 16:
+            # GroupN 8/16 (GroupMaxOut 8/4 MiB on a 4096 x 4096 tile): GroupMaxOut's whole 64-byte lines
+            # by non-temporal stores (no read for ownership) as each sixteen groups' bits are made, the
+            # partial head and tail lines as usual (_gmo_bits_nt).  GroupN 32 and more: ordinary stores
+            # (the non-temporal form measured no better there, ab.py)
+            kr, kmin, made = _gmo_bits_nt(gb_, gk, ng)
+            nt_any = made or nt_any
+        else:
+            for g in range(ng):
+                kg = gk[g]
+                if group_n > 0:
+                    gb_[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
+                                                     | np.uint32(0x80000000)))
+                kr = max(kr, kg)
+                kmin = min(kmin, kg)
+        if sr != np.uint32(0) or kmin == np.uint32(0):
+            if nt_any:
+                _sfence()  # the non-temporal stores above before the ordinary ones below (same lines)
+            for g in range(ng):
+                sg = gs[g] if rare else np.uint32(0)
+                if sg != np.uint32(0) or gk[g] == np.uint32(0):
+                    if group_n > 0:
+                        s0 = g * seg
+                        gb, gf = _fold_finish(gk[g], sg, min(s0 + seg, cnt) - s0,
+                                              np.int64(acc[base + s0]), max_abs)
+                        gb_[g] = gb
+                        f_or |= gf
+        if row_en:
+            rb, rf = _fold_finish(kr, sr, cnt, np.int64(acc[base]), max_abs)
+            if has_init:
+                rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
+                rf |= f2
+            row_out[i] = rb
+            f_or |= rf
+    return f_or, nt_any
+
+
 @njit
 def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_flags: bool,
                kind: int, fast: int, src: int, relu: int, offw: int, dst: int, mode: int, sat: bool,
@@ -6458,21 +6642,17 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     """Rows ``i0 .. i1 - 1`` of :func:`_tile_kernel`."""
     fuse = red_t == SRC_FP32  # RowMax/GroupMax of the FP32 row loops: their own fold pass
     absm = np.uint32(0x7FFFFFFF) if max_abs else np.uint32(0xFFFFFFFF)
-    # the FP32 row loops' fold buffers, once for the block's rows (not two allocations a row):
-    # per-group key maxima and sNaN bits (zero between rows)
+    # the FP32 row loops' fold buffers, once for the block's rows (not two allocations a row): one row's
+    # per-group key maxima and sNaN bits, reused row after row (each row finished right after its pass)
     ng_max = (n + group_n - 1) // group_n if group_n > 0 else 1
-    # (E4M3/HiF8: one row of them per row of the block, filled by _fp8_rows before the rows' loop)
     ngs = max(ng_max, 1)
     fp8 = fast == 4 or fast == 5
-    rows1 = fp8 or fast == LANE_BF16 or fast == LANE_FP16  # passes from one loop over the rows
-    nbr = (i1 - i0) if rows1 else 1
-    gk_b = np.empty(ngs * nbr, np.uint32)
+    gk_b = np.empty(ngs, np.uint32)
     # the groups' sNaN bits (0/1): written whole only for a row with a rare source (_redo_rare), so not cleared:
-    # each row's first entry holds _GS_CLEAN before its pass, and a row that still has it read none of them
+    # the first entry holds _GS_CLEAN before each row's pass, and a row that still has it read none of them
     # (a cleared buffer cost FP16 GroupN 8 ~0.5 instructions an element of memset, and the keys loop a load a group)
-    gs_b = np.empty(ngs * nbr, np.uint32)
-    for r in range(nbr):
-        gs_b[r * ngs] = _GS_CLEAN
+    gs_b = np.empty(ngs, np.uint32)
+    gs_b[0] = _GS_CLEAN
     # the S32 rows' GroupMax: each group's signed maximum and minimum (_s32_rne_groups)
     s32g_b = np.empty(2 * ng_max if (fast == 7 and group_n > 0) else 2, np.int32)
     # the S32 RNE rows (per-column or one word, GroupMax off or GroupN a multiple of 16): the block's rows
@@ -6482,23 +6662,24 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     if s32seg:
         _s32_rows_seg(fast, i0, i1, acc, n, total, out, qrow, relu, offw, sat, s32p, s32rne,
                       group_n if group_n > 0 else (0 if row_en else -1), max_abs, group_out, s32r)
-    gw = np.empty(ngs if (fuse and 0 < group_n <= 16) else 1, np.uint32)  # a row's GroupMaxOut bits before their store
     nt_any = False
     if fp8:
         # FP32 -> E4M3/HiF8: the rows' passes (and fold keys) from one loop (no call per row); with RowMax /
-        # GroupMax the loop below finishes each row from its keys and rowflags[i]
+        # GroupMax each row finished there too, right after its pass (_fold_row_finish)
         fold5 = fuse and (row_en or group_n > 0)
-        _fp8_rows(fast, i0, i1, acc, n, total, out, scale, alpha, scale32, alpha32, qrow, rrow, relu, sat, spec,
-                  absm, fold5, group_n, ngs, gk_b, gs_b, hif8k, rowflags, row_en, row_out)
-        if not fold5:
-            return
+        if _fp8_rows(fast, i0, i1, acc, n, total, out, scale, alpha, scale32, alpha32, qrow, rrow, relu, sat, spec,
+                     absm, fold5, group_n, ngs, gk_b, gs_b, hif8k, rowflags, row_en, row_out, group_out, has_init,
+                     init, red_t, max_abs):
+            _sfence()  # GroupMaxOut's non-temporal stores ordered before the kernel's end (other threads read it)
+        return
     if fast == LANE_BF16 or fast == LANE_FP16:
         # FP32 -> BF16/FP16: the same, by _fp16x_rows
         fold16 = fuse and (row_en or group_n > 0)
-        _fp16x_rows(i0, i1, acc, n, total, out, scale, alpha, scale32, alpha32, qrow, rrow, relu, sat, spec, absm,
-                    fold16, group_n, ngs, gk_b, gs_b, fast, rowflags)
-        if not (row_en or group_n > 0):
-            return
+        if _fp16x_rows(i0, i1, acc, n, total, out, scale, alpha, scale32, alpha32, qrow, rrow, relu, sat, spec, absm,
+                       fold16, group_n, ngs, gk_b, gs_b, fast, rowflags, row_en, row_out, group_out, has_init, init,
+                       red_t, max_abs):
+            _sfence()  # as above
+        return
     for i in range(i0, i1):
         base = i * n
         cnt = min(n, total - base)
@@ -6529,86 +6710,20 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
             folded = fuse and (row_en or group_n > 0)
             seg = group_n if (folded and group_n > 0) else max(cnt, 1)
             ng = (cnt + seg - 1) // seg if folded else 1
-            g0 = (i - i0) * ngs if rows1 else 0
+            g0 = 0
             # borrowed views (_borrow): a slice's reference count is a locked add and subtract per row,
             # each waiting for the row's stores to drain
             gk = _borrow(gk_b, g0, g0 + max(ng, 1))  # every entry written by the fold pass (or _redo_rare) when folded
             gs = _borrow(gs_b, g0, g0 + max(ng, 1))  # written only for a row with a rare source (all its groups)
             qb = i * qrow
             rb0 = i * rrow
-            if rows1:
-                f_or = np.int64(rowflags[i])  # the row's pass and fold keys: _fp8_rows / _fp16x_rows above
-            else:
-                gs[0] = _GS_CLEAN
-                f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
-                                     alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu,
-                                     sat, spec, folded, absm, seg, gk, gs, hif8k)
-            if folded and (f_or & _GMO_BITS) != 0:
-                # the row's pass wrote each group's GroupMaxOut bits to gk (no rare source, every group a
-                # number: _GMO_BITS): stored as they are; the row's maximum bits in row_out[i] already (_fp8_rows)
-                f_or ^= _GMO_BITS
-                gb_ = _borrow(group_out, i * ng, i * ng + ng)
-                if 0 < group_n <= 16:  # whole 64-byte lines non-temporal, as below
-                    nt_any = _store_lines_nt(gb_, gk, ng) or nt_any
-                else:
-                    for g in range(ng):
-                        gb_[g] = gk[g]
-                if row_en:
-                    rb = np.int64(row_out[i])
-                    if has_init:
-                        rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
-                        f_or |= f2
-                    row_out[i] = rb
-            elif folded:
-                # every group's bits from its key maximum (select-only: the loop vectorizes), then the
-                # NaN rules for the groups that saw an sNaN or no number (only after a rare source)
-                kr = np.uint32(0)
-                kmin = np.uint32(0xFFFFFFFF)
-                sr = np.uint32(0)
-                rare = gs[0] != _GS_CLEAN  # the row's gs entries written (_redo_rare), else none read
-                if rare:
-                    for g in range(ng):
-                        sr = np.uint32(sr | gs[g])
-                gb_ = _borrow(group_out, i * ng, i * ng + ng) if group_n > 0 else _borrow(group_out, 0, 0)
-                if 0 < group_n <= 16:
-                    # GroupN 8/16 (GroupMaxOut 8/4 MiB on a 4096 x 4096 tile): the bits into the cache-resident
-                    # gw, then GroupMaxOut's whole 64-byte lines by non-temporal stores (no read for ownership),
-                    # the partial head and tail lines as usual.  GroupN 32 and more: ordinary stores (the
-                    # non-temporal form measured no better there, ab.py)
-                    for g in range(ng):
-                        kg = gk[g]
-                        gw[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
-                                                         | np.uint32(0x80000000)))
-                        kr = max(kr, kg)
-                        kmin = min(kmin, kg)
-                    nt_any = _store_lines_nt(gb_, gw, ng) or nt_any
-                else:
-                    for g in range(ng):
-                        kg = gk[g]
-                        if group_n > 0:
-                            gb_[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
-                                                             | np.uint32(0x80000000)))
-                        kr = max(kr, kg)
-                        kmin = min(kmin, kg)
-                if sr != np.uint32(0) or kmin == np.uint32(0):
-                    if nt_any:
-                        _sfence()  # the non-temporal stores above before the ordinary ones below (same lines)
-                    for g in range(ng):
-                        sg = gs[g] if rare else np.uint32(0)
-                        if sg != np.uint32(0) or gk[g] == np.uint32(0):
-                            if group_n > 0:
-                                s0 = g * seg
-                                gb, gf = _fold_finish(gk[g], sg, min(s0 + seg, cnt) - s0,
-                                                      np.int64(acc[base + s0]), max_abs)
-                                gb_[g] = gb
-                                f_or |= gf
-                if row_en:
-                    rb, rf = _fold_finish(kr, sr, cnt, np.int64(acc[base]), max_abs)
-                    if has_init:
-                        rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
-                        rf |= f2
-                    row_out[i] = rb
-                    f_or |= rf
+            gs[0] = _GS_CLEAN  # (the E4M3/HiF8/BF16/FP16 rows of uint8/uint16 carriers returned above)
+            f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
+                                 alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu,
+                                 sat, spec, folded, absm, seg, gk, gs, hif8k)
+            if folded:
+                f_or, nt_any = _fold_row_finish(i, base, cnt, f_or, gk, gs, ng, seg, group_n, acc, group_out, row_en,
+                                                row_out, has_init, init, red_t, max_abs, nt_any)
         elif fast == 3:
             f_or, _, _ = _s32_rows(fast, acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode, sat,
                                    scale, alpha, offs, offs_f, blo, bhi, s32p, s32rne, max_abs, 0, group_out, 0, s32g_b)
