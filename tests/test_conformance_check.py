@@ -521,3 +521,24 @@ def test_gen_count_beyond_memory_is_refused_before_work(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["gen", "fp32_to_fp19", "--count", "99999999999999999999999", "--out", str(out)])
     assert r.exit_code == 2 and not out.exists()
     assert r.stderr.startswith("ptonum gen: error: count = 99999999999999999999999: ") and "available" in r.stderr
+
+
+@pytest.mark.parametrize("data, reason", [
+    (b"\x1f\x8b\x08", "not a readable gzip file"),  # damaged gzip
+    (b"a,b\n1,2\n", "header 'a,b' matches no vector schema"),
+    (b"", "empty file"),
+])
+def test_standard_input_is_named_dash_in_every_error(tmp_path: Path, data: bytes, reason: str) -> None:
+    """`check -` named standard input `/dev/stdin` in its gzip (and other read) errors but `-` in its parse
+    errors and reports; every message now names it `-`, as the command line writes it."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PTONUM_DISABLE_NUMBA="1")
+    r = subprocess.run([sys.executable, "-m", "ptonum", "check", "-"], input=data, cwd=tmp_path, env=env,
+                       capture_output=True, timeout=300)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert err.count("\n") == 1 and reason in err, err
+    assert err.startswith("ptonum check: error: -:") and "/dev/stdin" not in err, err

@@ -114,7 +114,7 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             unreadable += 1
             continue
         try:
-            raw = read_text(source)
+            raw = read_text(source, name=path)  # "-" in every message, as parse errors and reports say
             if is_tiles_file(raw):  # whole tiles (tiles.json.gz): every case through the tile operation
                 cases, bad = parse_tile_items(raw, path)  # a malformed item is counted, as a malformed row is
                 for eng in engines:

@@ -148,7 +148,7 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
-def read_text(path: "str | Path") -> bytes:
+def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
     """Return the raw bytes of a vector file, gunzipping when it is gzip.
 
     A file is read whole, so one whose text would need more memory to parse than the machine has
@@ -158,11 +158,14 @@ def read_text(path: "str | Path") -> bytes:
     :data:`PARSE_BYTES_PER_BAD_LINE` per line if more (every line malformed).
 
     Raises :class:`UsageError` (path and reason) for an unreadable file, damaged gzip data, or text too
-    large for the available memory.
+    large for the available memory.  ``name`` is what the messages call the file when it is not ``path``
+    (``-`` for standard input read through ``/dev/stdin``, as the parse errors and reports call it).
     """
     if not str(path).strip():
         raise UsageError("vector file: the path is empty; give a file name")
     p = Path(path)
+    if name is not None:
+        path = name
     available = _available_memory()
     budget = available // PARSE_BYTES_PER_BYTE
     try:
