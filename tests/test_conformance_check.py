@@ -542,3 +542,23 @@ def test_standard_input_is_named_dash_in_every_error(tmp_path: Path, data: bytes
     assert r.returncode == 2, err
     assert err.count("\n") == 1 and reason in err, err
     assert err.startswith("ptonum check: error: -:") and "/dev/stdin" not in err, err
+
+
+@pytest.mark.parametrize("data", [b"\x1f", b"\x1f\x8b", b"\x1f\x8b\x08\x00"])
+def test_gzip_cut_short_in_its_magic_is_a_truncated_gzip(tmp_path: Path, data: bytes) -> None:
+    """A file holding only 0x1f (the first byte of the gzip magic 1f 8b) was read as CSV text and refused as
+    a header matching no schema; like any gzip file cut short it is one line, exit 2, saying the gzip data is
+    unreadable, and the library raises UsageError for it."""
+    from ptonum.errors import UsageError
+
+    path = tmp_path / "v.csv.gz"
+    path.write_bytes(data)
+    r = CliRunner().invoke(main, ["check", str(path)])
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"ptonum check: error: {path}: not a readable gzip file ("), r.stderr
+    assert "header" not in r.stderr and "schema" not in r.stderr, r.stderr
+    if data == b"\x1f":
+        assert "truncated" in r.stderr, r.stderr
+    with pytest.raises(UsageError, match="not a readable gzip file"):
+        parse_file(str(path))

@@ -179,6 +179,9 @@ def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
         raw = p.read_bytes()
     except OSError as exc:
         raise UsageError(f"{path}: cannot read vector file ({exc.strerror or exc})") from None
+    if raw == b"\x1f":  # the gzip magic's first byte and nothing more: a gzip file cut short, not a CSV header
+        raise UsageError(f"{path}: not a readable gzip file (truncated: the file ends after the first byte of "
+                         "the gzip magic 1f 8b)")
     if raw[:2] == b"\x1f\x8b":
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
