@@ -152,3 +152,43 @@ def test_explain_row_of_a_tile_file_or_an_npy_says_what_the_file_is(tmp_path) ->
     r = RUN.invoke(main, ["explain", "--row", f"{tmp_path / 'a.npy'}:2"])
     assert r.stderr == (f"ptonum explain: error: {tmp_path / 'a.npy'} is an .npy array; --row takes a line of a CSV "
                         "vector file\n")
+
+
+def test_explain_postprocess_takes_modes_by_name_as_the_command_line_does() -> None:
+    """explain_postprocess(pre_quant_mode="REQ8") raised a plain ValueError (int("REQ8") for the title):
+    every PreQuantMode name of the closed table (and a ReluMode name) now gives the trace of its code, as
+    ``ptonum explain postprocess --mode NAME`` does; an unknown name or code is a typed error naming the
+    argument and the value."""
+    import pytest
+
+    from ptonum.cli.explain_cmd import _default_qp
+    from ptonum.errors import IllegalEncodingError, UsageError
+    from ptonum.fpatr import MODE_TABLE, PreQuantMode
+
+    # quant-002 above, by name: REQ8 S32 70, scale 2.0, Sat=1 -> 0x7F with OF|NX
+    ex = explain_postprocess(70, pre_quant_mode="REQ8", relu_mode="NONE", acc_type="S32",
+                             quant_param=0x20000 << 13, rmode="NONE", sat=True)
+    assert (ex.bits, ex.flags) == (0x7F, 0x14)
+    assert ex.title.startswith("postprocess_element: PreQuantMode=3 ReluMode=0 ") and "destination S8: 0x7f" in ex.text()
+    by_code = explain_postprocess(70, pre_quant_mode=3, relu_mode=0, acc_type="S32", quant_param=0x20000 << 13,
+                                  rmode="NONE", sat=True)
+    assert ex.text() == by_code.text()
+    r = RUN.invoke(main, ["explain", "postprocess", "--mode", "REQ8", "--relu", "NONE", "--acc-type", "S32",
+                          "--acc", "70", "--quant-param", hex(0x20000 << 13), "--sat"])
+    assert r.exit_code == 0, r.output
+    assert ex.text() in r.output
+    for code, info in MODE_TABLE.items():
+        name = PreQuantMode(code).name
+        kw = dict(relu_mode=1, acc_type=info.accumulator_types[0].name, quant_param=_default_qp(code))
+        want = explain_postprocess(0x40, pre_quant_mode=code, **kw).text()
+        for spelling in (name, name.lower(), f" {name} ", hex(code), str(code)):
+            assert explain_postprocess(0x40, pre_quant_mode=spelling, **kw).text() == want, spelling
+        assert explain_postprocess(0x40, pre_quant_mode=code, **dict(kw, relu_mode="RELU")).text() == want
+    with pytest.raises(UsageError, match=r"^pre_quant_mode = 'REQ9': unknown PreQuantMode"):
+        explain_postprocess(70, pre_quant_mode="REQ9", relu_mode=0, acc_type="S32")
+    with pytest.raises(UsageError, match=r"^pre_quant_mode = 64: PreQuantMode is a six-bit field"):
+        explain_postprocess(70, pre_quant_mode=64, relu_mode=0, acc_type="S32")
+    with pytest.raises(IllegalEncodingError, match=r"^pre_quant_mode = 6: reserved PreQuantMode code"):
+        explain_postprocess(70, pre_quant_mode="6", relu_mode=0, acc_type="S32")
+    with pytest.raises(UsageError, match=r"^relu_mode = 'RELU6': unknown ReluMode"):
+        explain_postprocess(70, pre_quant_mode="REQ8", relu_mode="RELU6", acc_type="S32")

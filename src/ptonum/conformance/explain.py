@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._util import is_digits
+from .._util import int_text, is_digits
 from ..errors import UsageError
 from ..flags import flag_names
 from .schema import TILE_FILE, Schema, describe_content, parse_text, read_text
@@ -110,10 +110,19 @@ def _unpack(res: Any) -> Tuple[int, int, List[Any]]:
 def explain_postprocess(acc_bits: int, *, pre_quant_mode: Any, relu_mode: Any, acc_type: Any,
                         quant_param: ParamWordLike = 0, relu_param: ParamWordLike = 0, rmode: Any = "RNE",
                         sat: Any = False) -> Explanation:
-    """Trace one element of the B.FPATR post-process (``TileProfileMatrixPostProcessWithFlags``)."""
+    """Trace one element of the B.FPATR post-process (``TileProfileMatrixPostProcessWithFlags``).
+
+    ``pre_quant_mode`` and ``relu_mode`` are a member, a code or a name, as ``ptonum explain postprocess
+    --mode/--relu`` read them (``"REQ8"``, ``3``, ``"0x03"``; ``"RELU"``, ``1``).  An unknown name or a code
+    outside the field raises :class:`UsageError`, a reserved code :class:`IllegalEncodingError`, each naming
+    the argument and the value.
+    """
+    from ..fpatr import parse_pre_quant_mode, parse_relu_mode
     from ..fpatr.element import postprocess_element_trace
     from ..formats import parse_data_type
 
+    pre_quant_mode = parse_pre_quant_mode(_code_or_name(pre_quant_mode), "pre_quant_mode")
+    relu_mode = parse_relu_mode(_code_or_name(relu_mode), "relu_mode")
     res = postprocess_element_trace(
         acc_bits, pre_quant_mode=pre_quant_mode, relu_mode=relu_mode, acc_type=acc_type,
         quant_param=quant_param, relu_param=relu_param, rmode=rmode, sat=sat,
@@ -134,6 +143,17 @@ def explain_postprocess(acc_bits: int, *, pre_quant_mode: Any, relu_mode: Any, a
              f"acc_type={at.name} acc=0x{int(acc_bits):08x} quant_param=0x{int(quant_param):016x} "
              f"relu_param=0x{int(relu_param):05x} rmode={_mode_name(rmode)} sat={int(bool(sat))}")
     return Explanation(title, bits, flags, steps, digits, label)
+
+
+def _code_or_name(value: Any) -> Any:
+    """A mode given as text: its code when the text reads as an integer (``"12"``, ``"0x0c"``, as the command
+    line's --mode reads it), else the text (a name); any other value as it is."""
+    if isinstance(value, str):
+        try:
+            return int_text(value)
+        except ValueError:
+            return value
+    return value
 
 
 def tile_rejection(*, pre_quant_mode: Any, relu_mode: Any, acc_type: Any, quant_param: Optional[int] = None,
