@@ -1292,3 +1292,59 @@ def test_fp32_rows_group_max_rows_at_any_line_offset(monkeypatch: pytest.MonkeyP
                 assert res.row_max_bits.tolist() == er, (mode, gn, ng, ma)
                 assert np.array_equal(res.d_bits, ref.d_bits) and res.flags == ref.flags, (mode, gn, ng, ma)
                 assert ref.group_max_bits.tolist() == eg and ref.row_max_bits.tolist() == er
+
+
+def test_preflight_keeps_one_plan_for_dict_attributes_and_numpy_rmode_or_sat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """attributes given as a dict of named fields, and rmode/sat given as numpy values (np.bool_, numpy
+    integers, a 0-d integer array for rmode), which the call reads as the same descriptor and the same
+    RMode/Sat, use the plan kept for the plain values: each was planned again on every call (the plan key
+    took only FPATRAttributes/int attributes and plain rmode/sat).  Illegal values are still refused on
+    every call (nothing kept)."""
+    from ptonum import fpatr
+    from ptonum.errors import IllegalEncodingError
+
+    checked = []
+    check = tile_mod._check_plan
+    monkeypatch.setattr(tile_mod, "_check_plan", lambda *a, **k: checked.append(1) or check(*a, **k))
+    tile_mod._PLANS.clear()
+    fields = dict(pre_quant_mode="REQ8", relu_mode=2, row_max_en=True)
+    attrs = FPATRAttributes.from_fields(**fields)
+    w, r = int(fpatr.quant_param(0.5, 3, mode="REQ8")), int(fpatr.relu_param(0.25))
+    kw: Dict[str, Any] = dict(acc_type="S32", quant_param=w, relu_param=r)
+    want = postprocess(_REQ8_ACC, attributes=attrs, rmode=3, sat=True, **kw)
+    assert len(checked) == 1
+
+    def same(**args: Any) -> None:
+        got = postprocess(_REQ8_ACC, **kw, **args)
+        assert np.array_equal(got.d_bits, want.d_bits) and got.flags == want.flags
+        assert np.array_equal(got.row_max_bits, want.row_max_bits)
+
+    for attributes in (attrs, fields, dict(pre_quant_mode=3, relu_mode="LRELU", row_max_en=1), attrs.word):
+        for rmode in (3, np.int64(3), np.uint8(3), np.array(3, np.int32), "RTM"):
+            for sat in (True, np.bool_(True)):
+                same(attributes=attributes, rmode=rmode, sat=sat)
+    # one plan for each plain kind, as before: the descriptor or its word, times the code 3 or "RTM"
+    assert len(checked) == 4
+    for sat in (1, np.int64(1), np.uint8(1)):  # an int Sat: the plain 1's plan
+        same(attributes=fields, rmode=np.int16(3), sat=sat)
+    assert len(checked) == 5
+
+    refused = [
+        (UsageError, r"sat = .*expected a boolean", dict(attributes=fields, rmode=3, sat=np.int64(2))),
+        (UsageError, r"sat = .*expected a boolean", dict(attributes=fields, rmode=3, sat=np.array(True))),
+        (UsageError, r"rmode = 8: B\.DATR RMode codes are 0-7", dict(attributes=fields, rmode=np.int64(8), sat=True)),
+        (UsageError, r"rmode = .*expected a rounding mode", dict(attributes=fields, rmode=np.bool_(True), sat=True)),
+        (TileLegalityError, r"RowMaxInit requires RowMaxEn",
+         dict(attributes=dict(fields, row_max_en=False, row_max_init=True), rmode=3, sat=True)),
+        (IllegalEncodingError, r"reserved PreQuantMode code", dict(attributes=dict(fields, pre_quant_mode=6),
+                                                                    rmode=3, sat=True)),
+        (UsageError, r"unknown field 'relu'", dict(attributes=dict(fields, relu=1), rmode=3, sat=True)),
+        (TileLegalityError, r"B\.DATR RMode=RTM",
+         dict(attributes=dict(pre_quant_mode="SHIFTS322S16"), rmode=np.int64(3), sat=np.bool_(False))),
+    ]
+    for exc, match, args in refused:
+        for _ in range(2):
+            before = len(checked)
+            with pytest.raises(exc, match=match):
+                postprocess(_REQ8_ACC, acc_type="S32", quant_param=w, relu_param=r, **args)
+            assert len(checked) == before + 1, match

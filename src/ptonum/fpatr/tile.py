@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .. import engines
-from .._util import Engine, as_bits, check_bool, check_engine, count_text, native, unmasked
+from .._util import Engine, as_bits, check_bool, check_engine, count_text, native, scalar_int, unmasked
 from ..errors import TileLegalityError, UsageError
 from ..flags import StatusRegister, flag_names
 from ..formats import TileDataType, parse_data_type
@@ -682,6 +682,43 @@ def _word_key(value: Any) -> Any:
     return value
 
 
+def _rmode_key(value: Any) -> Any:
+    """An ``rmode`` argument as a plan's key holds it: a numpy integer or a 0-d integer array (any non-bool
+    integer, :func:`ptonum._util.scalar_int`) as its int, which :func:`parse_rounding_mode` reads alike; a
+    RoundingMode, str or bool, and anything else, as it is."""
+    if type(value) in _SIMPLE:
+        return value
+    iv = scalar_int(value)
+    return value if iv is None else iv
+
+
+def _sat_key(value: Any) -> Any:
+    """A ``sat`` argument as a plan's key holds it: a numpy bool as its bool, a numpy integer as its int (what
+    :func:`check_bool` reads from each, refusing the same values); anything else (a 0-d array, which
+    check_bool refuses) as it is."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _attributes_key(value: Any) -> Any:
+    """The ``attributes`` part of a plan's key: an FPATRAttributes or a word (exact types) as it is, a mapping
+    of named fields as the FPATRAttributes it makes (:func:`_attributes`, run on every call: the plan reads
+    only that descriptor, so a dict stands for the same kept plan as its descriptor); None for anything else,
+    or a mapping :func:`_attributes` refuses (no plan: :func:`_check_plan` raises, in its own order)."""
+    if type(value) is FPATRAttributes or type(value) is int:
+        return (type(value), value)
+    if isinstance(value, Mapping):
+        try:
+            attrs = _attributes(value)
+        except Exception:  # whatever it is, _check_plan raises it again in its own order of checks
+            return None
+        return (FPATRAttributes, attrs)
+    return None
+
+
 def _tile_key(value: Any) -> Optional[Tuple[Tuple[Any, ...], bytes]]:
     """(key part, bytes) of a quant/relu tile argument that a kept plan may stand for, or None."""
     if value is None:
@@ -696,21 +733,27 @@ def _plan_key(shape: Tuple[int, ...], dtype: np.dtype, acc_type: Any, attributes
               engine: Any) -> Optional[Tuple[Tuple[Any, ...], bytes, bytes]]:
     """The key of everything :func:`_preflight` checks besides the accumulator's values, when every
     argument is of a plain type (each value tagged with its exact type: ``True`` and ``1`` are different
-    arguments; a scalar word as its int, :func:`_word_key`), with the quant/relu tiles' bytes; None for
-    anything else (no plan kept)."""
+    arguments; a scalar word as its int, :func:`_word_key`; ``rmode``/``sat`` given as numpy values as the
+    plain values they read as, :func:`_rmode_key`/:func:`_sat_key`; attributes given as a dict as their
+    descriptor, :func:`_attributes_key`), with the quant/relu tiles' bytes; None for anything else (no plan
+    kept)."""
     if row_max_in is not None:  # RowMaxIn values are checked per call
         return None
     parts: List[Any] = [shape, dtype.str]
     for i, v in enumerate((acc_type, rmode, sat, quant_param, relu_param, engine)):
         if i in (3, 4):  # the scalar words: every check reads only the int (as _scalar_word reads it)
             v = _word_key(v)
+        elif i == 1:  # rmode: a numpy integer as its int (as parse_rounding_mode reads it)
+            v = _rmode_key(v)
+        elif i == 2:  # sat: a numpy bool or integer as its bool or int (as check_bool reads it)
+            v = _sat_key(v)
         if v is not None and type(v) not in _SIMPLE:
             return None
         parts.append((type(v), v))
-    if type(attributes) is FPATRAttributes or type(attributes) is int:
-        parts.append((type(attributes), attributes))
-    else:
+    a = _attributes_key(attributes)
+    if a is None:
         return None
+    parts.append(a)
     q = _tile_key(quant_tile)
     r = _tile_key(relu_tile)
     if q is None or r is None:
