@@ -23,9 +23,10 @@ only one specialization per destination carrier width (uint8/uint16/uint32)
 is compiled.
 
 The four throughput-critical conversions (FP32 -> BF16/FP16/E4M3/HiF8 with a
-per-column or scalar scale and no offset) have branch-light row loops
-(:func:`_row_fp32_seg`: 8 x 32-bit lanes, RowMax/GroupMax keys in a load-only pass after) with the
-same rules as :func:`_element`.  The S32 offset modes
+per-column or scalar scale and no offset) have branch-light row loops over a block's rows
+(:func:`_fp16x_rows`, :func:`_fp8_rows`: vector lanes, RowMax/GroupMax keys folded from the source as it
+is read, each row's RowMaxOut/GroupMaxOut finished right after its pass) with the same rules as
+:func:`_element`.  The S32 offset modes
 (REQ8/VREQ8, REQ4/VREQ4, DEQS16/VDEQS16) without per-element flags run
 :func:`_row_s32_int`: one select-only pass per row for every RMode, flags as row-wide ORs, RowMax
 folded into the same pass; RNE with ReluMode NONE/RELU runs in 16 x 32-bit lanes over row blocks
@@ -138,7 +139,7 @@ HIF8_ZERO = int(_HIF8.negative_zero_result or 0)  #: the code of a -0 result (Hi
 # the HiF8 lane sets the sign bit on the positive overflow code (Inf or, with Sat, 32768)
 assert HIF8_OVF_NEG == HIF8_OVF_POS | HIF8_SIGN and HIF8_SAT_NEG == HIF8_SAT_POS | HIF8_SIGN
 
-# The float32-lane row loops (FP32 -> BF16/FP16/E4M3/HiF8; see :func:`_row_fp32_seg`)
+# The float32-lane row loops (FP32 -> BF16/FP16/E4M3/HiF8; see :func:`_fp16x_rows`, :func:`_fp8_rows`)
 FP32_BIAS = 1 - _FP32.emin
 #: FP32 bits of BF16's smallest normal (2^-126: below it a result is tiny) and its largest code
 BF16_TINY = (_BF16.emin - _FP32.emin + 1) << (_FP32.precision - 1)
@@ -2744,29 +2745,6 @@ def _fp8_rows_none(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, ou
 # never compiles loops it cannot run: cold compile time, not speed (the ``fast`` codes stay runtime).
 
 
-def _row_fp32_seg(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int, sat: bool,
-                  spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, keys: Any) -> int:
-    """Dispatch one row to its FP32 -> floating-destination loop (``fast`` code; compiled gate)."""
-    raise NotImplementedError  # pragma: no cover - only called from compiled code
-
-
-def _row_fp32_seg_u16(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
-                      sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, keys: Any) -> int:
-    if fast == LANE_BF16:
-        return _row_bf16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs)
-    return _row_f16(a_, o_, sc_, al_, sc32_, al32_, relu, sat, spec, fold, absm, seg, gk, gs)
-
-
-def _row_fp32_seg_u8(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
-                     sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, keys: Any) -> int:
-    return 0  # never called: E4M3/HiF8 rows go through _fp8_rows
-
-
-def _row_fp32_seg_none(fast: int, a_: Any, o_: Any, sc_: Any, al_: Any, sc32_: Any, al32_: Any, relu: int,
-                       sat: bool, spec: Any, fold: bool, absm: Any, seg: int, gk: Any, gs: Any, keys: Any) -> int:
-    return 0  # never called: no FP32 fast loop writes this carrier
-
-
 def _s32_rows(fast: int, acc: Any, base: int, cnt: int, out: Any, fl: Any, want_flags: bool, pb: int, relu: int,
               offw: int, dst: int, mode: int, sat: bool, scale: Any, alpha: Any, offs: Any, offs_f: Any, blo: Any,
               bhi: Any, s32p: Any, s32rne: int, max_abs: bool, group_n: int, group_out: Any, gbase: int, gscr: Any
@@ -2828,8 +2806,6 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             return same_row if isinstance(same, _types.Array) else same_one
         return row if isinstance(m, _types.Array) else one
 
-    _gate(_row_fp32_seg, lambda bits: {16: _row_fp32_seg_u16, 8: _row_fp32_seg_u8}.get(bits, _row_fp32_seg_none),
-          _row_fp32_seg_u16)
     _gate(_s32_rows, lambda bits: _s32_rows_narrow if bits in (8, 16) else _s32_rows_none, _s32_rows_narrow)
     _gate(_fp8_rows, lambda bits: _fp8_rows_u8 if bits == 8 else _fp8_rows_none, _fp8_rows_u8)
     _gate(_fp16x_rows, lambda bits: _fp16x_rows_u16 if bits == 16 else _fp16x_rows_none, _fp16x_rows_u16)
@@ -5050,7 +5026,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
     def _s32_gmax16_make(gsz: int, max_abs: bool) -> Any:
         """The intrinsic ``_s32_gmax16_<gsz>[a](a, s, go, g)``: the GroupMax bits of the sixteen S32 groups
-        ``a[s + q gsz .. s + q gsz + gsz]`` (q = 0 .. 15, ``gsz`` 8 or a multiple of 16) to ``go[g .. g +
+        ``a[s + q gsz .. s + q gsz + gsz]`` (q = 0 .. 15, ``gsz`` 8, 16 or 32) to ``go[g .. g +
         15]``, as :func:`_s32_fold_bits` gives them from each group's signed maximum and minimum: the
         maximum's bits, or with ``max_abs`` the largest magnitude (``llvm.abs`` of every lane, unsigned
         maxima: ``|INT32_MIN|`` is 2**31, the largest) limited to ``0x7FFFFFFF``.  Each group reduced
@@ -5061,11 +5037,13 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         the unsigned maxima of the magnitudes before the limit (a lane above ``0x7FFFFFFF``: a group held
         ``INT32_MIN``, whose bits are ``0x7FFFFFFF`` with OF).  On AVX2 (:data:`S32_ACC8`) in eight-lane
         vectors instead: GroupN 8 without MaxAbs :func:`_s32_gmax8_ir`, GroupN 16/32 :func:`_s32_gmax8g_ir`.
-        GroupN 8/16/32: the sixteen results go out by
+        The sixteen results go out by
         one non-temporal 64-byte store when ``go[g]`` starts a cache line (weakly ordered: the caller's
         :func:`_sfence` before another thread reads ``go`` or it stores to those lines again), by an ordinary
         store otherwise.  No bounds check: ``s + 16 gsz <= a.size``, ``g + 16 <= go.size``;
         int32/uint32 arrays."""
+        assert gsz in (8, 16, 32), gsz  # (GroupMaxOut 8/4/2 MiB on a 4096 x 4096 tile: every line non-temporal)
+
         @_intrinsic
         def gmax16(typingctx: Any, arr: Any, s: Any, go: Any, g: Any, acc: Any) -> Any:
             if acc != _I32X16:
@@ -5134,10 +5112,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
                 g_ = context.cast(builder, args[3], signature.args[3], _types.intp)
                 gp = builder.bitcast(builder.gep(gdata, [g_]), v16.as_pointer())
-                if gsz <= S32_GMAX_NT_MAX:  # (GroupMaxOut 8/4/2 MiB on a 4096 x 4096 tile, GroupN 8/16/32)
-                    _gmax_line_store_ir(builder, r, gp)
-                else:
-                    builder.store(r, gp, align=4)
+                _gmax_line_store_ir(builder, r, gp)
                 return accv
 
             return _I32X16(arr, s, go, g, acc), codegen
@@ -5230,10 +5205,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         gdata = context.make_array(signature.args[2])(context, builder, args[2]).data
         gp = builder.bitcast(builder.gep(gdata, [context.cast(builder, args[3], signature.args[3], _types.intp)]),
                              v16.as_pointer())
-        if gsz <= S32_GMAX_NT_MAX:
-            _gmax_line_store_ir(builder, r, gp)
-        else:
-            builder.store(r, gp, align=4)
+        _gmax_line_store_ir(builder, r, gp)
         return accv
 
     def _v16_fold8_make(op: str) -> Any:
@@ -5734,9 +5706,6 @@ _S32_SEG = 1024 if host_l1d_bytes() >= 48 * 1024 else 0
 #: 4096 x 4096 VREQ8 + ReLU, two threads: the blocks after whole rows cost GroupN 8/16/32 +17..+28% / +18..+22%
 #: / +16..+21% against the plain call, at the same times as with 1024-column segments.
 _S32_BLK_CHUNK = 1024
-#: The largest GroupN whose S32 GroupMax blocks (:func:`_s32_gmax16_make`) store their sixteen results by
-#: :func:`_gmax_line_store_ir` (a whole 64-byte line non-temporal): 8, 16 and 32, every GroupN of the blocks.
-S32_GMAX_NT_MAX = 32
 #: :func:`_s32_rows_seg` prefetches the source this many segments ahead of the one it works on (2048 elements:
 #: 4096 measured the same, one segment ahead less)
 _S32_SEG_AHEAD = 2
@@ -6255,7 +6224,7 @@ def _s32_seg_rows(i0: int, i1: int, acc: Any, n: int, total: int, out: Any, qrow
         res[5 * r + 2] = max(res[5 * r + 2], rmax)
         res[5 * r + 3] = min(res[5 * r + 3], rmin)
         res[5 * r + 4] |= gflags
-    if blk and group_n <= S32_GMAX_NT_MAX:
+    if blk:
         _sfence()  # _s32_gmax16's non-temporal GroupMaxOut stores (GroupN 8/16/32) before the block's end
 
 
@@ -6489,16 +6458,32 @@ def _tile_kernel(acc: Any, m: int, n: int, total: int, out: Any, fl: Any, want_f
 
 
 @njit(inline="always")
+def _nt_lines(dst: Any, ng: int) -> Tuple[int, int]:
+    """Where the whole 64-byte lines of ``dst[0 .. ng - 1]`` (uint32) lie: ``(h, g1)`` with ``dst[h .. g1 - 1]``
+    whole lines (``g1 - h`` a multiple of 16) and ``dst[0 .. h - 1]``, ``dst[g1 .. ng - 1]`` the partial head and
+    tail lines (a row not 4-byte aligned, never the case: ``h`` is ``ng``, no whole line)."""
+    ad = _addr(dst)
+    h = min(ng, ((-ad) & 63) >> 2) if (ad & 3) == 0 else ng
+    return h, h + ((ng - h) & ~15)
+
+
+@njit(inline="always")
+def _key_bits(kg: Any) -> Any:
+    """The bits of the FP32 number whose fold key (:func:`_fp32_key`, uint32) is ``kg``, the key's order-preserving
+    map undone: a key with its top bit set is a number of sign 0 and loses that bit, any other is the complement
+    of a negative number's bits.  (Select-free: it vectorizes.)"""
+    return np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31))) | np.uint32(0x80000000)))
+
+
+@njit(inline="always")
 def _store_lines_nt(dst: Any, src: Any, ng: int) -> bool:
     """``dst[0 .. ng - 1] = src[0 .. ng - 1]`` (uint32, one row's GroupMaxOut): the whole 64-byte lines of ``dst`` by
     non-temporal stores (no read for ownership; :func:`_store_nt16`), the partial head and tail lines by
     ordinary ones.  True when a non-temporal store was made (the caller fences with :func:`_sfence` before
     ordinary stores to the same lines and before the kernel ends)."""
-    ad = _addr(dst)
-    h = min(ng, ((-ad) & 63) >> 2) if (ad & 3) == 0 else ng  # (a 4-byte aligned row: always)
+    h, g1 = _nt_lines(dst, ng)
     for g in range(h):
         dst[g] = src[g]
-    g1 = h + ((ng - h) & ~15)
     for g in range(h, g1, 16):
         _store_nt16(dst, g, src, g)
     for g in range(g1, ng):
@@ -6522,13 +6507,10 @@ def _gmo_bits_nt(dst: Any, gk: Any, ng: int) -> Tuple[Any, Any, bool]:
     4096 x 4096, the buffer's lines written back from L2 each row; docs/performance.md, stop 42)."""
     kr = np.uint32(0)
     kmin = np.uint32(0xFFFFFFFF)
-    ad = _addr(dst)
-    h = min(ng, ((-ad) & 63) >> 2) if (ad & 3) == 0 else ng  # (a 4-byte aligned row: always)
-    g1 = h + ((ng - h) & ~15)
+    h, g1 = _nt_lines(dst, ng)
     for g in range(h):
         kg = gk[g]
-        dst[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
-                                          | np.uint32(0x80000000)))
+        dst[g] = _key_bits(kg)
         kr = max(kr, kg)
         kmin = min(kmin, kg)
     if g1 > h:
@@ -6547,8 +6529,7 @@ def _gmo_bits_nt(dst: Any, gk: Any, ng: int) -> Tuple[Any, Any, bool]:
         kmin = min(kmin, np.uint32(_v16_humin(vn)))
     for g in range(g1, ng):
         kg = gk[g]
-        dst[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
-                                          | np.uint32(0x80000000)))
+        dst[g] = _key_bits(kg)
         kr = max(kr, kg)
         kmin = min(kmin, kg)
     return kr, kmin, g1 > h
@@ -6605,8 +6586,7 @@ def _fold_row_finish(i: int, base: int, cnt: int, f_or: Any, gk: Any, gs: Any, n
             for g in range(ng):
                 kg = gk[g]
                 if group_n > 0:
-                    gb_[g] = np.uint32(kg ^ np.uint32(np.uint32(~np.uint32(np.int32(kg) >> np.int32(31)))
-                                                     | np.uint32(0x80000000)))
+                    gb_[g] = _key_bits(kg)
                 kr = max(kr, kg)
                 kmin = min(kmin, kg)
         if sr != np.uint32(0) or kmin == np.uint32(0):
@@ -6662,7 +6642,6 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     if s32seg:
         _s32_rows_seg(fast, i0, i1, acc, n, total, out, qrow, relu, offw, sat, s32p, s32rne,
                       group_n if group_n > 0 else (0 if row_en else -1), max_abs, group_out, s32r)
-    nt_any = False
     if fp8:
         # FP32 -> E4M3/HiF8: the rows' passes (and fold keys) from one loop (no call per row); with RowMax /
         # GroupMax each row finished there too, right after its pass (_fold_row_finish)
@@ -6683,7 +6662,6 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
     for i in range(i0, i1):
         base = i * n
         cnt = min(n, total - base)
-        folded = False
         if fast == 7:  # S32 offset modes: RowMax and GroupMax folded into the element pass
             if s32seg:
                 r5 = 5 * (i - i0)
@@ -6704,27 +6682,7 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                 row_out[i] = rb
             rowflags[i] = f_or
             continue
-        if fast == 1 or fast == 4 or fast == 5 or fast == 6:
-            # FP32 -> BF16/FP16/E4M3/HiF8: one vectorized pass over the row, then the RowMax/GroupMax
-            # key maxima (per GroupN group, or of the row) from a load-only pass (_fp32_fold_groups)
-            folded = fuse and (row_en or group_n > 0)
-            seg = group_n if (folded and group_n > 0) else max(cnt, 1)
-            ng = (cnt + seg - 1) // seg if folded else 1
-            g0 = 0
-            # borrowed views (_borrow): a slice's reference count is a locked add and subtract per row,
-            # each waiting for the row's stores to drain
-            gk = _borrow(gk_b, g0, g0 + max(ng, 1))  # every entry written by the fold pass (or _redo_rare) when folded
-            gs = _borrow(gs_b, g0, g0 + max(ng, 1))  # written only for a row with a rare source (all its groups)
-            qb = i * qrow
-            rb0 = i * rrow
-            gs[0] = _GS_CLEAN  # (the E4M3/HiF8/BF16/FP16 rows of uint8/uint16 carriers returned above)
-            f_or = _row_fp32_seg(fast, acc[base:base + cnt], out[base:base + cnt], scale[qb:qb + cnt],
-                                 alpha[rb0:rb0 + cnt], scale32[qb:qb + cnt], alpha32[rb0:rb0 + cnt], relu,
-                                 sat, spec, folded, absm, seg, gk, gs, hif8k)
-            if folded:
-                f_or, nt_any = _fold_row_finish(i, base, cnt, f_or, gk, gs, ng, seg, group_n, acc, group_out, row_en,
-                                                row_out, has_init, init, red_t, max_abs, nt_any)
-        elif fast == 3:
+        if fast == 3:
             f_or, _, _ = _s32_rows(fast, acc, base, cnt, out, fl, want_flags, i * qrow, relu, offw, dst, mode, sat,
                                    scale, alpha, offs, offs_f, blo, bhi, s32p, s32rne, max_abs, 0, group_out, 0, s32g_b)
         elif fast == 2:
@@ -6734,14 +6692,14 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
             f_or = _row_general(acc, base, cnt, out, fl, want_flags, i, kind, src, relu, offw, dst,
                                 mode, sat, scale, alpha, offs, shifts, qrow, qcol, rrow, rcol, spec,
                                 negzero)
-        if row_en and not folded:
+        if row_en:
             rb, rf = _fold_group(acc, base, base + cnt, red_t, max_abs)
             if has_init:
                 rb, f2 = _step(np.int64(init[i]), rb, red_t, max_abs)
                 rf |= f2
             row_out[i] = rb
             f_or |= rf
-        if group_n > 0 and not folded:
+        if group_n > 0:
             g = 0
             for s in range(0, cnt, group_n):
                 gb, gf = _fold_group(acc, base + s, base + min(s + group_n, cnt), red_t, max_abs)
@@ -6749,8 +6707,6 @@ def _tile_rows(i0: int, i1: int, acc: Any, m: int, n: int, total: int, out: Any,
                 f_or |= gf
                 g += 1
         rowflags[i] = f_or
-    if nt_any:
-        _sfence()  # GroupMaxOut's non-temporal stores ordered before the kernel's end (other threads read it)
 
 
 @njit(parallel=True)
