@@ -1348,3 +1348,45 @@ def test_preflight_keeps_one_plan_for_dict_attributes_and_numpy_rmode_or_sat(mon
             with pytest.raises(exc, match=match):
                 postprocess(_REQ8_ACC, acc_type="S32", quant_param=w, relu_param=r, **args)
             assert len(checked) == before + 1, match
+
+
+def test_preflight_keeps_one_plan_for_numpy_integer_attributes_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A B.FPATR attributes word given as a numpy integer (np.uint32, np.uint64, np.int64), which the call
+    reads as int(word), uses the plan kept for that plain int: it was planned again on every call (the plan
+    key took only FPATRAttributes/int/dict attributes).  Illegal words, and a 0-d array (which the call
+    refuses), are still refused on every call (nothing kept)."""
+    from ptonum import fpatr
+
+    checked = []
+    check = tile_mod._check_plan
+    monkeypatch.setattr(tile_mod, "_check_plan", lambda *a, **k: checked.append(1) or check(*a, **k))
+    tile_mod._PLANS.clear()
+    attrs = FPATRAttributes.from_fields(pre_quant_mode="REQ8", relu_mode=2, row_max_en=True)
+    word = attrs.word
+    w, r = int(fpatr.quant_param(0.5, 3, mode="REQ8")), int(fpatr.relu_param(0.25))
+    kw: Dict[str, Any] = dict(acc_type="S32", quant_param=w, relu_param=r, rmode=3, sat=True)
+    want = postprocess(_REQ8_ACC, attributes=word, **kw)
+    assert len(checked) == 1
+    for attributes in (np.uint32(word), np.uint64(word), np.int64(word), word, np.uint32(word)):
+        got = postprocess(_REQ8_ACC, attributes=attributes, **kw)
+        assert np.array_equal(got.d_bits, want.d_bits) and got.flags == want.flags
+        assert np.array_equal(got.row_max_bits, want.row_max_bits)
+    assert len(checked) == 1  # the int word's plan, for every numpy integer spelling of it
+
+    refused = [
+        # Reserved[10:9] nonzero (B.FPATR decode)
+        (IllegalEncodingError, r"Reserved\[10:9\] = 1", np.uint32(word | (1 << 9))),
+        # RowMaxInit (bit 16) without RowMaxEn (bit 18)
+        (TileLegalityError, r"RowMaxInit requires RowMaxEn", np.uint32((word & ~(1 << 18)) | (1 << 16))),
+        # wider than 32 bits
+        (UsageError, r"a B\.FPATR encoding is 32 bits", np.uint64(word | (1 << 32))),
+        # a 0-d array is not an attributes argument
+        (UsageError, r"attributes = .*expected an FPATRAttributes", np.array(word, np.uint32)),
+        (UsageError, r"attributes = .*expected an FPATRAttributes", np.bool_(True)),
+    ]
+    for exc, match, attributes in refused:
+        for _ in range(2):
+            before = len(checked)
+            with pytest.raises(exc, match=match):
+                postprocess(_REQ8_ACC, attributes=attributes, **kw)
+            assert len(checked) == before + 1, match

@@ -704,10 +704,15 @@ def _sat_key(value: Any) -> Any:
 
 
 def _attributes_key(value: Any) -> Any:
-    """The ``attributes`` part of a plan's key: an FPATRAttributes or a word (exact types) as it is, a mapping
-    of named fields as the FPATRAttributes it makes (:func:`_attributes`, run on every call: the plan reads
-    only that descriptor, so a dict stands for the same kept plan as its descriptor); None for anything else,
-    or a mapping :func:`_attributes` refuses (no plan: :func:`_check_plan` raises, in its own order)."""
+    """The ``attributes`` part of a plan's key: an FPATRAttributes or a word (exact types) as it is, a numpy
+    integer word as its int (:func:`_attributes` reads only ``int(value)`` from it, so it stands for the same
+    kept plan as that int, as :func:`_word_key` keys the quant/relu words), a mapping of named fields as the
+    FPATRAttributes it makes (:func:`_attributes`, run on every call: the plan reads only that descriptor, so
+    a dict stands for the same kept plan as its descriptor); None for anything else (a 0-d array, which
+    :func:`_attributes` refuses, is not unwrapped), or a mapping :func:`_attributes` refuses (no plan:
+    :func:`_check_plan` raises, in its own order)."""
+    if isinstance(value, np.integer):  # np.bool_ is not an np.integer; _attributes refuses it
+        value = int(value)
     if type(value) is FPATRAttributes or type(value) is int:
         return (type(value), value)
     if isinstance(value, Mapping):
@@ -735,7 +740,7 @@ def _plan_key(shape: Tuple[int, ...], dtype: np.dtype, acc_type: Any, attributes
     argument is of a plain type (each value tagged with its exact type: ``True`` and ``1`` are different
     arguments; a scalar word as its int, :func:`_word_key`; ``rmode``/``sat`` given as numpy values as the
     plain values they read as, :func:`_rmode_key`/:func:`_sat_key`; attributes given as a dict as their
-    descriptor, :func:`_attributes_key`), with the quant/relu tiles' bytes; None for anything else (no plan
+    descriptor and as a numpy integer word as its int, :func:`_attributes_key`), with the quant/relu tiles' bytes; None for anything else (no plan
     kept)."""
     if row_max_in is not None:  # RowMaxIn values are checked per call
         return None
