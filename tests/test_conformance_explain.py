@@ -192,3 +192,25 @@ def test_explain_postprocess_takes_modes_by_name_as_the_command_line_does() -> N
         explain_postprocess(70, pre_quant_mode="6", relu_mode=0, acc_type="S32")
     with pytest.raises(UsageError, match=r"^relu_mode = 'RELU6': unknown ReluMode"):
         explain_postprocess(70, pre_quant_mode="REQ8", relu_mode="RELU6", acc_type="S32")
+
+
+def test_explain_postprocess_default_rmode_is_the_command_lines() -> None:
+    """explain_postprocess defaulted rmode to "RNE" while ``ptonum explain postprocess`` (and
+    postprocess_element/postprocess_element_trace) default it to "NONE": the same call gave the title
+    ``rmode=RNE`` through the function and ``rmode=NONE`` through the command line.  Both now default to
+    NONE (B.DATR RMode code 0), the element API's documented default."""
+    import inspect
+
+    from ptonum.fpatr import postprocess_element_trace
+
+    assert inspect.signature(postprocess_element_trace).parameters["rmode"].default == "NONE"
+    # block-exec-b-fpatr-quant-002.asl: REQ8 S32 70, scale 2.0, offset 0, Sat=0 -> 0x8C with OF|NX
+    ex = explain_postprocess(70, pre_quant_mode=3, relu_mode=0, acc_type="S32", quant_param=0x20000 << 13)
+    assert (ex.bits, ex.flags) == (0x8C, 0x14)
+    title = ex.text().splitlines()[0]
+    assert title.endswith(" rmode=NONE sat=0"), title
+    r = RUN.invoke(main, ["explain", "postprocess", "--mode", "3", "--relu", "0", "--acc-type", "S32",
+                          "--acc", "70", "--quant-param", hex(0x20000 << 13)])
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[0] == title
+    assert r.output.rstrip("\n") == ex.text().rstrip("\n")

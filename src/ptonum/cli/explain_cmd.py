@@ -81,7 +81,9 @@ def command(ctx: click.Context, row: Optional[str]) -> None:
 @click.option("--scale-rounding", type=click.Choice(["exact", "rne"]), default="exact", show_default=True,
               help="exact: refuse a --scale or --alpha FP19 cannot hold; rne: round it once to FP32 and then to "
                    "FP19 (FP32ToFP19, nearest even), as postprocess does.")
-@click.option("--rmode", default="NONE", show_default=True, help=RMODE_HELP)
+@click.option("--rmode", default="NONE", show_default=True,
+              help=RMODE_HELP + " The default NONE (as for postprocess_element and explain_postprocess) "
+                                "means RNE.")
 @click.option("--sat", is_flag=True, help="B.DATR Sat=1 (clamp).")
 def postprocess(attributes_word: Optional[str], mode: Optional[str], relu: Optional[str], acc_type: Optional[str],
                 acc: str, quant_param: Optional[str], scale: Optional[str], offset: int, relu_param: Optional[str],

@@ -108,7 +108,7 @@ def _unpack(res: Any) -> Tuple[int, int, List[Any]]:
 
 
 def explain_postprocess(acc_bits: int, *, pre_quant_mode: Any, relu_mode: Any, acc_type: Any,
-                        quant_param: ParamWordLike = 0, relu_param: ParamWordLike = 0, rmode: Any = "RNE",
+                        quant_param: ParamWordLike = 0, relu_param: ParamWordLike = 0, rmode: Any = "NONE",
                         sat: Any = False) -> Explanation:
     """Trace one element of the B.FPATR post-process (``TileProfileMatrixPostProcessWithFlags``).
 
@@ -116,6 +116,10 @@ def explain_postprocess(acc_bits: int, *, pre_quant_mode: Any, relu_mode: Any, a
     --mode/--relu`` read them (``"REQ8"``, ``3``, ``"0x03"``; ``"RELU"``, ``1``).  An unknown name or a code
     outside the field raises :class:`UsageError`, a reserved code :class:`IllegalEncodingError`, each naming
     the argument and the value.
+
+    ``rmode`` (B.DATR RMode, name or code 0-7) defaults to ``"NONE"`` (code 0; NONE means RNE), the
+    default of :func:`~ptonum.fpatr.postprocess_element_trace` and of ``ptonum explain postprocess --rmode``;
+    the title names the mode as given (``rmode=NONE``).  ``sat`` (B.DATR Sat) defaults to False (wrap).
     """
     from ..fpatr import parse_pre_quant_mode, parse_relu_mode
     from ..fpatr.element import postprocess_element_trace
