@@ -241,3 +241,36 @@ def test_cli_s4x2_dump_with_a_high_bit_is_not_a_match(tmp_path: Path) -> None:
                           "--device-d", str(tmp_path / "dev.npy")])
     assert r.exit_code == 2, r.output
     assert "dev.npy[0, 0] = 0x1" in r.stderr and "does not fit the 4-bit S4X2 element" in r.stderr
+
+
+def test_parse_mode_and_relu_take_enum_members_by_value() -> None:
+    """parse_mode/parse_relu applied str() to any value: str() of an enum member is not its code or name
+    ("PreQuantMode.REQ8" for the IntEnum on Python 3.10, "M.REQ8" for a plain Enum on every version), so a
+    member was refused as an unknown name.  A member is now taken by its value (its name when the value is
+    neither an int nor a str)."""
+    import enum
+
+    from ptonum.conformance.compare import parse_mode, parse_relu
+    from ptonum.errors import UsageError
+    from ptonum.fpatr import PreQuantMode, ReluMode
+
+    # ADR-0085 D179: REQ8 is PreQuantMode 3; ReluMode LRELU is 2
+    assert parse_mode(PreQuantMode.REQ8) == 3
+    assert parse_relu(ReluMode.LRELU) == 2
+
+    class ByCode(enum.Enum):  # str(ByCode.REQ8) == "ByCode.REQ8" on every Python version
+        REQ8 = 3
+        LRELU = 2
+
+    class ByName(enum.Enum):
+        REQ8 = "REQ8"
+        RELU = "relu"
+
+    class Opaque(enum.Enum):  # neither an int nor a str: taken by its name
+        REQ8 = (3,)
+        LRELU = (2,)
+
+    assert [parse_mode(ByCode.REQ8), parse_mode(ByName.REQ8), parse_mode(Opaque.REQ8)] == [3, 3, 3]
+    assert [parse_relu(ByCode.LRELU), parse_relu(ByName.RELU), parse_relu(Opaque.LRELU)] == [2, 1, 2]
+    with pytest.raises(UsageError, match="--mode"):
+        parse_mode(ByName.RELU)  # "relu" is no PreQuantMode name

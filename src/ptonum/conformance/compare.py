@@ -6,6 +6,7 @@ commands (integers in hex or decimal, PreQuantMode and ReluMode by code or name)
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from .._util import int_text, shape_text
@@ -42,7 +43,17 @@ def parse_relu(text: Any, name: str = "--relu") -> int:
 
 
 def _code_or_name(text: Any) -> Any:
-    """An option value as an int when it reads as one (``12``, ``0x0c``), else the stripped text."""
+    """An option value as an int when it reads as one (``12``, ``0x0c``), else the stripped text.
+
+    An enum member (a :class:`~ptonum.tables.PreQuantMode` or ReluMode, or any :class:`enum.Enum`) is taken
+    by its value when that is an int or a str (a PreQuantMode by its code), else by its name: ``str()`` of a
+    member is not its code or name (``"PreQuantMode.REQ8"`` for an IntEnum on Python 3.10, ``"M.REQ8"`` for
+    a plain Enum on every version)."""
+    if isinstance(text, enum.Enum):
+        value = text.value
+        text = value if isinstance(value, (int, str)) and not isinstance(value, bool) else text.name
+        if isinstance(text, int):
+            return int(text)
     s = str(text).strip()
     try:
         return int_text(s)
