@@ -740,8 +740,8 @@ def _plan_key(shape: Tuple[int, ...], dtype: np.dtype, acc_type: Any, attributes
     argument is of a plain type (each value tagged with its exact type: ``True`` and ``1`` are different
     arguments; a scalar word as its int, :func:`_word_key`; ``rmode``/``sat`` given as numpy values as the
     plain values they read as, :func:`_rmode_key`/:func:`_sat_key`; attributes given as a dict as their
-    descriptor and as a numpy integer word as its int, :func:`_attributes_key`), with the quant/relu tiles' bytes; None for anything else (no plan
-    kept)."""
+    descriptor and as a numpy integer word as its int, :func:`_attributes_key`), with the quant/relu tiles'
+    bytes; None for anything else (no plan kept)."""
     if row_max_in is not None:  # RowMaxIn values are checked per call
         return None
     parts: List[Any] = [shape, dtype.str]
