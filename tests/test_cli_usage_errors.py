@@ -19,6 +19,8 @@ CASES = [
     (["gen", "foo", "--count", "3"], "gen", "Invalid value for 'OP': 'foo' is not one of"),
     (["gen", "postprocess_element", "--count", "0"], "gen", "0 is not in the range x>=1"),
     (["check"], "check", "give vector FILES, or --builtin"),
+    # standard input can be read once (a file redirected to it was read, and counted, twice)
+    (["check", "-", "x.csv", "-"], "check", "FILES: '-' (standard input) is given 2 times; it can be read once"),
     (["tcvt", "--rmode"], "tcvt", "Option '--rmode' requires an argument"),
     (["explain", "reduction", "--bogus"], "explain reduction", "No such option '--bogus'"),
     (["explain", "nope"], "explain", "No such command 'nope'"),

@@ -43,7 +43,7 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
             seed: int, no_explain: bool, workers: Optional[int], scheduler: Optional[str]) -> None:
     """Check vector files (gzip or plain CSV, schema from the header, columns in any order and read by
     their header names; or a JSON list of
-    whole tiles such as tiles.json.gz) against the model; `-` reads standard input.
+    whole tiles such as tiles.json.gz) against the model; `-` reads standard input (once).
 
     Prints pass/fail counts per file and engine, the first failures with file:line,
     inputs, expected vs got bits and flags, and the explain trace of the first
@@ -70,6 +70,8 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
             files = tuple(files) + tuple(str(p) for p in builtin_vector_files())
     if not files:
         raise click.UsageError("give vector FILES, or --builtin for the shipped ASL vectors")
+    if files.count("-") > 1:  # a second read of standard input finds it used up (a pipe) or reads it again (a file)
+        raise click.UsageError(f"FILES: '-' (standard input) is given {files.count('-')} times; it can be read once")
     console = out_console()
     with errors_to_exit("check"), client_for("check", scheduler, workers) as client:
         _check_files(console, files, engine, max_report, limit, sample, seed, no_explain, client)
