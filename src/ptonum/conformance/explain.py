@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._util import int_text, is_digits
+from .._util import is_digits
 from ..errors import UsageError
 from ..flags import flag_names
 from .schema import TILE_FILE, Schema, describe_content, parse_text, read_text
@@ -121,12 +121,12 @@ def explain_postprocess(acc_bits: int, *, pre_quant_mode: Any, relu_mode: Any, a
     default of :func:`~ptonum.fpatr.postprocess_element_trace` and of ``ptonum explain postprocess --rmode``;
     the title names the mode as given (``rmode=NONE``).  ``sat`` (B.DATR Sat) defaults to False (wrap).
     """
-    from ..fpatr import parse_pre_quant_mode, parse_relu_mode
     from ..fpatr.element import postprocess_element_trace
     from ..formats import parse_data_type
+    from .compare import parse_mode, parse_relu  # the command line's readers of --mode/--relu
 
-    pre_quant_mode = parse_pre_quant_mode(_code_or_name(pre_quant_mode), "pre_quant_mode")
-    relu_mode = parse_relu_mode(_code_or_name(relu_mode), "relu_mode")
+    pre_quant_mode = parse_mode(pre_quant_mode, "pre_quant_mode")
+    relu_mode = parse_relu(relu_mode, "relu_mode")
     res = postprocess_element_trace(
         acc_bits, pre_quant_mode=pre_quant_mode, relu_mode=relu_mode, acc_type=acc_type,
         quant_param=quant_param, relu_param=relu_param, rmode=rmode, sat=sat,
@@ -147,17 +147,6 @@ def explain_postprocess(acc_bits: int, *, pre_quant_mode: Any, relu_mode: Any, a
              f"acc_type={at.name} acc=0x{int(acc_bits):08x} quant_param=0x{int(quant_param):016x} "
              f"relu_param=0x{int(relu_param):05x} rmode={_mode_name(rmode)} sat={int(bool(sat))}")
     return Explanation(title, bits, flags, steps, digits, label)
-
-
-def _code_or_name(value: Any) -> Any:
-    """A mode given as text: its code when the text reads as an integer (``"12"``, ``"0x0c"``, as the command
-    line's --mode reads it), else the text (a name); any other value as it is."""
-    if isinstance(value, str):
-        try:
-            return int_text(value)
-        except ValueError:
-            return value
-    return value
 
 
 def tile_rejection(*, pre_quant_mode: Any, relu_mode: Any, acc_type: Any, quant_param: Optional[int] = None,
