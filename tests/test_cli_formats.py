@@ -159,3 +159,46 @@ def test_model_errors_are_one_line_on_stderr(args: List[str], prefix: str) -> No
     r = run(args)
     assert r.exit_code == 2, r.output
     assert r.stdout == "" and r.stderr.count("\n") == 1 and r.stderr.startswith(prefix), r.stderr
+
+
+_INTEGER_NOTE = ("Integer types have no floating-format descriptor: S64, S32, S16, S8, S4X2, U64, U32, U16, U8, "
+                 "U4X2.")
+
+
+@pytest.mark.parametrize("cmd", [["formats"], ["modes"]])
+def test_piped_output_honours_a_positive_columns(cmd: List[str]) -> None:
+    """Output that is not a terminal was printed 200 columns wide whatever COLUMNS said; a positive integer
+    COLUMNS now sets the width (as rich does on a terminal), and unset, empty, 0 or non-numeric COLUMNS keeps 200."""
+    default = CliRunner(env={"COLUMNS": None}).invoke(main, cmd)
+    assert default.exit_code == 0, default.output
+    widths = [len(line) for line in default.stdout.splitlines()]
+    assert 80 < max(widths) <= 200
+    for ignored in ("", "0", "00", "abc", "-80", " 80", "8_0", "\u0668\u0660"):  # Arabic-Indic 80
+        r = CliRunner(env={"COLUMNS": ignored}).invoke(main, cmd)
+        assert (r.exit_code, r.stdout) == (0, default.stdout), ignored
+    assert CliRunner(env={"COLUMNS": "200"}).invoke(main, cmd).stdout == default.stdout
+    for width in (80, 60):
+        r = CliRunner(env={"COLUMNS": str(width)}).invoke(main, cmd)
+        assert r.exit_code == 0, r.output
+        lines = r.stdout.splitlines()
+        assert max(len(line) for line in lines) == width, r.stdout
+    if cmd == ["formats"]:  # the long sentence is one line at 200 and wraps at 80
+        assert _INTEGER_NOTE in default.stdout.splitlines()
+        narrow = CliRunner(env={"COLUMNS": "80"}).invoke(main, cmd).stdout.splitlines()
+        assert narrow[-2:] == ["Integer types have no floating-format descriptor: S64, S32, S16, S8, S4X2, U64, ",
+                               "U32, U16, U8, U4X2."]
+
+
+def test_console_width_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """COLUMNS wins when it is a positive integer, on a terminal or not; otherwise 200 off a terminal, and on a
+    terminal rich measures it (None) -- or, when COLUMNS is set to something ignored (rich would take '0' as a
+    width of 0 and print nothing), the terminal's size is measured here."""
+    from ptonum.cli import _common
+
+    monkeypatch.setattr(_common, "_terminal_width", lambda stderr: 132)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert (_common.console_width(False), _common.console_width(True)) == (200, None)
+    for text, off, on in (("100", 100, 100), ("1", 1, 1), ("0", 200, 132), ("abc", 200, 132), ("", 200, 132)):
+        monkeypatch.setenv("COLUMNS", text)
+        assert (_common.columns_env(), _common.console_width(False), _common.console_width(True)) == \
+            (off if off != 200 else None, off, on), text
