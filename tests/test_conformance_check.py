@@ -276,6 +276,37 @@ def test_nothing_checked_is_not_a_pass(tmp_path: Path, args: list) -> None:
     assert "no rows checked" in r.stderr and "PASS" not in r.output
 
 
+@pytest.mark.parametrize("engine", ["fast", "both"])
+@pytest.mark.parametrize("args", [["HEADER_ONLY"], ["--limit", "0"], ["--sample", "0"]])
+def test_nothing_checked_prints_no_table(tmp_path: Path, args: list, engine: str) -> None:
+    """A header-only file (or --limit 0, --sample 0) printed its error line and also a results table with a
+    0-row entry on stdout; an error comes with no result: its one line per engine, nothing on stdout, exit 2."""
+    p = _small(tmp_path)
+    why = {"--limit": "--limit 0", "--sample": "--sample 0"}.get(args[0], "the file has no data rows")
+    if args == ["HEADER_ONLY"]:
+        p.write_text("src_type,src_bits,rmode,sat,expected_bits,expected_flags\n")
+        args = []
+    r = CliRunner().invoke(main, ["check", str(p), "--engine", engine, *args])
+    engines = ["fast", "reference"] if engine == "both" else [engine]
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == "".join(f"ptonum check: error: {p} [{e}]: no rows checked ({why})\n" for e in engines)
+
+
+def test_header_only_file_beside_a_good_one_has_no_table_row(tmp_path: Path) -> None:
+    """Beside a file that was checked, the header-only file is its error line only: the table lists the
+    checked file alone (was: also a 0-row entry for the header-only file)."""
+    good = _small(tmp_path, 30, "good.csv")
+    empty = tmp_path / "header_only.csv"
+    empty.write_text(good.read_text().splitlines()[0] + "\n")
+    r = CliRunner().invoke(main, ["check", str(good), str(empty)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"ptonum check: error: {empty} [fast]: no rows checked (the file has no data rows)\n"
+    assert "good.csv" in r.stdout and "header_only" not in r.stdout
+    rows = [line for line in r.stdout.splitlines() if line.startswith("│")]
+    assert [line.split("│")[1:-1] for line in rows] == [[" good.csv ", " tcvt_e8m0 ", " fast   ", "   30 ",
+                                                           "      30 ", "     30 ", "      0 ", "         0 "]]
+
+
 def test_utf8_bom_before_header_is_accepted(tmp_path: Path) -> None:
     p = _small(tmp_path)
     p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes())

@@ -45,9 +45,10 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     their header names; or a JSON list of
     whole tiles such as tiles.json.gz) against the model; `-` reads standard input (once).
 
-    Prints pass/fail counts per file and engine, the first failures with file:line,
-    inputs, expected vs got bits and flags, and the explain trace of the first
-    mismatch. A UTF-8 byte-order mark before the header is accepted, and so are two extra
+    Prints a table of pass/fail counts per file and engine (a file with no row checked is an
+    error line instead, never a 0-row entry: no table when no file has a result), the first
+    failures with file:line, inputs, expected vs got bits and flags, and the explain trace of
+    the first mismatch. A UTF-8 byte-order mark before the header is accepted, and so are two extra
     columns: a `source` label (in any position) and a trailing `comment` (which may
     contain commas); they are not checked and are shown with each failing row. Fields in double
     quotes (`"0x3f800000","1"`, as spreadsheet tools write them) are read as their text.
@@ -55,7 +56,7 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     Exit status: 0 every checked row passed; 1 a row failed (mismatch, model error
     or malformed row; a malformed tile case likewise, the other cases still checked); 2 an error: a file is missing or unreadable, its header matches
     no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`).
-    Errors are one line each on stderr.
+    Errors are one line each on stderr, and a file in error has no row in the table.
 
     `--builtin` adds the ASL conformance vectors shipped inside the package (pto-spec e599a3d3,
     computed by ASLRef; their README lies beside them in `ptonum/data/vectors`), so no path is needed.
@@ -158,15 +159,20 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                 continue
             reports.append(rep)
 
+    # a file none of whose rows could be read is reported by its malformed rows (below), not as empty; an empty
+    # report (header only, --limit 0, --sample 0) is an error: its one line, no (0-row) result in the table
+    empty = [r for r in reports if _nothing_checked(r)]
     table = Table(title="ptonum check")
     for col in ("file", "operation", "engine", "rows", "checked", "passed", "failed", "malformed"):
         table.add_column(col, justify="right" if col not in ("file", "operation", "engine") else "left",
                          no_wrap=col != "file", overflow="fold", min_width=len(col) if col != "file" else None)
     for r in reports:
+        if _nothing_checked(r):
+            continue
         style = "green" if r.ok else "red"
         table.add_row(escape(Path(r.path).name), r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
                       f"[{style}]{r.mismatched + r.errors}[/{style}]", str(r.malformed))
-    if reports:
+    if table.row_count:
         console.print(table)
 
     explained = False
@@ -201,8 +207,6 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                 explained = True
 
     failed = sum(r.failed for r in reports)
-    # a file none of whose rows could be read is reported by its malformed rows (above), not as empty
-    empty = [r for r in reports if r.checked == 0 and r.malformed == 0]
     for r in empty:
         why = ("the file has no data rows" if r.rows == 0 else
                "--limit 0" if limit == 0 else "--sample 0" if sample == 0 else "no row selected")
@@ -215,6 +219,11 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
     if failed:
         sys.exit(EXIT_MISMATCH)
     console.print(f"[green]PASS[/green]: {sum(r.checked for r in reports)} row(s) checked{_per_engine(reports, 'checked')}")
+
+
+def _nothing_checked(r: FileReport) -> bool:
+    """No row of the report was checked and none was malformed: an error (``no rows checked``), not a result."""
+    return r.checked == 0 and r.malformed == 0
 
 
 def _per_engine(reports: Sequence[Any], attr: str) -> str:
