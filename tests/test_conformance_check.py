@@ -575,21 +575,78 @@ def test_standard_input_is_named_dash_in_every_error(tmp_path: Path, data: bytes
     assert err.startswith("ptonum check: error: -:") and "/dev/stdin" not in err, err
 
 
-@pytest.mark.parametrize("data", [b"\x1f", b"\x1f\x8b", b"\x1f\x8b\x08\x00"])
+_GZ_TEXT = b"src_type,src_bits,rmode,sat,expected_bits,expected_flags\n" + b"FP32,0x3f800000,RNE,0,0x7f,0x00\n" * 50
+_GZ = gzip.compress(_GZ_TEXT, mtime=0)
+
+
+@pytest.mark.parametrize("data", [
+    b"\x1f", b"\x1f\x8b", b"\x1f\x8b\x08", b"\x1f\x8b\x08\x00",  # cut inside the magic / the header
+    _GZ[:10],  # the whole 10-byte header, no data
+    _GZ[:len(_GZ) // 2],  # cut in the deflate data
+    _GZ[:-4], _GZ[:-1],  # cut in the CRC-32 / length trailer
+    _GZ + _GZ[:1], _GZ + _GZ[:12],  # a second member cut in its magic / its data
+], ids=["1f", "1f8b", "1f8b08", "1f8b0800", "header", "half", "trailer-4", "trailer-1", "member2-1f",
+        "member2-12"])
 def test_gzip_cut_short_in_its_magic_is_a_truncated_gzip(tmp_path: Path, data: bytes) -> None:
     """A file holding only 0x1f (the first byte of the gzip magic 1f 8b) was read as CSV text and refused as
     a header matching no schema; like any gzip file cut short it is one line, exit 2, saying the gzip data is
-    unreadable, and the library raises UsageError for it."""
+    unreadable, and the library raises UsageError for it.  Every gzip file cut short -- in its magic, header,
+    data or trailer, or in a later member -- is now told truncated by one rule (was: only 1f was; the others
+    said 'Compressed file ended before the end-of-stream marker was reached' or 'Not a gzipped file (b'\\x1f')')."""
+    from ptonum.conformance.schema import read_text
+    from ptonum.errors import UsageError
+
+    path = tmp_path / "v.csv.gz"
+    path.write_bytes(data)
+    n = len(data)
+    message = (f"{path}: not a readable gzip file (truncated: the file ends after {n} byte{'' if n == 1 else 's'}, "
+               "inside its gzip data)")
+    r = CliRunner().invoke(main, ["check", str(path)])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == f"ptonum check: error: {message}\n"
+    for read in (parse_file, read_text):
+        with pytest.raises(UsageError) as exc:
+            read(str(path))
+        assert str(exc.value) == message
+
+
+def test_whole_gzip_members_and_zero_padding_read_as_before(tmp_path: Path) -> None:
+    """Two members are one text and zero bytes after a member are padding (as gzip and GzipFile read them)."""
+    from ptonum.conformance.schema import read_text
+
+    path = tmp_path / "v.csv.gz"
+    path.write_bytes(_GZ + b"\x00\x00" + gzip.compress(b"FP32,0x3f800000,RNE,0,0x7f,0x00\n"))
+    assert read_text(str(path)) == _GZ_TEXT + b"FP32,0x3f800000,RNE,0,0x7f,0x00\n"
+    r = CliRunner().invoke(main, ["check", str(path)])
+    assert r.exit_code == 0 and "PASS: 51 row(s) checked" in r.stdout, r.output
+
+
+@pytest.mark.parametrize("data, reason", [
+    (b"\x1f\x8b\x07" + _GZ[3:], "damaged: unknown compression method"),
+    (_GZ[:-8] + b"\x00\x00\x00\x00" + _GZ[-4:], "damaged: incorrect data check"),  # CRC-32 wrong
+    (_GZ + b"junk", "damaged in gzip member 2: incorrect header check"),  # data after the member is no member
+])
+def test_damaged_gzip_is_not_called_truncated(tmp_path: Path, data: bytes, reason: str) -> None:
+    from ptonum.conformance.schema import read_text
     from ptonum.errors import UsageError
 
     path = tmp_path / "v.csv.gz"
     path.write_bytes(data)
     r = CliRunner().invoke(main, ["check", str(path)])
-    assert r.exit_code == 2 and r.stdout == "", r.output
-    assert r.stderr.count("\n") == 1, r.stderr
-    assert r.stderr.startswith(f"ptonum check: error: {path}: not a readable gzip file ("), r.stderr
-    assert "header" not in r.stderr and "schema" not in r.stderr, r.stderr
-    if data == b"\x1f":
-        assert "truncated" in r.stderr, r.stderr
-    with pytest.raises(UsageError, match="not a readable gzip file"):
-        parse_file(str(path))
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == f"ptonum check: error: {path}: not a readable gzip file ({reason})\n"
+    with pytest.raises(UsageError) as exc:
+        read_text(str(path))
+    assert str(exc.value) == f"{path}: not a readable gzip file ({reason})"
+
+
+@pytest.mark.parametrize("first", [b"\x1f", b"A"])
+def test_text_starting_with_1f_then_another_byte_is_not_gzip(tmp_path: Path, first: bytes) -> None:
+    """0x1f followed by anything but 0x8b is no gzip magic: the file gets the error of any text file whose
+    header matches no schema (the same line as with 'A' in place of 0x1f), never a gzip error."""
+    path = tmp_path / "v.csv"
+    path.write_bytes(first + b"\x8c,b\n1,2\n")
+    r = CliRunner().invoke(main, ["check", str(path)])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr.count("\n") == 1 and "gzip" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"ptonum check: error: {path}:1: header "), r.stderr

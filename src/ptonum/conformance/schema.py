@@ -21,6 +21,7 @@ from __future__ import annotations
 import gzip
 import inspect
 import io
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +149,60 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
+#: the first two bytes of every gzip member (RFC 1952)
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _is_gzip_start(raw: bytes) -> bool:
+    """True when ``raw`` is read as gzip: it begins with the gzip magic ``1f 8b``, or it is a non-empty proper
+    prefix of it (``1f`` alone: a gzip file cut short inside its magic).  A file that begins with ``1f`` and
+    then another byte is not gzip at all and is read as text."""
+    return bool(raw) and raw[:2] == _GZIP_MAGIC[:len(raw[:2])]
+
+
+_ZLIB_PREFIX = re.compile(r"^Error -?\d+ while (?:decompressing data|preparing to decompress data): ")
+
+
+def _gunzip(raw: bytes, limit: int, path: "str | Path") -> bytes:
+    """The text of the gzip file ``raw`` (every member, as ``gzip`` and ``zcat`` read them), decompressed up to
+    ``limit + 1`` bytes (more than ``limit`` means "too large": the caller refuses it).
+
+    One rule tells a truncated file from a damaged one, by its bytes: zlib's gzip decoder is given the rest of
+    the file, one member at a time; when it takes every byte without an error and has still not reached the end
+    of the member (its header, deflate data and CRC/length trailer), the file was cut short -- in its magic (``1f``), its header
+    (``1f 8b 08``, the first 10 bytes), its data or its trailer.  An error from the decoder (a wrong method,
+    flag, block, CRC or length, or data after a member that is not another member) means damaged data.  Zero
+    bytes after a member are padding and skipped, as ``gzip`` does.
+
+    Raises :class:`UsageError` naming ``path``: ``not a readable gzip file (truncated: ...)`` or
+    ``not a readable gzip file (damaged: ...)``.
+    """
+    pieces: List[bytes] = []
+    total = 0
+    rest: "bytes | memoryview" = memoryview(raw)
+    member = 1
+    while True:
+        decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip wrapper only: header, data, CRC-32 and length
+        try:
+            piece = decoder.decompress(rest, limit + 1 - total)
+        except zlib.error as exc:
+            where = f" in gzip member {member}" if member > 1 else ""
+            raise UsageError(f"{path}: not a readable gzip file (damaged{where}: "
+                             f"{_ZLIB_PREFIX.sub('', str(exc))})") from None
+        pieces.append(piece)
+        total += len(piece)
+        if total > limit:  # stopped at limit + 1 bytes of text: too large, whatever follows
+            break
+        if not decoder.eof:  # every byte taken, no error, and the member has not ended: the file was cut short
+            raise UsageError(f"{path}: not a readable gzip file (truncated: the file ends after {len(raw)} "
+                             f"byte{'' if len(raw) == 1 else 's'}, inside its gzip data)")
+        rest = decoder.unused_data.lstrip(b"\x00")
+        if not rest:
+            break
+        member += 1
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
 def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
     """Return the raw bytes of a vector file, gunzipping when it is gzip.
 
@@ -157,8 +212,9 @@ def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
     is :data:`PARSE_BYTES_PER_BYTE` per byte plus :data:`PARSE_BYTES_PER_LINE` per line, or
     :data:`PARSE_BYTES_PER_BAD_LINE` per line if more (every line malformed).
 
-    Raises :class:`UsageError` (path and reason) for an unreadable file, damaged gzip data, or text too
-    large for the available memory.  ``name`` is what the messages call the file when it is not ``path``
+    Raises :class:`UsageError` (path and reason) for an unreadable file, gzip data that is truncated or
+    damaged (one rule, :func:`_gunzip`; a file that is only ``1f``, a prefix of the magic, is gzip cut short),
+    or text too large for the available memory.  ``name`` is what the messages call the file when it is not ``path``
     (``-`` for standard input read through ``/dev/stdin``, as the parse errors and reports call it).
     """
     if not str(path).strip():
@@ -179,15 +235,8 @@ def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
         raw = p.read_bytes()
     except OSError as exc:
         raise UsageError(f"{path}: cannot read vector file ({exc.strerror or exc})") from None
-    if raw == b"\x1f":  # the gzip magic's first byte and nothing more: a gzip file cut short, not a CSV header
-        raise UsageError(f"{path}: not a readable gzip file (truncated: the file ends after the first byte of "
-                         "the gzip magic 1f 8b)")
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
-                raw = gz.read(budget + 1)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise UsageError(f"{path}: not a readable gzip file ({exc})") from None
+    if _is_gzip_start(raw):
+        raw = _gunzip(raw, budget, path)
         if len(raw) > budget:
             raise UsageError(f"{path}: decompresses to more than {_gib(budget)} of text, and parsing that much needs "
                              f"more than the {_gib(available)} of memory available (a file is read whole: split it)")
