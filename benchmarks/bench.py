@@ -30,7 +30,7 @@ import platform
 import sys
 import time
 import tracemalloc
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -229,12 +229,12 @@ def decompose_profile(n: int, repeat: int, rng: np.random.Generator) -> List[str
     return lines
 
 
-def tile_profile(side: int, repeat: int) -> List[Tuple[str, float, float]]:
-    """Per tile operation: one-thread process time per element of the public call on an
-    L2-resident 64 x ``side`` tile (the loop's compute cost, no memory traffic) and the
-    one-thread memory floor per element (copyto of the full ``side`` x ``side`` input scaled to
-    the operation's bytes).  Process time counts only this process's CPU, so other load on
-    the machine barely moves it."""
+def tile_profile(side: int, repeat: int, only: Optional[Sequence[str]] = None) -> List[Tuple[str, float, float]]:
+    """Per tile operation (named as its floor row): one-thread process time per element of the public call
+    on an L3-resident 256 x ``side`` tile (the loop's compute cost, little memory traffic) and the
+    one-thread memory floor per element (copyto of the full ``side`` x ``side`` input scaled to the
+    operation's bytes).  Process time counts only this process's CPU, so other load on the machine
+    barely moves it.  ``only``: the floor rows to profile (default: all)."""
     from ptonum import fpatr
     from ptonum.kernels import numba_enabled
 
@@ -251,21 +251,31 @@ def tile_profile(side: int, repeat: int) -> List[Tuple[str, float, float]]:
                       for s, o in zip(rng.uniform(0.5, 2.0, size=side) * 2.0 ** -12,
                                       rng.integers(-20, 20, size=side))], dtype=np.uint64)
     rq = int(fpatr.quant_param(2.0 ** -12, 3, mode="REQ8"))
-    e4 = int(fpatr.quant_param(1.0, mode="QF322FP8_PRE"))
-    h8 = int(fpatr.quant_param(1.0, mode="QF322HIF8_PRE"))
+
+    def fp32(mode: str, scale: Optional[float] = None) -> Callable[[], object]:
+        kw: Dict[str, Any] = {} if scale is None else {"quant_param": int(fpatr.quant_param(scale, mode=mode))}
+        return lambda: fpatr.postprocess(x, acc_type="FP32", attributes=A(pre_quant_mode=mode), **kw)
+
     cases: List[Tuple[str, Callable[[], object], int]] = [
-        ("VREQ8 + ReLU + RowMax", lambda: fpatr.postprocess(
+        ("VREQ8 S32->S8 + ReLU + RowMax (tile op)", lambda: fpatr.postprocess(
             acc, acc_type="S32", attributes=A(pre_quant_mode="VREQ8", relu_mode="RELU", row_max_en=True),
             quant_tile=words, sat=True), 1),
-        ("REQ8", lambda: fpatr.postprocess(acc, acc_type="S32", attributes=A(pre_quant_mode="REQ8"),
-                                           quant_param=rq), 1),
-        ("QF322FP8_PRE", lambda: fpatr.postprocess(x, acc_type="FP32", attributes=A(pre_quant_mode="QF322FP8_PRE"),
-                                                   quant_param=e4), 1),
-        ("QF322HIF8_PRE", lambda: fpatr.postprocess(x, acc_type="FP32",
-                                                    attributes=A(pre_quant_mode="QF322HIF8_PRE"), quant_param=h8), 1),
-        ("F322BF16", lambda: fpatr.postprocess(x, acc_type="FP32", attributes=A(pre_quant_mode="F322BF16")), 2),
-        ("F322F16", lambda: fpatr.postprocess(x, acc_type="FP32", attributes=A(pre_quant_mode="F322F16")), 2),
+        ("VREQ8 S32->S8 + ReLU (tile op)", lambda: fpatr.postprocess(
+            acc, acc_type="S32", attributes=A(pre_quant_mode="VREQ8", relu_mode="RELU"), quant_tile=words,
+            sat=True), 1),
+        ("REQ8 S32->S8 (tile op)", lambda: fpatr.postprocess(acc, acc_type="S32", attributes=A(pre_quant_mode="REQ8"),
+                                                             quant_param=rq), 1),
+        ("QF322FP8_PRE FP32->E4M3 (tile op)", fp32("QF322FP8_PRE", 1.0), 1),
+        ("QF322FP8_PRE FP32->E4M3, scale 1.625 (tile op)", fp32("QF322FP8_PRE", 1.625), 1),
+        ("QF322HIF8_PRE FP32->HiF8 (tile op)", fp32("QF322HIF8_PRE", 1.0), 1),
+        ("QF322HIF8_PRE FP32->HiF8, scale 1.625 (tile op)", fp32("QF322HIF8_PRE", 1.625), 1),
+        ("F322F16 FP32->FP16 typical data (tile op)", fp32("F322F16"), 2),
+        ("F322BF16 FP32->BF16 (tile op)", fp32("F322BF16"), 2),
     ]
+    if only is not None:
+        cases = [c for c in cases if c[0] in only]
+        if not cases:
+            return []
     big = rng.integers(0, 1 << 32, size=(side, side), dtype=np.uint64).astype(np.uint32)
     big_dst = np.ones_like(big)
 
@@ -287,6 +297,52 @@ def tile_profile(side: int, repeat: int) -> List[Tuple[str, float, float]]:
             out.append((name, 1e9 * cpu(fn) / acc.size, 1e9 * t_copy * (4 + ob) / 8))
     finally:
         numba.set_num_threads(threads)
+    return out
+
+
+def instr_key(floor_name: str) -> Tuple[str, str]:
+    """The (operation, variant) of :func:`instruction_cases` that counts a floor row's call."""
+    name = floor_name.replace(" (tile op)", "").replace(" typical data", "")
+    if name.endswith(" + RowMax"):
+        return name[:-len(" + RowMax")], "RowMax"
+    return name, "plain"
+
+
+def why_lines(floor_rows: List[Tuple[str, float, float, float, float, float, float, float]], n: int,
+              threads: int, profile: Dict[str, Tuple[float, float]], instr: Dict[Tuple[str, str], float]
+              ) -> List[str]:
+    """For each floor row under 0.7: where its time goes and why it misses, from the one-thread compute cost
+    (:func:`tile_profile`) and the instructions per element (:func:`instruction_profile`) when measured."""
+    out = []
+    for name, t_op, t_floor, fr, moved, lo, hi, load in floor_rows:
+        if fr >= 0.7:
+            continue
+        op_ns, floor_ns = 1e6 * t_op / n, 1e6 * t_floor / n
+        need = floor_ns / 0.7  # the most ns/elem 0.7 of the floor allows
+        parts = [f"{name}: {fr:.2f} of the floor: the call took {op_ns:.3f} ns/elem on {threads} threads; "
+                 f"0.7 of the floor needs <= {need:.3f} ns/elem (floor {floor_ns:.3f})"]
+        ipe = instr.get(instr_key(name))
+        if ipe is not None:
+            parts.append(f"{ipe:.2f} instructions/elem (" + ("a vectorized loop: one element at a time needs 10 or more"
+                                                             if ipe < 10 else "as many as one element at a time")
+                         + ")")
+        prof = profile.get(name)
+        if prof is not None:
+            c_ns = prof[0]
+            lower = c_ns / threads
+            if lower > need:
+                parts.append(f"compute-bound: one thread needs {c_ns:.3f} ns/elem with no memory traffic (an "
+                             f"L3-resident tile), so {threads} threads need at least {lower:.3f}, more than the "
+                             f"{need:.3f} allowed: the loop's work per element, not memory, sets the time")
+            elif lower > 0.7 * op_ns:
+                parts.append(f"mostly compute: one thread needs {c_ns:.3f} ns/elem with no memory traffic, "
+                             f"{threads} threads at least {lower:.3f}, {100 * lower / op_ns:.0f}% of the call's time; "
+                             "the rest is the DRAM stream and the threads' start and join")
+            else:
+                parts.append(f"not compute: one thread needs only {c_ns:.3f} ns/elem with no memory traffic "
+                             f"({threads} threads: {lower:.3f}); the time is lost to the DRAM stream, the threads' "
+                             f"start and join, or other load (load average {load:.2f}; rounds {lo:.2f}-{hi:.2f})")
+        out.append("; ".join(parts))
     return out
 
 
@@ -325,10 +381,11 @@ define i64 @vg_request(i64* %args) {
     return request
 
 
-def instruction_cases(variants: List[Tuple[int, bool]]
+def instruction_cases(variants: List[Tuple[int, bool]], keys: Optional[Sequence[Tuple[str, str]]] = None
                       ) -> List[Tuple[str, str, Callable[[], object]]]:
     """(operation, variant, call) for the instruction counts: the tile rows' operations and data on an
-    INSTR_SHAPE tile, each plain, with RowMax alone, and with RowMax+GroupMax at every ``variants`` entry."""
+    INSTR_SHAPE tile, each plain, with RowMax alone, and with RowMax+GroupMax at every ``variants`` entry;
+    ``keys``: only these (operation, variant) pairs."""
     from ptonum import fpatr
 
     rows, side = INSTR_SHAPE
@@ -361,17 +418,20 @@ def instruction_cases(variants: List[Tuple[int, bool]]
         for gn, mabs in variants:
             a = A(**fields, row_max_en=True, group_max_en=True, group_n=gn, max_abs_en=mabs)
             cases.append((name, f"GroupN {gn}" + (" + MaxAbsEn" if mabs else ""), lambda a=a, call=call: call(a)))
+    if keys is not None:
+        cases = [c for c in cases if (c[0], c[1]) in keys]
     return cases
 
 
-def instruction_child(out_dir: str, variants: List[Tuple[int, bool]]) -> int:
+def instruction_child(out_dir: str, variants: List[Tuple[int, bool]],
+                      keys: Optional[Sequence[Tuple[str, str]]] = None) -> int:
     """Under callgrind (started with --instr-atstart=no): each case warmed up, then INSTR_CALLS calls
     with instrumentation on between a zeroing and a dump of the counters; one manifest line per dump."""
     request = _callgrind_request()
     base = (ord("C") << 24) | (ord("T") << 16)  # VG_USERREQ_TOOL_BASE('C', 'T'): callgrind's requests
     dump, zero, start, stop = base + 0, base + 1, base + 4, base + 5
     with open(os.path.join(out_dir, "manifest.txt"), "w") as manifest:
-        for name, label, call in instruction_cases(variants):
+        for name, label, call in instruction_cases(variants, keys):
             call()
             call()
             request(start)
@@ -385,8 +445,10 @@ def instruction_child(out_dir: str, variants: List[Tuple[int, bool]]) -> int:
     return 0
 
 
-def instruction_profile(variants: List[Tuple[int, bool]]) -> Tuple[List[Tuple[str, str, float]], str]:
-    """Instructions per element of each tile operation and variant (:func:`instruction_cases`), counted by
+def instruction_profile(variants: List[Tuple[int, bool]], keys: Optional[Sequence[Tuple[str, str]]] = None
+                        ) -> Tuple[List[Tuple[str, str, float]], str]:
+    """Instructions per element of each tile operation and variant (:func:`instruction_cases`; ``keys``: only
+    these (operation, variant) pairs), counted by
     Valgrind's callgrind in a child process of this script (one numba thread, kernels forced, the numba
     target of this machine passed on so the kernel cache serves it); ([], why) when callgrind cannot run.
     Counts do not depend on the machine's load: they tell a change in the work from noise."""
@@ -411,6 +473,8 @@ def instruction_profile(variants: List[Tuple[int, bool]]) -> Tuple[List[Tuple[st
     with tempfile.TemporaryDirectory(prefix="ptonum-callgrind-") as tmp:
         cmd = [valgrind, "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={tmp}/cg.%p",
                sys.executable, os.path.abspath(__file__), "--callgrind-child", tmp, "--groupn", groupn or ","]
+        if keys is not None:
+            cmd += ["--callgrind-keys", ";".join(f"{op}|{label}" for op, label in keys)]
         done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if done.returncode != 0:
             return [], f"callgrind run failed (exit {done.returncode}): {done.stdout.strip().splitlines()[-1:]}"
@@ -489,6 +553,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="git revision whose reference engine is measured side by side (default: 0.1.0)")
     ap.add_argument("--ref-n", type=int, default=2048, help="elements per reference-engine case")
     ap.add_argument("--callgrind-child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--callgrind-keys", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     variants: List[Tuple[int, bool]] = []
     for item in args.groupn.split(","):
@@ -500,7 +565,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             ap.error(f"--groupn: {item!r} is not a GroupN value optionally followed by '+maxabs'")
         variants.append((int(gn_text), extra == "maxabs"))
     if args.callgrind_child is not None:  # this script re-run under callgrind by instruction_profile
-        return instruction_child(args.callgrind_child, variants)
+        keys = None if args.callgrind_keys is None else [
+            (op, label) for op, _, label in (k.partition("|") for k in args.callgrind_keys.split(";") if k)]
+        return instruction_child(args.callgrind_child, variants, keys)
 
     import ml_dtypes
 
@@ -771,21 +838,37 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("  " + mem_line, flush=True)
 
     # --- where the tile operation's time goes: 1-thread compute vs memory floor -------
+    # (every tile row in a full run or with --only tile-profile; otherwise the rows under 0.7 of the floor, so
+    # that a miss always comes with its profile)
+    missed = [row[0] for row in floor_rows if row[3] < 0.7]
     profile_rows: List[Tuple[str, float, float]] = []
-    if want("tile-profile"):
-        print("tile profile ...", flush=True)
-        profile_rows = tile_profile(side, max(args.repeat, 5))
+    if want("tile-profile") or missed:
+        print("tile profile ..." if want("tile-profile") else
+              f"tile profile of the {len(missed)} row(s) under 0.7 of the floor ...", flush=True)
+        profile_rows = tile_profile(side, max(args.repeat, 5), None if want("tile-profile") else missed)
         for name, c_ns, f_ns in profile_rows:
             print(f"  {name}: compute {c_ns:.2f} ns/elem, floor {f_ns:.2f} ns/elem (1 thread)", flush=True)
 
-    # --- instructions per element under callgrind (only when asked for by name) ---------
+    # --- instructions per element under callgrind (when asked for by name; the plain call of each row under
+    # 0.7 of the floor otherwise) ---------------------------------------------------------------------------
     instr_rows: List[Tuple[str, str, float]] = []
     instr_why = ""
     if "tile-instructions" in only:
         print("tile instructions (callgrind, a few minutes) ...", flush=True)
         instr_rows, instr_why = instruction_profile(variants)
-        if instr_why:
-            print(f"  tile instructions skipped: {instr_why}", flush=True)
+    elif missed:
+        print(f"tile instructions of the {len(missed)} row(s) under 0.7 of the floor (callgrind, about a "
+              "minute) ...", flush=True)
+        instr_rows, instr_why = instruction_profile([], [instr_key(m) for m in missed])
+    if instr_why:
+        print(f"  tile instructions skipped: {instr_why}", flush=True)
+    try:
+        import numba
+        threads = numba.get_num_threads()
+    except ImportError:  # pragma: no cover - the tile rows then ran on numpy
+        threads = 1
+    why = why_lines(floor_rows, n, threads, {name: (c, f) for name, c, f in profile_rows},
+                    {(name, label): ipe for name, label, ipe in instr_rows})
 
     # --- reference engine per element, this tree vs a baseline revision -----------------
     ref_rows: List[Tuple[str, float, float]] = []
@@ -822,6 +905,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("margin: of floor - 0.7, and in % of 0.7; load: the 1-minute load average when the row started "
               "(other processes on this 2-core machine slow the 2-thread operation more than the 1-thread "
               "copyto, so a ratio measured at load >= 1 is low and its rounds spread)")
+        if why:
+            print()
+            print("why the rows under 0.7 of the floor miss (one-thread compute cost from the tile profile, "
+                  "instructions per element from callgrind):")
+            for line in why:
+                print(f"- {line}")
     if red_rows:
         print()
         print(f"RowMax + GroupMax on vs off, same call otherwise ({args.red_rounds} paired rounds per variant, "

@@ -1024,7 +1024,8 @@ def _fp8_pass_blocks(unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: 
                      masked: bool) -> Any:
     """The E4M3 row's pass without AVX-512 (:func:`_e4m3_pass`, :func:`_e4m3_pass_unit` for ``unit``) with its
     GroupMax fold keys taken block by block on the way: after each block of ``seg``-element groups (GroupN
-    ``seg`` 8: 32 groups, 256 elements; a multiple of 16 up to 128: 16 groups) is converted, its keys by
+    ``seg`` 8: 32 groups, 256 elements; a multiple of 16 up to 128: 16 groups; :func:`_fp8_rows` calls it for
+    GroupN 8 and 16 only, where it takes less time than the pass then the fold) is converted, its keys by
     :func:`_foldb_seg` (MaxAbs's masked form with ``masked``; GroupN 8 and 16 without MaxAbs inlined,
     :func:`_foldb_block`) from the block's sources just loaded (L1), to ``gk[..]`` as :func:`_fp8_fold_groups`
     writes them, an all-negative group by :func:`_fp8_neg_block`.  The same codes, flag word and keys as the
@@ -2541,11 +2542,9 @@ def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: An
     pass, :func:`_fp8_pass_keys8` then :func:`_fp8_neg_fix`; HiF8 GroupN 16 on a row a multiple of 256 wide
     likewise, :func:`_fp8_pass_keys16`); without AVX-512 BW (this AVX2 Zen 3), E4M3 at GroupN 8, 16 or 32 without
     MaxAbs on a row of whole 8-group steps, with AVX2 and FMA (:data:`E4M3_GRP`), the conversion and the keys in
-    one loop (:func:`_e4m3_pass_groups`), else E4M3 at GroupN 8 or a multiple of
-    16 up to 128 on a row a whole number of fold blocks wide (256 elements for GroupN 8, 16 GroupN otherwise; the
-    general lane, a multiplier other than 1, only GroupN 8 and 16), the keys
-    block by block inside the pass (:func:`_fp8_pass_blocks`: each block's :func:`_foldb_seg` just after its
-    conversion, no :func:`_fp8_fold_groups` after the row); HiF8 at GroupN 8/16 (unit multipliers: and 32)
+    one loop (:func:`_e4m3_pass_groups`), else E4M3 at GroupN 8 or 16 on a row a whole number of fold blocks
+    wide (256 elements), the keys block by block inside the pass (:func:`_fp8_pass_blocks`: each block's
+    :func:`_foldb_seg` just after its conversion, no :func:`_fp8_fold_groups` after the row); HiF8 at GroupN 8/16 (unit multipliers: and 32)
     likewise in its lookup loop (:func:`_hif8_pass_groups`); a row with a NaN/Inf (E4M3: or -0) source done again
     whole by :func:`_row_e4m3_rne` /
     :func:`_row_hif8_rhb` (its ``gs`` entries too); each row's flags to ``rowflags[i]``.  The same
@@ -2604,15 +2603,15 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         # (_fp8_pass_keys16)
         k8 = fz and seg == 8 and cnt % 128 == 0
         k16 = fz and fast != LANE_E4M3 and seg == 16 and cnt % 256 == 0
-        # without AVX-512, E4M3: GroupN 8 or a multiple of 16 up to 128 on a row of whole fold blocks, the keys
-        # taken block by block inside the pass (_fp8_pass_blocks; HiF8: its pass then _fp8_fold_groups); the
-        # general lane (a multiplier other than 1) so only for GroupN 8 and 16: from GroupN 32 on its pass then
-        # _fp8_fold_groups takes fewer instructions and less time (Zen 3, one thread, 4096 x 4096, scale
-        # 1.625, the pass with its keys: GroupN 128 6.73 -> 6.63 instructions an element, 10.54 -> 10.29 ms;
-        # GroupN 32 6.94 -> 6.77, 10.72 -> 10.58 ms; GroupN 8 and 16 the blocks took less time)
-        fb = fold and not HIF8_V32 and fast == LANE_E4M3 and cnt > 0 and \
-            (seg == 8 or (seg % 16 == 0 and 16 <= seg <= 128)) and cnt % (256 if seg == 8 else 16 * seg) == 0 and \
-            (u or seg <= 16)
+        # without AVX-512, E4M3: GroupN 8 or 16 on a row of whole fold blocks, the keys taken block by block
+        # inside the pass (_fp8_pass_blocks; HiF8: its pass then _fp8_fold_groups).  From GroupN 32 on the pass
+        # then _fp8_fold_groups takes less time: the general lane (a multiplier other than 1; Zen 3, one thread,
+        # 4096 x 4096, scale 1.625, GroupN 128 10.54 -> 10.29 ms, GroupN 32 10.72 -> 10.58 ms) and, stop 44, the
+        # unit lane (Zen 3, one thread, 64 rows of 4096 from L2/L3, ns an element: GroupN 128 0.422 -> 0.401,
+        # 64 0.429 -> 0.404, 32 0.452 -> 0.414; with MaxAbs 0.412 -> 0.398, 0.414 -> 0.405, 0.521 -> 0.520;
+        # the pass alone 0.365)
+        fb = fold and not HIF8_V32 and fast == LANE_E4M3 and cnt > 0 and (seg == 8 or seg == 16) and \
+            cnt % 256 == 0
         masked = absm != np.uint32(0xFFFFFFFF)
         # without AVX-512, HiF8 GroupN 8/16 and, unit multipliers, 32 (no MaxAbs) on a row of whole 8-group
         # blocks: the keys taken in the lookup loop (_hif8_pass_groups)
