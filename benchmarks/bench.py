@@ -332,7 +332,10 @@ def why_lines(floor_rows: List[Tuple[str, float, float, float, float, float, flo
                                                              if ipe < 10 else "as many as one element at a time")
                          + ")")
         prof = profile.get(name)
-        if prof is not None:
+        if prof is None:
+            parts.append("no compute profile (numba kernels off: the numpy engine ran)" if not profile else
+                         "no compute profile for this row")
+        else:
             c_ns = prof[0]
             lower = c_ns / threads
             if lower > need:
