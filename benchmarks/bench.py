@@ -345,11 +345,12 @@ def why_lines(floor_rows: List[Tuple[str, float, float, float, float, float, flo
             elif lower > 0.7 * op_ns:
                 parts.append(f"mostly compute: one thread needs {c_ns:.3f} ns/elem with no memory traffic, "
                              f"{threads} threads at least {lower:.3f}, {100 * lower / op_ns:.0f}% of the call's time; "
-                             "the rest is the DRAM stream and the threads' start and join")
+                             "the rest is the DRAM stream and the call's fixed cost")
             else:
                 parts.append(f"not compute: one thread needs only {c_ns:.3f} ns/elem with no memory traffic "
-                             f"({threads} threads: {lower:.3f}); the time is lost to the DRAM stream, the threads' "
-                             f"start and join, or other load (load average {load:.2f}; rounds {lo:.2f}-{hi:.2f})")
+                             f"({threads} threads: {lower:.3f}); the time goes to the DRAM stream, the call's fixed cost "
+                             f"(checks, outputs, the threads' start and join: about 0.1 ms a call, a large share of a "
+                             f"--quick tile's) or other load (load average {load:.2f}; rounds {lo:.2f}-{hi:.2f})")
         out.append("; ".join(parts))
     return out
 
