@@ -233,8 +233,8 @@ def decompose_profile(n: int, repeat: int, rng: np.random.Generator) -> List[str
 
 def tile_profile(side: int, repeat: int, only: Optional[Sequence[str]] = None) -> List[Tuple[str, float, float]]:
     """Per tile operation (named as its floor row): one-thread process time per element of the public call
-    on L3-resident tiles (the loop's compute cost, little memory traffic), as the slope between a 256 x
-    ``side`` and a 128 x ``side`` tile, so that the call's fixed cost (checks, outputs, threads: about 0.1
+    on L3-resident tiles (the loop's compute cost, little memory traffic), as the slope between a tile of 1M
+    elements (256 x ``side`` at full size) and one of half its rows, so that the call's fixed cost (checks, outputs, threads: about 0.1
     ms) drops out; and the one-thread memory floor per element (copyto of the full ``side`` x ``side`` input
     scaled to the operation's bytes).  Process time counts only this process's CPU, so other load on the
     machine barely moves it.  ``only``: the floor rows to profile (default: all)."""
@@ -246,7 +246,7 @@ def tile_profile(side: int, repeat: int, only: Optional[Sequence[str]] = None) -
     import numba
 
     rng = np.random.default_rng(5)
-    rows_small = 256  # 4 MiB of input: L3-resident
+    rows_small = max(256, (1 << 20) // side)  # 1M elements (4 MiB of input): L3-resident, also for --quick's side
     acc = rng.integers(-(1 << 20), 1 << 20, size=(rows_small, side), dtype=np.int32)
     x = (rng.standard_normal(rows_small * side) * 50).astype(np.float32).view(np.uint32).reshape(rows_small, side)
     A = fpatr.FPATRAttributes.from_fields
@@ -937,8 +937,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if profile_rows:
         print()
         print("where the time goes: one-thread CPU time per element (process time, insensitive to other load), "
-              "compute on L3-resident tiles (the slope from 128 to 256 rows of 4096: the call's fixed cost left "
-              "out) vs the memory floor per element on the full tile:")
+              "compute on L3-resident tiles (the slope from half to all the rows of a 1M-element tile: the call's "
+              "fixed cost left out) vs the memory floor per element on the full tile:")
         print("| operation | compute ns/elem (1 thread) | floor ns/elem (1 thread) | compute / floor | bound by |")
         print("| --- | ---: | ---: | ---: | --- |")
         for name, c_ns, f_ns in profile_rows:
