@@ -14,7 +14,7 @@ import rich_click as click
 from rich.console import Console
 from rich.table import Table
 
-from ._common import errors_to_exit, out_console
+from ._common import PIPE_WIDTH, console_class, errors_to_exit
 from .._util import is_digits
 from ..formats import FormatDescriptor, FormatKind, TileDataType, canonical_nan, descriptor, parse_data_type
 
@@ -32,8 +32,11 @@ def _range(lo: int, hi: int) -> str:
 
 
 def _console() -> Console:
-    # a closed stdout pipe: status 141, not rich's 1; pipes and test runners: COLUMNS, else 200 columns (not 80)
-    return out_console()
+    cls = console_class()  # a closed stdout pipe: status 141, not rich's 1
+    console = cls(highlight=False)
+    if not console.is_terminal:  # pipes and test runners: do not squeeze the table into 80 columns
+        console = cls(highlight=False, width=PIPE_WIDTH)
+    return console
 
 
 def _summary_table(types: Tuple[TileDataType, ...]) -> Table:
