@@ -314,8 +314,8 @@ def instr_key(floor_name: str) -> Tuple[str, str]:
 
 
 def why_lines(floor_rows: List[Tuple[str, float, float, float, float, float, float, float]], n: int,
-              threads: int, profile: Dict[str, Tuple[float, float]], instr: Dict[Tuple[str, str], float]
-              ) -> List[str]:
+              threads: int, profile: Dict[str, Tuple[float, float]], instr: Dict[Tuple[str, str], float],
+              kernels_on: bool = True) -> List[str]:
     """For each floor row under 0.7: where its time goes and why it misses, from the one-thread compute cost
     (:func:`tile_profile`) and the instructions per element (:func:`instruction_profile`) when measured."""
     out = []
@@ -327,7 +327,9 @@ def why_lines(floor_rows: List[Tuple[str, float, float, float, float, float, flo
         parts = [f"{name}: {fr:.2f} of the floor: the call took {op_ns:.3f} ns/elem on {threads} threads; "
                  f"0.7 of the floor needs <= {need:.3f} ns/elem (floor {floor_ns:.3f})"]
         ipe = instr.get(instr_key(name))
-        if ipe is not None:
+        if ipe is not None and not kernels_on:
+            parts.append(f"{ipe:.2f} instructions/elem (the numpy engine: numba kernels off)")
+        elif ipe is not None:
             parts.append(f"{ipe:.2f} instructions/elem (" + ("a vectorized loop: one element at a time needs 10 or more"
                                                              if ipe < 10 else "as many as one element at a time")
                          + ")")
@@ -564,6 +566,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--callgrind-child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--callgrind-keys", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    for opt in ("repeat", "rounds", "red_rounds", "inner", "ref_n"):
+        if getattr(args, opt) < 1:
+            ap.error(f"--{opt.replace('_', '-')}: {getattr(args, opt)} is not a positive count")
+    from ptonum.fpatr.attributes import GROUP_N_TABLE
+
+    legal_gn = sorted(g for g in GROUP_N_TABLE if g)
     variants: List[Tuple[int, bool]] = []
     for item in args.groupn.split(","):
         item = item.strip().lower()
@@ -572,7 +580,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         gn_text, _, extra = item.partition("+")
         if not gn_text.isdigit() or extra not in ("", "maxabs"):
             ap.error(f"--groupn: {item!r} is not a GroupN value optionally followed by '+maxabs'")
+        if int(gn_text) not in legal_gn:
+            ap.error(f"--groupn: {gn_text} is not a GroupN of B.FPATR (one of {', '.join(map(str, legal_gn))})")
         variants.append((int(gn_text), extra == "maxabs"))
+    known = {"vreq8", "e4m3", "hif8", "f16", "bf16", "e8m0", "decompose", "decompose-profile", "memory",
+             "tile-profile", "tile-instructions", "reference"}
+    unknown = sorted({s.strip() for s in args.only.split(",") if s.strip()} - known)
+    if unknown:
+        ap.error(f"--only: unknown case name(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
     if args.callgrind_child is not None:  # this script re-run under callgrind by instruction_profile
         keys = None if args.callgrind_keys is None else [
             (op, label) for op, _, label in (k.partition("|") for k in args.callgrind_keys.split(";") if k)]
@@ -751,7 +766,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                      "QF322HIF8_PRE", lambda: (x * np.float32(1.625)).astype(en_dtypes.hifloat8), ">= 1.0x", 1,
                      qs)
         except ImportError:
-            print("  en_dtypes not installed: HiF8 anchor skipped")
+            print("  en_dtypes not installed: the HiF8 rows are skipped, ptonum's with their anchor (pip install "
+                  "en-dtypes, or the package's [test] extra)")
 
     # --- F322F16 on wide-range data ---------------------------------------------------
     if want("f16"):
@@ -855,6 +871,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("tile profile ..." if want("tile-profile") else
               f"tile profile of the {len(missed)} row(s) under 0.7 of the floor ...", flush=True)
         profile_rows = tile_profile(side, max(args.repeat, 5), None if want("tile-profile") else missed)
+        if not profile_rows:
+            print("  numba kernels off: no tile profile (it times the compiled kernels)", flush=True)
         for name, c_ns, f_ns in profile_rows:
             print(f"  {name}: compute {c_ns:.2f} ns/elem, floor {f_ns:.2f} ns/elem (1 thread)", flush=True)
 
@@ -876,8 +894,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         threads = numba.get_num_threads()
     except ImportError:  # pragma: no cover - the tile rows then ran on numpy
         threads = 1
+    from ptonum.kernels import numba_enabled
+
+    kernels_on = numba_enabled()
     why = why_lines(floor_rows, n, threads, {name: (c, f) for name, c, f in profile_rows},
-                    {(name, label): ipe for name, label, ipe in instr_rows})
+                    {(name, label): ipe for name, label, ipe in instr_rows}, kernels_on)
 
     # --- reference engine per element, this tree vs a baseline revision -----------------
     ref_rows: List[Tuple[str, float, float]] = []
@@ -946,7 +967,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                   f"{'compute (the loop, not memory, sets the time)' if c_ns > f_ns else 'memory'} |")
     if instr_rows:
         print()
-        print(f"instructions per element (callgrind, one numba thread, kernels forced, a {INSTR_SHAPE[0]}x"
+        print(f"instructions per element (callgrind, "
+              f"{'one numba thread, kernels forced' if kernels_on else 'the numpy engine: numba kernels off'}, "
+              f"a {INSTR_SHAPE[0]}x"
               f"{INSTR_SHAPE[1]} tile of the tile rows' data, {INSTR_CALLS} calls; the public call's fixed cost "
               "included, about 0.3 an element): counts do not move with the machine's load, so a variant's "
               "extra instructions show what RowMax+GroupMax adds to the work; a loop that handles one element "
