@@ -335,7 +335,7 @@ def why_lines(floor_rows: List[Tuple[str, float, float, float, float, float, flo
                          + ")")
         prof = profile.get(name)
         if prof is None:
-            parts.append("no compute profile (numba kernels off: the numpy engine ran)" if not profile else
+            parts.append("no compute profile (numba kernels off: the numpy engine ran)" if not kernels_on else
                          "no compute profile for this row")
         else:
             c_ns = prof[0]
