@@ -84,6 +84,64 @@ def out_console(*, stderr: bool = False) -> "Console":
     return Console(stderr=stderr, highlight=False, width=PIPE_WIDTH)
 
 
+#: the narrowest a free-text table column (a file name, a message) is folded to: words up to this long stay whole
+FOLD_MIN_WIDTH = 5
+
+
+def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> None:
+    """Print the rich ``table`` on ``console`` with no number or name cut, at any width.
+
+    rich fits a table into the console by shrinking its columns, and cuts a ``no_wrap`` cell it shrank
+    below its text ('FP6' for FP64, a bias of 1 for 1023, a count of 9 for 998; a column can even vanish).
+    Here the widths are chosen before rich sees the table: every column keeps at least the width of its
+    widest cell and of its header's longest word (the header wraps at its spaces), so each cell prints whole
+    on one line.  The columns whose headers are in ``fold`` hold free text (file names, messages): they are
+    narrowed first, wrapping at spaces and folding only a word longer than :data:`FOLD_MIN_WIDTH` across
+    lines, then the headers wrap.  A table that still does not fit is printed wider than the console, never
+    cropped: a terminal wraps its lines, a pipe or a file keeps them whole.
+    """
+    from rich.measure import Measurement
+    from rich.text import Text
+
+    options = console.options.update_width(1 << 20)  # measure the text as it is, not at the console's width
+    lows: List[int] = []  # the narrowest each column may be (its text)
+    widths: List[int] = []  # the width it would take unconstrained
+    folding: List[int] = []
+    for column in table.columns:
+        if isinstance(column.header, str):
+            column.header = console.render_str(column.header, highlight=False)
+        if isinstance(column.header, Text):
+            column.header.no_wrap = False  # wraps at its spaces even in a no_wrap column
+        head = Measurement.get(console, options, column.header)
+        cells = [Measurement.get(console, options, cell) for cell in column.cells]
+        widest = max([head.maximum, *(m.maximum for m in cells)])
+        column.overflow = "fold"
+        column.no_wrap = getattr(column.header, "plain", column.header) not in fold
+        if column.no_wrap:
+            low = max([column.min_width or 0, head.minimum, *(m.maximum for m in cells)])
+        else:
+            folding.append(len(lows))
+            low = max([column.min_width or 0, head.minimum, min(FOLD_MIN_WIDTH, max([0, *(m.minimum for m in cells)]))])
+        lows.append(low)
+        widths.append(max(low, widest, column.min_width or 0))
+    fixed = table._extra_width + sum(table._get_padding_width(i) for i in range(len(widths)))
+    # a blank right edge (box.SIMPLE_HEAD's) may pass the console's width: printing crops it, nothing is lost
+    blank_edge = bool(table.box and table.show_edge and all(ln[-1:] == " " for ln in str(table.box).splitlines()))
+    excess = sum(widths) + fixed - console.width - blank_edge
+    if excess > 0:  # narrow the free text first, then wrap the headers; never below a column's text
+        for group in (folding, [i for i in range(len(widths)) if i not in folding]):
+            while excess > 0 and group:
+                i = max(group, key=lambda k: widths[k] - lows[k])
+                if widths[i] <= lows[i]:
+                    break
+                widths[i] -= 1
+                excess -= 1
+        for column, width in zip(table.columns, widths):
+            column.width = width
+        table.width = sum(widths) + fixed  # rich lays the table out at this width, wider than the console if need be
+    console.print(table, crop=excess <= 0)  # too wide even so: printed whole, not cropped
+
+
 class TextOut:
     """Plain text lines for a command's summary, without rich (which costs ~70 modules to import).
 

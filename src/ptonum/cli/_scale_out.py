@@ -25,7 +25,7 @@ from ..errors import PtonumError, UsageError
 from ..flags import flag_names
 from ..publish import output_directory_lock, unreplaceable, write_protected
 from ._common import TextOut, cli_message, error_line, memory_errors_name, os_error_text, out_console, \
-    out_of_memory_text, rmode_text, progress_report, same_file, stderr_is_terminal
+    out_of_memory_text, print_table, rmode_text, progress_report, same_file, stderr_is_terminal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -653,7 +653,7 @@ def _print_table(rows: List[Dict[str, Any]], total: int) -> None:
     console = out_console()
     table = Table(title=f"ptonum postprocess: {len(rows)} of {total} file(s)")
     for col in ("file", "status", "ACC", "D", "flags", "outputs / error"):
-        table.add_column(col, overflow="fold", no_wrap=col in ("status", "ACC", "D", "flags"))
+        table.add_column(col)
     for r in rows:  # names and messages escaped: a [bracket] in a path is text, not markup
         if r["ok"]:
             shape = "x".join(str(v) for v in r.get("shape", ()))
@@ -664,7 +664,7 @@ def _print_table(rows: List[Dict[str, Any]], total: int) -> None:
                           r.get("dst_type", ""), f"{r['flags']:#04x} {flag_names(r['flags'])}", escape(outputs))
         else:
             table.add_row(escape(r["file"]), "[red]error[/red]", "", "", "", escape(r["error"]))
-    console.print(table)
+    print_table(console, table, fold=("file", "outputs / error"))
     bad = sum(1 for r in rows if not r["ok"])
     skipped = total - len(rows)
     summary = f"{len(rows) - bad} done, {bad} failed" + (f", {skipped} not run (--fail-fast)" if skipped else "")

@@ -16,7 +16,7 @@ from ..conformance.schema import parse_text, read_text
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tile_items
 from ..errors import PtonumError
 from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, error_line, errors_to_exit, out_console,
-                      out_of_memory_text)
+                      out_of_memory_text, print_table)
 from ._scale_out import client_for, placement_options
 
 #: files with more rows than this show a progress bar
@@ -164,8 +164,7 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
     empty = [r for r in reports if _nothing_checked(r)]
     table = Table(title="ptonum check")
     for col in ("file", "operation", "engine", "rows", "checked", "passed", "failed", "malformed"):
-        table.add_column(col, justify="right" if col not in ("file", "operation", "engine") else "left",
-                         no_wrap=col != "file", overflow="fold", min_width=len(col) if col != "file" else None)
+        table.add_column(col, justify="right" if col not in ("file", "operation", "engine") else "left")
     for r in reports:
         if _nothing_checked(r):
             continue
@@ -173,7 +172,7 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
         table.add_row(escape(Path(r.path).name), r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
                       f"[{style}]{r.mismatched + r.errors}[/{style}]", str(r.malformed))
     if table.row_count:
-        console.print(table)
+        print_table(console, table, fold=("file",))
 
     explained = False
     for r in reports:

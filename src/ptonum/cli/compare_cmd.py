@@ -19,7 +19,7 @@ from .._util import shape_text
 from ..errors import UsageError
 from ..flags import flag_names
 from ._common import (ONE_SHOT_KERNEL_MIN_ELEMENTS, AsciiIntRange, EXIT_MISMATCH, errors_to_exit, kernels_from,
-                      out_console, refuse_output_over_input)
+                      out_console, print_table, refuse_output_over_input)
 from .compile_cmd import warn_if_cold
 from ..fpatr.element import destination_dtype
 from ..formats import TileDataType
@@ -205,13 +205,13 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
     table = Table(title=f"ptonum compare ({mode_name} -> {res.dst_type.name}, RMode={call.rmode.name}, "
                         f"Sat={int(bool(sat))}, model flags {flag_names(res.flags)})")
     for c in ("output", "type", "elements", "match", "mismatch", "NaN/Inf class", "NaN payload", "signed zero"):
-        table.add_column(c, no_wrap=True, overflow="fold")
+        table.add_column(c)
     for r in reports:
         st = "green" if r.ok else "red"
         table.add_row(r.output, r.dst_type.name, str(r.elements), str(r.elements - r.mismatches),
                       f"[{st}]{r.mismatches}[/{st}]", str(r.class_mismatches), str(r.nan_payload_mismatches),
                       "-" if r.dst_type.is_integer else str(r.signed_zero_mismatches))
-    console.print(table)
+    print_table(console, table)
     acc_bits = _acc_bits(a)
     for r in reports:
         if r.ok:

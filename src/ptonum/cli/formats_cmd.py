@@ -14,7 +14,7 @@ import rich_click as click
 from rich.console import Console
 from rich.table import Table
 
-from ._common import PIPE_WIDTH, console_class, errors_to_exit
+from ._common import errors_to_exit, out_console, print_table
 from .._util import is_digits
 from ..formats import FormatDescriptor, FormatKind, TileDataType, canonical_nan, descriptor, parse_data_type
 
@@ -32,11 +32,7 @@ def _range(lo: int, hi: int) -> str:
 
 
 def _console() -> Console:
-    cls = console_class()  # a closed stdout pipe: status 141, not rich's 1
-    console = cls(highlight=False)
-    if not console.is_terminal:  # pipes and test runners: do not squeeze the table into 80 columns
-        console = cls(highlight=False, width=PIPE_WIDTH)
-    return console
+    return out_console()  # a closed stdout pipe: status 141, not rich's 1; pipes and test runners: 200 columns
 
 
 def _summary_table(types: Tuple[TileDataType, ...]) -> Table:
@@ -44,7 +40,7 @@ def _summary_table(types: Tuple[TileDataType, ...]) -> Table:
                   show_lines=False, header_style="bold")
     for name in ("type", "code", "kind", "carrier", "lanes", "sign", "exp bits", "frac bits",
                  "bias", "must-be-zero", "zero", "±0", "subnormal", "inf", "qNaN", "sNaN", "canonical NaN"):
-        table.add_column(name, no_wrap=True, overflow="fold")
+        table.add_column(name)
     for dt in types:
         d = descriptor(dt)
         zero_bits = []
@@ -71,8 +67,8 @@ def _summary_table(types: Tuple[TileDataType, ...]) -> Table:
 
 def _field_table(dt: TileDataType, d: FormatDescriptor) -> Table:
     table = Table(title=f"{dt.name} (code {int(dt)})", header_style="bold")
-    table.add_column("field (NumericFormatDescriptor)", no_wrap=True, overflow="fold")
-    table.add_column("value", no_wrap=True, overflow="fold")
+    table.add_column("field (NumericFormatDescriptor)")
+    table.add_column("value")
     for field in dataclasses.fields(d):
         value = getattr(d, field.name)
         text = value.name if field.name == "kind" else (str(value).lower() if isinstance(value, bool) else str(value))
@@ -95,7 +91,7 @@ def command(types: Tuple[str, ...]) -> None:
     console = _console()
     if not types:
         floating = tuple(t for t in TileDataType if t.is_floating)
-        console.print(_summary_table(floating))
+        print_table(console, _summary_table(floating))
         integers = ", ".join(t.name for t in TileDataType if t.is_integer)
         console.print(f"Integer types have no floating-format descriptor: {integers}.")
         return
@@ -106,4 +102,4 @@ def command(types: Tuple[str, ...]) -> None:
         if not d.available:
             console.print(f"{dt.name} (code {int(dt)}) is an integer type: it has no floating-format descriptor.")
             continue
-        console.print(_field_table(dt, d))
+        print_table(console, _field_table(dt, d))

@@ -13,7 +13,7 @@ from typing import Tuple
 import rich_click as click
 from rich.table import Table
 
-from ._common import errors_to_exit, out_console
+from ._common import errors_to_exit, out_console, print_table
 
 
 def _offset_text(width: int) -> str:
@@ -45,7 +45,7 @@ def command(modes: Tuple[str, ...]) -> None:
     table = Table(title="B.FPATR PreQuantModes (ADR-0085 D179)", header_style="bold")
     for name, just in (("code", "right"), ("name", "left"), ("acc", "left"), ("D", "left"), ("param", "left"),
                        ("offset", "left"), ("rounding", "left"), ("shift", "left"), ("Sat", "left")):
-        table.add_column(name, justify=just, no_wrap=True)  # type: ignore[arg-type]
+        table.add_column(name, justify=just)  # type: ignore[arg-type]
     for code in codes:
         info = MODE_TABLE[code]
         table.add_row(
@@ -55,4 +55,4 @@ def command(modes: Tuple[str, ...]) -> None:
             info.fixed_rounding.name if info.fixed_rounding is not None else (
                 "RMode" if info.rmode_programmable else "-"),
             "yes" if info.is_shift else "-", "clamp/wrap" if info.sat_programmable else "-")
-    console.print(table)
+    print_table(console, table)

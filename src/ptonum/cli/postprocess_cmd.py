@@ -28,7 +28,7 @@ from ..errors import UsageError
 from ..flags import flag_names
 from ..publish import Publication, output_directory_lock
 from ._common import (ONE_SHOT_KERNEL_MIN_ELEMENTS, TextOut, errors_to_exit, kernels_from, memory_errors_name,
-                      out_console, output_dir, progress_report, rmode_text, stderr_is_terminal)
+                      out_console, output_dir, print_table, progress_report, rmode_text, stderr_is_terminal)
 from ._scale_out import (POSTPROCESS_SCALE_OPTIONS, output_stem, postprocess_options, run_postprocess,
                          refuse_foreign_files, refuse_inputs_among_outputs, refuse_protected_outputs,
                          stale_outputs, wants_scale_out)
@@ -154,27 +154,26 @@ def _run_example(console: "Console", engine: str, plot: Optional[str] = None) ->
     for col, just, wrap in (("#", "right", False), ("mode", "left", False), ("options", "left", True),
                             ("acc->D", "left", False), ("flags", "left", False), ("SQNR dB", "right", False),
                             ("max|err|", "right", False), ("top-1 %¹", "right", False)):
-        cost.add_column(col, justify=just, no_wrap=not wrap, overflow="fold",  # type: ignore[arg-type]
-                        min_width=10 if wrap else None)
+        cost.add_column(col, justify=just, min_width=10 if wrap else None)  # type: ignore[arg-type]
     for i, (run, rep) in enumerate(zip(RUNS, reports), 1):
         top1 = "" if rep.top1_float is None else f"{100 * rep.top1_float:.1f}/{100 * (rep.top1_labels or 0):.1f}"
         cost.add_row(str(i), run.mode, _options_text(run), f"{run.acc_type}->{rep.dst_type}",
                      rep.flag_names, _fmt(rep.sqnr_db, ".1f"), _fmt(rep.max_abs_err, ".3g"), top1)
-    console.print(cost)
+    print_table(console, cost, fold=("options",))
 
     shapes = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0),
                    title="Outputs (notes below)",
                    title_justify="left")
     for col, just in (("#", "right"), ("layer", "left"), ("D shape", "left"), ("D range", "right"),
                       ("RowMaxOut", "left"), ("GroupMaxOut", "left")):
-        shapes.add_column(col, justify=just, no_wrap=True, overflow="fold")  # type: ignore[arg-type]
+        shapes.add_column(col, justify=just)  # type: ignore[arg-type]
     for i, (run, rep) in enumerate(zip(RUNS, reports), 1):
         shapes.add_row(
             str(i), run.layer, _shape(rep.d_shape), f"{_fmt(rep.d_min, '.6g')} .. {_fmt(rep.d_max, '.6g')}",
             _stat_cell(rep.row_max_shape, rep.extra.get("row_max_range")),
             _stat_cell(rep.group_max_shape, rep.extra.get("group_max_range")),
         )
-    console.print(shapes)
+    print_table(console, shapes)
     console.print("Notes:", highlight=False)
     for i, run in enumerate(RUNS, 1):
         console.print(f"{i:>3}. {run.mode}: {run.note}", highlight=False)

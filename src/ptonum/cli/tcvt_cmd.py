@@ -16,7 +16,7 @@ from ..formats import TileDataType, parse_data_type
 from ..publish import Publication
 from ..tcvt import SUPPORTED_SOURCES, e8m0_scale, flag_summary, to_e8m0
 from ._common import (AsciiIntRange, RMODE_HELP, decimal_in_format, errors_to_exit, input_file,
-                      memory_errors_name, out_console, output_path, parse_rmode, refuse_output_over_input)
+                      memory_errors_name, out_console, output_path, parse_rmode, print_table, refuse_output_over_input)
 from ..npyfile import check_numpy_file, numpy_read_error
 from ._tile_args import parse_shape, read_tile, split_key
 from .compile_cmd import warn_if_cold
@@ -259,7 +259,7 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
             read = [] if not decimals else ["(encoding)" if rf is None else flag_names(rf)]
             table.add_row(",".join(map(str, i)) or "0", f"0x{b:0{width}x}", _source_text(b, src), *read,
                           f"0x{c:02x}", _scale_text(c), flag_names(f))
-        console.print(table)
+        print_table(console, table)
     else:
         console.print(head, highlight=False)
         summary = flag_summary(flags)
@@ -277,7 +277,7 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
         if decimals:
             for name, n in ((k, v) for k, v in flag_summary(np.array(decimals, np.uint8)).items() if v):
                 table.add_row(f"{read_col[:-6]} flag {name}", str(n))
-        console.print(table)
+        print_table(console, table)
     if decimals:
         read_or = int(np.bitwise_or.reduce(np.array(decimals, np.uint8)))
         console.print(f"decimals read as {src.name} (rounded once, nearest even, IEEE 754): flags "

@@ -1,0 +1,159 @@
+"""The command line's tables never cut a number or a name, at any width (fresh-user finding: at narrow widths
+rich shrank the no_wrap columns and cut their cells, 'FP6' for FP64, a bias of 1 for 1023, a count of 9 for
+998, check's file column gone at 80 columns).
+
+What is asserted: a table is read back from the printed text (``table_rows``): each data row's cells, split at
+the box's vertical lines; a row that continues on further lines (a folded or wrapped free-text column) has its
+pieces joined (folded text without a separator).  Every value cell must equal the expected value exactly, so
+it was printed whole on one line; a free-text cell (a file name) must join back to the whole name; every
+header must join back to its full text (it may wrap at its spaces, never inside a word).
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import vectors_dir
+from ptonum.cli import main
+
+WIDTHS = (40, 60, 80, 200)
+
+
+def _cells(line: str, bar: str) -> List[str]:
+    return [c.strip() for c in line.split(bar)[1:-1]]
+
+
+def table_rows(output: str, fold: Sequence[str] = ()) -> List[Dict[str, str]]:
+    """The rows of the (first) heavy-headed rich table in ``output``, as {header: cell}; the columns named
+    in ``fold`` may continue on the following lines (their pieces are joined without a separator, as folded
+    text is; the other cells of a continuation line are empty)."""
+    lines = output.splitlines()
+    head_lines = [ln for ln in lines if ln.startswith("┃")]
+    pieces = [_cells(ln, "┃") for ln in head_lines]
+    headers = [" ".join(p[i] for p in pieces if p[i]) for i in range(len(pieces[0]))]
+    rows: List[Dict[str, str]] = []
+    for ln in lines:
+        if not ln.startswith("│"):
+            continue
+        cells = _cells(ln, "│")
+        assert len(cells) == len(headers), ln
+        row = dict(zip(headers, cells))
+        if rows and all(not v for k, v in row.items() if k not in fold):  # a continuation of the row above
+            for k in fold:
+                rows[-1][k] += row[k]
+            continue
+        rows.append(row)
+    return rows
+
+
+def _at_width(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    """The width of piped output (what the console gets when stdout is not a terminal)."""
+    import ptonum.cli._common
+
+    monkeypatch.setattr(ptonum.cli._common, "PIPE_WIDTH", width)
+
+
+#: IEEE 754 binary64/32/16, bfloat16 and the OCP 8-bit formats: (type, carrier, exp bits, frac bits, bias)
+FORMATS = [("FP64", "64", "11", "52", "1023"), ("FP32", "32", "8", "23", "127"), ("FP16", "16", "5", "10", "15"),
+           ("BF16", "16", "8", "7", "127"), ("E4M3", "8", "4", "3", "7"), ("E5M2", "8", "5", "2", "15"),
+           ("E8M0", "8", "8", "0", "127")]
+FORMAT_HEADERS = ["type", "code", "kind", "carrier", "lanes", "sign", "exp bits", "frac bits", "bias",
+                  "must-be-zero", "zero", "±0", "subnormal", "inf", "qNaN", "sNaN", "canonical NaN"]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_formats_table_keeps_every_value_whole(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    _at_width(monkeypatch, width)
+    r = CliRunner().invoke(main, ["formats"])
+    assert r.exit_code == 0, r.output
+    rows = table_rows(r.stdout)
+    assert list(rows[0]) == FORMAT_HEADERS
+    by_type = {row["type"]: row for row in rows}
+    assert list(by_type) == ["FP64", "FP32", "TF32", "HF32", "FP16", "BF16", "HiF8", "E4M3", "E5M2", "E3M2", "E2M3",
+                             "E2M1X2", "E1M2X2", "E8M0", "HiF4X2"]
+    for name, carrier, exp, frac, bias in FORMATS:
+        row = by_type[name]
+        assert (row["carrier"], row["exp bits"], row["frac bits"], row["bias"]) == (carrier, exp, frac, bias), row
+    assert by_type["FP64"]["canonical NaN"] == "0x7ff8000000000000"  # the IEEE 754 binary64 default quiet NaN
+    assert by_type["FP64"]["sign"] == "bit 63"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_formats_field_table_keeps_every_value_whole(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    _at_width(monkeypatch, width)
+    r = CliRunner().invoke(main, ["formats", "FP64"])
+    assert r.exit_code == 0, r.output
+    rows = {row["field (NumericFormatDescriptor)"]: row["value"] for row in table_rows(r.stdout)}
+    assert (rows["kind"], rows["carrier_bits"], rows["exponent_bias"], rows["fraction_bits_max"]) == \
+        ("FIXED_BINARY", "64", "1023", "52")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_modes_table_keeps_every_value_whole(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    from ptonum.fpatr.attributes import MODE_TABLE
+
+    _at_width(monkeypatch, width)
+    r = CliRunner().invoke(main, ["modes"])
+    assert r.exit_code == 0, r.output
+    rows = table_rows(r.stdout)
+    assert list(rows[0]) == ["code", "name", "acc", "D", "param", "offset", "rounding", "shift", "Sat"]
+    assert [row["name"] for row in rows] == [MODE_TABLE[c].name for c in sorted(MODE_TABLE)]
+    by_name = {row["name"]: row for row in rows}
+    # ADR-0085 D179: mode 0 keeps any accumulator; REQ8 (3) S32 -> S8, a scalar FP19 scale and an S9 offset
+    assert by_name["NoQuant"] == {"code": "0", "name": "NoQuant", "acc": "FP32/S32/U32", "D": "= acc", "param": "none",
+                                  "offset": "-", "rounding": "-", "shift": "-", "Sat": "-"}
+    assert by_name["REQ8"] == {"code": "3", "name": "REQ8", "acc": "S32", "D": "S8", "param": "scalar",
+                               "offset": "S9", "rounding": "RMode", "shift": "-", "Sat": "clamp/wrap"}
+    assert by_name["VSHIFTS322S16"]["code"] == "12" and by_name["VSHIFTS322S16"]["shift"] == "yes"
+
+
+NAME = "a_rather_long_vector_file_name_for_the_table_tcvt_e8m0_part_0001.csv"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_check_table_keeps_counts_whole_and_the_file_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          width: int) -> None:
+    with gzip.open(vectors_dir() / "tcvt_e8m0.csv.gz", "rt") as fh:
+        lines = [next(fh).rstrip("\r\n") for _ in range(999)]  # the header and 998 rows
+    path = tmp_path / NAME
+    path.write_text("\n".join(lines) + "\n")
+    _at_width(monkeypatch, width)
+    r = CliRunner().invoke(main, ["check", str(path), "--engine", "both"])
+    assert r.exit_code == 0, r.output
+    rows = table_rows(r.stdout, fold=("file",))
+    assert rows == [{"file": NAME, "operation": "tcvt_e8m0", "engine": engine, "rows": "998", "checked": "998",
+                     "passed": "998", "failed": "0", "malformed": "0"} for engine in ("fast", "reference")]
+    table = [ln for ln in r.stdout.splitlines() if ln[:1] in "┏┃┡│└"]
+    if width >= 80:  # it fits by folding the file name: not wider than the console
+        assert max(len(ln) for ln in table) <= width, r.stdout
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_print_table_folds_free_text_and_never_cuts_a_value(width: int) -> None:
+    """The rule itself, on a rich Console of each width: value columns whole on one line, the free-text column
+    folded (a word longer than the fold width) or wrapped at its spaces, never cropped."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from ptonum.cli._common import print_table
+
+    table = Table(title="t")
+    for col in ("file", "elements", "match", "mismatch", "NaN/Inf class", "outputs / error"):
+        table.add_column(col, no_wrap=True)
+    message = "error: the ACC tile 128x256 S32 does not match --shape 64x64 (give the shape of the file)"
+    table.add_row(NAME, "1048576", "1048575", "[red]1[/red]", "0", message)
+    buf = io.StringIO()
+    print_table(Console(file=buf, width=width, highlight=False), table, fold=("file", "outputs / error"))
+    text = buf.getvalue()
+    (row,) = table_rows(text, fold=("file", "outputs / error"))
+    assert (row["file"], row["elements"], row["match"], row["mismatch"], row["NaN/Inf class"]) == \
+        (NAME, "1048576", "1048575", "1", "0"), text
+    # every character of the message, in order (wrapped at spaces or folded)
+    assert row["outputs / error"].replace(" ", "") == message.replace(" ", ""), text
