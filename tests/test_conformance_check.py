@@ -650,3 +650,30 @@ def test_text_starting_with_1f_then_another_byte_is_not_gzip(tmp_path: Path, fir
     assert (r.exit_code, r.stdout) == (2, ""), r.output
     assert r.stderr.count("\n") == 1 and "gzip" not in r.stderr, r.stderr
     assert r.stderr.startswith(f"ptonum check: error: {path}:1: header "), r.stderr
+
+
+# ---------------------------------------------------------------------------
+# fresh-user findings (h-cli4)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_blank_lines_before_the_header_are_skipped(tmp_path: Path, newline: str) -> None:
+    """Blank lines before the CSV header were read as its header (refused: 'matches no vector schema'); they are
+    skipped, and line numbers still count them, as an editor numbers the lines."""
+    lines = _copy_lines(tmp_path, "tcvt_e8m0", 20)
+    p = tmp_path / "t.csv"
+    p.write_bytes((newline + " " + newline + "\t" + newline + newline.join(lines) + newline).encode())
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p)])
+    assert (r.exit_code, r.stderr) == (0, ""), r.output
+    assert "PASS: 20 row(s) checked" in r.stdout
+    lines[5] = lines[5].replace("0x", "0xzz", 1)  # data row 5: the header is on line 4, so this is line 9
+    p.write_bytes((newline + " " + newline + "\t" + newline + newline.join(lines) + newline).encode())
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p)])
+    assert r.exit_code == 1, r.output
+    assert f"  {p}:9: malformed row: src_bits: " in r.stdout
+    r = CliRunner().invoke(main, ["explain", "--row", f"{p}:10"])  # the next row, by the same numbering
+    assert r.exit_code == 0 and r.stdout.startswith(f"{p}:10\n") and "MATCH" in r.stdout, r.output
+    p.write_text("\n\nsrc_type,nonsense\n")
+    r = CliRunner().invoke(main, ["check", str(p)])
+    assert r.exit_code == 2 and r.stderr.startswith(f"ptonum check: error: {p}:3: header 'src_type,nonsense' "), \
+        r.stderr

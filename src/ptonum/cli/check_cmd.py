@@ -56,7 +56,8 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     Exit status: 0 every checked row passed; 1 a row failed (mismatch, model error
     or malformed row; a malformed tile case likewise, the other cases still checked); 2 an error: a file is missing or unreadable, its header matches
     no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`).
-    Errors are one line each on stderr, and a file in error has no row in the table.
+    Errors are one line each on stderr, and a file in error has no row in the table. Blank lines before the
+    header are skipped (line numbers count them).
 
     `--builtin` adds the ASL conformance vectors shipped inside the package (pto-spec e599a3d3,
     computed by ASLRef; their README lies beside them in `ptonum/data/vectors`), so no path is needed.

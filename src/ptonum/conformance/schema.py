@@ -472,7 +472,8 @@ def unquote_lines(raw: bytes) -> bytes:
 
 
 def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] = None) -> ParsedFile:
-    """Parse raw CSV bytes. The schema is detected from the header when not given.
+    """Parse raw CSV bytes. The schema is detected from the header when not given; blank lines before the
+    header are skipped (line numbers still count them, as blank lines between rows).
 
     Raises :class:`UsageError` when the bytes are not CSV text (saying what they are: a tile file, a
     JSON object, an .npy array, ...) or no schema matches the header (the only whole-file failures);
@@ -489,19 +490,23 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         raw = unquote_lines(raw)
     if not raw.strip():
         raise UsageError(f"{path}: empty file (no header row)")
+    blank = raw[:len(raw) - len(raw.lstrip())]  # blank lines before the header: skipped, still counted
+    skipped = blank.count(b"\n")
+    if skipped:
+        raw = raw[blank.rfind(b"\n") + 1:]
     first = raw.split(b"\n", 1)[0].decode("ascii", errors="replace").strip()
     source, trail = extra_columns(first)
     extras: Dict[int, Dict[str, str]] = {}
     if source is not None or trail:
         first, raw, extras = _strip_extra_columns(raw, source, trail)
     if schema is None:
-        schema = detect_schema(first, path)
+        schema = detect_schema(first, path, 1 + skipped)
     names = [c.name for c in schema.columns]
     ncols = len(names)
     got_header = header_columns(first)
     if not same_columns(got_header, schema):
         raise UsageError(
-            f"{path}:1: header {first!r} does not match the {schema.op} schema ({','.join(names)}): "
+            f"{path}:{1 + skipped}: header {first!r} does not match the {schema.op} schema ({','.join(names)}): "
             f"{header_difference(got_header, schema)}"
         )
     fast = _fast_columns(raw, ncols)
@@ -564,6 +569,10 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         rows = {k: v[keep] for k, v in rows.items()}
         line_no = line_no[keep]
     bad_list.sort()
+    if skipped:  # line numbers of the file as it is, the blank lines before the header counted
+        line_no = line_no + skipped
+        bad_list = [(ln + skipped, msg) for ln, msg in bad_list]
+        extras = {ln + skipped: e for ln, e in extras.items()}
     return ParsedFile(path=path, schema=schema, rows=rows, lines=line_no, bad=bad_list,
                       total=int(line_no.size) + len(bad_list), extras=extras)
 
@@ -1159,9 +1168,9 @@ def closest_schema(cols: Sequence[str]) -> Schema:
     return max(SCHEMAS.values(), key=score)
 
 
-def detect_schema(header: str, path: str = "") -> Schema:
-    """The schema whose columns ``header`` names, in any order (each once); else the one named by the
-    file stem.
+def detect_schema(header: str, path: str = "", line: int = 1) -> Schema:
+    """The schema whose columns ``header`` (line ``line`` of the file) names, in any order (each once); else
+    the one named by the file stem.
 
     Raises :class:`UsageError` when neither gives a schema, naming the closest known schema (its
     columns) and how the header differs from it.
@@ -1180,7 +1189,7 @@ def detect_schema(header: str, path: str = "") -> Schema:
     if len(shown) > 120:
         shown = shown[:117] + "..."
     near = closest_schema(cols)
-    raise UsageError(f"{path}:1: header {shown!r} matches no vector schema; the closest is {near.op} "
+    raise UsageError(f"{path}:{line}: header {shown!r} matches no vector schema; the closest is {near.op} "
                      f"({near.header()}): {header_difference(cols, near)} (schemas: {', '.join(SCHEMAS)})")
 
 
