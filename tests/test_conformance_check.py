@@ -147,7 +147,7 @@ def test_corrupt_flags_field_is_a_malformed_row_naming_file_and_line(tmp_path: P
     r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(path), "--engine", "both"])
     assert r.exit_code == 1, r.output
     assert f"{path}:4: malformed row: expected_flags: " in r.output and "Traceback" not in r.output
-    assert "passed" in r.output and "FAIL: 2 failing row(s) (fast 1, reference 1)" in r.output  # one row, per engine
+    assert "passed" in r.output and "FAIL: 2 malformed row(s) (fast 1, reference 1)" in r.output  # one row, per engine
     r = CliRunner().invoke(main, ["explain", "--row", f"{path}:4"])
     assert r.exit_code == 2 and r.stdout == ""
     assert r.stderr.startswith(f"ptonum explain: error: {path}:4: malformed row: expected_flags: ")
@@ -376,17 +376,25 @@ def test_redirected_check_prints_no_blank_line_before_its_table(tmp_path: Path, 
 
 
 @pytest.mark.parametrize("engine", ["fast", "both"])
-def test_every_row_malformed_is_reported_as_malformed_not_empty(tmp_path: Path, engine: str) -> None:
-    """A file none of whose rows can be read is a failing file (exit 1, its malformed rows listed),
-    not one with "no rows checked" (was: exit 2, "no row selected")."""
+def test_every_row_malformed_is_nothing_checked(tmp_path: Path, engine: str) -> None:
+    """A file none of whose rows can be read has no row checked: an error, as README and --help say of a file
+    with nothing checked (exit 2, one line naming the file and its first malformed line, no table row).  Was
+    (h-probe, then a fresh-user check): exit 1 with a table row of 0 checked and a FAIL line; before that,
+    exit 2 with "no row selected"."""
     p = tmp_path / "t.csv"
     header = _copy_lines(tmp_path, "tcvt_e8m0", 1)[0]
     p.write_text(header + "\nzz,1\n0x3f800000\n")
     r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p), "--engine", engine])
-    assert r.exit_code == 1, r.output
-    assert "no rows checked" not in r.stderr and "no row selected" not in r.output
-    assert f"{p}:2: malformed row" in r.stdout and f"{p}:3: malformed row" in r.stdout
-    assert "FAIL: " in r.stdout and "PASS" not in r.stdout
+    engines = ["fast", "reference"] if engine == "both" else ["fast"]
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == "".join(f"ptonum check: error: {p} [{e}]: no rows checked (every data row is malformed, 2 "
+                               f"data row(s); first {p}:2: expected 6 columns ({header}), got 2)\n" for e in engines)
+    p.write_text(header + "\nFP32,0x3f800000,RNE,0,0x7f,0xzz\n")  # the only row: its flags are not hex
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p), "--engine", engine])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr.count("\n") == len(engines) and r.stderr.startswith(
+        f"ptonum check: error: {p} [fast]: no rows checked (every data row is malformed, 1 data row(s); "
+        f"first {p}:2: expected_flags: "), r.stderr
 
 
 def _quoted(lines: list[str]) -> str:
@@ -677,3 +685,33 @@ def test_blank_lines_before_the_header_are_skipped(tmp_path: Path, newline: str)
     r = CliRunner().invoke(main, ["check", str(p)])
     assert r.exit_code == 2 and r.stderr.startswith(f"ptonum check: error: {p}:3: header 'src_type,nonsense' "), \
         r.stderr
+
+
+def _one_mismatch_one_malformed(tmp_path: Path, name: str = "mm.csv") -> Path:
+    """30 ASL rows of tcvt_e8m0 with an expected code flipped in data row 3 (line 4) and a bad hex field in
+    data row 7 (line 8)."""
+    lines = _copy_lines(tmp_path, "tcvt_e8m0", 30)
+    c = lines[3].split(",")
+    c[4] = f"{int(c[4], 16) ^ 1:#04x}"
+    lines[3] = ",".join(c)
+    lines[7] = lines[7].replace("0x", "0xzz", 1)
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+@pytest.mark.parametrize("engine", ["fast", "both"])
+def test_fail_line_counts_malformed_rows_apart_as_the_table_does(tmp_path: Path, engine: str) -> None:
+    """The table says failed 1, malformed 1; the FAIL line and the file's heading said '2 failing row(s)' (a
+    malformed row counted as failing); they count the two apart, as the table does."""
+    p = _one_mismatch_one_malformed(tmp_path)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p), "--engine", engine, "--no-explain"])
+    assert r.exit_code == 1, r.output
+    engines = ["fast", "reference"] if engine == "both" else ["fast"]
+    rows = [[c.strip() for c in ln.split("│")[1:-1]] for ln in r.stdout.splitlines() if ln.startswith("│")]
+    assert rows == [["mm.csv", "tcvt_e8m0", e, "30", "29", "28", "1", "1"] for e in engines]
+    for e in engines:
+        assert f"{p} [{e}] tcvt_e8m0: 1 failing row(s), 1 malformed row(s); first 2:" in r.stdout
+    shares = ("", "") if engine == "fast" else (" (fast 1, reference 1)",) * 2
+    n = len(engines)
+    assert r.stdout.splitlines()[-1] == f"FAIL: {n} failing row(s){shares[0]}, {n} malformed row(s){shares[1]}"

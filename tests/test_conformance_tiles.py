@@ -114,10 +114,13 @@ def test_malformed_tile_case_is_counted_and_the_others_checked(tmp_path: Path) -
     assert r.stdout.count(f"  {path}: malformed tile: item 3.case: missing field 'acc'\n") == 2
     assert re.search(r"tiles +│ fast +│ +4 │ +2 │ +2 │ +0 │ +2 │", r.stdout), r.stdout
     assert re.search(r"tiles +│ reference +│ +4 │ +2 │ +2 │ +0 │ +2 │", r.stdout), r.stdout
-    assert "FAIL: 4 failing row(s)" in r.stdout
-    # every case malformed: still exit 1 with the cases listed, not "no rows checked"
-    r = CliRunner().invoke(main, ["check", _write(tmp_path, [items[1], items[3]])])
-    assert r.exit_code == 1 and "no rows checked" not in r.stderr and r.stdout.count("malformed tile") == 2
+    assert "FAIL: 4 malformed row(s) (fast 2, reference 2)" in r.stdout  # the table's failed 0, malformed 2
+    # every case malformed: no case checked, an error naming the first (was: exit 1, a table row of 0 checked)
+    path = _write(tmp_path, [items[1], items[3]])
+    r = CliRunner().invoke(main, ["check", path])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == (f"ptonum check: error: {path} [fast]: no rows checked (every tile case is malformed, 2 tile "
+                        f"case(s); first {path}: item 0.case.acc[0][0] = '12': expected a 0x-prefixed hex string)\n")
     # the library's strict reader still raises on the first malformed case
     with pytest.raises(UsageError, match=r"item 1.case.acc\[0\]\[0\] = '12'"):
         parse_tiles(json.dumps(items).encode(), "t.json")
@@ -131,7 +134,7 @@ def test_corrupt_flags_of_a_tile_case_is_a_malformed_case_naming_it(tmp_path: Pa
     r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", path])
     assert r.exit_code == 1 and "Traceback" not in r.output, r.output
     assert f"  {path}: malformed tile: item 1.expected.flags = " in r.stdout
-    assert "FAIL: 1 failing row(s)" in r.stdout
+    assert "FAIL: 1 malformed row(s)" in r.stdout
 
 
 @pytest.mark.parametrize("two_rows", [False, True], ids=["more-rows", "two-rows"])
@@ -223,12 +226,16 @@ def test_every_tile_field_is_validated_as_a_malformed_file(tmp_path: Path) -> No
     dup = json.dumps([base]).replace('"sat": ', '"sat": 0, "sat": ', 1)
     with pytest.raises(UsageError, match="field 'sat' given twice"):
         parse_tiles(dup.encode(), "t.json")
-    # through the command: a malformed case, exit 1 (it passed with exit 0 when sat = 5 was read as true)
+    # through the command: a malformed case beside a good one, exit 1 (it passed with exit 0 when sat = 5 was read
+    # as true); alone, nothing is checked: exit 2 naming it
     item = json.loads(json.dumps(base))
     item["case"]["sat"] = 5
+    path = _write(tmp_path, [base, item])
+    r = CliRunner().invoke(main, ["check", path])
+    assert r.exit_code == 1 and f"  {path}: malformed tile: item 1.case.sat = 5: expected 0/1 or true/false\n" in r.stdout
     path = _write(tmp_path, [item])
     r = CliRunner().invoke(main, ["check", path])
-    assert r.exit_code == 1 and f"  {path}: malformed tile: item 0.case.sat = 5: expected 0/1 or true/false\n" in r.stdout
+    assert r.exit_code == 2 and f"first {path}: item 0.case.sat = 5: expected 0/1 or true/false)\n" in r.stderr
 
 
 def test_vectors_readme_documents_every_tiles_field_and_the_optional_ones() -> None:

@@ -55,9 +55,10 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
 
     Exit status: 0 every checked row passed; 1 a row failed (mismatch, model error
     or malformed row; a malformed tile case likewise, the other cases still checked); 2 an error: a file is missing or unreadable, its header matches
-    no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`).
-    Errors are one line each on stderr, and a file in error has no row in the table. Blank lines before the
-    header are skipped (line numbers count them).
+    no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`, every row malformed).
+    Errors are one line each on stderr, and a file in error has no row in the table. The FAIL line counts failing
+    rows (mismatch or model error) and malformed rows apart, as the table does. Blank lines before the header are
+    skipped (line numbers count them).
 
     `--builtin` adds the ASL conformance vectors shipped inside the package (pto-spec e599a3d3,
     computed by ASLRef; their README lies beside them in `ptonum/data/vectors`), so no path is needed.
@@ -160,15 +161,14 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                 continue
             reports.append(rep)
 
-    # a file none of whose rows could be read is reported by its malformed rows (below), not as empty; an empty
-    # report (header only, --limit 0, --sample 0) is an error: its one line, no (0-row) result in the table
+    # a file with no row checked (header only, --limit 0, --sample 0, every row malformed) is an error: its one
+    # line, no (0-row) result in the table
     empty = [r for r in reports if _nothing_checked(r)]
+    reports = [r for r in reports if not _nothing_checked(r)]
     table = Table(title="ptonum check")
     for col in ("file", "operation", "engine", "rows", "checked", "passed", "failed", "malformed"):
         table.add_column(col, justify="right" if col not in ("file", "operation", "engine") else "left")
     for r in reports:
-        if _nothing_checked(r):
-            continue
         style = "green" if r.ok else "red"
         table.add_row(escape(Path(r.path).name), r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
                       f"[{style}]{r.mismatched + r.errors}[/{style}]", str(r.malformed))
@@ -180,8 +180,8 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
         if r.ok:
             continue
         # the file name and the "[fast]" engine label are text, not rich markup (both were dropped)
-        console.print(f"[bold red]{escape(str(r.path))}[/bold red] {escape(f'[{r.engine}]')} {r.op}: {r.failed} "
-                      f"failing row(s); first {len(r.failures)}:", highlight=False)
+        console.print(f"[bold red]{escape(str(r.path))}[/bold red] {escape(f'[{r.engine}]')} {r.op}: "
+                      f"{_failing_text([r])}; first {len(r.failures)}:", highlight=False)
         for f in r.failures:
             if f.kind in ("malformed", "tile", "malformed tile"):
                 what = "malformed row" if f.kind == "malformed" else f.kind
@@ -208,11 +208,9 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
 
     failed = sum(r.failed for r in reports)
     for r in empty:
-        why = ("the file has no data rows" if r.rows == 0 else
-               "--limit 0" if limit == 0 else "--sample 0" if sample == 0 else "no row selected")
-        error(f"{r.path} [{r.engine}]: no rows checked ({why})")
+        error(f"{r.path} [{r.engine}]: {_nothing_checked_text(r, limit, sample)}")
     if failed:
-        console.print(f"[red]FAIL[/red]: {failed} failing row(s){_per_engine(reports, 'failed')}"
+        console.print(f"[red]FAIL[/red]: {_failing_text(reports)}"
                       + (f", {unreadable} file error(s)" if unreadable else ""))
     if unreadable or empty:
         sys.exit(EXIT_ERROR)
@@ -222,16 +220,40 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
 
 
 def _nothing_checked(r: FileReport) -> bool:
-    """No row of the report was checked and none was malformed: an error (``no rows checked``), not a result."""
-    return r.checked == 0 and r.malformed == 0
+    """No row of the report was checked (a header-only file, --limit 0, --sample 0, or every row malformed): an
+    error (``no rows checked``), not a result."""
+    return r.checked == 0
+
+
+def _nothing_checked_text(r: FileReport, limit: Optional[int], sample: Optional[int]) -> str:
+    """Why no row of ``r`` was checked; for a file whose rows are all malformed, where the first one is."""
+    if r.malformed:
+        first = next((f for f in r.failures if f.kind in ("malformed", "malformed tile")), None)
+        where = f"; first {first.where}: {first.message}" if first is not None else ""
+        what = "data row(s)" if r.schema is not None else "tile case(s)"
+        return f"no rows checked (every {what[:-3]} is malformed, {r.malformed} {what}{where})"
+    why = ("the file has no data rows" if r.rows == 0 else
+           "--limit 0" if limit == 0 else "--sample 0" if sample == 0 else "no row selected")
+    return f"no rows checked ({why})"
+
+
+def _failing_text(reports: Sequence[FileReport]) -> str:
+    """``2 failing row(s), 1 malformed row(s)``: the table's failed (mismatch or model error) and malformed
+    counts, each with its engines' shares, only the nonzero ones."""
+    parts = [f"{n} {what}{_per_engine(reports, attr)}"
+             for n, what, attr in ((sum(r.mismatched + r.errors for r in reports), "failing row(s)", "failing"),
+                                   (sum(r.malformed for r in reports), "malformed row(s)", "malformed")) if n]
+    return ", ".join(parts)
 
 
 def _per_engine(reports: Sequence[Any], attr: str) -> str:
     """`` (fast 10, reference 10)`` when more than one engine checked (each checks every row or tile of a
-    file, so the total counts a row once per engine), else nothing."""
+    file, so the total counts a row once per engine), else nothing; ``failing`` counts the mismatches and
+    model errors."""
     by: Dict[str, int] = {}
     for r in reports:
-        by[r.engine] = by.get(r.engine, 0) + int(getattr(r, attr))
+        n = r.mismatched + r.errors if attr == "failing" else getattr(r, attr)
+        by[r.engine] = by.get(r.engine, 0) + int(n)
     return f" ({', '.join(f'{e} {n}' for e, n in by.items())})" if len(by) > 1 else ""
 
 
