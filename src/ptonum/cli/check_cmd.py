@@ -56,7 +56,8 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     Exit status: 0 every checked row passed; 1 a row failed (mismatch, model error
     or malformed row; a malformed tile case likewise, the other cases still checked); 2 an error: a file is missing or unreadable, its header matches
     no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`, every row malformed).
-    Errors are one line each on stderr, and a file in error has no row in the table. The FAIL line counts failing
+    Errors are one line each on stderr (one per file for all engines when no row was checked), and a file in
+    error has no row in the table. The FAIL line counts failing
     rows (mismatch or model error) and malformed rows apart, as the table does. Blank lines before the header are
     skipped (line numbers count them).
 
@@ -105,8 +106,9 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
         sys.stderr.write(error_line("check", msg, translate=False) + "\n")
     engines = ["fast", "reference"] if engine == "both" else [engine]
     reports: List[FileReport] = []
+    position: Dict[int, int] = {}  # id of a report -> position of its file among FILES
     unreadable = 0
-    for path in files:
+    for k, path in enumerate(files):
         if not path.strip():
             error("FILES: the path is empty; give a vector file")
             unreadable += 1
@@ -125,6 +127,7 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                 for eng in engines:
                     reports.append(check_tiles(cases, path, eng, max_report=max_report,
                                                select=select_rows(len(cases), limit, sample, seed), malformed=bad))
+                    position[id(reports[-1])] = k
                 continue
             parsed = parse_text(raw, path)
         except PtonumError as exc:
@@ -160,9 +163,10 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                 unreadable += 1
                 continue
             reports.append(rep)
+            position[id(rep)] = k
 
     # a file with no row checked (header only, --limit 0, --sample 0, every row malformed) is an error: its one
-    # line, no (0-row) result in the table
+    # line (one for all engines), no (0-row) result in the table
     empty = [r for r in reports if _nothing_checked(r)]
     reports = [r for r in reports if not _nothing_checked(r)]
     table = Table(title="ptonum check")
@@ -207,8 +211,13 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                 explained = True
 
     failed = sum(r.failed for r in reports)
+    said: "set[int]" = set()
     for r in empty:
-        error(f"{r.path} [{r.engine}]: {_nothing_checked_text(r, limit, sample)}")
+        at = position[id(r)]
+        if at not in said:
+            said.add(at)
+            shown = ", ".join(q.engine for q in empty if position[id(q)] == at)
+            error(f"{r.path} [{shown}]: {_nothing_checked_text(r, limit, sample)}")
     if failed:
         console.print(f"[red]FAIL[/red]: {_failing_text(reports)}"
                       + (f", {unreadable} file error(s)" if unreadable else ""))
