@@ -716,3 +716,32 @@ def test_fail_line_counts_malformed_rows_apart_as_the_table_does(tmp_path: Path,
     shares = ("", "") if engine == "fast" else (" (fast 1, reference 1)",) * 2
     n = len(engines)
     assert r.stdout.splitlines()[-1] == f"FAIL: {n} failing row(s){shares[0]}, {n} malformed row(s){shares[1]}"
+
+
+@pytest.mark.parametrize("engine", ["fast", "both"])
+def test_errors_come_in_the_order_of_the_files_with_the_totals_of_the_checked_ones(tmp_path: Path,
+                                                                                    engine: str) -> None:
+    """Error lines came in the order they were found (unreadable files while reading, files with nothing checked
+    at the end) and a call with an error printed no PASS line: now one line per file in error, in the order of
+    FILES, and the totals of the files that were checked, with the exit status of an error (2)."""
+    good = _small(tmp_path, 30, "good.csv")
+    header_only = tmp_path / "header_only.csv"
+    header_only.write_text(good.read_text().splitlines()[0] + "\n")
+    missing = tmp_path / "missing.csv"
+    engines = "fast, reference" if engine == "both" else "fast"
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(
+        main, ["check", str(header_only), str(good), str(missing), "--engine", engine])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.splitlines() == [
+        f"ptonum check: error: {header_only} [{engines}]: no rows checked (the file has no data rows)",
+        f"ptonum check: error: {missing}: cannot read vector file (No such file or directory)"]
+    checked = "30 row(s) checked" if engine == "fast" else "60 row(s) checked (fast 30, reference 30)"
+    assert r.stdout.splitlines()[-1] == f"PASS: {checked}, 2 file error(s)"
+    assert "header_only" not in r.stdout and "missing" not in r.stdout
+    # a failing file beside them: the FAIL line with the errors counted, still exit 2
+    bad = _one_mismatch_one_malformed(tmp_path)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(
+        main, ["check", str(missing), str(bad), str(header_only), "--engine", engine, "--no-explain"])
+    assert r.exit_code == 2, r.output
+    assert [ln.split(": error: ")[1].split(" ")[0] for ln in r.stderr.splitlines()] == [f"{missing}:", str(header_only)]
+    assert r.stdout.splitlines()[-1].startswith("FAIL: ") and r.stdout.splitlines()[-1].endswith(", 2 file error(s)")

@@ -56,10 +56,10 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     Exit status: 0 every checked row passed; 1 a row failed (mismatch, model error
     or malformed row; a malformed tile case likewise, the other cases still checked); 2 an error: a file is missing or unreadable, its header matches
     no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`, every row malformed).
-    Errors are one line each on stderr (one per file for all engines when no row was checked), and a file in
-    error has no row in the table. The FAIL line counts failing
-    rows (mismatch or model error) and malformed rows apart, as the table does. Blank lines before the header are
-    skipped (line numbers count them).
+    Errors are one line each on stderr (one per file for all engines when no row was checked), in the order of
+    FILES, after the results; a file in error has no row in the table, and the PASS/FAIL line totals the files
+    that were checked. The FAIL line counts failing rows (mismatch or model error) and malformed rows
+    apart, as the table does. Blank lines before the header are skipped (line numbers count them).
 
     `--builtin` adds the ASL conformance vectors shipped inside the package (pto-spec e599a3d3,
     computed by ASLRef; their README lies beside them in `ptonum/data/vectors`), so no path is needed.
@@ -102,23 +102,22 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
 
         return check_parsed_blocks(parsed, eng, client=client, before_blocks=note, **kw)
 
+    errors: List[Tuple[int, str]] = []  # (position of the file among FILES, message): printed in that order
+
     def error(msg: str) -> None:
-        sys.stderr.write(error_line("check", msg, translate=False) + "\n")
+        errors.append((k, msg))
     engines = ["fast", "reference"] if engine == "both" else [engine]
     reports: List[FileReport] = []
     position: Dict[int, int] = {}  # id of a report -> position of its file among FILES
-    unreadable = 0
     for k, path in enumerate(files):
         if not path.strip():
             error("FILES: the path is empty; give a vector file")
-            unreadable += 1
             continue
         source = path
         if path == "-":  # the Unix convention: standard input (plain CSV or gzip, or a tile list)
             source = "/dev/stdin"
         if Path(source).is_dir():
             error(f"{path}: is a directory, not a vector file")
-            unreadable += 1
             continue
         try:
             raw = read_text(source, name=path)  # "-" in every message, as parse errors and reports say
@@ -132,12 +131,10 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             parsed = parse_text(raw, path)
         except PtonumError as exc:
             error(str(exc))
-            unreadable += 1
             continue
         except MemoryError:  # the file is named; the next files are still checked
             raw = b""
             error(out_of_memory_text(path))
-            unreadable += 1
             continue
         for eng in engines:
             n = int(select_rows(len(parsed), limit, sample, seed).size)
@@ -152,22 +149,25 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                     rep = check_rows(parsed, eng, limit=limit, sample=sample, seed=seed, max_report=max_report)
             except PtonumError as exc:
                 error(f"{path} [{eng}]: {exc}")
-                unreadable += 1
                 continue
             except ImportError as exc:
                 error(f"{path} [{eng}]: model function not available ({exc})")
-                unreadable += 1
                 continue
             except MemoryError:
                 error(out_of_memory_text(f"{path} [{eng}]"))
-                unreadable += 1
                 continue
             reports.append(rep)
             position[id(rep)] = k
 
     # a file with no row checked (header only, --limit 0, --sample 0, every row malformed) is an error: its one
     # line (one for all engines), no (0-row) result in the table
-    empty = [r for r in reports if _nothing_checked(r)]
+    said: "set[int]" = set()
+    for r in reports:
+        at = position[id(r)]
+        if _nothing_checked(r) and at not in said:
+            said.add(at)
+            shown = ", ".join(q.engine for q in reports if position[id(q)] == at and _nothing_checked(q))
+            errors.append((at, f"{r.path} [{shown}]: {_nothing_checked_text(r, limit, sample)}"))
     reports = [r for r in reports if not _nothing_checked(r)]
     table = Table(title="ptonum check")
     for col in ("file", "operation", "engine", "rows", "checked", "passed", "failed", "malformed"):
@@ -210,22 +210,20 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                 console.print(text, highlight=False, markup=False, soft_wrap=True)
                 explained = True
 
+    for _, msg in sorted(errors, key=lambda e: e[0]):  # in the order of FILES (stable within a file)
+        sys.stderr.write(error_line("check", msg, translate=False) + "\n")
     failed = sum(r.failed for r in reports)
-    said: "set[int]" = set()
-    for r in empty:
-        at = position[id(r)]
-        if at not in said:
-            said.add(at)
-            shown = ", ".join(q.engine for q in empty if position[id(q)] == at)
-            error(f"{r.path} [{shown}]: {_nothing_checked_text(r, limit, sample)}")
+    # the totals of the files that were checked, also when others are in error (the exit status says 2)
+    also = f", {len(errors)} file error(s)" if errors else ""
     if failed:
-        console.print(f"[red]FAIL[/red]: {_failing_text(reports)}"
-                      + (f", {unreadable} file error(s)" if unreadable else ""))
-    if unreadable or empty:
+        console.print(f"[red]FAIL[/red]: {_failing_text(reports)}{also}")
+    elif reports:
+        console.print(f"[green]PASS[/green]: {sum(r.checked for r in reports)} row(s) checked"
+                      f"{_per_engine(reports, 'checked')}{also}")
+    if errors:
         sys.exit(EXIT_ERROR)
     if failed:
         sys.exit(EXIT_MISMATCH)
-    console.print(f"[green]PASS[/green]: {sum(r.checked for r in reports)} row(s) checked{_per_engine(reports, 'checked')}")
 
 
 def _nothing_checked(r: FileReport) -> bool:
