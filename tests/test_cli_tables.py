@@ -157,3 +157,63 @@ def test_print_table_folds_free_text_and_never_cuts_a_value(width: int) -> None:
         (NAME, "1048576", "1048575", "1", "0"), text
     # every character of the message, in order (wrapped at spaces or folded)
     assert row["outputs / error"].replace(" ", "") == message.replace(" ", ""), text
+
+
+# ---------------------------------------------------------------------------
+# COLUMNS sets the width of piped output (the tables no longer cut anything at a narrow width)
+
+_INTEGER_NOTE = ("Integer types have no floating-format descriptor: S64, S32, S16, S8, S4X2, U64, U32, U16, U8, "
+                 "U4X2.")
+
+
+@pytest.mark.parametrize("cmd", [["formats"], ["modes"], ["formats", "FP64"]])
+def test_piped_output_honours_a_positive_columns(monkeypatch: pytest.MonkeyPatch, cmd: List[str]) -> None:
+    """Output that is not a terminal was printed 200 columns wide whatever COLUMNS said; a positive integer
+    COLUMNS now sets the width (as on a terminal): the same output as a console of that width.  Unset, empty,
+    0 or not a decimal integer: ignored, 200 columns."""
+    default = CliRunner(env={"COLUMNS": None}).invoke(main, cmd)
+    assert default.exit_code == 0, default.output
+    for ignored in ("", "0", "00", "abc", "-80", " 80", "8_0", "\u0668\u0660"):  # Arabic-Indic 80
+        r = CliRunner(env={"COLUMNS": ignored}).invoke(main, cmd)
+        assert (r.exit_code, r.stdout) == (0, default.stdout), ignored
+    assert CliRunner(env={"COLUMNS": "200"}).invoke(main, cmd).stdout == default.stdout
+    for width in (40, 60, 80, 120):
+        r = CliRunner(env={"COLUMNS": str(width)}).invoke(main, cmd)
+        _at_width(monkeypatch, width)
+        at = CliRunner(env={"COLUMNS": None}).invoke(main, cmd)
+        assert (r.exit_code, r.stdout) == (0, at.stdout), width
+    if cmd == ["formats"]:  # the sentence is one line at 200 and wraps at 80
+        assert _INTEGER_NOTE in default.stdout.splitlines()
+        narrow = CliRunner(env={"COLUMNS": "80"}).invoke(main, cmd).stdout.splitlines()
+        assert narrow[-2:] == ["Integer types have no floating-format descriptor: S64, S32, S16, S8, S4X2, U64, ",
+                               "U32, U16, U8, U4X2."]
+
+
+def test_piped_check_at_columns_80_folds_the_file_name_and_fits(tmp_path: Path) -> None:
+    with gzip.open(vectors_dir() / "tcvt_e8m0.csv.gz", "rt") as fh:
+        lines = [next(fh).rstrip("\r\n") for _ in range(999)]
+    path = tmp_path / NAME
+    path.write_text("\n".join(lines) + "\n")
+    wide = CliRunner(env={"COLUMNS": None}).invoke(main, ["check", str(path)])
+    assert wide.exit_code == 0 and any(NAME in ln for ln in wide.stdout.splitlines()), wide.output
+    r = CliRunner(env={"COLUMNS": "80"}).invoke(main, ["check", str(path)])
+    assert r.exit_code == 0, r.output
+    assert max(len(ln) for ln in r.stdout.splitlines()) <= 80, r.stdout
+    assert table_rows(r.stdout, fold=("file",)) == table_rows(wide.stdout, fold=("file",)) == [
+        {"file": NAME, "operation": "tcvt_e8m0", "engine": "fast", "rows": "998", "checked": "998", "passed": "998",
+         "failed": "0", "malformed": "0"}]
+
+
+def test_console_width_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """COLUMNS wins when it is a positive integer, on a terminal or not; otherwise 200 off a terminal, and on a
+    terminal rich measures it (None) -- or, when COLUMNS is set to something ignored (rich would take '0' as a
+    width of 0 and print nothing), the terminal's size is measured here."""
+    from ptonum.cli import _common
+
+    monkeypatch.setattr(_common, "terminal_width", lambda stderr=False: 132)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert (_common.console_width(False), _common.console_width(True)) == (200, None)
+    for text, off, on in (("100", 100, 100), ("1", 1, 1), ("0", 200, 132), ("abc", 200, 132), ("", 200, 132)):
+        monkeypatch.setenv("COLUMNS", text)
+        assert (_common.columns_env(), _common.console_width(False), _common.console_width(True)) == \
+            (off if off != 200 else None, off, on), text

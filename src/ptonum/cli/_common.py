@@ -40,7 +40,8 @@ EXIT_ERROR = 2
 #: shell reports for a command killed by SIGPIPE; never 1, which means "a mismatch was found"
 EXIT_BROKEN_PIPE = 141
 
-#: console width when stdout is not a terminal (pipes, files, test runners): wide, so no table is squeezed
+#: console width when stdout is not a terminal (pipes, files, test runners) and COLUMNS gives none: wide, so no
+#: table is squeezed
 PIPE_WIDTH = 200
 
 RMODE_HELP = ("B.DATR RMode by name or code: NONE (0), RNE (1), RTZ (2), RTM (3), RTP (4), RNA (5), RTO (6), "
@@ -71,17 +72,54 @@ def console_class() -> Any:
     return _Console
 
 
+def columns_env() -> Optional[int]:
+    """The width the ``COLUMNS`` environment variable asks for: a positive decimal integer in ASCII digits
+    (``COLUMNS=100``), else None -- unset, empty, ``0`` or anything else (``abc``, `` 80``, ``-5``, ``8_0``,
+    other scripts' digits) is ignored, as if unset.  (rich reads any ``str.isdigit`` text, so ``COLUMNS=0`` gave
+    it a width of 0, which printed nothing at all on a terminal.)"""
+    text = os.environ.get("COLUMNS", "")
+    if not is_digits(text):
+        return None
+    width = int(text)
+    return width if width > 0 else None
+
+
+def terminal_width(stderr: bool = False) -> Optional[int]:
+    """The terminal's own width (its stream's size, then the other standard streams'), or None."""
+    streams = (sys.stderr, sys.stdout, sys.stdin) if stderr else (sys.stdout, sys.stderr, sys.stdin)
+    for stream in streams:
+        try:
+            return os.get_terminal_size(stream.fileno()).columns or None
+        except (OSError, ValueError, AttributeError):
+            continue
+    return None
+
+
+def console_width(is_terminal: bool, *, stderr: bool = False) -> Optional[int]:
+    """The width ptonum's rich consoles print at: ``COLUMNS`` when it is a positive integer (:func:`columns_env`);
+    otherwise the terminal's width on a TTY (None: rich measures it, when ``COLUMNS`` is unset) and
+    :data:`PIPE_WIDTH` when the output is not a terminal (pipes, files, test runners).  Honoured in pipes too
+    since the tables no longer cut a cell at any width (:func:`print_table`)."""
+    width = columns_env()
+    if width is not None:
+        return width
+    if not is_terminal:
+        return PIPE_WIDTH
+    if os.environ.get("COLUMNS") is None:
+        return None
+    return terminal_width(stderr) or 80  # COLUMNS set but ignored: rich would read it itself (0: no output)
+
+
 def out_console(*, stderr: bool = False) -> "Console":
-    """A rich console for tables and reports: the terminal's width on a TTY, :data:`PIPE_WIDTH` otherwise.
+    """A rich console for tables and reports, at :func:`console_width`: ``COLUMNS`` when it is a positive
+    integer, else the terminal's width on a TTY and :data:`PIPE_WIDTH` otherwise.
 
     rich is imported here, not at module level: a command that prints no table (a small
     ``ptonum postprocess``) writes its lines with :class:`TextOut` and never loads rich (start-up time).
     """
     Console = console_class()
     probe = Console(stderr=stderr)
-    if probe.is_terminal:
-        return Console(stderr=stderr, highlight=False)
-    return Console(stderr=stderr, highlight=False, width=PIPE_WIDTH)
+    return Console(stderr=stderr, highlight=False, width=console_width(probe.is_terminal, stderr=stderr))
 
 
 #: the narrowest a free-text table column (a file name, a message) is folded to: words up to this long stay whole
