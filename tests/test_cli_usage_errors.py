@@ -122,6 +122,38 @@ def test_help_fits_80_columns_without_cut_text(cmd):
     assert not [ln for ln in lines if "…" in ln], [ln for ln in lines if "…" in ln]
 
 
+def _help(cmd, columns):
+    r = CliRunner(env={"COLUMNS": columns}).invoke(main, [*cmd, "--help"])
+    assert r.exit_code == 0 and r.stderr == "", r.output
+    return r.stdout
+
+
+@pytest.mark.parametrize("cmd", [[], ["check"], ["explain", "reduction"]], ids=["ptonum", "check", "explain reduction"])
+def test_help_width_is_kept_sane_whatever_columns_says(cmd):
+    """rich-click read COLUMNS itself: COLUMNS=0 printed no help at all, COLUMNS=100000 padded every line to
+    100,000 columns, COLUMNS=1 cut every word.  Help is COLUMNS wide within 40..200 columns; a COLUMNS that is not
+    a positive integer is ignored (80 columns when no terminal says otherwise)."""
+    default = _help(cmd, None)
+    assert max(len(ln) for ln in default.splitlines()) == 80 and "Usage: " in default
+    for ignored in ("0", "", "abc", "-100", "1_00"):
+        assert _help(cmd, ignored) == default, ignored
+    assert _help(cmd, "80") == default
+    for columns, width in (("100000", 200), ("201", 200), ("200", 200), ("120", 120), ("40", 40), ("39", 40), ("1", 40)):
+        text = _help(cmd, columns)
+        assert max(len(ln) for ln in text.splitlines()) == width, columns
+        assert text == _help(cmd, str(width)), columns
+    assert _help(cmd, "1").count("…") == _help(cmd, "40").count("…")  # no more cut than at 40
+
+
+def test_usage_error_help_on_stderr_has_a_sane_width():
+    """A group run without its command prints its help on stderr: at COLUMNS=0 that was an empty line."""
+    for columns in ("0", "100000"):
+        r = CliRunner(env={"COLUMNS": columns}).invoke(main, ["explain"])
+        assert r.exit_code == 2 and r.stdout == "", r.output
+        lines = r.stderr.splitlines()
+        assert " explain [OPTIONS]" in r.stderr and max(len(ln) for ln in lines) == (80 if columns == "0" else 200)
+
+
 @pytest.mark.parametrize("cmd", ["postprocess", "tcvt"])
 def test_shape_help_uses_m_x_n_form(cmd):
     r = CliRunner().invoke(main, [cmd, "--help"], env={"COLUMNS": "200"})

@@ -23,7 +23,7 @@ from .. import __version__
 from ..errors import PtonumError
 from ..publish import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install_sigterm_handler, published_count,
                        published_summary, remove_temporaries)
-from ._common import (EXIT_ERROR, broken_pipe_exit, error_line, fail, missing_command, os_error_text,
+from ._common import (EXIT_ERROR, broken_pipe_exit, error_line, fail, help_width, missing_command, os_error_text,
                       stdout_failure_exit, stdout_write_failed)
 
 click.rich_click.TEXT_MARKUP = "markdown"
@@ -196,6 +196,7 @@ class _Group(click.RichGroup):
         shown = warnings.showwarning
         if not os.environ.get("PTONUM_TRACEBACK"):
             warnings.showwarning = _one_line_warning(shown)
+        extra.setdefault("terminal_width", help_width())  # help's width: rich-click would read COLUMNS unchecked
         try:
             return self._main(args, prog_name, complete_var, standalone_mode, **extra)
         finally:

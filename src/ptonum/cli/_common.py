@@ -110,6 +110,19 @@ def console_width(is_terminal: bool, *, stderr: bool = False) -> Optional[int]:
     return terminal_width(stderr) or 80  # COLUMNS set but ignored: rich would read it itself (0: no output)
 
 
+#: the range help (``--help``, a group's help on a usage error) is laid out in
+HELP_MIN_WIDTH, HELP_MAX_WIDTH = 40, 200
+
+
+def help_width() -> int:
+    """The width of help: ``COLUMNS`` when it is a positive integer (:func:`columns_env`), else the terminal's
+    width, else 80 (a pipe, a file), kept within :data:`HELP_MIN_WIDTH`..:data:`HELP_MAX_WIDTH`.  rich-click
+    read ``COLUMNS`` itself: ``COLUMNS=0`` printed nothing at all, ``COLUMNS=100000`` padded every line to
+    100,000 columns, and below about 40 columns its panels cut their text."""
+    width = columns_env() or terminal_width() or 80
+    return max(HELP_MIN_WIDTH, min(HELP_MAX_WIDTH, width))
+
+
 def out_console(*, stderr: bool = False) -> "Console":
     """A rich console for tables and reports, at :func:`console_width`: ``COLUMNS`` when it is a positive
     integer, else the terminal's width on a TTY and :data:`PIPE_WIDTH` otherwise.
