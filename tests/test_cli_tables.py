@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence
 
 import pytest
 from click.testing import CliRunner
 
 from conftest import vectors_dir
 from ptonum.cli import main
+
+if TYPE_CHECKING:
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
 
 WIDTHS = (40, 60, 80, 200)
 
@@ -217,3 +223,133 @@ def test_console_width_rule(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("COLUMNS", text)
         assert (_common.columns_env(), _common.console_width(False), _common.console_width(True)) == \
             (off if off != 200 else None, off, on), text
+
+
+# ---------------------------------------------------------------------------
+# print_table sizes a table with rich's public API only (it read rich's private Table._extra_width and
+# Table._get_padding_width, which any rich release may remove: every table would have become a traceback)
+
+def _table_kinds() -> Dict[str, Dict[str, Any]]:
+    """The Table settings the commands use (the default heavy-headed box: check, compare, formats, modes, tcvt;
+    box.SIMPLE_HEAD without edge padding: postprocess) and other edges, separators and paddings."""
+    from rich import box
+
+    return {
+        "default": {},
+        "simple_head_no_pad_edge": {"box": box.SIMPLE_HEAD, "pad_edge": False, "padding": (0, 1, 0, 0)},
+        "no_box": {"box": None},
+        "no_edge": {"show_edge": False},
+        "no_pad_edge": {"padding": (0, 1), "pad_edge": False},
+        # collapse_padding with pad_edge=False: with pad_edge=True rich (14.3 and later) measures the first column without
+        # its left padding but renders it with it (rich's Table._get_padding_width vs Table._render), so a table
+        # laid out at fixed widths loses 2 columns of its first cell -- print_table did so with the private
+        # members too; no command uses collapse_padding
+        "ascii_collapse_padding": {"box": box.ASCII, "collapse_padding": True, "padding": (0, 2), "pad_edge": False},
+        "no_box_no_padding": {"box": None, "padding": 0},
+        "minimal_uneven_padding": {"box": box.MINIMAL, "show_edge": False, "padding": (0, 3, 0, 1),
+                                   "pad_edge": False},
+        "square_no_edge_no_pad_edge": {"box": box.SQUARE, "show_edge": False, "pad_edge": False},
+    }
+
+
+def _value_table(kind: Dict[str, Any], fold: bool = False) -> Table:
+    """Columns of values wider than their one-word headers (and a free-text column when ``fold``)."""
+    from rich.table import Table
+
+    table = Table(**kind)
+    values = ["1048576", "FP64", "0x3ff0000000000000", "-1022", "yes"]
+    for i in range(len(values)):
+        table.add_column(f"c{i}", no_wrap=True)
+    if fold:
+        table.add_column("text")
+        values = values + [" ".join(["word"] * 40)]
+    table.add_row(*values)
+    table.add_row(*[v[:2] for v in values])
+    return table
+
+
+def _lines(render: Callable[[Console, io.StringIO], None]) -> List[str]:
+    """The lines ``render`` writes to a 400-column console (or to its own console on the same buffer)."""
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    render(Console(file=buf, width=400, highlight=False), buf)
+    return buf.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("name", list(_table_kinds()))
+def test_frame_width_is_what_rich_prints_around_the_cells(name: str) -> None:
+    """frame_width equals the width rich's rendering of the table adds to its columns' widths: the table printed
+    (by rich alone) with every column's width fixed, less those widths."""
+    import io
+
+    from rich.console import Console
+
+    from ptonum.cli._common import frame_width
+
+    kind = _table_kinds()[name]
+    for widths in ([7, 4, 18, 5, 3], [1, 1, 1, 1, 1], [12, 30, 2, 9, 40]):
+        table = _value_table(kind)
+        assert frame_width(Console(width=80), table, widths) == frame_width(Console(width=20), table, widths)
+        fixed = frame_width(Console(width=80), table, widths)
+        assert [c.width for c in table.columns] == [None] * 5 and table.width is None  # left as they were
+        for column, width in zip(table.columns, widths):
+            column.width = width
+        buf = io.StringIO()
+        Console(file=buf, width=400, highlight=False).print(table)
+        printed = {len(ln) for ln in buf.getvalue().splitlines()}
+        assert printed == {sum(widths) + fixed}, (name, widths, buf.getvalue())
+
+
+@pytest.mark.parametrize("name", list(_table_kinds()))
+def test_print_table_too_wide_prints_the_table_as_rich_lays_it_out_unconstrained(name: str) -> None:
+    """A table of values that cannot fit a 20-column console is printed whole, exactly as rich prints it on a
+    console wide enough for it with each column as wide as its widest cell (no cell cut, no column widened): the
+    width print_table gives it is its columns' widths plus the frame.  With rich >= 14.3 that is also how rich
+    lays the table out unconstrained; before 14.3 rich counted the edge padding that ``pad_edge=False`` leaves
+    out when it sized a column of fixed width, which prints one blank column more at each edge."""
+    from importlib.metadata import version
+
+    from ptonum.cli._common import print_table
+
+    kind = _table_kinds()[name]
+
+    def at_widest(console: Console, buf: io.StringIO) -> None:
+        table = _value_table(kind)
+        for column in table.columns:
+            column.width = max(len(str(cell)) for cell in [column.header, *column.cells])  # ASCII: len is width
+        console.print(table)
+
+    fixed = _lines(at_widest)
+    narrow = _lines(lambda console, buf: print_table(console.__class__(file=buf, width=20, highlight=False),
+                                                     _value_table(kind)))
+    assert narrow == fixed, (name, "\n".join(narrow), "\n".join(fixed))
+    assert len({len(ln) for ln in narrow}) == 1 and len(narrow[0]) > 20
+    rich_version = tuple(int(p) for p in version("rich").split(".")[:2] if p.isdigit())
+    if kind.get("pad_edge", True) or rich_version >= (14, 3):
+        natural = _lines(lambda console, buf: console.print(_value_table(kind)))
+        assert narrow == natural, (name, "\n".join(narrow), "\n".join(natural))
+
+
+@pytest.mark.parametrize("name", list(_table_kinds()))
+@pytest.mark.parametrize("width", [70, 90])
+def test_print_table_fits_a_table_with_free_text_to_the_console(name: str, width: int) -> None:
+    """A table that fits once its free-text column wraps fills the console's width exactly: not cropped, not
+    narrower (a blank right edge one column past the width is cropped by rich, nothing lost)."""
+    import io
+
+    from rich.console import Console
+
+    from ptonum.cli._common import print_table
+
+    buf = io.StringIO()
+    print_table(Console(file=buf, width=width, highlight=False), _value_table(_table_kinds()[name], fold=True),
+                fold=("text",))
+    lines = buf.getvalue().splitlines()
+    assert {len(ln) for ln in lines} == {width}, (name, buf.getvalue())
+    joined = " ".join(ln for ln in lines)
+    for value in ("1048576", "FP64", "0x3ff0000000000000", "-1022"):
+        assert value in joined, (name, buf.getvalue())
+    assert joined.count("word") == 40, (name, buf.getvalue())

@@ -139,6 +139,32 @@ def out_console(*, stderr: bool = False) -> "Console":
 FOLD_MIN_WIDTH = 5
 
 
+def frame_width(console: "Console", table: Any, widths: Sequence[int]) -> int:
+    """The width rich adds around the cells of ``table`` when its columns are ``widths`` wide: the box's edges
+    and column separators and each cell's padding (as ``padding``, ``pad_edge`` and ``collapse_padding`` set
+    it).  Public API only: rich's own measurement of the table with every column's ``width`` fixed (a column of
+    fixed width measures as that width plus its padding), less the widths; the columns' ``width`` and the
+    table's ``width`` and ``min_width`` (which would replace or clamp that measurement) are restored after.
+    (Was ``table._extra_width`` plus ``table._get_padding_width(i)``: private members of rich's Table, which
+    any release of rich may rename or remove.)"""
+    from rich.measure import Measurement
+
+    columns = list(table.columns)
+    saved = [column.width for column in columns], table.width, table.min_width
+    try:
+        for column, width in zip(columns, widths):
+            column.width = width
+        table.width = table.min_width = None
+        # wide enough that rich never narrows a column to fit (the frame is far below 2**20 columns)
+        options = console.options.update_width(sum(widths) + (1 << 20))
+        measured = Measurement.get(console, options, table).maximum
+    finally:
+        for column, width in zip(columns, saved[0]):
+            column.width = width
+        table.width, table.min_width = saved[1], saved[2]
+    return int(measured) - sum(widths)
+
+
 def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> None:
     """Print the rich ``table`` on ``console`` with no number or name cut, at any width.
 
@@ -175,7 +201,7 @@ def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> 
             low = max([column.min_width or 0, head.minimum, min(FOLD_MIN_WIDTH, max([0, *(m.minimum for m in cells)]))])
         lows.append(low)
         widths.append(max(low, widest, column.min_width or 0))
-    fixed = table._extra_width + sum(table._get_padding_width(i) for i in range(len(widths)))
+    fixed = frame_width(console, table, widths)
     # a blank right edge (box.SIMPLE_HEAD's) may pass the console's width: printing crops it, nothing is lost
     blank_edge = bool(table.box and table.show_edge and all(ln[-1:] == " " for ln in str(table.box).splitlines()))
     excess = sum(widths) + fixed - console.width - blank_edge
