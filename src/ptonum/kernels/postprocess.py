@@ -1041,43 +1041,50 @@ def _fp8_pass_blocks(unit: bool, a_: Any, o_: Any, mp_: Any, mn_: Any, ovf_pos: 
 
 
 @njit(inline="always")
-def _e4m3_groups_loop(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool) -> Any:
-    """The loop of :func:`_e4m3_pass_groups` over :func:`_e4m3_grp`'s steps (``8 gsz`` elements, eight groups a
-    step), ``gsz``, ``unit`` and ``sat`` literals at the call: the accumulators."""
+def _e4m3_groups_loop(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool, absm: Any,
+                      per: int) -> Any:
+    """The loop of :func:`_e4m3_pass_groups` over :func:`_e4m3_grp`'s steps (``8 gsz`` elements, eight groups or,
+    ``per`` > 1, eight subgroups of ``per``-subgroup groups a step), ``gsz``, ``unit`` and ``sat`` literals at
+    the call (``gsz`` 8 / 16: ``absm`` False and ``per`` 1 literals too): the accumulators."""
     acc = _e4m3_acc8_0()
     g = 0
     for j in range(0, a_.size, 8 * gsz):
         for q in range(0, 8 * gsz, 16):
             _prefetch(a_, j + q + PF_AHEAD)
-        acc = _e4m3_grp(a_, mp_, mn_, j, o_, acc, gk, g, gsz, unit, sat)
-        g += 8
+        acc = _e4m3_grp(a_, mp_, mn_, j, o_, acc, gk, g, gsz, unit, sat, absm, per)
+        g += 8 // per
     return acc
 
 
 @njit(inline="always")
-def _e4m3_groups_sat(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool) -> Any:
+def _e4m3_groups_sat(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool, absm: Any,
+                     per: int) -> Any:
     """:func:`_e4m3_groups_loop` with ``sat`` as a literal (``gsz`` and ``unit`` literals at the call)."""
     if sat:
-        return _e4m3_groups_loop(a_, o_, mp_, mn_, gk, gsz, unit, True)
-    return _e4m3_groups_loop(a_, o_, mp_, mn_, gk, gsz, unit, False)
+        return _e4m3_groups_loop(a_, o_, mp_, mn_, gk, gsz, unit, True, absm, per)
+    return _e4m3_groups_loop(a_, o_, mp_, mn_, gk, gsz, unit, False, absm, per)
 
 
 @njit(inline="always")
-def _e4m3_groups_unit(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool) -> Any:
+def _e4m3_groups_unit(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool, absm: Any,
+                      per: int) -> Any:
     """:func:`_e4m3_groups_sat` with ``unit`` as a literal (``gsz`` a literal at the call)."""
     if unit:
-        return _e4m3_groups_sat(a_, o_, mp_, mn_, gk, gsz, True, sat)
-    return _e4m3_groups_sat(a_, o_, mp_, mn_, gk, gsz, False, sat)
+        return _e4m3_groups_sat(a_, o_, mp_, mn_, gk, gsz, True, sat, absm, per)
+    return _e4m3_groups_sat(a_, o_, mp_, mn_, gk, gsz, False, sat, absm, per)
 
 
 @njit
-def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, seg: int, unit: bool, sat: bool) -> Any:
-    """:func:`_e4m3_pass` (``unit``: :func:`_e4m3_pass_unit`) and :func:`_fp8_fold_groups` (GroupN ``seg`` 8, 16
-    or 32, no MaxAbs) in one loop, without AVX-512: eight groups a step by :func:`_e4m3_grp`
-    (:func:`_e4m3_lane8_ir`, the lane of :func:`_e4m3_v8_row` too; the group maxima from the step's sources,
-    a step whose maxima include a negative one redoing those groups' keys itself).  ``a_.size`` a multiple of
-    ``8 seg``.  The same codes and flag word as the pass then :func:`_fp8_fold_groups`; ``gk`` gets the groups'
-    maxima as bits (their GroupMaxOut bits, :data:`_GMO_BITS`) where :func:`_fp8_fold_groups` gives order keys.  Against the blocks
+def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, seg: int, unit: bool, sat: bool,
+                      masked: bool) -> Any:
+    """:func:`_e4m3_pass` (``unit``: :func:`_e4m3_pass_unit`) and :func:`_fp8_fold_groups` (GroupN ``seg`` 8 or
+    16 without MaxAbs; 32, 64 or 128, ``masked`` with MaxAbs) in one loop, without AVX-512: eight groups a step
+    (GroupN 64 / 128: eight 32-element subgroups, their maxima combined pairwise in the step) by
+    :func:`_e4m3_grp` (:func:`_e4m3_lane8_ir`, the lane of :func:`_e4m3_v8_row` too; the group maxima from the
+    step's sources, a step whose maxima include a negative one redoing those groups' keys itself).
+    ``a_.size`` a multiple of ``8 min(seg, 32)`` and of ``seg``.  The same codes and flag word as the pass then
+    :func:`_fp8_fold_groups`; ``gk`` gets the groups' maxima as bits (their GroupMaxOut bits, :data:`_GMO_BITS`;
+    ``masked``: of the magnitudes) where :func:`_fp8_fold_groups` gives order keys.  Against the blocks
     form (:func:`_fp8_pass_blocks`: LLVM's vectorized lane, then each block's :func:`_foldb_seg` from L1) and
     the pass then :func:`_fp8_fold_groups` (scale 1.625, GroupN 32), callgrind, one thread, 64 rows of 4096
     (the pass alone, LLVM's lane: 6.38 instructions an element with scale 1.625, 4.64 with scale 1): scale
@@ -1089,13 +1096,16 @@ def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, seg: int, u
     thread, 64 rows of 4096, the pass alone: scale 1.625 GroupN 8 6.15 -> 5.60, 16 5.75 -> 5.48, 32 5.66 -> 5.36
     (the plain pass, :func:`_e4m3_v8_row`, 5.22 -> 5.03); scale 1 GroupN 8 4.83 -> 4.40, 16 4.37 -> 4.24, 32
     4.30 -> 4.12 (h-grp)."""
-    # one step intrinsic (_e4m3_grp) with GroupN, unit and Sat as literals: one compiled loop each
+    # one step intrinsic (_e4m3_grp) with GroupN (8, 16, or 32 for 32 .. 128), unit and Sat as literals: one
+    # compiled loop each; GroupN 32 .. 128's MaxAbs mask and subgroups a group at run time, no more loops to
+    # compile (literals for them, 60 more loops, took the cold `ptonum compile` from 590-670 s to 843 s here)
     if seg == 8:
-        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 8, unit, sat)
+        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 8, unit, sat, False, 1)
     elif seg == 16:
-        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 16, unit, sat)
+        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 16, unit, sat, False, 1)
     else:
-        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 32, unit, sat)
+        absm = np.uint32(0x7FFFFFFF) if masked else np.uint32(0xFFFFFFFF)
+        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 32, unit, sat, absm, seg // 32)
     return _e4m3_word(_e4m3_acc8_min(acc), _e4m3_acc8_max(acc))
 
 
@@ -1142,7 +1152,7 @@ _GS_CLEAN = np.uint32(0xFFFFFFFF)
 #: then stores those bits as they are, and with RowMax takes the row's maximum bits :func:`_fp8_rows` left in
 #: ``row_out`` (no key to bits a group, no sNaN or empty-group check).  A pass that leaves keys (any other form, and every row :func:`_redo_rare` redid) does not set
 #: it.  Per row, not per kernel kind: a rare row of the same tile goes the keys' way.  Set for HiF8 GroupN 8/16/32
-#: (:func:`_hif8_pass_groups`) and E4M3 GroupN 8/16/32 (:func:`_e4m3_pass_groups`) without AVX-512.
+#: (:func:`_hif8_pass_groups`) and E4M3 GroupN 8/16/32/64/128 (:func:`_e4m3_pass_groups`) without AVX-512.
 _GMO_BITS = 0x80
 
 
@@ -2540,9 +2550,9 @@ def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: An
     row, from group maxima the pass takes itself (:func:`_fp8_pass_fold`, with MaxAbs of the masked
     sources, then :func:`_fold_from_maxima`; GroupN 8 on a row a multiple of 128 wide: the keys themselves in the
     pass, :func:`_fp8_pass_keys8` then :func:`_fp8_neg_fix`; HiF8 GroupN 16 on a row a multiple of 256 wide
-    likewise, :func:`_fp8_pass_keys16`); without AVX-512 BW (this AVX2 Zen 3), E4M3 at GroupN 8, 16 or 32 without
-    MaxAbs on a row of whole 8-group steps, with AVX2 and FMA (:data:`E4M3_GRP`), the conversion and the keys in
-    one loop (:func:`_e4m3_pass_groups`), else E4M3 at GroupN 8 or 16 on a row a whole number of fold blocks
+    likewise, :func:`_fp8_pass_keys16`); without AVX-512 BW (this AVX2 Zen 3), E4M3 at GroupN 8 or 16 without
+    MaxAbs, or 32, 64 or 128 with or without it, on a row of whole steps, with AVX2 and FMA (:data:`E4M3_GRP`),
+    the conversion and the keys in one loop (:func:`_e4m3_pass_groups`), else E4M3 at GroupN 8 or 16 on a row a whole number of fold blocks
     wide (256 elements), the keys block by block inside the pass (:func:`_fp8_pass_blocks`: each block's
     :func:`_foldb_seg` just after its conversion, no :func:`_fp8_fold_groups` after the row); HiF8 at GroupN 8/16 (unit multipliers: and 32)
     likewise in its lookup loop (:func:`_hif8_pass_groups`); a row with a NaN/Inf (E4M3: or -0) source done again
@@ -2617,20 +2627,24 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         # blocks: the keys taken in the lookup loop (_hif8_pass_groups)
         hg = fold and not HIF8_V32 and fast != LANE_E4M3 and not masked and cnt > 0 and \
             (seg == 8 or seg == 16 or (seg == 32 and u)) and cnt % (8 * seg) == 0
-        # without AVX-512 (with AVX2 and FMA: E4M3_GRP), E4M3 GroupN 8/16/32 (no MaxAbs) on a row of whole 8-group
-        # steps: the conversion and the groups' maxima (GroupMaxOut bits, _GMO_BITS) in one loop
-        # (_e4m3_pass_groups); before the blocks form
-        eg = fold and E4M3_GRP and fast == LANE_E4M3 and not masked and cnt > 0 and \
-            (seg == 8 or seg == 16 or seg == 32) and cnt % (8 * seg) == 0
+        # without AVX-512 (with AVX2 and FMA: E4M3_GRP), E4M3 GroupN 8/16 (no MaxAbs) and 32/64/128 (MaxAbs too)
+        # on a row of whole steps (8 groups, or 8 subgroups of 32): the conversion and the groups' maxima
+        # (GroupMaxOut bits, _GMO_BITS) in one loop (_e4m3_pass_groups); before the blocks form.  Stop 45, Zen 3,
+        # one thread, 64 rows of 4096 from L2/L3, unit lane, ns an element, against the pass then
+        # _fp8_fold_groups: GroupN 128 0.403 -> 0.348, 64 0.406 -> 0.341, 32 0.415 -> 0.337; with MaxAbs
+        # 128 0.406 -> 0.356, 64 0.410 -> 0.351, 32 0.417 -> 0.345
+        eg = fold and E4M3_GRP and fast == LANE_E4M3 and cnt > 0 and \
+            (((seg == 8 or seg == 16) and not masked) or seg == 32 or seg == 64 or seg == 128) and \
+            cnt % (8 * min(seg, 32)) == 0 and cnt % seg == 0
         gkr = _borrow(gk, g0, g0 + ng)
         rmb = np.uint32(0)  # (hg: the row's maximum bits from the pass)
         if eg:
             if same:
-                w = _e4m3_pass_groups(a_, o_, mps, None, gkr, seg, False, sat)
+                w = _e4m3_pass_groups(a_, o_, mps, None, gkr, seg, False, sat, masked)
             elif splat:
-                w = _e4m3_pass_groups(a_, o_, mps, mns, gkr, seg, False, sat)
+                w = _e4m3_pass_groups(a_, o_, mps, mns, gkr, seg, False, sat, masked)
             else:
-                w = _e4m3_pass_groups(a_, o_, mp_, mn_, gkr, seg, u, sat)
+                w = _e4m3_pass_groups(a_, o_, mp_, mn_, gkr, seg, u, sat, masked)
         elif hg:
             if same:
                 w, rmb = _hif8_pass_groups(a_, o_, mps, None, keys, gkr, seg, False)
@@ -3870,47 +3884,62 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
     @_intrinsic
     def _e4m3_grp_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, o: Any, acc: Any, gk: Any, g: Any, gsz: Any,
-                    unit: Any, sat: Any) -> Any:
-        """``acc = _e4m3_grp(a, mp, mn, j, o, acc, gk, g, gsz, unit, sat)``, ``gsz`` (8, 16 or 32), ``unit`` and
-        ``sat`` literals at the call (one compiled form each, :func:`_e4m3_grp_cg`): the ``8 gsz`` FP32 -> E4M3
-        elements from ``j`` (eight whole GroupN ``gsz`` groups) by :func:`_e4m3_lane8_ir` (``unit``: the
+                    unit: Any, sat: Any, absm: Any, per: Any) -> Any:
+        """``acc = _e4m3_grp(a, mp, mn, j, o, acc, gk, g, gsz, unit, sat, absm, per)``, ``gsz`` (8, 16 or 32),
+        ``unit`` and ``sat`` literals at the call (one compiled form each, :func:`_e4m3_grp_cg`); ``gsz`` 8 and
+        16 take ``absm`` False and ``per`` 1 as literals, ``gsz`` 32 both at run time: the MaxAbs mask
+        (0x7FFFFFFF, else all ones) and the subgroups of 32 a group (1, 2 or 4: GroupN 32, 64, 128).  The ``8
+        gsz`` FP32 -> E4M3 elements from ``j`` (eight whole (sub)groups, ``8 / per`` groups) by
+        :func:`_e4m3_lane8_ir` (``unit``: the
         multipliers all 1, ``mp``/``mn`` not read), 32 codes a store, the overflow codes constants (``sat``:
         ``E4M3_SAT_POS``/``E4M3_SAT_NEG``, else ``E4M3_OVF_POS``/``E4M3_OVF_NEG``, one code for either sign: no
         blend by the sign; llvm-mca znver3, scale 1.625 without Sat, the loop
         alone: GroupN 8 / 16 / 32 5.53 / 5.30 / 5.29 -> 5.41 / 5.19 / 5.08 instructions an element, FP pipe
         uops 4.23 / 4.12 / 4.06 -> 4.11 / 3.99 / 3.93 against the plain pass's 4.91 and 3.91), ``acc`` (:data:`_ACC_E4M3X8`) updated with
-        each lane's least key and largest mark, and the eight groups' maxima (the int32 maximum of the FP32 bits,
-        as :func:`_fp8_fold_groups` without MaxAbs, but the bits themselves: their GroupMaxOut bits,
-        :data:`_GMO_BITS`, not the order keys) to ``gk[g .. g + 7]``: each group's sources reduced vertically (GroupN 8: the vectors
-        just converted, in registers; 16 and 32: loaded again after the step's conversions, fewer spills), the
-        eight groups by :func:`_tr8_ir`'s rounds pairwise as they complete (:class:`_Tr8Pairs`); a group whose
-        maximum is negative (every source negative; ~1/256 of GroupN 8's on typical data) takes its
-        smallest int32 instead, the
+        each lane's least key and largest mark, and the step's groups' maxima (the int32 maximum of the FP32 bits,
+        with the MaxAbs mask of the bits ANDed with 0x7FFFFFFF, as :func:`_fp8_fold_groups`, but the bits
+        themselves: their GroupMaxOut bits, :data:`_GMO_BITS`, not the order keys) to ``gk[g .. g + 8 / per -
+        1]``: each (sub)group's sources reduced vertically (``gsz`` 8: the vectors
+        just converted, in registers; 16 and 32: loaded again after the step's conversions, fewer spills; the
+        mask's AND only on a branch taken with MaxAbs), the
+        eight by :func:`_tr8_ir`'s rounds pairwise as they complete (:class:`_Tr8Pairs`), GroupN 64 / 128's
+        subgroups then by one / two rounds of even-odd lane pairs (4 / 2 lanes stored; one step of eight whole
+        GroupN 128 groups, its code four times as long, measured 0.417 ns an element against 0.341, Zen 3, unit
+        lane); a group whose
+        maximum is negative (every source negative; ~1/256 of GroupN 8's on typical data; never with the mask)
+        takes its smallest int32 instead, the
         step's groups reduced again by ``smin`` in a branch taken only then.  The accumulators and each
         vector's code pass an empty asm (:func:`_e4m3_fence`; the next vector's address depends on them): LLVM
         neither defers the 8 to 32 maxima and minima into one tree at the end (spilling their leaves) nor
-        interleaves the vectors' lanes.  No bounds check: ``j + 8 gsz <= a.size``, ``g + 8 <= gk.size``."""
+        interleaves the vectors' lanes.  No bounds check: ``j + 8 gsz <= a.size``, ``g + 8 / per <=
+        gk.size``."""
+        rt = isinstance(gsz, _types.IntegerLiteral) and gsz.literal_value == 32  # absm and per at run time
         if not (isinstance(gsz, _types.IntegerLiteral) and gsz.literal_value in (8, 16, 32)
                 and isinstance(unit, _types.BooleanLiteral) and isinstance(sat, _types.BooleanLiteral)
+                and (isinstance(absm, _types.Integer) and isinstance(per, _types.Integer) if rt else
+                     (isinstance(absm, _types.BooleanLiteral) and not absm.literal_value
+                      and isinstance(per, _types.IntegerLiteral) and per.literal_value == 1))
                 and isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
                 and _mults_ok(mp, mn) and isinstance(j, _types.Integer) and isinstance(o, _types.Array)
                 and o.ndim == 1 and o.layout == "C" and o.dtype == _types.uint8 and acc == _ACC_E4M3X8
                 and isinstance(gk, _types.Array) and gk.ndim == 1 and gk.layout == "C"
                 and gk.dtype == _types.uint32 and isinstance(g, _types.Integer)):
             return None
-        return (_ACC_E4M3X8(a, mp, mn, j, o, acc, gk, g, gsz, unit, sat),
-                _e4m3_grp_cg(gsz.literal_value, unit.literal_value, sat.literal_value))
+        return (_ACC_E4M3X8(a, mp, mn, j, o, acc, gk, g, gsz, unit, sat, absm, per),
+                _e4m3_grp_cg(gsz.literal_value, unit.literal_value, sat.literal_value, rt))
 
-    def _e4m3_grp_cg(gsz: int, unit: bool, sat: bool) -> Any:
-        """The codegen of :func:`_e4m3_grp` for GroupN ``gsz``, ``unit`` and ``sat``."""
+    def _e4m3_grp_cg(gsz: int, unit: bool, sat: bool, rt: bool = False) -> Any:
+        """The codegen of :func:`_e4m3_grp` for GroupN ``gsz``, ``unit`` and ``sat``; ``rt``: ``absm`` and
+        ``per`` given at run time (else no mask, one group a subgroup)."""
         n = 8 * gsz
-        nv = gsz // 8  # 8-lane vectors of a group
+        nv = gsz // 8  # 8-lane vectors of a (sub)group
         again = gsz > 8  # the maxima from the sources loaded again after the step's conversions
 
         def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
             aty, mty, _, _, oty, _, gty, gsig = signature.args[:8]
             av, mpv, mnv, jv, ov, accv, gv, g_ = args[:8]
-            i8 = _ir.IntType(8)
+            absv = _e4m3_splat8(builder, args[11]) if rt else None  # the MaxAbs mask, eight lanes
+            perv = context.cast(builder, args[12], signature.args[12], _types.intp) if rt else None
             smax8 = _llvm_fn(builder, "llvm.smax.v8i32", _V8, [_V8, _V8])
             umin = _llvm_fn(builder, "llvm.umin.v8i32", _V8, [_V8, _V8])
             umax = _llvm_fn(builder, "llvm.umax.v8i32", _V8, [_V8, _V8])
@@ -3932,6 +3961,14 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             def source(s: Any, jd: Any) -> Any:  # the 8 sources from j + s
                 js = builder.add(jd, _ir.Constant(jv.type, s))
                 return builder.load(_lane_ptr(context, builder, aty, av, js, _V8), align=4)
+
+            def halved(v: Any, op: str) -> Any:  # lanes 2i and 2i + 1 of v by op: half as many lanes
+                w = v.type.count // 2
+                vt = _ir.VectorType(_ir.IntType(32), w)
+                f = _llvm_fn(builder, f"llvm.{op}.v{w}i32", vt, [vt, vt])
+                ev = builder.shuffle_vector(v, v, _ir.Constant(vt, list(range(0, 2 * w, 2))))
+                od = builder.shuffle_vector(v, v, _ir.Constant(vt, list(range(1, 2 * w, 2))))
+                return builder.call(f, [ev, od])
 
             jd = jv
             for c in range(0, n, 32):
@@ -3955,21 +3992,57 @@ if NUMBA_AVAILABLE:  # pragma: no branch
                 jc = builder.add(jv, _ir.Constant(jv.type, c))
                 builder.store(_e4m3_pack32_ir(builder, codes), _lane_ptr(context, builder, oty, ov, jc, _V8),
                               align=1)
-            if again:
-                for s in range(0, n, 8):
-                    mx.feed(s // 8, source(s, jv))
-            r = mx.reduced()
-            neg = builder.icmp_signed("<", r, _ir.Constant(_V8, [0] * 8))
             gi = context.cast(builder, g_, gsig, _types.intp)
-            gp = builder.bitcast(builder.gep(gdata, [gi]), _V8.as_pointer())
-            builder.store(r, gp, align=4)  # the maxima's bits: their GroupMaxOut bits (_GMO_BITS), no key
-            with builder.if_then(builder.icmp_unsigned("!=", builder.bitcast(neg, i8), _ir.Constant(i8, 0)),
-                                 likely=False):
-                mn8 = _Tr8Pairs(builder, _llvm_fn(builder, "llvm.smin.v8i32", _V8, [_V8, _V8]), nv)
-                for s in range(0, n, 8):
-                    mn8.feed(s // 8, source(s, jv))
-                rl = mn8.reduced()
-                builder.store(builder.select(neg, rl, r), gp, align=4)
+
+            def stored(r: Any, k: int) -> None:  # the step's 8 / k groups' maxima (k subgroups a group)
+                ng = 8 // k
+                vg = _ir.VectorType(_ir.IntType(32), ng)
+                gp = builder.bitcast(builder.gep(gdata, [gi]), vg.as_pointer())
+                builder.store(r, gp, align=4)  # the maxima's bits: their GroupMaxOut bits (_GMO_BITS), no key
+                neg = builder.icmp_signed("<", r, _ir.Constant(vg, [0] * ng))  # never with MaxAbs's mask
+                ib = _ir.IntType(ng)
+                with builder.if_then(builder.icmp_unsigned("!=", builder.bitcast(neg, ib), _ir.Constant(ib, 0)),
+                                     likely=False):
+                    mn8 = _Tr8Pairs(builder, _llvm_fn(builder, "llvm.smin.v8i32", _V8, [_V8, _V8]), nv)
+                    for s in range(0, n, 8):
+                        mn8.feed(s // 8, source(s, jv))
+                    rl = mn8.reduced()
+                    for _ in range(k.bit_length() - 1):
+                        rl = halved(rl, "smin")
+                    builder.store(builder.select(neg, rl, r), gp, align=4)
+
+            def reduced(masked: bool) -> None:  # the maxima (``masked``: of absm & the sources) stored
+                m = mx
+                if again:
+                    m = _Tr8Pairs(builder, smax8, nv)
+                    for s in range(0, n, 8):
+                        x = source(s, jv)
+                        m.feed(s // 8, builder.and_(x, absv) if masked else x)
+                r8 = m.reduced()
+                if not rt:
+                    stored(r8, 1)
+                    return
+                # per 1, 2 or 4 (GroupN 32, 64, 128): the subgroups' maxima combined pairwise
+                r4 = halved(r8, "smax")
+                with builder.if_else(builder.icmp_signed("==", perv, _ir.Constant(perv.type, 1))) as (p1, pn):
+                    with p1:
+                        stored(r8, 1)
+                    with pn:
+                        with builder.if_else(builder.icmp_signed("==", perv, _ir.Constant(perv.type, 2))) as (p2, p4):
+                            with p2:
+                                stored(r4, 2)
+                            with p4:
+                                stored(halved(r4, "smax"), 4)
+
+            if rt:  # MaxAbs or not: a branch a step (the mask's AND only where it is one)
+                ones = builder.icmp_unsigned("==", args[11], _ir.Constant(args[11].type, 0xFFFFFFFF))
+                with builder.if_else(ones) as (plain, masked_):
+                    with plain:
+                        reduced(False)
+                    with masked_:
+                        reduced(True)
+            else:
+                reduced(False)
             return builder.shuffle_vector(kmin, kmax, _ir.Constant(_V16I, list(range(16))))
 
         return codegen
@@ -4408,7 +4481,7 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
         raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
 
     def _e4m3_grp(a: Any, mp: Any, mn: Any, j: int, o: Any, acc: Any, gk: Any, g: int, gsz: int, unit: bool,
-                  sat: bool) -> Any:
+                  sat: bool, absm: Any, per: int) -> Any:
         raise NotImplementedError  # only the AVX2 fused E4M3 pass calls it (numba)
 
     HIF8_V32 = False
