@@ -1045,7 +1045,7 @@ def _e4m3_groups_loop(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, u
                       per: int) -> Any:
     """The loop of :func:`_e4m3_pass_groups` over :func:`_e4m3_grp`'s steps (``8 gsz`` elements, eight groups or,
     ``per`` > 1, eight subgroups of ``per``-subgroup groups a step), ``gsz``, ``unit`` and ``sat`` literals at
-    the call (``gsz`` 8 / 16: ``absm`` False and ``per`` 1 literals too): the accumulators."""
+    the call, ``absm`` False and ``per`` 1 literals too, or (``gsz`` 32) both at run time: the accumulators."""
     acc = _e4m3_acc8_0()
     g = 0
     for j in range(0, a_.size, 8 * gsz):
@@ -1075,16 +1075,14 @@ def _e4m3_groups_unit(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, u
 
 
 @njit
-def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, seg: int, unit: bool, sat: bool,
-                      masked: bool) -> Any:
-    """:func:`_e4m3_pass` (``unit``: :func:`_e4m3_pass_unit`) and :func:`_fp8_fold_groups` (GroupN ``seg`` 8 or
-    16 without MaxAbs; 32, 64 or 128, ``masked`` with MaxAbs) in one loop, without AVX-512: eight groups a step
-    (GroupN 64 / 128: eight 32-element subgroups, their maxima combined pairwise in the step) by
-    :func:`_e4m3_grp` (:func:`_e4m3_lane8_ir`, the lane of :func:`_e4m3_v8_row` too; the group maxima from the
-    step's sources, a step whose maxima include a negative one redoing those groups' keys itself).
-    ``a_.size`` a multiple of ``8 min(seg, 32)`` and of ``seg``.  The same codes and flag word as the pass then
-    :func:`_fp8_fold_groups`; ``gk`` gets the groups' maxima as bits (their GroupMaxOut bits, :data:`_GMO_BITS`;
-    ``masked``: of the magnitudes) where :func:`_fp8_fold_groups` gives order keys.  Against the blocks
+def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, seg: int, unit: bool, sat: bool) -> Any:
+    """:func:`_e4m3_pass` (``unit``: :func:`_e4m3_pass_unit`) and :func:`_fp8_fold_groups` (GroupN ``seg`` 8, 16
+    or 32, no MaxAbs) in one loop, without AVX-512: eight groups a step by :func:`_e4m3_grp`
+    (:func:`_e4m3_lane8_ir`, the lane of :func:`_e4m3_v8_row` too; the group maxima from the step's sources,
+    a step whose maxima include a negative one redoing those groups' keys itself).  ``a_.size`` a multiple of
+    ``8 seg``.  The same codes and flag word as the pass then :func:`_fp8_fold_groups`; ``gk`` gets the groups'
+    maxima as bits (their GroupMaxOut bits, :data:`_GMO_BITS`) where :func:`_fp8_fold_groups` gives order keys.
+    The unit lane's GroupN 64 / 128 and MaxAbs: :func:`_e4m3_pass_groups_unit`.  Against the blocks
     form (:func:`_fp8_pass_blocks`: LLVM's vectorized lane, then each block's :func:`_foldb_seg` from L1) and
     the pass then :func:`_fp8_fold_groups` (scale 1.625, GroupN 32), callgrind, one thread, 64 rows of 4096
     (the pass alone, LLVM's lane: 6.38 instructions an element with scale 1.625, 4.64 with scale 1): scale
@@ -1096,16 +1094,36 @@ def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, seg: int, u
     thread, 64 rows of 4096, the pass alone: scale 1.625 GroupN 8 6.15 -> 5.60, 16 5.75 -> 5.48, 32 5.66 -> 5.36
     (the plain pass, :func:`_e4m3_v8_row`, 5.22 -> 5.03); scale 1 GroupN 8 4.83 -> 4.40, 16 4.37 -> 4.24, 32
     4.30 -> 4.12 (h-grp)."""
-    # one step intrinsic (_e4m3_grp) with GroupN (8, 16, or 32 for 32 .. 128), unit and Sat as literals: one
-    # compiled loop each; GroupN 32 .. 128's MaxAbs mask and subgroups a group at run time, no more loops to
-    # compile (literals for them, 60 more loops, took the cold `ptonum compile` from 590-670 s to 843 s here)
+    # one step intrinsic (_e4m3_grp) with GroupN, unit and Sat as literals: one compiled loop each
     if seg == 8:
         acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 8, unit, sat, False, 1)
     elif seg == 16:
         acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 16, unit, sat, False, 1)
     else:
-        absm = np.uint32(0x7FFFFFFF) if masked else np.uint32(0xFFFFFFFF)
-        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 32, unit, sat, absm, seg // 32)
+        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 32, unit, sat, False, 1)
+    return _e4m3_word(_e4m3_acc8_min(acc), _e4m3_acc8_max(acc))
+
+
+@njit
+def _e4m3_pass_groups_unit(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, seg: int, sat: bool, masked: bool) -> Any:
+    """:func:`_e4m3_pass_groups` for the unit lane (every multiplier 1; ``mp_``/``mn_`` not read) at GroupN ``seg``
+    32, 64 or 128, with MaxAbs (``masked``: the maxima of the magnitudes' bits) or without: eight 32-element
+    subgroups a step (:func:`_e4m3_grp` with ``gsz`` 32, the mask and the subgroups a group, ``seg / 32``, at
+    run time: two compiled loops, Sat on / off), GroupN 64 / 128's subgroup maxima combined pairwise in the
+    step.  ``a_.size`` a multiple of 256 and of ``seg``.  The same codes and flag word as
+    :func:`_e4m3_pass_unit` then :func:`_fp8_fold_groups`; ``gk`` the groups' GroupMaxOut bits
+    (:data:`_GMO_BITS`).  Zen 3, one thread, 64 rows of 4096 from L2/L3, ns an element, against the pass then
+    :func:`_fp8_fold_groups`: GroupN 128 0.403 -> 0.348, 64 0.406 -> 0.341; with MaxAbs 128 0.406 -> 0.356, 64
+    0.410 -> 0.351, 32 0.417 -> 0.345; the public call on a 4096 x 4096 tile, two threads, median cost of
+    RowMax+GroupMax over 31 paired rounds, two runs: GroupN 128 +14/+14% -> -2/-2%, with MaxAbs +15/+14% ->
+    -0/-1%, GroupN 64 +17/+18% -> -1/+1%.  The general lane (a multiplier other than 1) keeps the pass then
+    :func:`_fp8_fold_groups` there: through these steps its RowMax+GroupMax cost rose by 3-5 points (GroupN 32
+    too, in the run-time form: the mask's register), its kernel alone from L2 measured the same either way."""
+    absm = np.uint32(0x7FFFFFFF) if masked else np.uint32(0xFFFFFFFF)
+    if sat:
+        acc = _e4m3_groups_loop(a_, o_, mp_, mn_, gk, 32, True, True, absm, seg // 32)
+    else:
+        acc = _e4m3_groups_loop(a_, o_, mp_, mn_, gk, 32, True, False, absm, seg // 32)
     return _e4m3_word(_e4m3_acc8_min(acc), _e4m3_acc8_max(acc))
 
 
@@ -1152,7 +1170,8 @@ _GS_CLEAN = np.uint32(0xFFFFFFFF)
 #: then stores those bits as they are, and with RowMax takes the row's maximum bits :func:`_fp8_rows` left in
 #: ``row_out`` (no key to bits a group, no sNaN or empty-group check).  A pass that leaves keys (any other form, and every row :func:`_redo_rare` redid) does not set
 #: it.  Per row, not per kernel kind: a rare row of the same tile goes the keys' way.  Set for HiF8 GroupN 8/16/32
-#: (:func:`_hif8_pass_groups`) and E4M3 GroupN 8/16/32/64/128 (:func:`_e4m3_pass_groups`) without AVX-512.
+#: (:func:`_hif8_pass_groups`) and E4M3 GroupN 8/16/32 (:func:`_e4m3_pass_groups`; the unit lane's 64/128 and
+#: MaxAbs too, :func:`_e4m3_pass_groups_unit`) without AVX-512.
 _GMO_BITS = 0x80
 
 
@@ -2550,9 +2569,10 @@ def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: An
     row, from group maxima the pass takes itself (:func:`_fp8_pass_fold`, with MaxAbs of the masked
     sources, then :func:`_fold_from_maxima`; GroupN 8 on a row a multiple of 128 wide: the keys themselves in the
     pass, :func:`_fp8_pass_keys8` then :func:`_fp8_neg_fix`; HiF8 GroupN 16 on a row a multiple of 256 wide
-    likewise, :func:`_fp8_pass_keys16`); without AVX-512 BW (this AVX2 Zen 3), E4M3 at GroupN 8 or 16 without
-    MaxAbs, or 32, 64 or 128 with or without it, on a row of whole steps, with AVX2 and FMA (:data:`E4M3_GRP`),
-    the conversion and the keys in one loop (:func:`_e4m3_pass_groups`), else E4M3 at GroupN 8 or 16 on a row a whole number of fold blocks
+    likewise, :func:`_fp8_pass_keys16`); without AVX-512 BW (this AVX2 Zen 3), E4M3 at GroupN 8, 16 or 32 without
+    MaxAbs on a row of whole 8-group steps, and the unit lane's GroupN 32, 64 and 128 with MaxAbs or not, with
+    AVX2 and FMA (:data:`E4M3_GRP`), the conversion and the keys in one loop (:func:`_e4m3_pass_groups`,
+    :func:`_e4m3_pass_groups_unit`), else E4M3 at GroupN 8 or 16 on a row a whole number of fold blocks
     wide (256 elements), the keys block by block inside the pass (:func:`_fp8_pass_blocks`: each block's
     :func:`_foldb_seg` just after its conversion, no :func:`_fp8_fold_groups` after the row); HiF8 at GroupN 8/16 (unit multipliers: and 32)
     likewise in its lookup loop (:func:`_hif8_pass_groups`); a row with a NaN/Inf (E4M3: or -0) source done again
@@ -2627,24 +2647,24 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         # blocks: the keys taken in the lookup loop (_hif8_pass_groups)
         hg = fold and not HIF8_V32 and fast != LANE_E4M3 and not masked and cnt > 0 and \
             (seg == 8 or seg == 16 or (seg == 32 and u)) and cnt % (8 * seg) == 0
-        # without AVX-512 (with AVX2 and FMA: E4M3_GRP), E4M3 GroupN 8/16 (no MaxAbs) and 32/64/128 (MaxAbs too)
-        # on a row of whole steps (8 groups, or 8 subgroups of 32): the conversion and the groups' maxima
-        # (GroupMaxOut bits, _GMO_BITS) in one loop (_e4m3_pass_groups); before the blocks form.  Stop 45, Zen 3,
-        # one thread, 64 rows of 4096 from L2/L3, unit lane, ns an element, against the pass then
-        # _fp8_fold_groups: GroupN 128 0.403 -> 0.348, 64 0.406 -> 0.341, 32 0.415 -> 0.337; with MaxAbs
-        # 128 0.406 -> 0.356, 64 0.410 -> 0.351, 32 0.417 -> 0.345
+        # without AVX-512 (with AVX2 and FMA: E4M3_GRP), E4M3 GroupN 8/16/32 (no MaxAbs) on a row of whole 8-group
+        # steps, and the unit lane's GroupN 32/64/128 with MaxAbs or not on a row of whole 256-element steps: the
+        # conversion and the groups' maxima (GroupMaxOut bits, _GMO_BITS) in one loop (_e4m3_pass_groups,
+        # _e4m3_pass_groups_unit); before the blocks form
         eg = fold and E4M3_GRP and fast == LANE_E4M3 and cnt > 0 and \
-            (((seg == 8 or seg == 16) and not masked) or seg == 32 or seg == 64 or seg == 128) and \
-            cnt % (8 * min(seg, 32)) == 0 and cnt % seg == 0
+            (((seg == 8 or seg == 16 or seg == 32) and not masked and cnt % (8 * seg) == 0)
+             or (u and (seg == 32 or seg == 64 or seg == 128) and cnt % 256 == 0 and cnt % seg == 0))
         gkr = _borrow(gk, g0, g0 + ng)
         rmb = np.uint32(0)  # (hg: the row's maximum bits from the pass)
         if eg:
             if same:
-                w = _e4m3_pass_groups(a_, o_, mps, None, gkr, seg, False, sat, masked)
+                w = _e4m3_pass_groups(a_, o_, mps, None, gkr, seg, False, sat)
             elif splat:
-                w = _e4m3_pass_groups(a_, o_, mps, mns, gkr, seg, False, sat, masked)
+                w = _e4m3_pass_groups(a_, o_, mps, mns, gkr, seg, False, sat)
+            elif u and (masked or seg > 32):
+                w = _e4m3_pass_groups_unit(a_, o_, mp_, mn_, gkr, seg, sat, masked)
             else:
-                w = _e4m3_pass_groups(a_, o_, mp_, mn_, gkr, seg, u, sat, masked)
+                w = _e4m3_pass_groups(a_, o_, mp_, mn_, gkr, seg, u, sat)
         elif hg:
             if same:
                 w, rmb = _hif8_pass_groups(a_, o_, mps, None, keys, gkr, seg, False)
@@ -3886,9 +3906,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     def _e4m3_grp_i(typingctx: Any, a: Any, mp: Any, mn: Any, j: Any, o: Any, acc: Any, gk: Any, g: Any, gsz: Any,
                     unit: Any, sat: Any, absm: Any, per: Any) -> Any:
         """``acc = _e4m3_grp(a, mp, mn, j, o, acc, gk, g, gsz, unit, sat, absm, per)``, ``gsz`` (8, 16 or 32),
-        ``unit`` and ``sat`` literals at the call (one compiled form each, :func:`_e4m3_grp_cg`); ``gsz`` 8 and
-        16 take ``absm`` False and ``per`` 1 as literals, ``gsz`` 32 both at run time: the MaxAbs mask
-        (0x7FFFFFFF, else all ones) and the subgroups of 32 a group (1, 2 or 4: GroupN 32, 64, 128).  The ``8
+        ``unit`` and ``sat`` literals at the call (one compiled form each, :func:`_e4m3_grp_cg`), ``absm``
+        False and ``per`` 1 as literals; or, ``gsz`` 32 only, both at run time (:func:`_e4m3_pass_groups_unit`):
+        the MaxAbs mask (0x7FFFFFFF, else all ones) and the subgroups of 32 a group (1, 2 or 4: GroupN 32, 64,
+        128).  The ``8
         gsz`` FP32 -> E4M3 elements from ``j`` (eight whole (sub)groups, ``8 / per`` groups) by
         :func:`_e4m3_lane8_ir` (``unit``: the
         multipliers all 1, ``mp``/``mn`` not read), 32 codes a store, the overflow codes constants (``sat``:
@@ -3913,10 +3934,10 @@ if NUMBA_AVAILABLE:  # pragma: no branch
         neither defers the 8 to 32 maxima and minima into one tree at the end (spilling their leaves) nor
         interleaves the vectors' lanes.  No bounds check: ``j + 8 gsz <= a.size``, ``g + 8 / per <=
         gk.size``."""
-        rt = isinstance(gsz, _types.IntegerLiteral) and gsz.literal_value == 32  # absm and per at run time
+        rt = isinstance(absm, _types.Integer)  # absm and per at run time (gsz 32 only)
         if not (isinstance(gsz, _types.IntegerLiteral) and gsz.literal_value in (8, 16, 32)
                 and isinstance(unit, _types.BooleanLiteral) and isinstance(sat, _types.BooleanLiteral)
-                and (isinstance(absm, _types.Integer) and isinstance(per, _types.Integer) if rt else
+                and (gsz.literal_value == 32 and isinstance(per, _types.Integer) if rt else
                      (isinstance(absm, _types.BooleanLiteral) and not absm.literal_value
                       and isinstance(per, _types.IntegerLiteral) and per.literal_value == 1))
                 and isinstance(a, _types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == _types.uint32
