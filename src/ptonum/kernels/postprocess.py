@@ -3960,7 +3960,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
             aty, mty, _, _, oty, _, gty, gsig = signature.args[:8]
             av, mpv, mnv, jv, ov, accv, gv, g_ = args[:8]
             absv = _e4m3_splat8(builder, args[11]) if rt else None  # the MaxAbs mask, eight lanes
-            perv = context.cast(builder, args[12], signature.args[12], _types.intp) if rt else None
+            perv: Any = context.cast(builder, args[12], signature.args[12], _types.intp) if rt else None
             smax8 = _llvm_fn(builder, "llvm.smax.v8i32", _V8, [_V8, _V8])
             umin = _llvm_fn(builder, "llvm.umin.v8i32", _V8, [_V8, _V8])
             umax = _llvm_fn(builder, "llvm.umax.v8i32", _V8, [_V8, _V8])
