@@ -736,7 +736,7 @@ def test_errors_come_in_the_order_of_the_files_with_the_totals_of_the_checked_on
         f"ptonum check: error: {header_only} [{engines}]: no rows checked (the file has no data rows)",
         f"ptonum check: error: {missing}: cannot read vector file (No such file or directory)"]
     checked = "30 row(s) checked" if engine == "fast" else "60 row(s) checked (fast 30, reference 30)"
-    assert r.stdout.splitlines()[-1] == f"PASS: {checked}, 2 file error(s)"
+    assert r.stdout.splitlines()[-1] == f"ERROR: {checked}, 2 file error(s)"  # was PASS: ..., 2 file error(s)
     assert "header_only" not in r.stdout and "missing" not in r.stdout
     # a failing file beside them: the FAIL line with the errors counted, still exit 2
     bad = _one_mismatch_one_malformed(tmp_path)
@@ -745,3 +745,22 @@ def test_errors_come_in_the_order_of_the_files_with_the_totals_of_the_checked_on
     assert r.exit_code == 2, r.output
     assert [ln.split(": error: ")[1].split(" ")[0] for ln in r.stderr.splitlines()] == [f"{missing}:", str(header_only)]
     assert r.stdout.splitlines()[-1].startswith("FAIL: ") and r.stdout.splitlines()[-1].endswith(", 2 file error(s)")
+
+
+def test_summary_never_says_pass_when_a_file_is_in_error(tmp_path: Path) -> None:
+    """`ptonum check good.csv header_only.csv` ended with `PASS: 5 row(s) checked, 1 file error(s)` and exit 2: a
+    grep for PASS read it as a pass.  The line starts with ERROR when the checked files passed but a file is in
+    error, and with PASS only when none is; FAIL still comes first when a row failed (exit 2 all the same)."""
+    good = _small(tmp_path, 5, "good.csv")
+    header_only = tmp_path / "header_only.csv"
+    header_only.write_text(good.read_text().splitlines()[0] + "\n")
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(good), str(header_only)])
+    assert r.exit_code == 2, r.output
+    assert "PASS" not in r.stdout
+    assert r.stdout.splitlines()[-1] == "ERROR: 5 row(s) checked, 1 file error(s)"
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(good)])
+    assert r.exit_code == 0 and r.stdout.splitlines()[-1] == "PASS: 5 row(s) checked", r.output
+    bad = _one_mismatch_one_malformed(tmp_path)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(bad), str(header_only), "--no-explain"])
+    assert r.exit_code == 2, r.output  # the file error (2) wins over the mismatch (1)
+    assert r.stdout.splitlines()[-1] == "FAIL: 1 failing row(s), 1 malformed row(s), 1 file error(s)"

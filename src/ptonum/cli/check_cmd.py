@@ -57,8 +57,10 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     or malformed row; a malformed tile case likewise, the other cases still checked); 2 an error: a file is missing or unreadable, its header matches
     no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`, every row malformed).
     Errors are one line each on stderr (one per file for all engines when no row was checked), in the order of
-    FILES, after the results; a file in error has no row in the table, and the PASS/FAIL line totals the files
-    that were checked. The FAIL line counts failing rows (mismatch or model error) and malformed rows
+    FILES, after the results; a file in error has no row in the table, and the last line totals the files
+    that were checked: PASS when every file was checked and passed, ERROR when those checked passed but a file
+    is in error, FAIL when a row failed (with the file errors counted). A run with both a failing row and a file
+    in error exits 2 (the error wins over the mismatch's 1). The FAIL line counts failing rows (mismatch or model error) and malformed rows
     apart, as the table does. Blank lines before the header are skipped (line numbers count them).
 
     `--builtin` adds the ASL conformance vectors shipped inside the package (pto-spec e599a3d3,
@@ -213,12 +215,15 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
     for _, msg in sorted(errors, key=lambda e: e[0]):  # in the order of FILES (stable within a file)
         sys.stderr.write(error_line("check", msg, translate=False) + "\n")
     failed = sum(r.failed for r in reports)
-    # the totals of the files that were checked, also when others are in error (the exit status says 2)
+    # the totals of the files that were checked, also when others are in error (the exit status says 2); the
+    # line starts with PASS only when every file was checked and passed (a grep for PASS is not fooled by a
+    # file in error): ERROR when the checked files passed but another is in error, FAIL when a row failed
     also = f", {len(errors)} file error(s)" if errors else ""
     if failed:
         console.print(f"[red]FAIL[/red]: {_failing_text(reports)}{also}")
     elif reports:
-        console.print(f"[green]PASS[/green]: {sum(r.checked for r in reports)} row(s) checked"
+        verdict = "[red]ERROR[/red]" if errors else "[green]PASS[/green]"
+        console.print(f"{verdict}: {sum(r.checked for r in reports)} row(s) checked"
                       f"{_per_engine(reports, 'checked')}{also}")
     if errors:
         sys.exit(EXIT_ERROR)
