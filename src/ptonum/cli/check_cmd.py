@@ -45,7 +45,7 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     their header names; or a JSON list of
     whole tiles such as tiles.json.gz) against the model; `-` reads standard input (once).
 
-    Prints a table of pass/fail counts per file and engine (a file with no row checked is an
+    Prints a table of pass/fail counts per file (its path as given; `--builtin`'s files by name) and engine (a file with no row checked is an
     error line instead, never a 0-row entry: no table when no file has a result), the first
     failures with file:line, inputs, expected vs got bits and flags, and the explain trace of
     the first mismatch. A UTF-8 byte-order mark before the header is accepted, and so are two extra
@@ -69,6 +69,7 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     `--workers N` (a local cluster) or `--scheduler ADDRESS` (an existing Dask scheduler) split each
     vector file into row blocks checked in parallel; the report is the same as a serial run's.
     """
+    given = len(files)  # the FILES given; the ones after them are --builtin's (shown by name in the table)
     if builtin:
         from ..conformance.schema import builtin_vector_files
 
@@ -80,7 +81,7 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
         raise click.UsageError(f"FILES: '-' (standard input) is given {files.count('-')} times; it can be read once")
     console = out_console()
     with errors_to_exit("check"), client_for("check", scheduler, workers) as client:
-        _check_files(console, files, engine, max_report, limit, sample, seed, no_explain, client)
+        _check_files(console, files, engine, max_report, limit, sample, seed, no_explain, client, given)
 
 
 #: the kernel modules (ptonum.kernels.*) a vector file's operation runs on the fast engine; the other operations
@@ -89,7 +90,12 @@ KERNELS_OF_OP = {"postprocess_element": ("postprocess",), "tcvt_e8m0": ("tcvt",)
 
 
 def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: int, limit: Optional[int],
-                 sample: Optional[int], seed: int, no_explain: bool, client: Any) -> None:
+                 sample: Optional[int], seed: int, no_explain: bool, client: Any, given: Optional[int] = None) -> None:
+    """Check ``files``; the first ``given`` of them (all when None) are FILES as given on the command line, shown
+    in the table as given (two files of the same name in different folders stay apart), the rest are
+    ``--builtin``'s, shown by their names."""
+    if given is None:
+        given = len(files)
     def check_rows(parsed: Any, eng: str, **kw: Any) -> FileReport:
         if client is None:
             from .compile_cmd import warn_if_cold
@@ -176,7 +182,8 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
         table.add_column(col, justify="right" if col not in ("file", "operation", "engine") else "left")
     for r in reports:
         style = "green" if r.ok else "red"
-        table.add_row(escape(Path(r.path).name), r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
+        shown = str(r.path) if position[id(r)] < given else Path(r.path).name  # the path as given, as failures say
+        table.add_row(escape(shown), r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
                       f"[{style}]{r.mismatched + r.errors}[/{style}]", str(r.malformed))
     if table.row_count:
         print_table(console, table, fold=("file",))
