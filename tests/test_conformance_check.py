@@ -293,11 +293,12 @@ def test_nothing_checked_prints_no_table(tmp_path: Path, args: list, engine: str
     assert r.stderr == f"ptonum check: error: {p} [{', '.join(engines)}]: no rows checked ({why})\n"
 
 
-def test_header_only_file_beside_a_good_one_has_no_table_row(tmp_path: Path) -> None:
+def test_header_only_file_beside_a_good_one_has_no_table_row(tmp_path: Path, monkeypatch) -> None:
     """Beside a file that was checked, the header-only file is its error line only: the table lists the
     checked file alone (was: also a 0-row entry for the header-only file)."""
-    good = _small(tmp_path, 30, "good.csv")
-    empty = tmp_path / "header_only.csv"
+    _small(tmp_path, 30, "good.csv")
+    monkeypatch.chdir(tmp_path)  # the table shows the path as given
+    good, empty = Path("good.csv"), Path("header_only.csv")
     empty.write_text(good.read_text().splitlines()[0] + "\n")
     r = CliRunner().invoke(main, ["check", str(good), str(empty)])
     assert r.exit_code == 2, r.output
@@ -316,9 +317,10 @@ def test_utf8_bom_before_header_is_accepted(tmp_path: Path) -> None:
     assert "PASS" in r.stdout
 
 
-def test_piped_table_is_not_elided(tmp_path: Path) -> None:
+def test_piped_table_is_not_elided(tmp_path: Path, monkeypatch) -> None:
     p = _small(tmp_path, 1234, "a_rather_long_vector_file_name_for_the_table_tcvt_e8m0_part_0001.csv")
-    r = CliRunner(env={"COLUMNS": None}).invoke(main, ["check", str(p)])  # not a TTY, no COLUMNS
+    monkeypatch.chdir(tmp_path)  # the table shows the path as given: the name alone, on one line at 200 columns
+    r = CliRunner(env={"COLUMNS": None}).invoke(main, ["check", p.name])  # not a TTY, no COLUMNS
     assert r.exit_code == 0, r.output
     assert "…" not in r.stdout
     assert p.name in r.stdout and r.stdout.count("1234") >= 3
@@ -710,7 +712,7 @@ def test_fail_line_counts_malformed_rows_apart_as_the_table_does(tmp_path: Path,
     assert r.exit_code == 1, r.output
     engines = ["fast", "reference"] if engine == "both" else ["fast"]
     rows = [[c.strip() for c in ln.split("│")[1:-1]] for ln in r.stdout.splitlines() if ln.startswith("│")]
-    assert rows == [["mm.csv", "tcvt_e8m0", e, "30", "29", "28", "1", "1"] for e in engines]
+    assert rows == [[str(p), "tcvt_e8m0", e, "30", "29", "28", "1", "1"] for e in engines]
     for e in engines:
         assert f"{p} [{e}] tcvt_e8m0: 1 failing row(s), 1 malformed row(s); first 2:" in r.stdout
     shares = ("", "") if engine == "fast" else (" (fast 1, reference 1)",) * 2
@@ -736,7 +738,7 @@ def test_errors_come_in_the_order_of_the_files_with_the_totals_of_the_checked_on
         f"ptonum check: error: {header_only} [{engines}]: no rows checked (the file has no data rows)",
         f"ptonum check: error: {missing}: cannot read vector file (No such file or directory)"]
     checked = "30 row(s) checked" if engine == "fast" else "60 row(s) checked (fast 30, reference 30)"
-    assert r.stdout.splitlines()[-1] == f"PASS: {checked}, 2 file error(s)"
+    assert r.stdout.splitlines()[-1] == f"ERROR: {checked}, 2 file error(s)"  # was PASS: ..., 2 file error(s)
     assert "header_only" not in r.stdout and "missing" not in r.stdout
     # a failing file beside them: the FAIL line with the errors counted, still exit 2
     bad = _one_mismatch_one_malformed(tmp_path)
@@ -745,3 +747,40 @@ def test_errors_come_in_the_order_of_the_files_with_the_totals_of_the_checked_on
     assert r.exit_code == 2, r.output
     assert [ln.split(": error: ")[1].split(" ")[0] for ln in r.stderr.splitlines()] == [f"{missing}:", str(header_only)]
     assert r.stdout.splitlines()[-1].startswith("FAIL: ") and r.stdout.splitlines()[-1].endswith(", 2 file error(s)")
+
+
+def test_summary_never_says_pass_when_a_file_is_in_error(tmp_path: Path) -> None:
+    """`ptonum check good.csv header_only.csv` ended with `PASS: 5 row(s) checked, 1 file error(s)` and exit 2: a
+    grep for PASS read it as a pass.  The line starts with ERROR when the checked files passed but a file is in
+    error, and with PASS only when none is; FAIL still comes first when a row failed (exit 2 all the same)."""
+    good = _small(tmp_path, 5, "good.csv")
+    header_only = tmp_path / "header_only.csv"
+    header_only.write_text(good.read_text().splitlines()[0] + "\n")
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(good), str(header_only)])
+    assert r.exit_code == 2, r.output
+    assert "PASS" not in r.stdout
+    assert r.stdout.splitlines()[-1] == "ERROR: 5 row(s) checked, 1 file error(s)"
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(good)])
+    assert r.exit_code == 0 and r.stdout.splitlines()[-1] == "PASS: 5 row(s) checked", r.output
+    bad = _one_mismatch_one_malformed(tmp_path)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(bad), str(header_only), "--no-explain"])
+    assert r.exit_code == 2, r.output  # the file error (2) wins over the mismatch (1)
+    assert r.stdout.splitlines()[-1] == "FAIL: 1 failing row(s), 1 malformed row(s), 1 file error(s)"
+
+
+def test_table_shows_each_file_as_given_so_same_named_files_stay_apart(tmp_path: Path, monkeypatch) -> None:
+    """`ptonum check d1/v.csv d2/v.csv` showed two table rows both labelled `v.csv` (the failure lines show the
+    path): the table shows each file as given on the command line; --builtin's files keep their names."""
+    for d in ("d1", "d2"):
+        (tmp_path / d).mkdir()
+        _small(tmp_path / d, 7 if d == "d1" else 9, "v.csv")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", "d1/v.csv", "d2/v.csv", "--engine", "both"])
+    assert r.exit_code == 0, r.output
+    rows = [[c.strip() for c in ln.split("│")[1:-1]] for ln in r.stdout.splitlines() if ln.startswith("│")]
+    assert [(row[0], row[2], row[4]) for row in rows] == [("d1/v.csv", "fast", "7"), ("d1/v.csv", "reference", "7"),
+                                                         ("d2/v.csv", "fast", "9"), ("d2/v.csv", "reference", "9")]
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", "d1/v.csv", "--builtin", "--limit", "3"])
+    assert r.exit_code == 0, r.output
+    names = [ln.split("│")[1].strip() for ln in r.stdout.splitlines() if ln.startswith("│")]
+    assert names[0] == "d1/v.csv" and len(names) > 1 and all("/" not in n for n in names[1:]), names

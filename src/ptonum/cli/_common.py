@@ -111,14 +111,15 @@ def console_width(is_terminal: bool, *, stderr: bool = False) -> Optional[int]:
 
 
 #: the range help (``--help``, a group's help on a usage error) is laid out in
-HELP_MIN_WIDTH, HELP_MAX_WIDTH = 40, 200
+HELP_MIN_WIDTH, HELP_MAX_WIDTH = 74, 200
 
 
 def help_width() -> int:
     """The width of help: ``COLUMNS`` when it is a positive integer (:func:`columns_env`), else the terminal's
     width, else 80 (a pipe, a file), kept within :data:`HELP_MIN_WIDTH`..:data:`HELP_MAX_WIDTH`.  rich-click
     read ``COLUMNS`` itself: ``COLUMNS=0`` printed nothing at all, ``COLUMNS=100000`` padded every line to
-    100,000 columns, and below about 40 columns its panels cut their text."""
+    100,000 columns, and its panels cut option names and words too long for a column with "…" (at 73 columns
+    ``compare``'s ``--scale-rounding``; 74 is the narrowest width at which no command's help is cut)."""
     width = columns_env() or terminal_width() or 80
     return max(HELP_MIN_WIDTH, min(HELP_MAX_WIDTH, width))
 

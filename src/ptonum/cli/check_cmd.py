@@ -45,7 +45,7 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     their header names; or a JSON list of
     whole tiles such as tiles.json.gz) against the model; `-` reads standard input (once).
 
-    Prints a table of pass/fail counts per file and engine (a file with no row checked is an
+    Prints a table of pass/fail counts per file (its path as given; `--builtin`'s files by name) and engine (a file with no row checked is an
     error line instead, never a 0-row entry: no table when no file has a result), the first
     failures with file:line, inputs, expected vs got bits and flags, and the explain trace of
     the first mismatch. A UTF-8 byte-order mark before the header is accepted, and so are two extra
@@ -57,8 +57,10 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     or malformed row; a malformed tile case likewise, the other cases still checked); 2 an error: a file is missing or unreadable, its header matches
     no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`, every row malformed).
     Errors are one line each on stderr (one per file for all engines when no row was checked), in the order of
-    FILES, after the results; a file in error has no row in the table, and the PASS/FAIL line totals the files
-    that were checked. The FAIL line counts failing rows (mismatch or model error) and malformed rows
+    FILES, after the results; a file in error has no row in the table, and the last line totals the files
+    that were checked: PASS when every file was checked and passed, ERROR when those checked passed but a file
+    is in error, FAIL when a row failed (with the file errors counted). A run with both a failing row and a file
+    in error exits 2 (the error wins over the mismatch's 1). The FAIL line counts failing rows (mismatch or model error) and malformed rows
     apart, as the table does. Blank lines before the header are skipped (line numbers count them).
 
     `--builtin` adds the ASL conformance vectors shipped inside the package (pto-spec e599a3d3,
@@ -67,6 +69,7 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     `--workers N` (a local cluster) or `--scheduler ADDRESS` (an existing Dask scheduler) split each
     vector file into row blocks checked in parallel; the report is the same as a serial run's.
     """
+    given = len(files)  # the FILES given; the ones after them are --builtin's (shown by name in the table)
     if builtin:
         from ..conformance.schema import builtin_vector_files
 
@@ -78,7 +81,7 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
         raise click.UsageError(f"FILES: '-' (standard input) is given {files.count('-')} times; it can be read once")
     console = out_console()
     with errors_to_exit("check"), client_for("check", scheduler, workers) as client:
-        _check_files(console, files, engine, max_report, limit, sample, seed, no_explain, client)
+        _check_files(console, files, engine, max_report, limit, sample, seed, no_explain, client, given)
 
 
 #: the kernel modules (ptonum.kernels.*) a vector file's operation runs on the fast engine; the other operations
@@ -87,7 +90,12 @@ KERNELS_OF_OP = {"postprocess_element": ("postprocess",), "tcvt_e8m0": ("tcvt",)
 
 
 def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: int, limit: Optional[int],
-                 sample: Optional[int], seed: int, no_explain: bool, client: Any) -> None:
+                 sample: Optional[int], seed: int, no_explain: bool, client: Any, given: Optional[int] = None) -> None:
+    """Check ``files``; the first ``given`` of them (all when None) are FILES as given on the command line, shown
+    in the table as given (two files of the same name in different folders stay apart), the rest are
+    ``--builtin``'s, shown by their names."""
+    if given is None:
+        given = len(files)
     def check_rows(parsed: Any, eng: str, **kw: Any) -> FileReport:
         if client is None:
             from .compile_cmd import warn_if_cold
@@ -174,7 +182,8 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
         table.add_column(col, justify="right" if col not in ("file", "operation", "engine") else "left")
     for r in reports:
         style = "green" if r.ok else "red"
-        table.add_row(escape(Path(r.path).name), r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
+        shown = str(r.path) if position[id(r)] < given else Path(r.path).name  # the path as given, as failures say
+        table.add_row(escape(shown), r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
                       f"[{style}]{r.mismatched + r.errors}[/{style}]", str(r.malformed))
     if table.row_count:
         print_table(console, table, fold=("file",))
@@ -213,12 +222,15 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
     for _, msg in sorted(errors, key=lambda e: e[0]):  # in the order of FILES (stable within a file)
         sys.stderr.write(error_line("check", msg, translate=False) + "\n")
     failed = sum(r.failed for r in reports)
-    # the totals of the files that were checked, also when others are in error (the exit status says 2)
+    # the totals of the files that were checked, also when others are in error (the exit status says 2); the
+    # line starts with PASS only when every file was checked and passed (a grep for PASS is not fooled by a
+    # file in error): ERROR when the checked files passed but another is in error, FAIL when a row failed
     also = f", {len(errors)} file error(s)" if errors else ""
     if failed:
         console.print(f"[red]FAIL[/red]: {_failing_text(reports)}{also}")
     elif reports:
-        console.print(f"[green]PASS[/green]: {sum(r.checked for r in reports)} row(s) checked"
+        verdict = "[red]ERROR[/red]" if errors else "[green]PASS[/green]"
+        console.print(f"{verdict}: {sum(r.checked for r in reports)} row(s) checked"
                       f"{_per_engine(reports, 'checked')}{also}")
     if errors:
         sys.exit(EXIT_ERROR)

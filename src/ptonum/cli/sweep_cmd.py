@@ -33,8 +33,8 @@ def _common_options(fn: Any) -> Any:
     fn = click.option("--resume", is_flag=True,
                       help="Continue the sweep recorded in --state (finished partitions are not run again).")(fn)
     fn = click.option("--state", "state_dir", default=None, metavar="DIR",
-                      help="Directory recording finished partitions (default: $XDG_STATE_HOME/ptonum/sweeps/OP-HASH, "
-                           "i.e. ~/.local/state/ptonum/sweeps/OP-HASH; one per sweep, so --resume finds it from "
+                      help="Directory recording finished partitions (default: OP-HASH in ptonum/sweeps under "
+                           "$XDG_STATE_HOME, else under ~/.local/state; one per sweep, so --resume finds it from "
                            "any directory).")(fn)
     fn = click.option("--partition-size", type=AsciiIntRange(min=1), default=None,
                       help="Codes per partition (one task each; default 262144 for tcvt, 131072 for postprocess: "
