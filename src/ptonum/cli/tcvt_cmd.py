@@ -250,8 +250,7 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
         cols = ("index", "source bits", "source value") + ((read_col,) if decimals else ()) + ("E8M0", "scale",
                                                                                                "flags")
         for col in cols:
-            table.add_column(col, justify="left" if col in ("scale", "flags", "index", read_col) else "right",
-                             overflow="fold")
+            table.add_column(col, justify="left" if col in ("scale", "flags", "index", read_col) else "right")
         width = 8 if src is TileDataType.FP32 else 4
         for k, i in enumerate(np.ndindex(codes.shape)):
             b, c, f = int(bits[i]), int(codes[i]), int(flags[i])
@@ -264,8 +263,8 @@ def command(file: Optional[str], dst: str, rmode: str, sat: bool, src_type: Opti
         console.print(head, highlight=False)
         summary = flag_summary(flags)
         table = Table(title="summary", title_justify="left")
-        table.add_column("count", overflow="fold")
-        table.add_column("elements", justify="right", overflow="fold")
+        table.add_column("count")
+        table.add_column("elements", justify="right")
         finite = codes[codes != 0xFF]
         table.add_row("NaN code 0xff", str(int(codes.size - finite.size)))
         if finite.size:
