@@ -64,6 +64,14 @@ def _at_width(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
     monkeypatch.setattr(ptonum.cli._common, "PIPE_WIDTH", width)
 
 
+def _rows_at(monkeypatch: pytest.MonkeyPatch, width: int, args: List[str]) -> List[Dict[str, str]]:
+    """The table rows ``ptonum ARGS`` prints piped at ``width`` columns (:func:`table_rows`); exit 0 asserted."""
+    _at_width(monkeypatch, width)
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    return table_rows(r.stdout)
+
+
 #: IEEE 754 binary64/32/16, bfloat16 and the OCP 8-bit formats: (type, carrier, exp bits, frac bits, bias)
 FORMATS = [("FP64", "64", "11", "52", "1023"), ("FP32", "32", "8", "23", "127"), ("FP16", "16", "5", "10", "15"),
            ("BF16", "16", "8", "7", "127"), ("E4M3", "8", "4", "3", "7"), ("E5M2", "8", "5", "2", "15"),
@@ -74,10 +82,7 @@ FORMAT_HEADERS = ["type", "code", "kind", "carrier", "lanes", "sign", "exp bits"
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_formats_table_keeps_every_value_whole(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
-    _at_width(monkeypatch, width)
-    r = CliRunner().invoke(main, ["formats"])
-    assert r.exit_code == 0, r.output
-    rows = table_rows(r.stdout)
+    rows = _rows_at(monkeypatch, width, ["formats"])
     assert list(rows[0]) == FORMAT_HEADERS
     by_type = {row["type"]: row for row in rows}
     assert list(by_type) == ["FP64", "FP32", "TF32", "HF32", "FP16", "BF16", "HiF8", "E4M3", "E5M2", "E3M2", "E2M3",
@@ -91,10 +96,8 @@ def test_formats_table_keeps_every_value_whole(monkeypatch: pytest.MonkeyPatch, 
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_formats_field_table_keeps_every_value_whole(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
-    _at_width(monkeypatch, width)
-    r = CliRunner().invoke(main, ["formats", "FP64"])
-    assert r.exit_code == 0, r.output
-    rows = {row["field (NumericFormatDescriptor)"]: row["value"] for row in table_rows(r.stdout)}
+    rows = {row["field (NumericFormatDescriptor)"]: row["value"]
+            for row in _rows_at(monkeypatch, width, ["formats", "FP64"])}
     assert (rows["kind"], rows["carrier_bits"], rows["exponent_bias"], rows["fraction_bits_max"]) == \
         ("FIXED_BINARY", "64", "1023", "52")
 
@@ -103,10 +106,7 @@ def test_formats_field_table_keeps_every_value_whole(monkeypatch: pytest.MonkeyP
 def test_modes_table_keeps_every_value_whole(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
     from ptonum.fpatr.attributes import MODE_TABLE
 
-    _at_width(monkeypatch, width)
-    r = CliRunner().invoke(main, ["modes"])
-    assert r.exit_code == 0, r.output
-    rows = table_rows(r.stdout)
+    rows = _rows_at(monkeypatch, width, ["modes"])
     assert list(rows[0]) == ["code", "name", "acc", "D", "param", "offset", "rounding", "shift", "Sat"]
     assert [row["name"] for row in rows] == [MODE_TABLE[c].name for c in sorted(MODE_TABLE)]
     by_name = {row["name"]: row for row in rows}
