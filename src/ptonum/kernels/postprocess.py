@@ -1057,21 +1057,20 @@ def _e4m3_groups_loop(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, u
 
 
 @njit(inline="always")
-def _e4m3_groups_sat(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool, absm: Any,
-                     per: int) -> Any:
-    """:func:`_e4m3_groups_loop` with ``sat`` as a literal (``gsz`` and ``unit`` literals at the call)."""
+def _e4m3_groups_sat(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool) -> Any:
+    """:func:`_e4m3_groups_loop` with ``sat`` as a literal (``gsz`` and ``unit`` literals at the call; no mask,
+    one group a step's subgroup)."""
     if sat:
-        return _e4m3_groups_loop(a_, o_, mp_, mn_, gk, gsz, unit, True, absm, per)
-    return _e4m3_groups_loop(a_, o_, mp_, mn_, gk, gsz, unit, False, absm, per)
+        return _e4m3_groups_loop(a_, o_, mp_, mn_, gk, gsz, unit, True, False, 1)
+    return _e4m3_groups_loop(a_, o_, mp_, mn_, gk, gsz, unit, False, False, 1)
 
 
 @njit(inline="always")
-def _e4m3_groups_unit(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool, absm: Any,
-                      per: int) -> Any:
+def _e4m3_groups_unit(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, gsz: int, unit: bool, sat: bool) -> Any:
     """:func:`_e4m3_groups_sat` with ``unit`` as a literal (``gsz`` a literal at the call)."""
     if unit:
-        return _e4m3_groups_sat(a_, o_, mp_, mn_, gk, gsz, True, sat, absm, per)
-    return _e4m3_groups_sat(a_, o_, mp_, mn_, gk, gsz, False, sat, absm, per)
+        return _e4m3_groups_sat(a_, o_, mp_, mn_, gk, gsz, True, sat)
+    return _e4m3_groups_sat(a_, o_, mp_, mn_, gk, gsz, False, sat)
 
 
 @njit
@@ -1096,11 +1095,11 @@ def _e4m3_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, gk: Any, seg: int, u
     4.30 -> 4.12 (h-grp)."""
     # one step intrinsic (_e4m3_grp) with GroupN, unit and Sat as literals: one compiled loop each
     if seg == 8:
-        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 8, unit, sat, False, 1)
+        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 8, unit, sat)
     elif seg == 16:
-        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 16, unit, sat, False, 1)
+        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 16, unit, sat)
     else:
-        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 32, unit, sat, False, 1)
+        acc = _e4m3_groups_unit(a_, o_, mp_, mn_, gk, 32, unit, sat)
     return _e4m3_word(_e4m3_acc8_min(acc), _e4m3_acc8_max(acc))
 
 
