@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
+from numpy.typing import DTypeLike
 
 from ptonum.cli import main
 from ptonum.formats import TileDataType
@@ -66,6 +67,54 @@ def test_formats_single_type_prints_every_descriptor_field() -> None:
         assert f"{field} {value}" in text
     assert "E8M0 (code 13)" in text and "has_zero false" in text
     assert "S8 (code 19) is an integer type: it has no floating-format descriptor." in text
+
+
+def _nan_bits(dtype: DTypeLike, bits: DTypeLike) -> str:
+    """The NaN a library writes for ``dtype`` (numpy / ml_dtypes: their default quiet NaN), as hex."""
+    return f"{int(np.array([np.nan]).astype(dtype).view(bits)[0]):#x}"
+
+
+# The canonical NaN of each floating/scale type, not from ptonum: the IEEE and OCP types' default NaN from numpy
+# and ml_dtypes; TF32, HF32 and HiF8 from ../shared/reference/formats.md (pto-spec tf32.asl, hf32.asl: "Canonical
+# NaN 0x7FC00000"; HiF8: "NaN: 1 0000 000 = 0x80. It is the only NaN"); '-' for the types with no NaN at all
+# (formats.md: E3M2, E2M3, E2M1, E1M2/HiFloat4 "no Inf/NaN").
+CANONICAL_NAN = {
+    "FP64": _nan_bits(np.float64, np.uint64), "FP32": _nan_bits(np.float32, np.uint32),
+    "TF32": "0x7fc00000", "HF32": "0x7fc00000",
+    "FP16": _nan_bits(np.float16, np.uint16), "BF16": _nan_bits(ml_dtypes.bfloat16, np.uint16),
+    "HiF8": "0x80",
+    "E4M3": _nan_bits(ml_dtypes.float8_e4m3fn, np.uint8), "E5M2": _nan_bits(ml_dtypes.float8_e5m2, np.uint8),
+    "E3M2": "-", "E2M3": "-", "E2M1X2": "-", "E1M2X2": "-",
+    "E8M0": _nan_bits(ml_dtypes.float8_e8m0fnu, np.uint8),
+    "HiF4X2": "-",
+}
+
+
+def test_canonical_nan_expectations_are_the_libraries_bits() -> None:
+    """The independent values are what they should be (a library change would show here first)."""
+    assert [CANONICAL_NAN[t] for t in ("FP64", "FP32", "FP16", "BF16", "E4M3", "E5M2", "E8M0")] == [
+        "0x7ff8000000000000", "0x7fc00000", "0x7e00", "0x7fc0", "0x7f", "0x7e", "0xff"]
+    assert sorted(CANONICAL_NAN) == sorted(t.name for t in TileDataType if t.is_floating)
+
+
+@pytest.mark.parametrize("name", list(CANONICAL_NAN))
+def test_formats_type_shows_its_canonical_nan_as_the_summary_does(name: str) -> None:
+    """Fresh-user finding: ``ptonum formats FP16`` had no canonical NaN (only the summary row had one): every
+    type's field table now ends with it, the same text as its summary cell, '-' for a type without NaN."""
+    r = run(["formats", name])
+    assert r.exit_code == 0, r.output
+    lines = [[c.strip() for c in line.split("│")[1:-1]] for line in r.output.splitlines() if line.startswith("│")]
+    assert lines[-1] == ["canonical NaN", CANONICAL_NAN[name]], r.output
+    assert [cells[0] for cells in lines[:-1]] == [
+        "available", "kind", "carrier_bits", "lane_bits", "lanes_per_carrier", "sign_bits", "sign_bit",
+        "exponent_bits_min", "exponent_bits_max", "fraction_bits_min", "fraction_bits_max",
+        "exponent_bias_available", "exponent_bias", "required_low_zero_bits", "required_high_zero_bits",
+        "has_zero", "has_signed_zero", "has_subnormal", "has_infinity", "has_quiet_nan", "has_signaling_nan"]
+    has_nan = dict(lines)["has_quiet_nan"] == "true"
+    assert has_nan == (CANONICAL_NAN[name] != "-")
+    summary = run(["formats"])
+    row = next(line for line in summary.output.splitlines() if line.startswith(f"│ {name} "))
+    assert row.split("│")[-2].strip() == CANONICAL_NAN[name]
 
 
 def test_formats_unknown_type_is_a_usage_error() -> None:

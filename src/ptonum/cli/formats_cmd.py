@@ -31,6 +31,13 @@ def _range(lo: int, hi: int) -> str:
     return str(lo) if lo == hi else f"{lo}..{hi}"
 
 
+def _nan_text(dt: TileDataType, d: FormatDescriptor) -> str:
+    """The canonical NaN encoding of ``dt`` (``canonical_nan``, ASL ``TileNumericCanonicalNaN``) in hex, as many
+    digits as the carrier has; '-' for a type without one.  One text for the summary row and the field table."""
+    nan = canonical_nan(dt)
+    return "-" if nan is None else f"0x{nan:0{(d.carrier_bits + 3) // 4}x}"
+
+
 def _console() -> Console:
     return out_console()  # a closed stdout pipe: status 141, not rich's 1; pipes and test runners: 200 columns
 
@@ -48,7 +55,6 @@ def _summary_table(types: Tuple[TileDataType, ...]) -> Table:
             zero_bits.append(f"low {d.required_low_zero_bits}")
         if d.required_high_zero_bits:
             zero_bits.append(f"high {d.required_high_zero_bits}")
-        nan = canonical_nan(dt)
         table.add_row(
             dt.name, str(int(dt)), _KIND_LABEL[d.kind],
             str(d.carrier_bits),
@@ -60,7 +66,7 @@ def _summary_table(types: Tuple[TileDataType, ...]) -> Table:
             ", ".join(zero_bits) or "-",
             _yn(d.has_zero), _yn(d.has_signed_zero), _yn(d.has_subnormal), _yn(d.has_infinity),
             _yn(d.has_quiet_nan), _yn(d.has_signaling_nan),
-            f"{nan:#x}" if nan is not None else "-",
+            _nan_text(dt, d),
         )
     return table
 
@@ -73,6 +79,8 @@ def _field_table(dt: TileDataType, d: FormatDescriptor) -> Table:
         value = getattr(d, field.name)
         text = value.name if field.name == "kind" else (str(value).lower() if isinstance(value, bool) else str(value))
         table.add_row(field.name, text)
+    table.add_section()  # not a descriptor field: ASL TileNumericCanonicalNaN, the summary's last column
+    table.add_row("canonical NaN", _nan_text(dt, d))
     return table
 
 
@@ -83,8 +91,9 @@ def command(types: Tuple[str, ...]) -> None:
 
     With no TYPE, one table row per floating/scale type: carrier and lane widths,
     sign position, exponent and fraction widths, bias, carrier bits that must be
-    zero, and which special values exist. With TYPE names or codes, every
-    descriptor field of each, as the ASL record names them.
+    zero, which special values exist and the canonical NaN encoding. With TYPE
+    names or codes, every descriptor field of each, as the ASL record names
+    them, then its canonical NaN encoding ('-': the type has none).
 
     Integer types (S64..S4X2, U64..U4X2) have no floating-format descriptor.
     """
