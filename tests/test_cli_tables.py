@@ -118,6 +118,42 @@ def test_modes_table_keeps_every_value_whole(monkeypatch: pytest.MonkeyPatch, wi
     assert by_name["VSHIFTS322S16"]["code"] == "12" and by_name["VSHIFTS322S16"]["shift"] == "yes"
 
 
+def _raw_cells_at(monkeypatch: pytest.MonkeyPatch, width: int, args: List[str], header: str) -> List[str]:
+    """The cells of the column ``header`` of the table ``ptonum ARGS`` prints piped at ``width`` columns, as printed:
+    with their padding and the spaces that justify them (exit 0 asserted)."""
+    _at_width(monkeypatch, width)
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    heads = [_cells(ln, "┃") for ln in lines if ln.startswith("┃")]
+    index = [" ".join(h[i] for h in heads if h[i]) for i in range(len(heads[0]))].index(header)
+    return [ln.split("│")[1:-1][index] for ln in lines if ln.startswith("│")]
+
+
+@pytest.mark.parametrize("width", (80, 200))
+@pytest.mark.parametrize("args, header", [
+    (["modes"], "code"), (["formats"], "code"), (["formats"], "carrier"), (["formats"], "exp bits"),
+    (["formats"], "frac bits"), (["formats"], "bias")], ids=lambda v: "-".join(v) if isinstance(v, list) else v)
+def test_number_columns_are_right_aligned(monkeypatch: pytest.MonkeyPatch, width: int, args: List[str],
+                                          header: str) -> None:
+    """Fresh-user finding: the code column was right-aligned in ``ptonum modes`` and left-aligned in ``ptonum
+    formats``; every number column of both is right-aligned now (a one-space pad on each side)."""
+    cells = _raw_cells_at(monkeypatch, width, args, header)
+    assert any(len(c.strip()) + 2 < len(c) for c in cells)  # some cell is narrower than its column
+    for cell in cells:
+        assert cell == cell.strip().rjust(len(cell) - 1) + " ", (header, cells)
+
+
+@pytest.mark.parametrize("width", (80, 200))
+def test_canonical_nan_column_is_left_aligned(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    """The canonical NaN is a bit pattern of 2 to 16 hex digits: left-aligned, so its 0x and its top (sign and
+    exponent) digits line up from FP64's 0x7ff8000000000000 to E4M3's 0x7f."""
+    cells = _raw_cells_at(monkeypatch, width, ["formats"], "canonical NaN")
+    assert [c.strip() for c in cells[:2]] == ["0x7ff8000000000000", "0x7fc00000"]
+    for cell in cells:
+        assert cell == " " + cell.strip().ljust(len(cell) - 1), cells
+
+
 NAME = "a_rather_long_vector_file_name_for_the_table_tcvt_e8m0_part_0001.csv"
 
 

@@ -38,6 +38,11 @@ def _nan_text(dt: TileDataType, d: FormatDescriptor) -> str:
     return "-" if nan is None else f"0x{nan:0{(d.carrier_bits + 3) // 4}x}"
 
 
+#: the summary's columns that hold numbers (right-aligned, as ``ptonum modes`` aligns its codes); the canonical
+#: NaN is a bit pattern of 2 to 16 hex digits: left-aligned, its 0x and top (sign, exponent) digits line up
+_NUMERIC = frozenset(("code", "carrier", "exp bits", "frac bits", "bias"))
+
+
 def _console() -> Console:
     return out_console()  # a closed stdout pipe: status 141, not rich's 1; pipes and test runners: 200 columns
 
@@ -47,7 +52,7 @@ def _summary_table(types: Tuple[TileDataType, ...]) -> Table:
                   show_lines=False, header_style="bold")
     for name in ("type", "code", "kind", "carrier", "lanes", "sign", "exp bits", "frac bits",
                  "bias", "must-be-zero", "zero", "±0", "subnormal", "inf", "qNaN", "sNaN", "canonical NaN"):
-        table.add_column(name)
+        table.add_column(name, justify="right" if name in _NUMERIC else "left")
     for dt in types:
         d = descriptor(dt)
         zero_bits = []
