@@ -117,6 +117,16 @@ def test_formats_type_shows_its_canonical_nan_as_the_summary_does(name: str) -> 
     assert row.split("│")[-2].strip() == CANONICAL_NAN[name]
 
 
+def test_formats_several_types_are_separated_by_a_blank_line() -> None:
+    """Each type's table or integer note is one block: a blank line between them (they ran together)."""
+    r = run(["formats", "FP16", "S8", "E8M0"])
+    assert r.exit_code == 0, r.output
+    chunks = r.output.strip("\n").split("\n\n")
+    assert [c.splitlines()[0].strip() for c in chunks] == [
+        "FP16 (code 4)", "S8 (code 19) is an integer type: it has no floating-format descriptor.", "E8M0 (code 13)"]
+    assert chunks[0].splitlines()[-1].startswith("└") and chunks[2].splitlines()[-1].startswith("└")
+
+
 def test_formats_unknown_type_is_a_usage_error() -> None:
     r = run(["formats", "FP8"])
     assert r.exit_code == 2

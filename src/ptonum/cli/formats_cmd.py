@@ -111,7 +111,9 @@ def command(types: Tuple[str, ...]) -> None:
         return
     with errors_to_exit("formats"):
         parsed = [parse_data_type(int(t.strip()) if is_digits(t.strip()) else t.strip(), "TYPE") for t in types]
-    for dt in parsed:
+    for i, dt in enumerate(parsed):
+        if i:
+            console.print()  # one blank line between the types' tables and notes
         d = descriptor(dt)
         if not d.available:
             console.print(f"{dt.name} (code {int(dt)}) is an integer type: it has no floating-format descriptor.")
