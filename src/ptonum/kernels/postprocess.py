@@ -1729,8 +1729,8 @@ def _hif8_pass(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, unit: bool = Fal
 @njit(inline="always")
 def _hif8_lookg(a_: Any, mp_: Any, mn_: Any, j: int, o_: Any, keys: Any, gk: Any, g: int, seg: int,
                 unit: bool, rh: Any, rl: Any) -> Tuple[Any, Any, Any]:
-    """One step of :func:`_hif8_groups_loop`: ``_hif8_look8g`` / ``_hif8_look16g`` (``unit``: ``_hif8_look8gu`` /
-    ``_hif8_look16gu`` / ``_hif8_look32gu``) by GroupN ``seg``; ``seg`` and ``unit`` literals at the call (the
+    """One step of :func:`_hif8_groups_loop`: ``_hif8_look8g`` / ``_hif8_look16g`` / ``_hif8_look32g`` (``unit``:
+    ``_hif8_look8gu`` / ``_hif8_look16gu`` / ``_hif8_look32gu``) by GroupN ``seg``; ``seg`` and ``unit`` literals at the call (the
     intrinsic chosen at compile time); ``rh``/``rl`` the row's running group maxima, returned updated with the word."""
     if seg == 8:
         if unit:
@@ -1740,7 +1740,9 @@ def _hif8_lookg(a_: Any, mp_: Any, mn_: Any, j: int, o_: Any, keys: Any, gk: Any
         if unit:
             return _hif8_look16gu(a_, mp_, mn_, j, o_, keys, gk, g, rh, rl)
         return _hif8_look16g(a_, mp_, mn_, j, o_, keys, gk, g, rh, rl)
-    return _hif8_look32gu(a_, mp_, mn_, j, o_, keys, gk, g, rh, rl)
+    if unit:
+        return _hif8_look32gu(a_, mp_, mn_, j, o_, keys, gk, g, rh, rl)
+    return _hif8_look32g(a_, mp_, mn_, j, o_, keys, gk, g, rh, rl)
 
 
 @njit
@@ -1769,15 +1771,18 @@ def _hif8_groups_loop(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, 
 @njit(inline="always")
 def _hif8_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, seg: int,
                       unit: bool) -> Tuple[Any, Any]:
-    """:func:`_hif8_pass` and :func:`_fp8_fold_groups` (GroupN ``seg`` 8, 16 or, ``unit``, 32; no MaxAbs) in one
+    """:func:`_hif8_pass` and :func:`_fp8_fold_groups` (GroupN ``seg`` 8, 16 or 32; no MaxAbs) in one
     loop, on the AVX2 lookup form (no AVX-512 BW): eight groups an iteration by ``_hif8_look8g`` /
-    ``_hif8_look16g`` (``unit``: ``_hif8_look8gu`` / ``_hif8_look16gu`` / ``_hif8_look32gu``), their maxima from
+    ``_hif8_look16g`` / ``_hif8_look32g`` (``unit``: ``_hif8_look8gu`` / ``_hif8_look16gu`` / ``_hif8_look32gu``),
+    their maxima from
     the sources just converted (in L1) instead of a second pass over the row; the groups whose maximum is
     negative (every source negative) fixed inside the step, on a cold branch.  ``a_.size`` a multiple of
     ``8 seg``.  The same
     codes, flag word and keys as the two passes.  One loop (:func:`_hif8_groups_loop`) for every variant,
-    ``seg`` and ``unit`` passed to it as literals.  GroupN 32 only with ``unit`` (:func:`_fp8_rows_u8` sends no
-    other: the fused general form spills, its lanes' products and the maxima of 32 vectors exceed the 16 registers).
+    ``seg`` and ``unit`` passed to it as literals.  GroupN 32 in the general lane too since its keys come from the
+    float32 product alone (:func:`_hif8_keys8_ir`; before, its remainders and the maxima of 32 vectors spilled):
+    Zen 3, one thread, 64 rows of 4096, scale 1.625, against the pass alone, +11% (the pass then
+    :func:`_fp8_fold_groups`) -> +4%.
     ``gk`` gets the groups' maxima as bits (their GroupMaxOut bits, :data:`_GMO_BITS`), not order keys.  Returns the
     flag word and the row's maximum bits (:func:`_hif8_groups_loop`)."""
     if seg == 8:
@@ -1788,8 +1793,10 @@ def _hif8_pass_groups(a_: Any, o_: Any, mp_: Any, mn_: Any, keys: Any, gk: Any, 
         if unit:
             return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 16, True)
         return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 16, False)
-    assert seg == 32 and unit  # (GroupN 32 with multipliers: the pass then _fp8_fold_groups, in _fp8_rows_u8)
-    return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 32, True)
+    assert seg == 32
+    if unit:
+        return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 32, True)
+    return _hif8_groups_loop(a_, o_, mp_, mn_, keys, gk, 32, False)
 
 
 @njit(inline="always")
@@ -2642,10 +2649,10 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
         fb = fold and not HIF8_V32 and fast == LANE_E4M3 and cnt > 0 and (seg == 8 or seg == 16) and \
             cnt % 256 == 0
         masked = absm != np.uint32(0xFFFFFFFF)
-        # without AVX-512, HiF8 GroupN 8/16 and, unit multipliers, 32 (no MaxAbs) on a row of whole 8-group
-        # blocks: the keys taken in the lookup loop (_hif8_pass_groups)
+        # without AVX-512, HiF8 GroupN 8/16/32 (no MaxAbs) on a row of whole 8-group blocks: the keys taken in
+        # the lookup loop (_hif8_pass_groups)
         hg = fold and not HIF8_V32 and fast != LANE_E4M3 and not masked and cnt > 0 and \
-            (seg == 8 or seg == 16 or (seg == 32 and u)) and cnt % (8 * seg) == 0
+            (seg == 8 or seg == 16 or seg == 32) and cnt % (8 * seg) == 0
         # without AVX-512 (with AVX2 and FMA: E4M3_GRP), E4M3 GroupN 8/16/32 (no MaxAbs) on a row of whole 8-group
         # steps, and the unit lane's GroupN 32/64/128 with MaxAbs or not on a row of whole 256-element steps: the
         # conversion and the groups' maxima (GroupMaxOut bits, _GMO_BITS) in one loop (_e4m3_pass_groups,
@@ -3727,7 +3734,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
 
     def _hif8_lookg_make(gsz: int, unit: bool) -> Any:
         """``look(a, mp, mn, j, o, keys, gk, g)``: :func:`_hif8_look32` (``unit``: :func:`_hif8_look32u`) over the
-        ``8 gsz`` elements from ``j`` (GroupN ``gsz`` 8, 16 or, unit only, 32: eight whole groups), with those eight groups'
+        ``8 gsz`` elements from ``j`` (GroupN ``gsz`` 8, 16 or 32: eight whole groups), with those eight groups'
         maxima (the int32 maximum of the FP32 bits, as :func:`_fp8_fold_groups` without MaxAbs, but the bits
         themselves: their GroupMaxOut bits, :data:`_GMO_BITS`, not the order keys) stored to ``gk[g .. g + 7]``: the unit
         lanes reduce the four source vectors their keys load, before the lookups (at most two reduced vectors live
@@ -3830,6 +3837,7 @@ if NUMBA_AVAILABLE:  # pragma: no branch
     _hif8_look8gu: Any = _hif8_lookg_make(8, True)
     _hif8_look16g: Any = _hif8_lookg_make(16, False)
     _hif8_look16gu: Any = _hif8_lookg_make(16, True)
+    _hif8_look32g: Any = _hif8_lookg_make(32, False)
     _hif8_look32gu: Any = _hif8_lookg_make(32, True)
 
     def _e4m3_acc_make(n: int, name: str) -> Tuple[Any, Any, Any, Any]:
@@ -4544,6 +4552,10 @@ else:  # pragma: no cover - kernels are not used without numba; the same lanes a
         raise NotImplementedError  # only the AVX2 fused pass calls it (numba)
 
     def _hif8_look16gu(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int, rh: Any,
+                      rl: Any) -> Any:
+        raise NotImplementedError  # only the AVX2 fused pass calls it (numba)
+
+    def _hif8_look32g(a: Any, mp: Any, mn: Any, j: int, o: Any, keys: Any, gk: Any, g: int, rh: Any,
                       rl: Any) -> Any:
         raise NotImplementedError  # only the AVX2 fused pass calls it (numba)
 
