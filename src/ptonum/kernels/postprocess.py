@@ -2563,6 +2563,24 @@ def _gmo_rowmax(gk: Any) -> Any:
     return np.uint32(hi)
 
 
+@njit(inline="always")
+def _gmo_combine(sub: Any, gk: Any, per: int) -> None:
+    """The GroupMaxOut bits ``gk`` of groups of ``per`` subgroups from the subgroups' (``sub``, ``per * gk.size`` of
+    them, as :func:`_hif8_pass_groups` leaves them): a group's largest int32 when one of its subgroups' is >= 0, else
+    (every source of the group negative, each subgroup's bits its smallest int32) the smallest, as
+    :func:`_gmo_rowmax` for a row."""
+    for g in range(gk.size):
+        q0 = g * per
+        hi = np.int32(sub[q0])
+        for q in range(q0 + 1, q0 + per):
+            hi = max(hi, np.int32(sub[q]))
+        if hi < np.int32(0):  # (rare) every subgroup negative: the least of their bits
+            hi = np.int32(sub[q0])
+            for q in range(q0 + 1, q0 + per):
+                hi = min(hi, np.int32(sub[q]))
+        gk[g] = np.uint32(hi)
+
+
 def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
               scale32: Any, alpha32: Any, qrow: int, rrow: int, relu: int, sat: bool, spec: Any, absm: Any,
               fold: bool, group_n: int, ngs: int, gk: Any, gs: Any, keys: Any, rowflags: Any, row_en: bool,
@@ -2611,7 +2629,8 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
     mps = scale32[0] if splat else np.float32(0)
     mns = alpha32[0] if splat else np.float32(0)
     same = splat and _f32_bits(mps) == _f32_bits(mns)
-    # the fused fold's 16-lane group maxima of one row (_fp8_pass_fold)
+    # the fused fold's 16-lane group maxima of one row (_fp8_pass_fold); without AVX-512, the GroupN-32 subgroups'
+    # bits of one row (HiF8's unit lane at GroupN 64/128, _gmo_combine)
     gm = np.empty(16 * max(n // 32, 1) if fold else 16, np.uint32)
     nt_any = False  # a GroupMaxOut line stored non-temporally (_fold_row_finish; the caller's _sfence)
     for i in range(i0, i1):
@@ -2650,9 +2669,11 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
             cnt % 256 == 0
         masked = absm != np.uint32(0xFFFFFFFF)
         # without AVX-512, HiF8 GroupN 8/16/32 (no MaxAbs) on a row of whole 8-group blocks: the keys taken in
-        # the lookup loop (_hif8_pass_groups)
+        # the lookup loop (_hif8_pass_groups); the unit lane's GroupN 64/128 (no MaxAbs) too, as GroupN-32
+        # subgroups combined after the row's pass (_gmo_combine; docs/performance.md, stop 46)
         hg = fold and not HIF8_V32 and fast != LANE_E4M3 and not masked and cnt > 0 and \
-            (seg == 8 or seg == 16 or seg == 32) and cnt % (8 * seg) == 0
+            (((seg == 8 or seg == 16 or seg == 32) and cnt % (8 * seg) == 0)
+             or (u and (seg == 64 or seg == 128) and cnt % 256 == 0 and cnt % seg == 0))
         # without AVX-512 (with AVX2 and FMA: E4M3_GRP), E4M3 GroupN 8/16/32 (no MaxAbs) on a row of whole 8-group
         # steps, and the unit lane's GroupN 32/64/128 with MaxAbs or not on a row of whole 256-element steps: the
         # conversion and the groups' maxima (GroupMaxOut bits, _GMO_BITS) in one loop (_e4m3_pass_groups,
@@ -2672,7 +2693,11 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
             else:
                 w = _e4m3_pass_groups(a_, o_, mp_, mn_, gkr, seg, u, sat)
         elif hg:
-            if same:
+            if seg > 32:  # the unit lane's GroupN 64/128: GroupN-32 subgroups' bits in gm, then combined
+                sub = gm[0:cnt // 32]
+                w, rmb = _hif8_pass_groups(a_, o_, mp_, mn_, keys, sub, 32, True)
+                _gmo_combine(sub, gkr, seg // 32)
+            elif same:
                 w, rmb = _hif8_pass_groups(a_, o_, mps, None, keys, gkr, seg, False)
             else:
                 w, rmb = _hif8_pass_groups(a_, o_, mp_, mn_, keys, gkr, seg, u)
