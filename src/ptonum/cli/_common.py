@@ -166,18 +166,11 @@ def frame_width(console: "Console", table: Any, widths: Sequence[int]) -> int:
     return int(measured) - sum(widths)
 
 
-def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> None:
-    """Print the rich ``table`` on ``console`` with no number or name cut, at any width.
-
-    rich fits a table into the console by shrinking its columns, and cuts a ``no_wrap`` cell it shrank
-    below its text ('FP6' for FP64, a bias of 1 for 1023, a count of 9 for 998; a column can even vanish).
-    Here the widths are chosen before rich sees the table: every column keeps at least the width of its
-    widest cell and of its header's longest word (the header wraps at its spaces), so each cell prints whole
-    on one line.  The columns whose headers are in ``fold`` hold free text (file names, messages): they are
-    narrowed first, wrapping at spaces and folding only a word longer than :data:`FOLD_MIN_WIDTH` across
-    lines, then the headers wrap.  A table that still does not fit is printed wider than the console, never
-    cropped: a terminal wraps its lines, a pipe or a file keeps them whole.
-    """
+def _plan(console: "Console", table: Any, fold: Sequence[str]) -> Tuple[List[int], List[int], List[int], int, bool]:
+    """How :func:`print_table` lays ``table`` out: each column's narrowest width (its text), its unconstrained
+    width, the indices of the free-text (``fold``) columns, the frame's width (:func:`frame_width`) and whether the
+    box's right edge is blank (it may pass the console's width: printing crops it, nothing is lost).  Sets each
+    column's ``overflow`` and ``no_wrap`` and makes its header a Text that wraps at its spaces."""
     from rich.measure import Measurement
     from rich.text import Text
 
@@ -203,8 +196,30 @@ def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> 
         lows.append(low)
         widths.append(max(low, widest, column.min_width or 0))
     fixed = frame_width(console, table, widths)
-    # a blank right edge (box.SIMPLE_HEAD's) may pass the console's width: printing crops it, nothing is lost
     blank_edge = bool(table.box and table.show_edge and all(ln[-1:] == " " for ln in str(table.box).splitlines()))
+    return lows, widths, folding, fixed, blank_edge
+
+
+def table_fits(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> bool:
+    """Does :func:`print_table` print ``table`` within the console's width (every column at least as wide as its
+    text, the ``fold`` columns folded to their narrowest, the headers wrapped at their spaces)?"""
+    lows, _, _, fixed, blank_edge = _plan(console, table, fold)
+    return sum(lows) + fixed - blank_edge <= console.width
+
+
+def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> None:
+    """Print the rich ``table`` on ``console`` with no number or name cut, at any width.
+
+    rich fits a table into the console by shrinking its columns, and cuts a ``no_wrap`` cell it shrank
+    below its text ('FP6' for FP64, a bias of 1 for 1023, a count of 9 for 998; a column can even vanish).
+    Here the widths are chosen before rich sees the table: every column keeps at least the width of its
+    widest cell and of its header's longest word (the header wraps at its spaces), so each cell prints whole
+    on one line.  The columns whose headers are in ``fold`` hold free text (file names, messages): they are
+    narrowed first, wrapping at spaces and folding only a word longer than :data:`FOLD_MIN_WIDTH` across
+    lines, then the headers wrap.  A table that still does not fit is printed wider than the console, never
+    cropped: a terminal wraps its lines, a pipe or a file keeps them whole (:func:`table_fits` tells beforehand).
+    """
+    lows, widths, folding, fixed, blank_edge = _plan(console, table, fold)
     excess = sum(widths) + fixed - console.width - blank_edge
     if excess > 0:  # narrow the free text first, then wrap the headers; never below a column's text
         for group in (folding, [i for i in range(len(widths)) if i not in folding]):
