@@ -209,6 +209,20 @@ def test_text_as_spreadsheets_save_it_is_read(tmp_path: Path, encoding: str) -> 
     assert r.exit_code == 0 and r.stdout.startswith(f"{path}:5\n") and "MATCH" in r.stdout, r.output
 
 
+@pytest.mark.parametrize("encoding", ["utf-32", "utf-32-be"])
+def test_utf32_text_is_refused_as_utf32(tmp_path: Path, encoding: str) -> None:
+    """UTF-32 with its byte-order mark was called 'UTF-16 text without a byte-order mark' (its little-endian mark
+    begins as UTF-16's): it is refused by its name, as check's --help says only UTF-8 and UTF-16 are read."""
+    path = tmp_path / "v.csv"
+    data = ("\n".join(_copy_lines(tmp_path, "reduction_step", 3)) + "\n").encode(encoding)
+    path.write_bytes(data if encoding == "utf-32" else b"\x00\x00\xfe\xff" + data)
+    want = f"{path}: UTF-32 text (by its byte-order mark); save it as UTF-8, or as UTF-16 with its mark"
+    r = CliRunner().invoke(main, ["check", str(path)])
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"ptonum check: error: {want}\n"), r.output
+    r = CliRunner().invoke(main, ["explain", "--row", f"{path}:2"])
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"ptonum explain: error: {want}\n"), r.output
+
+
 def test_malformed_rows_reported_with_line(tmp_path: Path) -> None:
     lines = _copy_lines(tmp_path, "tcvt_e8m0", 20)
     lines[3] = lines[3] + ",extra"  # line 4: column count
