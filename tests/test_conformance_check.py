@@ -913,3 +913,35 @@ def test_help_says_which_encodings_are_read(tmp_path: Path) -> None:
             "spreadsheet's \"Unicode text\"); UTF-16 without the mark is not read.") in text, text
     assert "A file given more than once (by any spelling or link: a.csv ./a.csv) is checked once" in text
     assert "--limit and --sample are alternatives: giving both is a usage error." in text
+
+
+@pytest.mark.parametrize("name", ["t[red].csv", "t[x]{0}.csv"])
+def test_progress_bar_label_is_the_path_as_text(tmp_path: Path, monkeypatch, name: str) -> None:
+    """The progress bar of a large file is labelled with its path and engine as they are.  Was: the label was read
+    as rich markup (``[red]`` styled the rest and vanished, the ``[fast]`` engine label vanished too) and as a
+    format string (a ``{0}`` in the path raised an internal error)."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    import ptonum.cli.check_cmd
+
+    bars: list = []
+
+    class Recorded(Progress):
+        def __init__(self, *args: Any, **kw: Any) -> None:
+            super().__init__(*args, **kw)
+            bars.append(self)
+
+    monkeypatch.setattr(ptonum.cli.check_cmd, "PROGRESS_ROWS", 5)  # the 30-row file shows a bar
+    monkeypatch.setattr(ptonum.cli.check_cmd, "Progress", Recorded)
+    screen = io.StringIO()
+    monkeypatch.setattr(ptonum.cli.check_cmd, "out_console",
+                        lambda: Console(file=screen, force_terminal=True, width=250))
+    p = _small(tmp_path, 30, name)
+    r = CliRunner().invoke(main, ["check", str(p), "--engine", "both"])
+    assert r.exit_code == 0, (r.output, screen.getvalue())
+    labels = [str(bar.columns[0].render(task)) for bar in bars for task in bar.tasks]
+    assert labels == [f"{p} [fast]", f"{p} [reference]"]
+

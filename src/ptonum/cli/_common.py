@@ -500,6 +500,15 @@ def stderr_is_terminal() -> bool:
         return False
 
 
+def progress_columns() -> Tuple[Any, ...]:
+    """The columns of a rich progress bar: its task's description as literal text (a path's ``[red]`` or ``{0}`` is
+    shown as it is: neither rich markup nor a format string), the bar, done/total and the time elapsed.  The label
+    goes in as the task's description (``Progress.add_task(label, ...)``)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+    return (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+
+
 @contextmanager
 def progress_report(label: str, enabled: bool, total: Optional[int] = None
                     ) -> Iterator[Optional[Callable[[int, Optional[int]], None]]]:
@@ -517,10 +526,9 @@ def progress_report(label: str, enabled: bool, total: Optional[int] = None
         return
     if stderr_is_terminal():
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress
 
-        prog = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=Console(stderr=True), transient=True)
+        prog = Progress(*progress_columns(), console=Console(stderr=True), transient=True)
         task: List[Any] = []  # the bar's task, once shown
 
         def bar(done: int, of: Optional[int] = None) -> None:

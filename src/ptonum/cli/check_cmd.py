@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import rich_click as click
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
 from ..conformance.check import FileReport, check_parsed, select_rows
@@ -18,7 +18,7 @@ from ..conformance.schema import parse_text, read_text
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tile_items
 from ..errors import PtonumError
 from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, cli_message, error_line, errors_to_exit,
-                      out_console, out_of_memory_text, print_table, table_fits)
+                      out_console, out_of_memory_text, print_table, progress_columns, table_fits)
 from ._scale_out import client_for, placement_options
 
 #: files with more rows than this show a progress bar
@@ -195,9 +195,9 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             n = int(select_rows(len(parsed), limit, sample, seed).size)
             try:
                 if n > PROGRESS_ROWS and console.is_terminal:  # redirected: no bar (it left a blank line)
-                    with Progress(TextColumn(f"{path} [{eng}]"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), console=console, transient=True) as prog:
-                        task = prog.add_task("check", total=n)
+                    # the label is the path and engine as text (progress_columns), not markup
+                    with Progress(*progress_columns(), console=console, transient=True) as prog:
+                        task = prog.add_task(f"{path} [{eng}]", total=n)
                         rep = check_rows(parsed, eng, limit=limit, sample=sample, seed=seed, max_report=max_report,
                                          progress=lambda k: prog.advance(task, k))
                 else:
