@@ -945,3 +945,25 @@ def test_progress_bar_label_is_the_path_as_text(tmp_path: Path, monkeypatch, nam
     labels = [str(bar.columns[0].render(task)) for bar in bars for task in bar.tasks]
     assert labels == [f"{p} [fast]", f"{p} [reference]"]
 
+
+@pytest.mark.parametrize("seed", ["0", "7"])
+def test_seed_without_sample_is_a_usage_error(tmp_path: Path, seed: str) -> None:
+    """`--seed N` seeds the random draw of `--sample`; without `--sample` it changed nothing, silently (every row,
+    or the first `--limit` rows, were checked whatever the seed).  Now refused before anything is read."""
+    p = _one_mismatch_one_malformed(tmp_path)
+    for args in (["--seed", seed], ["--limit", "5", "--seed", seed]):
+        r = CliRunner().invoke(main, ["check", str(p), *args])
+        assert (r.exit_code, r.stdout, r.stderr) == (
+            2, "", f"ptonum check: error: --seed {seed} without --sample: --seed seeds the random draw of "
+            "--sample N (give --sample N, or leave --seed out) (see 'ptonum check --help')\n"), r.output
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p), "--sample", "2", "--seed", seed,
+                                                         "--no-explain"])
+    assert r.exit_code in (0, 1), r.output
+
+
+def test_help_says_seed_needs_sample() -> None:
+    r = CliRunner(env={"COLUMNS": "120"}).invoke(main, ["check", "--help"])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.stdout.replace("│", " ").split())
+    assert "--seed needs --sample: giving it without --sample is a usage error." in text, text
+    assert "Seed for --sample (a non-negative integer; only with --sample)." in text, text

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import rich_click as click
+from click import get_current_context
+from click.core import ParameterSource
 from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
@@ -40,7 +42,7 @@ PROGRESS_ROWS = 50_000
 @click.option("--sample", type=AsciiIntRange(min=0), default=None,
               help="Check N rows of each file drawn at random (with --seed; not with --limit).")
 @click.option("--seed", type=AsciiIntRange(min=0), default=0, show_default=True,
-              help="Seed for --sample (a non-negative integer).")
+              help="Seed for --sample (a non-negative integer; only with --sample).")
 @click.option("--no-explain", is_flag=True, help="Do not print the explain trace of the first mismatch.")
 @placement_options
 def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int, limit: Optional[int], sample: Optional[int],
@@ -50,7 +52,8 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     whole tiles such as tiles.json.gz) against the model; `-` reads standard input (once).
 
     A file given more than once (by any spelling or link: `a.csv ./a.csv`) is checked once, with a note on
-    stderr. `--limit` and `--sample` are alternatives: giving both is a usage error.
+    stderr. `--limit` and `--sample` are alternatives: giving both is a usage error. `--seed` needs `--sample`:
+    giving it without `--sample` is a usage error.
 
     Prints a table of pass/fail counts per file (its path as given, whole; `--builtin`'s files by name) and
     engine (a file with no row checked is an error line instead, never a 0-row entry: no table when no file has
@@ -94,6 +97,10 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     if limit is not None and sample is not None:  # the rows checked would be neither the first N nor N at random
         raise click.UsageError(f"--limit {limit} and --sample {sample}: give one of them (--limit N checks the first "
                                "N rows of each file, --sample N draws N rows of each file at random)")
+    if sample is None and get_current_context().get_parameter_source("seed") != ParameterSource.DEFAULT:
+        # without --sample no row is drawn at random: the seed would change nothing, silently
+        raise click.UsageError(f"--seed {seed} without --sample: --seed seeds the random draw of --sample N (give "
+                               "--sample N, or leave --seed out)")
     files, given = _once(files, given)
     console = out_console()
     with errors_to_exit("check"), client_for("check", scheduler, workers) as client:
