@@ -19,7 +19,7 @@ import stat
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, List, NoReturn, Optional, Sequence, Tuple
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 import click
 
@@ -233,6 +233,33 @@ def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> 
             column.width = width
         table.width = sum(widths) + fixed  # rich lays the table out at this width, wider than the console if need be
     console.print(table, crop=excess <= 0)  # too wide even so: printed whole, not cropped
+
+
+def print_path_table(console: "Console", table_of: Callable[[str, Sequence[str]], Any], paths: Sequence[str],
+                     files: Sequence[int], *, fold: Sequence[str] = ()) -> None:
+    """A table of results whose first column names each row's file: its path whole on one line, never folded (it
+    is copied into other commands).  ``table_of(first, cells)`` builds the rich table, its first column headed
+    ``first`` with ``cells`` in it (one a row); ``paths`` are the rows' paths as shown (plain text), ``files`` each
+    row's file (its position among the command's files: rows of one file share it).
+
+    The table with the paths (``file``, escaped: a ``[x]`` in a path is text) when :func:`table_fits`; else the
+    table numbers the files (``#``, right-aligned by ``table_of``) and each file's path follows it, whole on a line
+    of its own (``1  PATH``).  ``fold`` as :func:`print_table`'s, for other free-text columns; a table that still
+    does not fit is printed wider than the console, never cut."""
+    from rich.markup import escape
+
+    wide = table_of("file", [escape(p) for p in paths])
+    if table_fits(console, wide, fold=fold):
+        print_table(console, wide, fold=fold)
+        return
+    number: Dict[int, int] = {}  # position among the files -> the file's number in the table
+    for at in files:
+        number.setdefault(at, len(number) + 1)
+    print_table(console, table_of("#", [str(number[at]) for at in files]), fold=fold)
+    listed = dict(zip(files, paths))
+    digits = len(str(len(number)))
+    for at, k in number.items():
+        console.print(f"{k:>{digits}}  {listed[at]}", highlight=False, markup=False, soft_wrap=True)
 
 
 class TextOut:

@@ -20,7 +20,7 @@ from ..conformance.schema import parse_text, read_text
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tile_items
 from ..errors import PtonumError
 from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, cli_message, error_line, errors_to_exit,
-                      out_console, out_of_memory_text, print_table, progress_columns, table_fits)
+                      out_console, out_of_memory_text, print_path_table, progress_columns)
 from ._scale_out import client_for, placement_options
 
 #: files with more rows than this show a progress bar
@@ -297,8 +297,8 @@ def _print_results(console: Any, reports: Sequence[FileReport], paths: Sequence[
     (it is copied into other commands).  When that table is wider than the console, the paths move out of it: the
     table's first column is the file's number (``#``), each file's path whole on a line of its own under it, and the
     ``rows`` column is left out when it equals ``checked`` in every row (no --limit or --sample cut a file).  A table
-    that still does not fit is printed wider than the console, never cut (:func:`print_table`).  ``files`` tells
-    the rows of one file apart (its position among FILES)."""
+    that still does not fit is printed wider than the console, never cut (:func:`print_path_table`).  ``files``
+    tells the rows of one file apart (its position among FILES)."""
     if not reports:
         return
 
@@ -315,19 +315,10 @@ def _print_results(console: Any, reports: Sequence[FileReport], paths: Sequence[
             table.add_row(cell, *(values[col] for col in columns))
         return table
 
-    wide = table_of("file", [escape(p) for p in paths], RESULT_COLUMNS)
-    if table_fits(console, wide):
-        print_table(console, wide)
-        return
-    number: Dict[int, int] = {}  # position among FILES -> the file's number in the table
-    for at in files:
-        number.setdefault(at, len(number) + 1)
-    columns = [c for c in RESULT_COLUMNS if c != "rows" or any(r.rows != r.checked for r in reports)]
-    print_table(console, table_of("#", [str(number[at]) for at in files], columns))
-    listed = dict(zip(files, paths))
-    digits = len(str(len(number)))
-    for at, k in number.items():
-        console.print(f"{k:>{digits}}  {listed[at]}", highlight=False, markup=False, soft_wrap=True)
+    # numbered (the paths under the table): the rows column only when it says something checked does not
+    narrow = [c for c in RESULT_COLUMNS if c != "rows" or any(r.rows != r.checked for r in reports)]
+    print_path_table(console, lambda first, cells: table_of(first, cells, narrow if first == "#" else RESULT_COLUMNS),
+                     paths, files)
 
 
 def _explain_command(path: str, line: int) -> str:
