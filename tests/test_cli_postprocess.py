@@ -682,3 +682,22 @@ def test_terminal_bar_waits_for_the_first_rows(monkeypatch):
     with common.progress_report("rows", True, 8) as cb:
         cb(0)
     assert len(started) == 1 and len(stopped) == 1  # never shown, never stopped
+
+
+def test_terminal_bar_label_is_text(monkeypatch):
+    """The bar's label (``postprocess --chunks``: the ACC file's name) is shown as it is.  Was: read as rich markup (a
+    ``[red]`` in a file name styled the rest and vanished) and as a format string (a ``{0}`` raised an internal
+    error when the bar was drawn)."""
+    import ptonum.cli._common as common
+    from rich.progress import Progress
+
+    started: list = []
+    monkeypatch.setattr(common, "stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(Progress, "start", lambda self: started.append(self))
+    monkeypatch.setattr(Progress, "stop", lambda self: None)
+    for label in ("a[red]b.npy: chunks", "a[x]{0}.npy: chunks"):
+        with common.progress_report(label, True, 8) as cb:
+            assert cb is not None
+            cb(3)
+        (task,) = started[-1].tasks
+        assert str(started[-1].columns[0].render(task)) == label

@@ -706,3 +706,41 @@ def test_chunked_summary_gives_the_shapes_the_in_memory_summary_gives(tmp_path: 
 
     assert lines(chunked.stdout) == lines(here.stdout)
     assert "GroupMaxOut 60x7 S32 (GroupN 16)" in lines(chunked.stdout)
+
+
+@pytest.mark.parametrize("columns", ["80", "200"])
+def test_batch_table_keeps_each_acc_path_whole(tmp_path: Path, monkeypatch: Any, columns: str) -> None:
+    """The batch table's ACC paths are copied into other commands: whole on one line, as check shows its vector
+    files'.  In the table while it fits; else the table numbers the files and the paths follow it, one a line.  Was:
+    at 80 columns the file column was folded to 19 characters a line (`a_rather_long_direc`, `tory_name_...`)."""
+    monkeypatch.chdir(tmp_path)
+    d = Path("a_rather_long_directory_name_for_the_accumulators")
+    d.mkdir()
+    for name in ("first_tile", "second[x]"):  # "[x]": a path's brackets are text
+        np.save(d / f"{name}.npy", np.arange(16, dtype=np.int32).reshape(2, 8))
+    r = CliRunner(env={"COLUMNS": columns}).invoke(main, [
+        "postprocess", str(d / "first_tile.npy"), str(d / "second[x].npy"), "--mode", "REQ8", "--scale", "1",
+        "--no-progress", "--out-dir", "o"])
+    assert r.exit_code == 0, r.output
+    lines = [ln.rstrip() for ln in r.stdout.splitlines()]
+    if columns == "200":
+        assert lines[4:6] == [
+            "│ a_rather_long_directory_name_for_the_accumulators/first_tile.npy │ ok     │ 2x8 S32 │ S8 │ 0x00 - │ "
+            "o/first_tile.d.npy, o/first_tile.flags.json │",
+            "│ a_rather_long_directory_name_for_the_accumulators/second[x].npy  │ ok     │ 2x8 S32 │ S8 │ 0x00 - │ "
+            "o/second[x].d.npy, o/second[x].flags.json   │"], r.stdout
+        assert len(lines) == 8 and lines[-1] == "PASS: 2 done, 0 failed", r.stdout
+        return
+    assert lines == [
+        "                       ptonum postprocess: 2 of 2 file(s)",
+        "┏━━━┳━━━━━━━━┳━━━━━━━━━┳━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+        "┃ # ┃ status ┃ ACC     ┃ D  ┃ flags  ┃ outputs / error                         ┃",
+        "┡━━━╇━━━━━━━━╇━━━━━━━━━╇━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
+        "│ 1 │ ok     │ 2x8 S32 │ S8 │ 0x00 - │ o/first_tile.d.npy,                     │",
+        "│   │        │         │    │        │ o/first_tile.flags.json                 │",
+        "│ 2 │ ok     │ 2x8 S32 │ S8 │ 0x00 - │ o/second[x].d.npy,                      │",
+        "│   │        │         │    │        │ o/second[x].flags.json                  │",
+        "└───┴────────┴─────────┴────┴────────┴─────────────────────────────────────────┘",
+        "1  a_rather_long_directory_name_for_the_accumulators/first_tile.npy",
+        "2  a_rather_long_directory_name_for_the_accumulators/second[x].npy",
+        "PASS: 2 done, 0 failed"], r.stdout

@@ -157,21 +157,38 @@ def test_canonical_nan_column_is_left_aligned(monkeypatch: pytest.MonkeyPatch, w
 NAME = "a_rather_long_vector_file_name_for_the_table_tcvt_e8m0_part_0001.csv"
 
 
+def _check_lines(tmp_path: Path, name: str = NAME, rows: int = 998) -> Path:
+    """A tcvt_e8m0 vector file ``name`` of the shared vectors' header and first ``rows`` rows."""
+    with gzip.open(vectors_dir() / "tcvt_e8m0.csv.gz", "rt") as fh:
+        lines = [next(fh).rstrip("\r\n") for _ in range(rows + 1)]
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_check_table_keeps_counts_whole_and_the_file_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           width: int) -> None:
-    with gzip.open(vectors_dir() / "tcvt_e8m0.csv.gz", "rt") as fh:
-        lines = [next(fh).rstrip("\r\n") for _ in range(999)]  # the header and 998 rows
-    path = tmp_path / NAME
-    path.write_text("\n".join(lines) + "\n")
+    """The file's path is never folded (fresh-user finding: at 80 columns it was cut into 5-character pieces, and
+    the table was still 90 columns wide): in the table when the table fits, else the table numbers the files and
+    each path is a line of its own under it, whole, so it can be copied."""
+    _check_lines(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    path = NAME  # 69 characters: the table is 137 wide with it
     _at_width(monkeypatch, width)
-    r = CliRunner().invoke(main, ["check", str(path), "--engine", "both"])
+    r = CliRunner().invoke(main, ["check", path, "--engine", "both"])
     assert r.exit_code == 0, r.output
-    rows = table_rows(r.stdout, fold=("file",))
-    assert rows == [{"file": str(path), "operation": "tcvt_e8m0", "engine": engine, "rows": "998", "checked": "998",
-                     "passed": "998", "failed": "0", "malformed": "0"} for engine in ("fast", "reference")]
-    table = [ln for ln in r.stdout.splitlines() if ln[:1] in "┏┃┡│└"]
-    if width >= 80:  # it fits by folding the file name: not wider than the console
+    rows = table_rows(r.stdout)
+    lines = r.stdout.splitlines()
+    counts = {"operation": "tcvt_e8m0", "checked": "998", "passed": "998", "failed": "0", "malformed": "0"}
+    if width == 200:  # fits with the path in it
+        assert rows == [{"file": path, **counts, "engine": engine, "rows": "998"} for engine in ("fast", "reference")]
+    else:  # the path under the table; rows left out (= checked)
+        assert rows == [{"#": "1", **counts, "engine": engine} for engine in ("fast", "reference")]
+        assert lines[lines.index(next(ln for ln in lines if ln.startswith("└"))) + 1:] == [
+            f"1  {path}", "PASS: 998 row(s) checked in both engines"], r.stdout
+    table = [ln for ln in lines if ln[:1] in "┏┃┡│└"]
+    if width >= 80:  # not wider than the console
         assert max(len(ln) for ln in table) <= width, r.stdout
 
 
@@ -231,21 +248,31 @@ def test_piped_output_honours_a_positive_columns(monkeypatch: pytest.MonkeyPatch
                                "U32, U16, U8, U4X2."]
 
 
-def test_piped_check_at_columns_80_folds_the_file_name_and_fits(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    with gzip.open(vectors_dir() / "tcvt_e8m0.csv.gz", "rt") as fh:
-        lines = [next(fh).rstrip("\r\n") for _ in range(999)]
-    (tmp_path / NAME).write_text("\n".join(lines) + "\n")
+def test_piped_check_at_columns_80_keeps_each_path_whole_and_fits(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """COLUMNS=80: the paths stay in the table while it fits (short names); else the table numbers the files, keeps
+    ``rows`` when --limit makes it differ from ``checked``, and lists each path whole under it."""
+    short = [_check_lines(tmp_path, f"v{k}.csv", 20 + k) for k in range(2)]
+    _check_lines(tmp_path)
     monkeypatch.chdir(tmp_path)
-    path = NAME  # the table shows the path as given: here the name alone
-    wide = CliRunner(env={"COLUMNS": None}).invoke(main, ["check", str(path)])
-    assert wide.exit_code == 0 and any(NAME in ln for ln in wide.stdout.splitlines()), wide.output
-    r = CliRunner(env={"COLUMNS": "80"}).invoke(main, ["check", str(path)])
+    r = CliRunner(env={"COLUMNS": "80"}).invoke(main, ["check", "v0.csv", "v1.csv"])
     assert r.exit_code == 0, r.output
     assert max(len(ln) for ln in r.stdout.splitlines()) <= 80, r.stdout
-    assert table_rows(r.stdout, fold=("file",)) == table_rows(wide.stdout, fold=("file",)) == [
-        {"file": NAME, "operation": "tcvt_e8m0", "engine": "fast", "rows": "998", "checked": "998", "passed": "998",
+    assert table_rows(r.stdout) == [
+        {"file": p.name, "operation": "tcvt_e8m0", "engine": "fast", "rows": n, "checked": n, "passed": n,
+         "failed": "0", "malformed": "0"} for p, n in zip(short, ("20", "21"))]
+    wide = CliRunner(env={"COLUMNS": None}).invoke(main, ["check", NAME, "v1.csv", "--limit", "21"])
+    r = CliRunner(env={"COLUMNS": "80"}).invoke(main, ["check", NAME, "v1.csv", "--limit", "21"])
+    assert (wide.exit_code, r.exit_code) == (0, 0), r.output
+    assert table_rows(wide.stdout) == [
+        {"file": NAME, "operation": "tcvt_e8m0", "engine": "fast", "rows": "998", "checked": "21", "passed": "21",
+         "failed": "0", "malformed": "0"},
+        {"file": "v1.csv", "operation": "tcvt_e8m0", "engine": "fast", "rows": "21", "checked": "21", "passed": "21",
          "failed": "0", "malformed": "0"}]
+    assert table_rows(r.stdout) == [{"#": str(k + 1), **{c: v for c, v in row.items() if c != "file"}}
+                                    for k, row in enumerate(table_rows(wide.stdout))]
+    assert r.stdout.splitlines()[-3:] == [f"1  {NAME}", "2  v1.csv", "PASS: 42 row(s) checked"]
+    assert max(len(ln) for ln in r.stdout.splitlines()) <= 80, r.stdout
 
 
 def test_console_width_rule(monkeypatch: pytest.MonkeyPatch) -> None:

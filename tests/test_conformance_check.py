@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -60,7 +61,8 @@ def test_flipped_bit_reported_exactly(tmp_path: Path) -> None:
     assert r.exit_code == 1
     assert f"{path}:138: mismatch" in r.output
     assert "expected_bits" in r.output and "differs" in r.output
-    assert f"explain {path}:138" in r.output and "TileProfileMatrixPostProcessWithFlags" in r.output
+    assert f"ptonum explain --row {path}:138" in r.output.splitlines()  # the command line that traces the row
+    assert "TileProfileMatrixPostProcessWithFlags" in r.output
     # the heading names the file and the engine as text (rich markup dropped "[fast]" and "[b]" paths)
     assert f"{path} [fast] postprocess_element: 1 failing row(s); first 1:" in r.output
     odd = tmp_path / "run[b]"
@@ -68,7 +70,41 @@ def test_flipped_bit_reported_exactly(tmp_path: Path) -> None:
     (odd / "pp.csv.gz").write_bytes(path.read_bytes())
     r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(odd / "pp.csv.gz")])
     assert f"{odd / 'pp.csv.gz'} [fast] postprocess_element: 1 failing row(s)" in r.output
-    assert f"{odd / 'pp.csv.gz'}:138: mismatch" in r.output and f"explain {odd / 'pp.csv.gz'}:138" in r.output
+    assert f"{odd / 'pp.csv.gz'}:138: mismatch" in r.output
+    assert f"ptonum explain --row '{odd / 'pp.csv.gz'}:138'" in r.output.splitlines()  # quoted for the shell
+
+
+def test_explain_hint_is_a_command_line_that_traces_the_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trace of the first mismatch was headed `explain FILE:LINE`, which is no command (`ptonum explain --row
+    FILE:LINE` is): its first line is now that command, quoted for the shell, and running it prints the trace."""
+    import shlex
+
+    lines = _copy_lines(tmp_path, "postprocess_element", 300)
+    cols = lines[137].split(",")  # file line 138
+    cols[9] = f"0x{int(cols[9], 16) ^ 1:0{len(cols[9]) - 2}x}"
+    lines[137] = ",".join(cols)
+    (tmp_path / "run [1]").mkdir()
+    (tmp_path / "run [1]" / "pp 1.csv").write_text("\n".join(lines) + "\n")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner(env={"COLUMNS": "80"}).invoke(main, ["check", "run [1]/pp 1.csv"])
+    assert r.exit_code == 1, r.output
+    out = r.stdout.splitlines()
+    hint = "ptonum explain --row 'run [1]/pp 1.csv:138'"
+    assert hint in out, r.stdout
+    trace = out[out.index(hint) + 1:-1]  # up to the FAIL line
+    args = shlex.split(hint)
+    assert args[0] == "ptonum"
+    e = CliRunner(env={"COLUMNS": "80"}).invoke(main, args[1:])
+    assert e.exit_code == 1 and e.stdout.splitlines()[-1].startswith("MISMATCH: "), e.output
+    assert e.stdout.splitlines() == ["run [1]/pp 1.csv:138", *trace, e.stdout.splitlines()[-1]]  # the same trace
+    import os
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "ptonum", "check", "-"], input=("\n".join(lines) + "\n").encode(),
+                       env=dict(os.environ, PTONUM_DISABLE_NUMBA="1"), capture_output=True, timeout=300)
+    assert p.returncode == 1 and "ptonum explain --row FILE:138 (standard input, line 138: save it to a FILE first)" \
+        in p.stdout.decode().splitlines(), p
 
 
 def _permuted_copy(path: Path, op: str, n: int, order: "list[int]", flip_line: int = 0,
@@ -147,7 +183,7 @@ def test_corrupt_flags_field_is_a_malformed_row_naming_file_and_line(tmp_path: P
     r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(path), "--engine", "both"])
     assert r.exit_code == 1, r.output
     assert f"{path}:4: malformed row: expected_flags: " in r.output and "Traceback" not in r.output
-    assert "passed" in r.output and "FAIL: 2 malformed row(s) (fast 1, reference 1)" in r.output  # one row, per engine
+    assert "passed" in r.output and "FAIL: 1 malformed row(s)" in r.output  # one row, counted once (was 2)
     r = CliRunner().invoke(main, ["explain", "--row", f"{path}:4"])
     assert r.exit_code == 2 and r.stdout == ""
     assert r.stderr.startswith(f"ptonum explain: error: {path}:4: malformed row: expected_flags: ")
@@ -171,6 +207,20 @@ def test_text_as_spreadsheets_save_it_is_read(tmp_path: Path, encoding: str) -> 
     assert r.exit_code == 0 and "PASS: 12 row(s) checked" in r.stdout, r.output
     r = CliRunner().invoke(main, ["explain", "--row", f"{path}:5"])
     assert r.exit_code == 0 and r.stdout.startswith(f"{path}:5\n") and "MATCH" in r.stdout, r.output
+
+
+@pytest.mark.parametrize("encoding", ["utf-32", "utf-32-be"])
+def test_utf32_text_is_refused_as_utf32(tmp_path: Path, encoding: str) -> None:
+    """UTF-32 with its byte-order mark was called 'UTF-16 text without a byte-order mark' (its little-endian mark
+    begins as UTF-16's): it is refused by its name, as check's --help says only UTF-8 and UTF-16 are read."""
+    path = tmp_path / "v.csv"
+    data = ("\n".join(_copy_lines(tmp_path, "reduction_step", 3)) + "\n").encode(encoding)
+    path.write_bytes(data if encoding == "utf-32" else b"\x00\x00\xfe\xff" + data)
+    want = f"{path}: UTF-32 text (by its byte-order mark); save it as UTF-8, or as UTF-16 with its mark"
+    r = CliRunner().invoke(main, ["check", str(path)])
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"ptonum check: error: {want}\n"), r.output
+    r = CliRunner().invoke(main, ["explain", "--row", f"{path}:2"])
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"ptonum explain: error: {want}\n"), r.output
 
 
 def test_malformed_rows_reported_with_line(tmp_path: Path) -> None:
@@ -715,9 +765,8 @@ def test_fail_line_counts_malformed_rows_apart_as_the_table_does(tmp_path: Path,
     assert rows == [[str(p), "tcvt_e8m0", e, "30", "29", "28", "1", "1"] for e in engines]
     for e in engines:
         assert f"{p} [{e}] tcvt_e8m0: 1 failing row(s), 1 malformed row(s); first 2:" in r.stdout
-    shares = ("", "") if engine == "fast" else (" (fast 1, reference 1)",) * 2
-    n = len(engines)
-    assert r.stdout.splitlines()[-1] == f"FAIL: {n} failing row(s){shares[0]}, {n} malformed row(s){shares[1]}"
+    both = "" if engine == "fast" else " in both engines"  # each row counted once (it was "2 failing row(s) (fast
+    assert r.stdout.splitlines()[-1] == f"FAIL: 1 failing row(s){both}, 1 malformed row(s)"  # 1, reference 1), 2 ..."
 
 
 @pytest.mark.parametrize("engine", ["fast", "both"])
@@ -737,7 +786,7 @@ def test_errors_come_in_the_order_of_the_files_with_the_totals_of_the_checked_on
     assert r.stderr.splitlines() == [
         f"ptonum check: error: {header_only} [{engines}]: no rows checked (the file has no data rows)",
         f"ptonum check: error: {missing}: cannot read vector file (No such file or directory)"]
-    checked = "30 row(s) checked" if engine == "fast" else "60 row(s) checked (fast 30, reference 30)"
+    checked = "30 row(s) checked" + ("" if engine == "fast" else " in both engines")  # a row counted once
     assert r.stdout.splitlines()[-1] == f"ERROR: {checked}, 2 file error(s)"  # was PASS: ..., 2 file error(s)
     assert "header_only" not in r.stdout and "missing" not in r.stdout
     # a failing file beside them: the FAIL line with the errors counted, still exit 2
@@ -784,3 +833,137 @@ def test_table_shows_each_file_as_given_so_same_named_files_stay_apart(tmp_path:
     assert r.exit_code == 0, r.output
     names = [ln.split("│")[1].strip() for ln in r.stdout.splitlines() if ln.startswith("│")]
     assert names[0] == "d1/v.csv" and len(names) > 1 and all("/" not in n for n in names[1:]), names
+
+
+def test_both_engines_count_a_row_once_and_say_when_the_engines_differ(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--engine both` totalled each row once per engine (`PASS: 60 row(s) checked (fast 30, reference 30)` for 30
+    rows): a row is counted once, `in both engines` when the engines agree, else each engine's count."""
+    good = _small(tmp_path, 30, "good.csv")
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(good), "--engine", "both"])
+    assert r.exit_code == 0 and r.stdout.splitlines()[-1] == "PASS: 30 row(s) checked in both engines", r.output
+    bad = _one_mismatch_one_malformed(tmp_path)
+    import ptonum.cli.check_cmd as check_cmd
+
+    model = check_cmd.check_parsed
+
+    def reference_fails_one_more(parsed: Any, eng: str, **kw: Any) -> Any:  # the engines disagree on a row
+        rep = model(parsed, eng, **kw)
+        if eng == "reference":
+            rep.passed, rep.mismatched = rep.passed - 1, rep.mismatched + 1
+        return rep
+    monkeypatch.setattr(check_cmd, "check_parsed", reference_fails_one_more)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(bad), str(good), "--engine", "both",
+                                                        "--no-explain"])
+    assert r.exit_code == 1, r.output
+    assert r.stdout.splitlines()[-1] == "FAIL: 1 failing row(s) in fast, 3 in reference, 1 malformed row(s)"
+
+
+def test_a_file_given_twice_is_checked_once_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check a.csv ./a.csv` checked the file twice (two table rows, twice the rows in the total): each file is
+    checked once, whatever its spelling or link, the first spelling kept, and a note says so."""
+    _small(tmp_path, 30, "a.csv")
+    (tmp_path / "link.csv").symlink_to("a.csv")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", "a.csv", "./a.csv", "link.csv", "a.csv",
+                                                        "missing.csv", "./missing.csv"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.splitlines() == [
+        "ptonum check: note: ./a.csv: the same file as a.csv; checked once",
+        "ptonum check: note: link.csv: the same file as a.csv; checked once",
+        "ptonum check: note: a.csv: given again; checked once",
+        "ptonum check: note: ./missing.csv: the same file as missing.csv; checked once",
+        "ptonum check: error: missing.csv: cannot read vector file (No such file or directory)"]
+    rows = [[c.strip() for c in ln.split("│")[1:-1]] for ln in r.stdout.splitlines() if ln.startswith("│")]
+    assert rows == [["a.csv", "tcvt_e8m0", "fast", "30", "30", "30", "0", "0"]]
+    assert r.stdout.splitlines()[-1] == "ERROR: 30 row(s) checked, 1 file error(s)"
+
+
+def test_limit_with_sample_is_a_usage_error(tmp_path: Path) -> None:
+    """`--sample 10 --limit 5` drew 10 rows of the whole file and checked the first 5 of them (and `--limit 100
+    --sample 10` sampled the whole file, not its first 100 rows): the two are alternatives, refused together
+    before anything is read."""
+    p = _one_mismatch_one_malformed(tmp_path)
+    for args in (["--sample", "10", "--limit", "5"], ["--limit", "100", "--sample", "10"]):
+        r = CliRunner().invoke(main, ["check", str(p), *args])
+        limit, sample = (args[3], args[1]) if args[0] == "--sample" else (args[1], args[3])
+        assert (r.exit_code, r.stdout, r.stderr) == (
+            2, "", f"ptonum check: error: --limit {limit} and --sample {sample}: give one of them (--limit N checks "
+            "the first N rows of each file, --sample N draws N rows of each file at random) "
+            "(see 'ptonum check --help')\n"), r.output
+
+
+def test_max_report_0_prints_the_counts_only(tmp_path: Path) -> None:
+    """`--max-report 0` headed an empty list with `first 0:`; it now prints each file's counts alone."""
+    p = _one_mismatch_one_malformed(tmp_path)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p), "--max-report", "0"])
+    assert r.exit_code == 1, r.output
+    out = r.stdout.splitlines()
+    assert out[out.index(next(ln for ln in out if ln.startswith("└"))) + 1:] == [
+        f"{p} [fast] tcvt_e8m0: 1 failing row(s), 1 malformed row(s)", "FAIL: 1 failing row(s), 1 malformed row(s)"]
+
+
+def test_help_says_which_encodings_are_read(tmp_path: Path) -> None:
+    """The help named only the UTF-8 byte-order mark; UTF-16 with its mark is read too (and without it refused),
+    as test_text_as_spreadsheets_save_it_is_read checks."""
+    r = CliRunner(env={"COLUMNS": "120"}).invoke(main, ["check", "--help"])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.stdout.replace("│", " ").split())
+    assert ("The text is UTF-8 (ASCII), with or without a byte-order mark, or UTF-16 with its byte-order mark (a "
+            "spreadsheet's \"Unicode text\"); UTF-16 without the mark is not read.") in text, text
+    assert "A file given more than once (by any spelling or link: a.csv ./a.csv) is checked once" in text
+    assert "--limit and --sample are alternatives: giving both is a usage error." in text
+
+
+@pytest.mark.parametrize("name", ["t[red].csv", "t[x]{0}.csv"])
+def test_progress_bar_label_is_the_path_as_text(tmp_path: Path, monkeypatch, name: str) -> None:
+    """The progress bar of a large file is labelled with its path and engine as they are.  Was: the label was read
+    as rich markup (``[red]`` styled the rest and vanished, the ``[fast]`` engine label vanished too) and as a
+    format string (a ``{0}`` in the path raised an internal error)."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    import ptonum.cli.check_cmd
+
+    bars: list = []
+
+    class Recorded(Progress):
+        def __init__(self, *args: Any, **kw: Any) -> None:
+            super().__init__(*args, **kw)
+            bars.append(self)
+
+    monkeypatch.setattr(ptonum.cli.check_cmd, "PROGRESS_ROWS", 5)  # the 30-row file shows a bar
+    monkeypatch.setattr(ptonum.cli.check_cmd, "Progress", Recorded)
+    screen = io.StringIO()
+    monkeypatch.setattr(ptonum.cli.check_cmd, "out_console",
+                        lambda: Console(file=screen, force_terminal=True, width=250))
+    p = _small(tmp_path, 30, name)
+    r = CliRunner().invoke(main, ["check", str(p), "--engine", "both"])
+    assert r.exit_code == 0, (r.output, screen.getvalue())
+    labels = [str(bar.columns[0].render(task)) for bar in bars for task in bar.tasks]
+    assert labels == [f"{p} [fast]", f"{p} [reference]"]
+
+
+@pytest.mark.parametrize("seed", ["0", "7"])
+def test_seed_without_sample_is_a_usage_error(tmp_path: Path, seed: str) -> None:
+    """`--seed N` seeds the random draw of `--sample`; without `--sample` it changed nothing, silently (every row,
+    or the first `--limit` rows, were checked whatever the seed).  Now refused before anything is read."""
+    p = _one_mismatch_one_malformed(tmp_path)
+    for args in (["--seed", seed], ["--limit", "5", "--seed", seed]):
+        r = CliRunner().invoke(main, ["check", str(p), *args])
+        assert (r.exit_code, r.stdout, r.stderr) == (
+            2, "", f"ptonum check: error: --seed {seed} without --sample: --seed seeds the random draw of "
+            "--sample N (give --sample N, or leave --seed out) (see 'ptonum check --help')\n"), r.output
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(p), "--sample", "2", "--seed", seed,
+                                                         "--no-explain"])
+    assert r.exit_code in (0, 1), r.output
+
+
+def test_help_says_seed_needs_sample() -> None:
+    r = CliRunner(env={"COLUMNS": "120"}).invoke(main, ["check", "--help"])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.stdout.replace("│", " ").split())
+    assert "--seed needs --sample: giving it without --sample is a usage error." in text, text
+    assert "Seed for --sample (a non-negative integer; only with --sample)." in text, text

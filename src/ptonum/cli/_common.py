@@ -19,7 +19,7 @@ import stat
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, List, NoReturn, Optional, Sequence, Tuple
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 import click
 
@@ -166,18 +166,11 @@ def frame_width(console: "Console", table: Any, widths: Sequence[int]) -> int:
     return int(measured) - sum(widths)
 
 
-def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> None:
-    """Print the rich ``table`` on ``console`` with no number or name cut, at any width.
-
-    rich fits a table into the console by shrinking its columns, and cuts a ``no_wrap`` cell it shrank
-    below its text ('FP6' for FP64, a bias of 1 for 1023, a count of 9 for 998; a column can even vanish).
-    Here the widths are chosen before rich sees the table: every column keeps at least the width of its
-    widest cell and of its header's longest word (the header wraps at its spaces), so each cell prints whole
-    on one line.  The columns whose headers are in ``fold`` hold free text (file names, messages): they are
-    narrowed first, wrapping at spaces and folding only a word longer than :data:`FOLD_MIN_WIDTH` across
-    lines, then the headers wrap.  A table that still does not fit is printed wider than the console, never
-    cropped: a terminal wraps its lines, a pipe or a file keeps them whole.
-    """
+def _plan(console: "Console", table: Any, fold: Sequence[str]) -> Tuple[List[int], List[int], List[int], int, bool]:
+    """How :func:`print_table` lays ``table`` out: each column's narrowest width (its text), its unconstrained
+    width, the indices of the free-text (``fold``) columns, the frame's width (:func:`frame_width`) and whether the
+    box's right edge is blank (it may pass the console's width: printing crops it, nothing is lost).  Sets each
+    column's ``overflow`` and ``no_wrap`` and makes its header a Text that wraps at its spaces."""
     from rich.measure import Measurement
     from rich.text import Text
 
@@ -203,8 +196,30 @@ def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> 
         lows.append(low)
         widths.append(max(low, widest, column.min_width or 0))
     fixed = frame_width(console, table, widths)
-    # a blank right edge (box.SIMPLE_HEAD's) may pass the console's width: printing crops it, nothing is lost
     blank_edge = bool(table.box and table.show_edge and all(ln[-1:] == " " for ln in str(table.box).splitlines()))
+    return lows, widths, folding, fixed, blank_edge
+
+
+def table_fits(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> bool:
+    """Does :func:`print_table` print ``table`` within the console's width (every column at least as wide as its
+    text, the ``fold`` columns folded to their narrowest, the headers wrapped at their spaces)?"""
+    lows, _, _, fixed, blank_edge = _plan(console, table, fold)
+    return sum(lows) + fixed - blank_edge <= console.width
+
+
+def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> None:
+    """Print the rich ``table`` on ``console`` with no number or name cut, at any width.
+
+    rich fits a table into the console by shrinking its columns, and cuts a ``no_wrap`` cell it shrank
+    below its text ('FP6' for FP64, a bias of 1 for 1023, a count of 9 for 998; a column can even vanish).
+    Here the widths are chosen before rich sees the table: every column keeps at least the width of its
+    widest cell and of its header's longest word (the header wraps at its spaces), so each cell prints whole
+    on one line.  The columns whose headers are in ``fold`` hold free text (file names, messages): they are
+    narrowed first, wrapping at spaces and folding only a word longer than :data:`FOLD_MIN_WIDTH` across
+    lines, then the headers wrap.  A table that still does not fit is printed wider than the console, never
+    cropped: a terminal wraps its lines, a pipe or a file keeps them whole (:func:`table_fits` tells beforehand).
+    """
+    lows, widths, folding, fixed, blank_edge = _plan(console, table, fold)
     excess = sum(widths) + fixed - console.width - blank_edge
     if excess > 0:  # narrow the free text first, then wrap the headers; never below a column's text
         for group in (folding, [i for i in range(len(widths)) if i not in folding]):
@@ -218,6 +233,33 @@ def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> 
             column.width = width
         table.width = sum(widths) + fixed  # rich lays the table out at this width, wider than the console if need be
     console.print(table, crop=excess <= 0)  # too wide even so: printed whole, not cropped
+
+
+def print_path_table(console: "Console", table_of: Callable[[str, Sequence[str]], Any], paths: Sequence[str],
+                     files: Sequence[int], *, fold: Sequence[str] = ()) -> None:
+    """A table of results whose first column names each row's file: its path whole on one line, never folded (it
+    is copied into other commands).  ``table_of(first, cells)`` builds the rich table, its first column headed
+    ``first`` with ``cells`` in it (one a row); ``paths`` are the rows' paths as shown (plain text), ``files`` each
+    row's file (its position among the command's files: rows of one file share it).
+
+    The table with the paths (``file``, escaped: a ``[x]`` in a path is text) when :func:`table_fits`; else the
+    table numbers the files (``#``, right-aligned by ``table_of``) and each file's path follows it, whole on a line
+    of its own (``1  PATH``).  ``fold`` as :func:`print_table`'s, for other free-text columns; a table that still
+    does not fit is printed wider than the console, never cut."""
+    from rich.markup import escape
+
+    wide = table_of("file", [escape(p) for p in paths])
+    if table_fits(console, wide, fold=fold):
+        print_table(console, wide, fold=fold)
+        return
+    number: Dict[int, int] = {}  # position among the files -> the file's number in the table
+    for at in files:
+        number.setdefault(at, len(number) + 1)
+    print_table(console, table_of("#", [str(number[at]) for at in files]), fold=fold)
+    listed = dict(zip(files, paths))
+    digits = len(str(len(number)))
+    for at, k in number.items():
+        console.print(f"{k:>{digits}}  {listed[at]}", highlight=False, markup=False, soft_wrap=True)
 
 
 class TextOut:
@@ -485,6 +527,15 @@ def stderr_is_terminal() -> bool:
         return False
 
 
+def progress_columns() -> Tuple[Any, ...]:
+    """The columns of a rich progress bar: its task's description as literal text (a path's ``[red]`` or ``{0}`` is
+    shown as it is: neither rich markup nor a format string), the bar, done/total and the time elapsed.  The label
+    goes in as the task's description (``Progress.add_task(label, ...)``)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+    return (TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+
+
 @contextmanager
 def progress_report(label: str, enabled: bool, total: Optional[int] = None
                     ) -> Iterator[Optional[Callable[[int, Optional[int]], None]]]:
@@ -502,10 +553,9 @@ def progress_report(label: str, enabled: bool, total: Optional[int] = None
         return
     if stderr_is_terminal():
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress
 
-        prog = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=Console(stderr=True), transient=True)
+        prog = Progress(*progress_columns(), console=Console(stderr=True), transient=True)
         task: List[Any] = []  # the bar's task, once shown
 
         def bar(done: int, of: Optional[int] = None) -> None:

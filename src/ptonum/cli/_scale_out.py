@@ -25,7 +25,7 @@ from ..errors import PtonumError, UsageError
 from ..flags import flag_names
 from ..publish import output_directory_lock, unreplaceable, write_protected
 from ._common import TextOut, cli_message, error_line, memory_errors_name, os_error_text, out_console, \
-    out_of_memory_text, print_table, rmode_text, progress_report, same_file, stderr_is_terminal
+    out_of_memory_text, print_path_table, rmode_text, progress_report, same_file, stderr_is_terminal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -508,7 +508,7 @@ def run_postprocess(console: TextOut, accs: Sequence[str], options: Dict[str, An
     One input: its summary (a chunked run for Zarr/.npy with ``--chunks``, otherwise the in-memory
     path on a worker).  Several inputs (paths or globs): Zarr/--chunks inputs run one after the
     other with their chunks spread over the workers; the other files run one task each; then one
-    table.  A failing file is reported on stderr while the others complete (``fail_fast``: stop).
+    table (each file's path whole, :func:`print_path_table`).  A failing file is reported on stderr while the others complete (``fail_fast``: stop).
     Raises :class:`UsageError` naming the extra to install when a Zarr/``--chunks`` input, ``--workers``
     or ``--scheduler`` needs Dask and it is missing, before any other check of the inputs and outputs.
     """
@@ -651,20 +651,27 @@ def _print_table(rows: List[Dict[str, Any]], total: int) -> None:
     from rich.table import Table
 
     console = out_console()
-    table = Table(title=f"ptonum postprocess: {len(rows)} of {total} file(s)")
-    for col in ("file", "status", "ACC", "D", "flags", "outputs / error"):
-        table.add_column(col)
-    for r in rows:  # names and messages escaped: a [bracket] in a path is text, not markup
-        if r["ok"]:
-            shape = "x".join(str(v) for v in r.get("shape", ()))
-            outputs = ", ".join(r.get("outputs", [])) + (
-                f" (removed an earlier run's {', '.join(Path(p).name for p in r['removed'])})" if r.get("removed")
-                else "")
-            table.add_row(escape(r["file"]), "[green]ok[/green]", f"{shape} {r.get('acc_type', '')}",
-                          r.get("dst_type", ""), f"{r['flags']:#04x} {flag_names(r['flags'])}", escape(outputs))
-        else:
-            table.add_row(escape(r["file"]), "[red]error[/red]", "", "", "", escape(r["error"]))
-    print_table(console, table, fold=("file", "outputs / error"))
+
+    def table_of(first: str, cells: Sequence[str]) -> Table:
+        table = Table(title=f"ptonum postprocess: {len(rows)} of {total} file(s)")
+        table.add_column(first, justify="right" if first == "#" else "left")
+        for col in ("status", "ACC", "D", "flags", "outputs / error"):
+            table.add_column(col)
+        for cell, r in zip(cells, rows):  # messages escaped: a [bracket] in a path is text, not markup
+            if r["ok"]:
+                shape = "x".join(str(v) for v in r.get("shape", ()))
+                outputs = ", ".join(r.get("outputs", [])) + (
+                    f" (removed an earlier run's {', '.join(Path(p).name for p in r['removed'])})" if r.get("removed")
+                    else "")
+                table.add_row(cell, "[green]ok[/green]", f"{shape} {r.get('acc_type', '')}",
+                              r.get("dst_type", ""), f"{r['flags']:#04x} {flag_names(r['flags'])}", escape(outputs))
+            else:
+                table.add_row(cell, "[red]error[/red]", "", "", "", escape(r["error"]))
+        return table
+
+    # the ACC file's path whole (numbered, and listed under the table, when it would not fit), as check shows its
+    # vector files'
+    print_path_table(console, table_of, [r["file"] for r in rows], list(range(len(rows))), fold=("outputs / error",))
     bad = sum(1 for r in rows if not r["ok"])
     skipped = total - len(rows)
     summary = f"{len(rows) - bad} done, {bad} failed" + (f", {skipped} not run (--fail-fast)" if skipped else "")

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import rich_click as click
+from click import get_current_context
+from click.core import ParameterSource
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
 from ..conformance.check import FileReport, check_parsed, select_rows
 from ..conformance.schema import parse_text, read_text
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tile_items
 from ..errors import PtonumError
-from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, error_line, errors_to_exit, out_console,
-                      out_of_memory_text, print_table)
+from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, cli_message, error_line, errors_to_exit,
+                      out_console, out_of_memory_text, print_path_table, progress_columns)
 from ._scale_out import client_for, placement_options
 
 #: files with more rows than this show a progress bar
@@ -32,11 +36,13 @@ PROGRESS_ROWS = 50_000
               help="Model engine to check: fast (numpy, compiled numba kernels for large files), reference "
                    "(per-element model), both = each file in both engines.")
 @click.option("--max-report", type=AsciiIntRange(min=0), default=5, show_default=True,
-              help="Failures listed per file and engine.")
-@click.option("--limit", type=AsciiIntRange(min=0), default=None, help="Check only the first N rows of each file.")
-@click.option("--sample", type=AsciiIntRange(min=0), default=None, help="Check N rows drawn at random (with --seed).")
+              help="Failures listed per file and engine (0: only their counts).")
+@click.option("--limit", type=AsciiIntRange(min=0), default=None,
+              help="Check only the first N rows of each file (not with --sample).")
+@click.option("--sample", type=AsciiIntRange(min=0), default=None,
+              help="Check N rows of each file drawn at random (with --seed; not with --limit).")
 @click.option("--seed", type=AsciiIntRange(min=0), default=0, show_default=True,
-              help="Seed for --sample (a non-negative integer).")
+              help="Seed for --sample (a non-negative integer; only with --sample).")
 @click.option("--no-explain", is_flag=True, help="Do not print the explain trace of the first mismatch.")
 @placement_options
 def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int, limit: Optional[int], sample: Optional[int],
@@ -45,11 +51,19 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     their header names; or a JSON list of
     whole tiles such as tiles.json.gz) against the model; `-` reads standard input (once).
 
-    Prints a table of pass/fail counts per file (its path as given; `--builtin`'s files by name) and engine (a file with no row checked is an
-    error line instead, never a 0-row entry: no table when no file has a result), the first
+    A file given more than once (by any spelling or link: `a.csv ./a.csv`) is checked once, with a note on
+    stderr. `--limit` and `--sample` are alternatives: giving both is a usage error. `--seed` needs `--sample`:
+    giving it without `--sample` is a usage error.
+
+    Prints a table of pass/fail counts per file (its path as given, whole; `--builtin`'s files by name) and
+    engine (a file with no row checked is an error line instead, never a 0-row entry: no table when no file has
+    a result); when the paths make the table wider than the terminal, the table numbers the files (`#`) and
+    lists their paths under it, one a line. Then the first
     failures with file:line, inputs, expected vs got bits and flags, and the explain trace of
-    the first mismatch. A UTF-8 byte-order mark before the header is accepted, and so are two extra
-    columns: a `source` label (in any position) and a trailing `comment` (which may
+    the first mismatch (its first line is the `ptonum explain --row FILE:LINE` command that prints it again).
+    The text is UTF-8 (ASCII), with or without a byte-order mark, or UTF-16 with its byte-order mark (a
+    spreadsheet's "Unicode text"); UTF-16 without the mark is not read. Two extra
+    columns are accepted: a `source` label (in any position) and a trailing `comment` (which may
     contain commas); they are not checked and are shown with each failing row. Fields in double
     quotes (`"0x3f800000","1"`, as spreadsheet tools write them) are read as their text.
 
@@ -61,7 +75,8 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     that were checked: PASS when every file was checked and passed, ERROR when those checked passed but a file
     is in error, FAIL when a row failed (with the file errors counted). A run with both a failing row and a file
     in error exits 2 (the error wins over the mismatch's 1). The FAIL line counts failing rows (mismatch or model error) and malformed rows
-    apart, as the table does. Blank lines before the header are skipped (line numbers count them).
+    apart, as the table does, and counts a row once with `--engine both` (`in both engines`, or each engine's
+    count when they differ). Blank lines before the header are skipped (line numbers count them).
 
     `--builtin` adds the ASL conformance vectors shipped inside the package (pto-spec e599a3d3,
     computed by ASLRef; their README lies beside them in `ptonum/data/vectors`), so no path is needed.
@@ -79,6 +94,14 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
         raise click.UsageError("give vector FILES, or --builtin for the shipped ASL vectors")
     if files.count("-") > 1:  # a second read of standard input finds it used up (a pipe) or reads it again (a file)
         raise click.UsageError(f"FILES: '-' (standard input) is given {files.count('-')} times; it can be read once")
+    if limit is not None and sample is not None:  # the rows checked would be neither the first N nor N at random
+        raise click.UsageError(f"--limit {limit} and --sample {sample}: give one of them (--limit N checks the first "
+                               "N rows of each file, --sample N draws N rows of each file at random)")
+    if sample is None and get_current_context().get_parameter_source("seed") != ParameterSource.DEFAULT:
+        # without --sample no row is drawn at random: the seed would change nothing, silently
+        raise click.UsageError(f"--seed {seed} without --sample: --seed seeds the random draw of --sample N (give "
+                               "--sample N, or leave --seed out)")
+    files, given = _once(files, given)
     console = out_console()
     with errors_to_exit("check"), client_for("check", scheduler, workers) as client:
         _check_files(console, files, engine, max_report, limit, sample, seed, no_explain, client, given)
@@ -87,6 +110,37 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
 #: the kernel modules (ptonum.kernels.*) a vector file's operation runs on the fast engine; the other operations
 #: run on numpy only
 KERNELS_OF_OP = {"postprocess_element": ("postprocess",), "tcvt_e8m0": ("tcvt",), "decomposition": ("decompose",)}
+
+
+def _file_key(path: str) -> Tuple[Any, ...]:
+    """What names the file ``path`` whatever its spelling: its device and inode (``a.csv``, ``./a.csv``, a link to
+    it), else (a missing or unreadable file) its resolved path."""
+    try:
+        st = os.stat(path)
+        return ("inode", st.st_dev, st.st_ino)
+    except (OSError, ValueError):
+        return ("path", os.path.realpath(path))
+
+
+def _once(files: Tuple[str, ...], given: int) -> Tuple[Tuple[str, ...], int]:
+    """``files`` with each file once (the first of its spellings kept: a FILE given before ``--builtin``'s), and
+    how many of them are FILES as given; a note on stderr for each one left out.  Standard input (``-``, given once
+    at most) and empty paths (each an error) are kept as they are."""
+    kept: List[str] = []
+    first: Dict[Tuple[Any, ...], str] = {}
+    left_given = 0
+    for k, path in enumerate(files):
+        if path != "-" and path.strip():
+            key = _file_key(path)
+            if key in first:
+                same = "given again" if first[key] == path else f"the same file as {first[key]}"
+                sys.stderr.write(f"ptonum check: note: {cli_message(path, translate=False)}: {same}; checked "
+                                 "once\n")
+                continue
+            first[key] = path
+        kept.append(path)
+        left_given += k < given
+    return tuple(kept), left_given
 
 
 def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: int, limit: Optional[int],
@@ -148,9 +202,9 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             n = int(select_rows(len(parsed), limit, sample, seed).size)
             try:
                 if n > PROGRESS_ROWS and console.is_terminal:  # redirected: no bar (it left a blank line)
-                    with Progress(TextColumn(f"{path} [{eng}]"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), console=console, transient=True) as prog:
-                        task = prog.add_task("check", total=n)
+                    # the label is the path and engine as text (progress_columns), not markup
+                    with Progress(*progress_columns(), console=console, transient=True) as prog:
+                        task = prog.add_task(f"{path} [{eng}]", total=n)
                         rep = check_rows(parsed, eng, limit=limit, sample=sample, seed=seed, max_report=max_report,
                                          progress=lambda k: prog.advance(task, k))
                 else:
@@ -177,16 +231,10 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             shown = ", ".join(q.engine for q in reports if position[id(q)] == at and _nothing_checked(q))
             errors.append((at, f"{r.path} [{shown}]: {_nothing_checked_text(r, limit, sample)}"))
     reports = [r for r in reports if not _nothing_checked(r)]
-    table = Table(title="ptonum check")
-    for col in ("file", "operation", "engine", "rows", "checked", "passed", "failed", "malformed"):
-        table.add_column(col, justify="right" if col not in ("file", "operation", "engine") else "left")
-    for r in reports:
-        style = "green" if r.ok else "red"
-        shown = str(r.path) if position[id(r)] < given else Path(r.path).name  # the path as given, as failures say
-        table.add_row(escape(shown), r.op, r.engine, str(r.rows), str(r.checked), f"[{style}]{r.passed}[/{style}]",
-                      f"[{style}]{r.mismatched + r.errors}[/{style}]", str(r.malformed))
-    if table.row_count:
-        print_table(console, table, fold=("file",))
+    file_of = [position[id(r)] for r in reports]  # each report's file: its position among FILES
+    # the path as given, as failures say it; --builtin's files by name
+    _print_results(console, reports,
+                   [str(r.path) if at < given else Path(r.path).name for r, at in zip(reports, file_of)], file_of)
 
     explained = False
     for r in reports:
@@ -194,7 +242,8 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             continue
         # the file name and the "[fast]" engine label are text, not rich markup (both were dropped)
         console.print(f"[bold red]{escape(str(r.path))}[/bold red] {escape(f'[{r.engine}]')} {r.op}: "
-                      f"{_failing_text([r])}; first {len(r.failures)}:", highlight=False)
+                      f"{_failing_text([r])}" + (f"; first {len(r.failures)}:" if r.failures else ""), highlight=False,
+                      soft_wrap=True)
         for f in r.failures:
             if f.kind in ("malformed", "tile", "malformed tile"):
                 what = "malformed row" if f.kind == "malformed" else f.kind
@@ -215,7 +264,8 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                     text = explain_row_text(r.schema, first.row or {})
                 except (PtonumError, ImportError) as exc:
                     text = f"(no trace: {exc})"
-                console.print(f"[bold]explain {escape(str(first.where))}[/bold]", highlight=False)
+                console.print(f"[bold]{escape(_explain_command(first.path, first.line))}[/bold]", highlight=False,
+                              soft_wrap=True)
                 console.print(text, highlight=False, markup=False, soft_wrap=True)
                 explained = True
 
@@ -227,15 +277,57 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
     # file in error): ERROR when the checked files passed but another is in error, FAIL when a row failed
     also = f", {len(errors)} file error(s)" if errors else ""
     if failed:
-        console.print(f"[red]FAIL[/red]: {_failing_text(reports)}{also}")
+        console.print(f"[red]FAIL[/red]: {_failing_text(reports, file_of)}{also}")
     elif reports:
         verdict = "[red]ERROR[/red]" if errors else "[green]PASS[/green]"
-        console.print(f"{verdict}: {sum(r.checked for r in reports)} row(s) checked"
-                      f"{_per_engine(reports, 'checked')}{also}")
+        console.print(f"{verdict}: {_count_text(reports, file_of, 'checked', 'row(s) checked')}{also}")
     if errors:
         sys.exit(EXIT_ERROR)
     if failed:
         sys.exit(EXIT_MISMATCH)
+
+
+#: the table's columns after the file's, and which of them hold counts (right-aligned)
+RESULT_COLUMNS = ("operation", "engine", "rows", "checked", "passed", "failed", "malformed")
+COUNT_COLUMNS = ("rows", "checked", "passed", "failed", "malformed")
+
+
+def _print_results(console: Any, reports: Sequence[FileReport], paths: Sequence[str], files: Sequence[int]) -> None:
+    """The table of results: a row per file and engine, the file's path (``paths``) whole on one line, never folded
+    (it is copied into other commands).  When that table is wider than the console, the paths move out of it: the
+    table's first column is the file's number (``#``), each file's path whole on a line of its own under it, and the
+    ``rows`` column is left out when it equals ``checked`` in every row (no --limit or --sample cut a file).  A table
+    that still does not fit is printed wider than the console, never cut (:func:`print_path_table`).  ``files``
+    tells the rows of one file apart (its position among FILES)."""
+    if not reports:
+        return
+
+    def table_of(first: str, cells: Sequence[str], columns: Sequence[str]) -> Table:
+        table = Table(title="ptonum check")
+        table.add_column(first, justify="right" if first == "#" else "left")
+        for col in columns:
+            table.add_column(col, justify="right" if col in COUNT_COLUMNS else "left")
+        for cell, r in zip(cells, reports):
+            style = "green" if r.ok else "red"
+            values = {"operation": r.op, "engine": r.engine, "rows": str(r.rows), "checked": str(r.checked),
+                      "passed": f"[{style}]{r.passed}[/{style}]",
+                      "failed": f"[{style}]{r.mismatched + r.errors}[/{style}]", "malformed": str(r.malformed)}
+            table.add_row(cell, *(values[col] for col in columns))
+        return table
+
+    # numbered (the paths under the table): the rows column only when it says something checked does not
+    narrow = [c for c in RESULT_COLUMNS if c != "rows" or any(r.rows != r.checked for r in reports)]
+    print_path_table(console, lambda first, cells: table_of(first, cells, narrow if first == "#" else RESULT_COLUMNS),
+                     paths, files)
+
+
+def _explain_command(path: str, line: int) -> str:
+    """The command line that traces row ``line`` of the vector file ``path``: ``ptonum explain --row PATH:LINE``,
+    quoted for a POSIX shell when the path needs it; for standard input (``-``, read once) what to run once its
+    text is saved to a file."""
+    if path == "-":
+        return f"ptonum explain --row FILE:{line} (standard input, line {line}: save it to a FILE first)"
+    return f"ptonum explain --row {shlex.quote(f'{path}:{line}')}"
 
 
 def _nothing_checked(r: FileReport) -> bool:
@@ -256,24 +348,40 @@ def _nothing_checked_text(r: FileReport, limit: Optional[int], sample: Optional[
     return f"no rows checked ({why})"
 
 
-def _failing_text(reports: Sequence[FileReport]) -> str:
+def _failing_text(reports: Sequence[FileReport], files: Optional[Sequence[int]] = None) -> str:
     """``2 failing row(s), 1 malformed row(s)``: the table's failed (mismatch or model error) and malformed
-    counts, each with its engines' shares, only the nonzero ones."""
-    parts = [f"{n} {what}{_per_engine(reports, attr)}"
-             for n, what, attr in ((sum(r.mismatched + r.errors for r in reports), "failing row(s)", "failing"),
-                                   (sum(r.malformed for r in reports), "malformed row(s)", "malformed")) if n]
+    counts, only the nonzero ones, a row counted once however many engines checked it (:func:`_count_text`; a
+    malformed row is never run, so its count is the file's).  ``files`` tells the reports of one file apart (all
+    one file when None)."""
+    at = list(files) if files is not None else [0] * len(reports)
+    parts = []
+    if any(r.mismatched + r.errors for r in reports):
+        parts.append(_count_text(reports, at, "failing", "failing row(s)"))
+    malformed = sum(max(r.malformed for r, k in zip(reports, at) if k == f) for f in dict.fromkeys(at))
+    if malformed:
+        parts.append(f"{malformed} malformed row(s)")
     return ", ".join(parts)
 
 
-def _per_engine(reports: Sequence[Any], attr: str) -> str:
-    """`` (fast 10, reference 10)`` when more than one engine checked (each checks every row or tile of a
-    file, so the total counts a row once per engine), else nothing; ``failing`` counts the mismatches and
-    model errors."""
+def _count_text(reports: Sequence[FileReport], files: Sequence[int], attr: str, noun: str) -> str:
+    """``30 row(s) checked``: the count ``attr`` of the reports (``failing``: mismatches and model errors), each
+    row counted once.  With both engines: ``30 row(s) checked in both engines`` when the engines gave every file
+    the same count, else each engine's (``2 failing row(s) in fast, 0 in reference``).  ``files`` gives each
+    report's file (its position among FILES)."""
+    def count(r: FileReport) -> int:
+        return int(r.mismatched + r.errors if attr == "failing" else getattr(r, attr))
+
     by: Dict[str, int] = {}
-    for r in reports:
-        n = r.mismatched + r.errors if attr == "failing" else getattr(r, attr)
-        by[r.engine] = by.get(r.engine, 0) + int(n)
-    return f" ({', '.join(f'{e} {n}' for e, n in by.items())})" if len(by) > 1 else ""
+    of_file: Dict[int, Dict[str, int]] = {}
+    for r, at in zip(reports, files):
+        by[r.engine] = by.get(r.engine, 0) + count(r)
+        of_file.setdefault(at, {})[r.engine] = count(r)
+    engines = list(by)
+    if len(engines) == 1:
+        return f"{by[engines[0]]} {noun}"
+    if all(len(c) == len(engines) and len(set(c.values())) == 1 for c in of_file.values()):
+        return f"{by[engines[0]]} {noun} in both engines"  # (the two: fast and reference)
+    return f"{by[engines[0]]} {noun} in {engines[0]}, " + ", ".join(f"{by[e]} in {e}" for e in engines[1:])
 
 
 def _print_extra(console: Any, f: Any) -> None:

@@ -214,7 +214,7 @@ def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
 
     Raises :class:`UsageError` (path and reason) for an unreadable file, gzip data that is truncated or
     damaged (one rule, :func:`_gunzip`; a file that is only ``1f``, a prefix of the magic, is gzip cut short),
-    or text too large for the available memory.  ``name`` is what the messages call the file when it is not ``path``
+    UTF-32 text (by its byte-order mark: UTF-8 and UTF-16 are read), or text too large for the available memory.  ``name`` is what the messages call the file when it is not ``path``
     (``-`` for standard input read through ``/dev/stdin``, as the parse errors and reports call it).
     """
     if not str(path).strip():
@@ -247,6 +247,8 @@ def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
                          f"parse; {_gib(available)} is available (a file is read whole: split it)")
     if raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark before the header
         raw = raw[3:]
+    elif raw.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):  # UTF-32's mark (its LE one begins as UTF-16's)
+        raise UsageError(f"{path}: UTF-32 text (by its byte-order mark); save it as UTF-8, or as UTF-16 with its mark")
     elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with its mark ("Unicode text" of a spreadsheet)
         try:
             raw = raw.decode("utf-16").encode("utf-8")
