@@ -4,6 +4,8 @@ error too (its help on stderr, exit status 2); ``--help`` and ``--version`` exit
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from click.testing import CliRunner
 
@@ -469,3 +471,46 @@ def test_control_characters_in_an_error_line_are_shown_not_sent(tmp_path, monkey
     assert r.exit_code == 2 and r.stdout == ""
     assert r.stderr == ("ptonum postprocess: error: ACC: acc\\x1b[2K x\\x7f.npy: not a valid .npy file "
                         "(no NumPy header; 9 bytes)\n"), repr(r.stderr)
+
+
+def _command_of(path):
+    """The click command ``ptonum PATH...`` runs."""
+    import click as _click
+
+    cmd = main.load_all()
+    for name in path:
+        cmd = cmd.get_command(_click.Context(cmd), name)
+    return cmd
+
+
+def _example_blocks(cmd):
+    """The fenced example blocks of a command's docstring, each as its lines (as written, dedented)."""
+    import inspect
+
+    text = inspect.cleandoc(cmd.help or "")
+    return [block.strip("\n").splitlines() for block in re.findall(r"^```\n(.*?)^```$", text, re.S | re.M)]
+
+
+def test_the_commands_have_example_blocks():
+    """The test below reads the examples from the docstrings: it checks the ones there are."""
+    with_examples = {" ".join(c) for c in EVERY_COMMAND if _example_blocks(_command_of(c))}
+    assert with_examples == {"compare", "decode", "explain postprocess", "gen", "postprocess", "sweep postprocess",
+                             "sweep tcvt"}
+    inline = [(c, ln) for c in EVERY_COMMAND for ln in (_command_of(c).help or "").splitlines()
+              if ln.strip().startswith("Example")]
+    assert inline == []  # an example in running text is rewrapped with it
+
+
+@pytest.mark.parametrize("cmd", EVERY_COMMAND, ids=[" ".join(c) or "ptonum" for c in EVERY_COMMAND])
+def test_help_examples_are_never_rewrapped(cmd):
+    """At 80 columns `postprocess --help` printed `... --scale-tile scales.npy` and then `--offset-tile
+    offsets.npy \\` on a line of its own (rich wraps a long line of a code block): pasted, the first line ran
+    alone.  Every line of every example block is printed as written, the block's lines one after the other, at
+    any width help takes (74 is the narrowest)."""
+    blocks = _example_blocks(_command_of(cmd))
+    for columns in ("74", "80", "200"):
+        lines = [ln.rstrip() for ln in _help(cmd, columns).splitlines()]
+        for block in blocks:
+            shown = ["  " + ln for ln in block]
+            starts = [k for k in range(len(lines)) if lines[k:k + len(shown)] == shown]
+            assert len(starts) == 1, (columns, block, lines)

@@ -141,21 +141,24 @@ def command(acc: str, key: Optional[str], bin_dtype: Optional[str], bin_shape: O
     **Example**
 
     ```
-    ptonum compare acc.npy --mode VREQ8 --relu RELU --row-max --quant-tile q.npy --sat \\
-        --device-d dev_d.npy --device-row-max dev_rowmax.npy --device-flags 'OF|NX'
+    ptonum compare acc.npy --mode VREQ8 --relu RELU --row-max \\
+        --quant-tile q.npy --sat --device-d dev_d.npy \\
+        --device-row-max dev_rowmax.npy --device-flags 'OF|NX'
     ```
 
     Per-channel scales as numbers, and a picture of where the mismatches are:
 
     ```
-    ptonum compare acc.npy --mode VREQ8 --scale-tile scales.npy --offset-tile offsets.npy --sat \\
-        --device-d dev_d.bin --plot mismatches.png
+    ptonum compare acc.npy --mode VREQ8 --scale-tile scales.npy \\
+        --offset-tile offsets.npy --sat --device-d dev_d.bin \\
+        --plot mismatches.png
     ```
 
     A packed S4X2 dump (two elements a byte, as `postprocess --bin` writes STEM.d_packed.bin):
 
     ```
-    ptonum compare acc.npy --mode REQ4 --scale 0.0078125 --device-d acc.d_packed.bin
+    ptonum compare acc.npy --mode REQ4 --scale 0.0078125 \\
+        --device-d acc.d_packed.bin
     ```
 
     Each mismatch line shows both encodings and their values; the summary gives the largest

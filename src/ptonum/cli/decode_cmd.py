@@ -221,9 +221,14 @@ def command(type_name: str, codes: Tuple[str, ...], decimals: Tuple[str, ...], r
     significand, exponent, with value = (-1)^negative * significand *
     2^exponent), and the exact value as a fraction and a decimal.
 
-    Example: `ptonum decode HiF8 0x6e 0x81 0x80`; `ptonum decode BF16 --value 1.0039063` (the encoding a
-    decimal rounds to, once, nearest even); `ptonum decode E4M3 --value 1e10 --sat` (with the rounding
-    mode, Sat and the flags of the conversion: here OF|NX).
+    **Examples**: three codes; the encoding a decimal rounds to (once, nearest even); the same with
+    the rounding mode, Sat and the flags of the conversion (here OF|NX):
+
+    ```
+    ptonum decode HiF8 0x6e 0x81 0x80
+    ptonum decode BF16 --value 1.0039063
+    ptonum decode E4M3 --value 1e10 --sat
+    ```
 
     A bad TYPE, CODE or lane is one line on stderr and exit status 2.
     """

@@ -97,7 +97,8 @@ def postprocess(attributes_word: Optional[str], mode: Optional[str], relu: Optio
     **Example** (the mismatch `ptonum compare` reported at D[3, 7], from its values):
 
     ```
-    ptonum explain postprocess --attributes 0x08002023 --acc-type S32 --acc -153043 --quant-param 0x3c000000
+    ptonum explain postprocess --attributes 0x08002023 --acc-type S32 \\
+        --acc -153043 --quant-param 0x3c000000
     ```
     """
     def go() -> Any:

@@ -42,7 +42,12 @@ def command(op: str, count: int, seed: int, out: Optional[str], mode: Tuple[str,
     - `quant_param_legal`: --mode
     - `relu_param_legal`: no filter
 
-    Example: `ptonum gen tcvt_e8m0 --count 1000 --seed 1 --src-type BF16 --out tcvt.csv.gz`
+    **Example**
+
+    ```
+    ptonum gen tcvt_e8m0 --count 1000 --seed 1 --src-type BF16 \\
+        --out tcvt.csv.gz
+    ```
 
     Exit status 2 with one line on stderr on any error.
     """

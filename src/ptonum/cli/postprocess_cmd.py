@@ -246,28 +246,30 @@ def command(accs: Tuple[str, ...], chunks: Optional[str], workers: Optional[int]
     Requantize an S32 tile to int8 with one scale for every column, ReLU and RowMax:
 
     ```
-    ptonum postprocess acc.npy --acc-type S32 --mode VREQ8 --relu RELU --row-max \\
-        --scale 0.0078125 --sat --out-dir out
+    ptonum postprocess acc.npy --acc-type S32 --mode VREQ8 --relu RELU \\
+        --row-max --scale 0.0078125 --sat --out-dir out
     ```
 
     Per-channel scales and offsets of a layer as numbers (N floats and N integers):
 
     ```
-    ptonum postprocess acc.npy --mode VREQ8 --scale-tile scales.npy --offset-tile offsets.npy \\
-        --scale-rounding rne --sat
+    ptonum postprocess acc.npy --mode VREQ8 --scale-tile scales.npy \\
+        --offset-tile offsets.npy --scale-rounding rne --sat
     ```
 
     The same from the 32-bit B.FPATR word and a 1 x N U64 tile of per-column quantization words:
 
     ```
-    ptonum postprocess acc.npy --attributes 0x08842023 --quant-tile qwords.npy --sat
+    ptonum postprocess acc.npy --attributes 0x08842023 \\
+        --quant-tile qwords.npy --sat
     ```
 
     An FP32 tile dumped as raw little-endian bits, to E4M3 with GroupMax of |acc| over 32 columns:
 
     ```
-    ptonum postprocess acc.bin --dtype uint32 --shape 128x256 --acc-type FP32 \\
-        --mode QF322FP8_PRE --scale 0.5 --group-n 32 --group-max --max-abs --bin
+    ptonum postprocess acc.bin --dtype uint32 --shape 128x256 \\
+        --acc-type FP32 --mode QF322FP8_PRE --scale 0.5 --group-n 32 \\
+        --group-max --max-abs --bin
     ```
 
     Shift an S32 tile right by 4 bits to S16 (mode 13):

@@ -63,8 +63,10 @@ def tcvt(src_type: str, **options: Any) -> None:
 
     ```
     ptonum sweep tcvt --src-type FP16 --workers 2
-    ptonum sweep tcvt --src-type FP32 --range 0x3f000000:0x40000000 --scheduler tcp://host:8786 --state s1
-    ptonum sweep tcvt --src-type FP32 --range 0x3f000000:0x40000000 --scheduler tcp://host:8786 --state s1 --resume
+    ptonum sweep tcvt --src-type FP32 --range 0x3f000000:0x40000000 \\
+        --scheduler tcp://host:8786 --state s1
+    ptonum sweep tcvt --src-type FP32 --range 0x3f000000:0x40000000 \\
+        --scheduler tcp://host:8786 --state s1 --resume
     ```
     """
     from ..dask.sweep import TCVT_PARTITION, parse_range, tcvt_sweep
@@ -106,7 +108,8 @@ def postprocess(mode: str, relu: str, acc_type: Optional[str], rmode: str, sat: 
     **Example**
 
     ```
-    ptonum sweep postprocess --mode REQ8 --scale 0.5 --offset -3 --sat --range 0:0x1000000 --workers 2
+    ptonum sweep postprocess --mode REQ8 --scale 0.5 --offset -3 --sat \\
+        --range 0:0x1000000 --workers 2
     ```
     """
     from ..dask.sweep import POSTPROCESS_PARTITION, parse_range, postprocess_sweep
