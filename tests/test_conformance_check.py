@@ -967,3 +967,72 @@ def test_help_says_seed_needs_sample() -> None:
     text = " ".join(r.stdout.replace("│", " ").split())
     assert "--seed needs --sample: giving it without --sample is a usage error." in text, text
     assert "Seed for --sample (a non-negative integer; only with --sample)." in text, text
+
+
+def _malformed_at_the_end(tmp_path: Path) -> Path:
+    """10 ASL rows of tcvt_e8m0 (lines 2-11); the last two (lines 10 and 11, data rows 8 and 9 from 0) malformed."""
+    lines = _copy_lines(tmp_path, "tcvt_e8m0", 10)
+    for k in (9, 10):
+        lines[k] = lines[k].replace("0x", "0xzz", 1)
+    p = tmp_path / "tail.csv"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+@pytest.mark.parametrize("args, last", [
+    (["--limit", "2"], "PASS: 2 row(s) checked"),
+    (["--sample", "3", "--seed", "1"], "PASS: 3 row(s) checked"),  # draws data rows 3, 4, 7
+    (["--limit", "9"], "FAIL: 1 malformed row(s)"),  # data rows 0-8: line 10 is among them, line 11 is not
+    (["--sample", "3", "--seed", "0"], "FAIL: 1 malformed row(s)"),  # draws data rows 5, 6, 9 (line 11)
+])
+def test_limit_and_sample_judge_only_the_rows_they_select(tmp_path: Path, args: list, last: str) -> None:
+    """`check FILE --limit 2` on a file whose malformed rows lie after the first two rows said `FAIL: 2 malformed
+    row(s)`, named lines outside the window and exited 1: --limit and --sample select among all the data rows,
+    malformed or not, and only the rows selected are checked, counted and reported."""
+    p = _malformed_at_the_end(tmp_path)
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", str(p), "--no-explain", *args])
+    assert r.stderr == ""
+    out = r.stdout.splitlines()
+    assert out[-1].startswith(last), r.stdout
+    if last.startswith("PASS"):
+        assert r.exit_code == 0 and "malformed row:" not in r.stdout
+    else:
+        line = 10 if args[0] == "--limit" else 11
+        assert r.exit_code == 1
+        assert [ln for ln in out if "malformed row:" in ln] == [f"  {p}:{line}: malformed row: src_bits: bad hex "
+                                                                "'0xzz0000'"]
+
+
+def test_selection_of_only_malformed_rows_says_so(tmp_path: Path) -> None:
+    """When every row --limit selects is malformed (others are not), nothing is checked; the error says that of
+    the rows selected, not of the file."""
+    lines = _copy_lines(tmp_path, "tcvt_e8m0", 10)
+    for k in (1, 2):
+        lines[k] = lines[k].replace("0x", "0xzz", 1)
+    p = tmp_path / "head.csv"
+    p.write_text("\n".join(lines) + "\n")
+    r = CliRunner().invoke(main, ["check", str(p), "--limit", "2"])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == (f"ptonum check: error: {p} [fast]: no rows checked (the 2 data row(s) --limit 2 selects are "
+                        f"malformed; first {p}:2: src_bits: bad hex '0xzz0000')\n")
+    assert CliRunner().invoke(main, ["check", str(p), "--limit", "3"]).exit_code == 1  # data row 2 checked
+
+
+def test_library_selection_counts_malformed_rows_in_file_order(tmp_path: Path) -> None:
+    from ptonum.conformance.check import check_parsed, select_among
+    from ptonum.dask.check import check_parsed_blocks
+
+    parsed = parse_file(_malformed_at_the_end(tmp_path))
+    assert [ln for ln, _ in parsed.bad] == [10, 11] and len(parsed) == 8
+    good, bad = select_among(parsed.lines, [10, 11], limit=9)
+    assert (good.tolist(), bad.tolist()) == (list(range(8)), [0])
+    good, bad = select_among(parsed.lines, [10, 11], sample=3, seed=0)
+    assert (good.tolist(), bad.tolist()) == ([5, 6], [1])
+    for kw, checked, lines in (({"limit": 9}, 8, [10]), ({"sample": 3, "seed": 0}, 2, [11]), ({"limit": 2}, 2, []),
+                               ({}, 8, [10, 11])):
+        rep = check_parsed(parsed, "fast", **kw)
+        assert (rep.rows, rep.checked, rep.passed, rep.malformed) == (10, checked, checked, len(lines)), kw
+        assert [(f.line, f.kind) for f in rep.failures] == [(ln, "malformed") for ln in lines], kw
+        blocks = check_parsed_blocks(parsed, "fast", client=None, block_rows=3, **kw)  # the Dask path, serially
+        assert (blocks.rows, blocks.checked, blocks.passed, blocks.malformed) == (10, checked, checked, len(lines)), kw
+        assert [(f.line, f.kind) for f in blocks.failures] == [(ln, "malformed") for ln in lines], kw

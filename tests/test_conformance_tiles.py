@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from conftest import vectors_dir
 from ptonum.cli import main
-from ptonum.conformance.tiles import check_tiles, parse_tiles, read_tiles
+from ptonum.conformance.tiles import check_tiles, parse_tile_items, parse_tiles, read_tiles
 from ptonum.errors import UsageError
 
 SHARED = vectors_dir() / "tiles.json.gz"
@@ -298,3 +298,21 @@ def test_short_acc_is_blamed_not_the_correct_fields(tmp_path: Path) -> None:
     path = _write(tmp_path, items)
     r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", path])
     assert r.exit_code == 1 and "malformed tile: item 4.case.acc: " in r.stdout, r.output
+
+
+def test_limit_and_sample_judge_only_the_tile_items_they_select(tmp_path: Path) -> None:
+    """A malformed item after the first N was counted by `--limit N` (FAIL, exit 1): the items --limit and
+    --sample select are chosen among all the items, malformed or not, and only those are judged."""
+    items = _items()[:4]
+    del items[3]["case"]["acc"]
+    path = _write(tmp_path, items)
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", path, "--limit", "3"])
+    assert (r.exit_code, r.stderr) == (0, ""), r.output
+    assert r.stdout.splitlines()[-1] == "PASS: 3 row(s) checked" and "malformed tile" not in r.stdout
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", path, "--limit", "4", "--no-explain"])
+    assert r.exit_code == 1 and f"  {path}: malformed tile: item 3.case: missing field 'acc'\n" in r.stdout
+    cases, bad = parse_tile_items(json.dumps(items).encode(), path)
+    rep = check_tiles(cases, path, "fast", malformed=bad, sample=2, seed=0)  # seed 0 draws items 2 and 3 of 4
+    assert (rep.rows, rep.checked, rep.malformed) == (4, 1, 1)
+    rep = check_tiles(cases, path, "fast", malformed=bad, sample=2, seed=1)  # seed 1 draws items 1 and 2
+    assert (rep.rows, rep.checked, rep.malformed, rep.failures) == (4, 2, 0, [])

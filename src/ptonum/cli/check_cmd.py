@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
-from ..conformance.check import FileReport, check_parsed, select_rows
+from ..conformance.check import FileReport, check_parsed, select_among
 from ..conformance.schema import parse_text, read_text
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tile_items
 from ..errors import PtonumError
@@ -38,9 +38,11 @@ PROGRESS_ROWS = 50_000
 @click.option("--max-report", type=AsciiIntRange(min=0), default=5, show_default=True,
               help="Failures listed per file and engine (0: only their counts).")
 @click.option("--limit", type=AsciiIntRange(min=0), default=None,
-              help="Check only the first N rows of each file (not with --sample).")
+              help="Check only the first N data rows of each file (a malformed row among them counts as one; the "
+                   "rows after them are neither checked nor reported; not with --sample).")
 @click.option("--sample", type=AsciiIntRange(min=0), default=None,
-              help="Check N rows of each file drawn at random (with --seed; not with --limit).")
+              help="Check N data rows of each file drawn at random among all of them, malformed or not (only the "
+                   "rows drawn are checked and reported; with --seed; not with --limit).")
 @click.option("--seed", type=AsciiIntRange(min=0), default=0, show_default=True,
               help="Seed for --sample (a non-negative integer; only with --sample).")
 @click.option("--no-explain", is_flag=True, help="Do not print the explain trace of the first mismatch.")
@@ -52,7 +54,9 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     whole tiles such as tiles.json.gz) against the model; `-` reads standard input (once).
 
     A file given more than once (by any spelling or link: `a.csv ./a.csv`) is checked once, with a note on
-    stderr. `--limit` and `--sample` are alternatives: giving both is a usage error. `--seed` needs `--sample`:
+    stderr. `--limit` and `--sample` are alternatives: giving both is a usage error. They select among all the data
+    rows of a file, malformed or not; a row they do not select is neither checked nor counted (a malformed one
+    outside them makes no failure). `--seed` needs `--sample`:
     giving it without `--sample` is a usage error.
 
     Prints a table of pass/fail counts per file (its path as given, whole; `--builtin`'s files by name) and
@@ -69,7 +73,7 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
 
     Exit status: 0 every checked row passed; 1 a row failed (mismatch, model error
     or malformed row; a malformed tile case likewise, the other cases still checked); 2 an error: a file is missing or unreadable, its header matches
-    no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`, every row malformed).
+    no schema, or no row was checked at all (header-only file, `--limit 0`, `--sample 0`, every row selected malformed).
     Errors are one line each on stderr (one per file for all engines when no row was checked), in the order of
     FILES, after the results; a file in error has no row in the table, and the last line totals the files
     that were checked: PASS when every file was checked and passed, ERROR when those checked passed but a file
@@ -186,8 +190,8 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             if is_tiles_file(raw):  # whole tiles (tiles.json.gz): every case through the tile operation
                 cases, bad = parse_tile_items(raw, path)  # a malformed item is counted, as a malformed row is
                 for eng in engines:
-                    reports.append(check_tiles(cases, path, eng, max_report=max_report,
-                                               select=select_rows(len(cases), limit, sample, seed), malformed=bad))
+                    reports.append(check_tiles(cases, path, eng, max_report=max_report, malformed=bad, limit=limit,
+                                               sample=sample, seed=seed))
                     position[id(reports[-1])] = k
                 continue
             parsed = parse_text(raw, path)
@@ -198,8 +202,9 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             raw = b""
             error(out_of_memory_text(path))
             continue
+        # the well-formed rows --limit/--sample select (the malformed ones among all data rows, in file order)
+        n = int(select_among(parsed.lines, [ln for ln, _ in parsed.bad], limit, sample, seed)[0].size)
         for eng in engines:
-            n = int(select_rows(len(parsed), limit, sample, seed).size)
             try:
                 if n > PROGRESS_ROWS and console.is_terminal:  # redirected: no bar (it left a blank line)
                     # the label is the path and engine as text (progress_columns), not markup
@@ -342,6 +347,9 @@ def _nothing_checked_text(r: FileReport, limit: Optional[int], sample: Optional[
         first = next((f for f in r.failures if f.kind in ("malformed", "malformed tile")), None)
         where = f"; first {first.where}: {first.message}" if first is not None else ""
         what = "data row(s)" if r.schema is not None else "tile case(s)"
+        if r.malformed < r.rows:  # --limit/--sample selected only malformed rows; the file has others
+            chosen = f"--limit {limit}" if limit is not None else f"--sample {sample}"
+            return f"no rows checked (the {r.malformed} {what} {chosen} selects are malformed{where})"
         return f"no rows checked (every {what[:-3]} is malformed, {r.malformed} {what}{where})"
     why = ("the file has no data rows" if r.rows == 0 else
            "--limit 0" if limit == 0 else "--sample 0" if sample == 0 else "no row selected")

@@ -10,8 +10,8 @@ line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -19,7 +19,8 @@ from .._util import check_engine
 from ..errors import UsageError
 from .schema import Batch, ParsedFile, Schema, parse_file
 
-__all__ = ["Failure", "FileReport", "check_parsed", "check_file", "select_rows", "check_seed", "mismatch_text", "CHUNK"]
+__all__ = ["Failure", "FileReport", "check_parsed", "check_file", "select_rows", "select_among", "selected_rows",
+           "check_seed", "mismatch_text", "CHUNK"]
 
 #: rows per model call, by engine
 CHUNK = {"fast": 1 << 18, "reference": 1 << 11}
@@ -105,6 +106,38 @@ def select_rows(n: int, limit: Optional[int] = None, sample: Optional[int] = Non
     return idx
 
 
+def select_among(kept: Union[Sequence[int], np.ndarray], malformed: Sequence[int], limit: Optional[int] = None,
+                 sample: Optional[int] = None, seed: int = 0) -> Tuple[np.ndarray, np.ndarray]:
+    """The rows ``limit``/``sample`` select when a file's well-formed data rows are at the positions ``kept`` and
+    its malformed ones at ``malformed`` (line numbers or item indices): :func:`select_rows` over all the data
+    rows in file order, so ``--limit N`` takes the first N data rows, malformed or not, and ``--sample N``
+    draws among all of them (the same rows as before when no row is malformed).  Returns the indices into
+    ``kept`` and into ``malformed`` of the rows selected, each ascending.
+
+    Raises:
+        UsageError: a negative ``limit``, ``sample`` or ``seed``.
+    """
+    good = np.asarray(kept, dtype=np.int64).reshape(-1)
+    bad = np.asarray(malformed, dtype=np.int64).reshape(-1)
+    sel = select_rows(int(good.size + bad.size), limit, sample, seed)
+    if not bad.size:
+        return sel, np.zeros(0, dtype=np.int64)
+    order = np.argsort(np.concatenate([good, bad]), kind="stable")  # position in file order -> row
+    chosen = order[sel]
+    return np.sort(chosen[chosen < good.size]), np.sort(chosen[chosen >= good.size] - good.size)
+
+
+def selected_rows(parsed: ParsedFile, limit: Optional[int] = None, sample: Optional[int] = None,
+                  seed: int = 0) -> ParsedFile:
+    """``parsed`` with only the data rows ``limit``/``sample`` select (:func:`select_among`), well-formed and
+    malformed; ``total`` stays the file's.  ``parsed`` itself when neither is given."""
+    if limit is None and sample is None:
+        return parsed
+    good, bad = select_among(parsed.lines, [ln for ln, _ in parsed.bad], limit, sample, seed)
+    return replace(parsed, rows=parsed.take(good), lines=parsed.lines[good],
+                   bad=[parsed.bad[int(i)] for i in bad])
+
+
 def check_parsed(
     parsed: ParsedFile,
     engine: str = "fast",
@@ -115,14 +148,18 @@ def check_parsed(
     max_report: int = 10,
     progress: Optional[Callable[[int], None]] = None,
 ) -> FileReport:
-    """Run the model on the rows of ``parsed`` and compare (one engine)."""
+    """Run the model on the rows of ``parsed`` and compare (one engine).
+
+    With ``limit`` or ``sample`` only the data rows they select (:func:`select_among`) are checked and
+    counted, the malformed ones among them included; ``rows`` of the report is the file's total."""
     check_engine(engine)
+    parsed = selected_rows(parsed, limit, sample, seed)
     schema = parsed.schema
     failures: List[Failure] = []
     for line, msg in parsed.bad:
         if len(failures) < max_report:
             failures.append(Failure(parsed.path, line, "malformed", msg))
-    sel = select_rows(len(parsed), limit, sample, seed)
+    sel = np.arange(len(parsed), dtype=np.int64)
     chunk = CHUNK[engine]
     mismatched = 0
     errors = 0

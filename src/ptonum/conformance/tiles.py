@@ -30,7 +30,7 @@ from ..formats import TileDataType
 from ..fpatr import postprocess
 from ..fpatr.attributes import GROUP_N_TABLE, mode_info
 from ..rounding import RoundingMode
-from .check import Failure, FileReport
+from .check import Failure, FileReport, select_among
 from .schema import read_text
 
 __all__ = ["TileCase", "parse_tiles", "parse_tile_items", "read_tiles", "is_tiles_file", "check_tiles", "TILES_OP"]
@@ -416,9 +416,13 @@ def check_tiles(
     progress: Optional[Callable[[int], None]] = None,
     select: Optional[Iterable[int]] = None,
     malformed: Sequence[Tuple[int, str]] = (),
+    limit: Optional[int] = None,
+    sample: Optional[int] = None,
+    seed: int = 0,
 ) -> FileReport:
-    """Run every case (or the cases at the indices ``select``, as ``check.select_rows`` gives them for
-    ``--limit``/``--sample``) through ``fpatr.postprocess`` in ``engine`` and compare.
+    """Run every case (or the cases at the indices ``select``; or the items ``limit``/``sample`` select among
+    all the file's items, malformed ones included, as ``check.select_among`` does for ``--limit``/``--sample``:
+    then only the malformed items selected are counted) through ``fpatr.postprocess`` in ``engine`` and compare.
 
     A case counts as a mismatch when any output, the destination type or the
     flags differ, when a case the ASL commits is rejected, or when a case the
@@ -431,6 +435,13 @@ def check_tiles(
     ``BundleMatrixPostProcessSourcesLegal``.
     """
     check_engine(engine)
+    rows = len(cases) + len(malformed)
+    if limit is not None or sample is not None:
+        if select is not None:
+            raise UsageError("give select, or limit/sample, not both")
+        good, bad = select_among([c.index for c in cases], [i for i, _ in malformed], limit, sample, seed)
+        select = good.tolist()
+        malformed = [malformed[int(i)] for i in bad]
     failures: List[Failure] = []
     mismatched = 0
     chosen = cases if select is None else [cases[int(i)] for i in select]
@@ -444,7 +455,7 @@ def check_tiles(
             progress(1)
     failures += [Failure(path, index, "malformed tile", message) for index, message in malformed[:max_report]]
     failures = sorted(failures, key=lambda f: f.line)[:max_report]
-    return FileReport(path=path, op=TILES_OP, engine=engine, rows=len(cases) + len(malformed), checked=len(chosen),
+    return FileReport(path=path, op=TILES_OP, engine=engine, rows=rows, checked=len(chosen),
                       passed=len(chosen) - mismatched, mismatched=mismatched, errors=0, malformed=len(malformed),
                       failures=failures, schema=None)
 

@@ -1,10 +1,11 @@
 """``ptonum check`` across Dask workers: a large vector file split into row blocks.
 
-The rows to check (after ``limit``/``sample``) are cut into consecutive blocks;
-each block is one task running :func:`ptonum.conformance.check.check_parsed` on
-its rows; the reports are merged: counts add up, and the first ``max_report``
-failures by line are kept.  Each block keeps its first failures of each kind
-in line order, so the merged list equals the serial one.
+The rows to check (after ``limit``/``sample``; the malformed rows they select go with
+the first block) are cut into consecutive blocks; each block is one task running
+:func:`ptonum.conformance.check.check_parsed` on its rows; the reports are merged:
+counts add up, and the first ``max_report`` failures by line are kept.  Each block
+keeps its first failures of each kind in line order, so the merged list equals the
+serial one.
 
 No spec counterpart (execution placement of the conformance check).
 """
@@ -14,7 +15,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, List, Optional
 
-from ..conformance.check import FileReport, check_parsed, select_rows
+import numpy as np
+
+from ..conformance.check import FileReport, check_parsed, selected_rows
 from ..conformance.schema import ParsedFile
 
 __all__ = ["check_parsed_blocks", "BLOCK_ROWS"]
@@ -43,7 +46,8 @@ def check_parsed_blocks(parsed: ParsedFile, engine: str = "fast", *, client: Any
     the rows of the largest block before any block runs (the command line's compile note).  Returns the merged
     :class:`FileReport`, equal to the serial one (counts and the first ``max_report`` failures).
     """
-    sel = select_rows(len(parsed), limit, sample, seed)
+    parsed = selected_rows(parsed, limit, sample, seed)  # the rows --limit/--sample select, malformed ones too
+    sel = np.arange(len(parsed), dtype=np.int64)
     size = block_rows or BLOCK_ROWS.get(engine, 1 << 12)
     if client is not None:  # at least a few blocks per worker
         workers = max(1, len(client.scheduler_info().get("workers", {})))
