@@ -275,6 +275,43 @@ def test_piped_check_at_columns_80_keeps_each_path_whole_and_fits(tmp_path: Path
     assert max(len(ln) for ln in r.stdout.splitlines()) <= 80, r.stdout
 
 
+def _postprocess_lines(tmp_path: Path, name: str, rows: int, malformed: Sequence[int] = ()) -> Path:
+    """A postprocess_element vector file ``name`` of the shared vectors' header and first ``rows`` rows, the data
+    rows ``malformed`` (from 0) made malformed (a bad hex field)."""
+    with gzip.open(vectors_dir() / "postprocess_element.csv.gz", "rt") as fh:
+        lines = [next(fh).rstrip("\r\n") for _ in range(rows + 1)]
+    for k in malformed:
+        lines[k + 1] = lines[k + 1].replace("0x", "0xzz", 1)
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("args, rows, checked, malformed", [
+    (["--limit", "10"], "12", "9", "1"),  # data rows 0-9: row 2 (line 4) is malformed, row 11 is not selected
+    ([], "12", "10", "2"),  # malformed rows alone make rows differ from checked
+])
+def test_check_table_with_rows_apart_fits_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list,
+                                                     rows: str, checked: str, malformed: str) -> None:
+    """`COLUMNS=80 ptonum check FILE --limit N` (or a file with a malformed row) printed an 83-column table or
+    wider: the numbered table kept the rows column (rows differ from checked).  When the numbered table does not
+    fit, each file's rows go to its line under the table (``1  12 row(s)  PATH``): no line is wider than 80 and
+    every count is printed."""
+    _postprocess_lines(tmp_path, "p.csv", 12, malformed=(2, 11))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner(env={"COLUMNS": "80"}).invoke(main, ["check", "p.csv", "--engine", "both", "--no-explain", *args])
+    assert r.exit_code == 1 and r.stderr == "", r.output
+    out = r.stdout.splitlines()
+    assert max(len(ln) for ln in out) <= 80, r.stdout
+    assert table_rows(r.stdout) == [
+        {"#": "1", "operation": "postprocess_element", "engine": e, "checked": checked, "passed": checked,
+         "failed": "0", "malformed": malformed} for e in ("fast", "reference")]
+    assert f"1  {rows} row(s)  p.csv" in out
+    wide = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", "p.csv", "--engine", "both", "--no-explain", *args])
+    assert [row["rows"] for row in table_rows(wide.stdout)] == [rows, rows]  # the same count, in the table
+    assert "row(s)  p.csv" not in wide.stdout
+
+
 def test_console_width_rule(monkeypatch: pytest.MonkeyPatch) -> None:
     """COLUMNS wins when it is a positive integer, on a terminal or not; otherwise 200 off a terminal, and on a
     terminal rich measures it (None) -- or, when COLUMNS is set to something ignored (rich would take '0' as a

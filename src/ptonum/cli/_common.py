@@ -236,7 +236,8 @@ def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> 
 
 
 def print_path_table(console: "Console", table_of: Callable[[str, Sequence[str]], Any], paths: Sequence[str],
-                     files: Sequence[int], *, fold: Sequence[str] = ()) -> None:
+                     files: Sequence[int], *, fold: Sequence[str] = (),
+                     labels: Optional[Sequence[str]] = None) -> None:
     """A table of results whose first column names each row's file: its path whole on one line, never folded (it
     is copied into other commands).  ``table_of(first, cells)`` builds the rich table, its first column headed
     ``first`` with ``cells`` in it (one a row); ``paths`` are the rows' paths as shown (plain text), ``files`` each
@@ -244,8 +245,10 @@ def print_path_table(console: "Console", table_of: Callable[[str, Sequence[str]]
 
     The table with the paths (``file``, escaped: a ``[x]`` in a path is text) when :func:`table_fits`; else the
     table numbers the files (``#``, right-aligned by ``table_of``) and each file's path follows it, whole on a line
-    of its own (``1  PATH``).  ``fold`` as :func:`print_table`'s, for other free-text columns; a table that still
-    does not fit is printed wider than the console, never cut."""
+    of its own (``1  PATH``); with ``labels`` (one a row, plain text: a count the numbered table leaves out) each
+    file's label stands between its number and its path, right-aligned (``1  998 row(s)  PATH``).  ``fold`` as
+    :func:`print_table`'s, for other free-text columns; a table that still does not fit is printed wider than the
+    console, never cut."""
     from rich.markup import escape
 
     wide = table_of("file", [escape(p) for p in paths])
@@ -258,8 +261,11 @@ def print_path_table(console: "Console", table_of: Callable[[str, Sequence[str]]
     print_table(console, table_of("#", [str(number[at]) for at in files]), fold=fold)
     listed = dict(zip(files, paths))
     digits = len(str(len(number)))
+    label = dict(zip(reversed(files), reversed(labels))) if labels is not None else {}  # a file's first row's
+    width = max((len(text) for text in label.values()), default=0)
     for at, k in number.items():
-        console.print(f"{k:>{digits}}  {listed[at]}", highlight=False, markup=False, soft_wrap=True)
+        text = f"{label[at]:>{width}}  " if labels is not None else ""
+        console.print(f"{k:>{digits}}  {text}{listed[at]}", highlight=False, markup=False, soft_wrap=True)
 
 
 class TextOut:

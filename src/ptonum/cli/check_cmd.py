@@ -20,7 +20,7 @@ from ..conformance.schema import parse_text, read_text
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tile_items
 from ..errors import PtonumError
 from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, cli_message, error_line, errors_to_exit,
-                      out_console, out_of_memory_text, print_path_table, progress_columns)
+                      out_console, out_of_memory_text, print_path_table, progress_columns, table_fits)
 from ._scale_out import client_for, placement_options
 
 #: files with more rows than this show a progress bar
@@ -301,7 +301,8 @@ def _print_results(console: Any, reports: Sequence[FileReport], paths: Sequence[
     """The table of results: a row per file and engine, the file's path (``paths``) whole on one line, never folded
     (it is copied into other commands).  When that table is wider than the console, the paths move out of it: the
     table's first column is the file's number (``#``), each file's path whole on a line of its own under it, and the
-    ``rows`` column is left out when it equals ``checked`` in every row (no --limit or --sample cut a file).  A table
+    ``rows`` column is left out when it equals ``checked`` in every row (no --limit or --sample cut a file).  When
+    that table is still too wide, ``rows`` moves to each file's line under it (``1  998 row(s)  PATH``).  A table
     that still does not fit is printed wider than the console, never cut (:func:`print_path_table`).  ``files``
     tells the rows of one file apart (its position among FILES)."""
     if not reports:
@@ -320,10 +321,19 @@ def _print_results(console: Any, reports: Sequence[FileReport], paths: Sequence[
             table.add_row(cell, *(values[col] for col in columns))
         return table
 
-    # numbered (the paths under the table): the rows column only when it says something checked does not
+    # numbered (the paths under the table): the rows column only when it says something checked does not; when the
+    # table still does not fit, each file's rows go to its line under the table (``1  998 row(s)  PATH``)
     narrow = [c for c in RESULT_COLUMNS if c != "rows" or any(r.rows != r.checked for r in reports)]
+    number: Dict[int, int] = {}
+    for at in files:
+        number.setdefault(at, len(number) + 1)
+    numbered = [str(number[at]) for at in files]
+    labels: Optional[List[str]] = None
+    if "rows" in narrow and not table_fits(console, table_of("#", numbered, narrow)):
+        narrow.remove("rows")
+        labels = [f"{r.rows} row(s)" for r in reports]
     print_path_table(console, lambda first, cells: table_of(first, cells, narrow if first == "#" else RESULT_COLUMNS),
-                     paths, files)
+                     paths, files, labels=labels)
 
 
 def _explain_command(path: str, line: int) -> str:
