@@ -966,7 +966,17 @@ def test_help_says_seed_needs_sample() -> None:
     assert r.exit_code == 0, r.output
     text = " ".join(r.stdout.replace("│", " ").split())
     assert "--seed needs --sample: giving it without --sample is a usage error." in text, text
-    assert "Seed for --sample (a non-negative integer; only with --sample)." in text, text
+    # no '[default: 0]': `--seed 0` alone is a usage error; the help says what --sample uses without --seed
+    assert ("--seed INTEGER RANGE [x>=0] Seed for --sample (a non-negative integer; only with --sample, which uses 0 "
+            "when --seed is not given). --no-explain ") in text, text
+
+
+def test_sample_without_seed_draws_as_seed_0(tmp_path: Path) -> None:
+    p = _malformed_at_the_end(tmp_path)
+    runs = [CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", str(p), "--sample", "3", *seed])
+            for seed in ([], ["--seed", "0"])]
+    assert runs[0].exit_code == runs[1].exit_code == 1  # seed 0 draws data row 9, malformed
+    assert runs[0].stdout == runs[1].stdout and "tail.csv:11: malformed row" in runs[0].stdout
 
 
 def _malformed_at_the_end(tmp_path: Path) -> Path:

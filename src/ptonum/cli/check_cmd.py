@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import rich_click as click
-from click import get_current_context
-from click.core import ParameterSource
 from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
@@ -43,12 +41,13 @@ PROGRESS_ROWS = 50_000
 @click.option("--sample", type=AsciiIntRange(min=0), default=None,
               help="Check N data rows of each file drawn at random among all of them, malformed or not (only the "
                    "rows drawn are checked and reported; with --seed; not with --limit).")
-@click.option("--seed", type=AsciiIntRange(min=0), default=0, show_default=True,
-              help="Seed for --sample (a non-negative integer; only with --sample).")
+@click.option("--seed", type=AsciiIntRange(min=0), default=None,
+              help="Seed for --sample (a non-negative integer; only with --sample, which uses 0 when --seed is "
+                   "not given).")
 @click.option("--no-explain", is_flag=True, help="Do not print the explain trace of the first mismatch.")
 @placement_options
 def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int, limit: Optional[int], sample: Optional[int],
-            seed: int, no_explain: bool, workers: Optional[int], scheduler: Optional[str]) -> None:
+            seed: Optional[int], no_explain: bool, workers: Optional[int], scheduler: Optional[str]) -> None:
     """Check vector files (gzip or plain CSV, schema from the header, columns in any order and read by
     their header names; or a JSON list of
     whole tiles such as tiles.json.gz) against the model; `-` reads standard input (once).
@@ -101,14 +100,15 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     if limit is not None and sample is not None:  # the rows checked would be neither the first N nor N at random
         raise click.UsageError(f"--limit {limit} and --sample {sample}: give one of them (--limit N checks the first "
                                "N rows of each file, --sample N draws N rows of each file at random)")
-    if sample is None and get_current_context().get_parameter_source("seed") != ParameterSource.DEFAULT:
+    if sample is None and seed is not None:
         # without --sample no row is drawn at random: the seed would change nothing, silently
         raise click.UsageError(f"--seed {seed} without --sample: --seed seeds the random draw of --sample N (give "
                                "--sample N, or leave --seed out)")
     files, given = _once(files, given)
     console = out_console()
     with errors_to_exit("check"), client_for("check", scheduler, workers) as client:
-        _check_files(console, files, engine, max_report, limit, sample, seed, no_explain, client, given)
+        _check_files(console, files, engine, max_report, limit, sample, 0 if seed is None else seed, no_explain,
+                     client, given)
 
 
 #: the kernel modules (ptonum.kernels.*) a vector file's operation runs on the fast engine; the other operations
