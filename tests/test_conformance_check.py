@@ -183,7 +183,8 @@ def test_corrupt_flags_field_is_a_malformed_row_naming_file_and_line(tmp_path: P
     r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(path), "--engine", "both"])
     assert r.exit_code == 1, r.output
     assert f"{path}:4: malformed row: expected_flags: " in r.output and "Traceback" not in r.output
-    assert "passed" in r.output and "FAIL: 1 malformed row(s)" in r.output  # one row, counted once (was 2)
+    assert "passed" in r.output  # one row, counted once (was 2):
+    assert r.stdout.splitlines()[-1] == "FAIL: 1 malformed row(s); 5 row(s) checked in both engines"
     r = CliRunner().invoke(main, ["explain", "--row", f"{path}:4"])
     assert r.exit_code == 2 and r.stdout == ""
     assert r.stderr.startswith(f"ptonum explain: error: {path}:4: malformed row: expected_flags: ")
@@ -765,8 +766,9 @@ def test_fail_line_counts_malformed_rows_apart_as_the_table_does(tmp_path: Path,
     assert rows == [[str(p), "tcvt_e8m0", e, "30", "29", "28", "1", "1"] for e in engines]
     for e in engines:
         assert f"{p} [{e}] tcvt_e8m0: 1 failing row(s), 1 malformed row(s); first 2:" in r.stdout
-    both = "" if engine == "fast" else " in both engines"  # each row counted once (it was "2 failing row(s) (fast
-    assert r.stdout.splitlines()[-1] == f"FAIL: 1 failing row(s){both}, 1 malformed row(s)"  # 1, reference 1), 2 ..."
+    both = "" if engine == "fast" else " in both engines"
+    # each row counted once (it was "2 failing row(s) (fast 1, reference 1), 2 ..."); then the rows checked
+    assert r.stdout.splitlines()[-1] == f"FAIL: 1 failing row(s){both}, 1 malformed row(s); 29 row(s) checked{both}"
 
 
 @pytest.mark.parametrize("engine", ["fast", "both"])
@@ -814,7 +816,7 @@ def test_summary_never_says_pass_when_a_file_is_in_error(tmp_path: Path) -> None
     bad = _one_mismatch_one_malformed(tmp_path)
     r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(bad), str(header_only), "--no-explain"])
     assert r.exit_code == 2, r.output  # the file error (2) wins over the mismatch (1)
-    assert r.stdout.splitlines()[-1] == "FAIL: 1 failing row(s), 1 malformed row(s), 1 file error(s)"
+    assert r.stdout.splitlines()[-1] == "FAIL: 1 failing row(s), 1 malformed row(s); 29 row(s) checked, 1 file error(s)"
 
 
 def test_table_shows_each_file_as_given_so_same_named_files_stay_apart(tmp_path: Path, monkeypatch) -> None:
@@ -856,7 +858,8 @@ def test_both_engines_count_a_row_once_and_say_when_the_engines_differ(tmp_path:
     r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", str(bad), str(good), "--engine", "both",
                                                         "--no-explain"])
     assert r.exit_code == 1, r.output
-    assert r.stdout.splitlines()[-1] == "FAIL: 1 failing row(s) in fast, 3 in reference, 1 malformed row(s)"
+    assert r.stdout.splitlines()[-1] == ("FAIL: 1 failing row(s) in fast, 3 in reference, 1 malformed row(s); "
+                                         "59 row(s) checked in both engines")
 
 
 def test_a_file_given_twice_is_checked_once_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -900,7 +903,8 @@ def test_max_report_0_prints_the_counts_only(tmp_path: Path) -> None:
     assert r.exit_code == 1, r.output
     out = r.stdout.splitlines()
     assert out[out.index(next(ln for ln in out if ln.startswith("└"))) + 1:] == [
-        f"{p} [fast] tcvt_e8m0: 1 failing row(s), 1 malformed row(s)", "FAIL: 1 failing row(s), 1 malformed row(s)"]
+        f"{p} [fast] tcvt_e8m0: 1 failing row(s), 1 malformed row(s)",
+        "FAIL: 1 failing row(s), 1 malformed row(s); 29 row(s) checked"]
 
 
 def test_help_says_which_encodings_are_read(tmp_path: Path) -> None:
@@ -992,8 +996,8 @@ def _malformed_at_the_end(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("args, last", [
     (["--limit", "2"], "PASS: 2 row(s) checked"),
     (["--sample", "3", "--seed", "1"], "PASS: 3 row(s) checked"),  # draws data rows 3, 4, 7
-    (["--limit", "9"], "FAIL: 1 malformed row(s)"),  # data rows 0-8: line 10 is among them, line 11 is not
-    (["--sample", "3", "--seed", "0"], "FAIL: 1 malformed row(s)"),  # draws data rows 5, 6, 9 (line 11)
+    (["--limit", "9"], "FAIL: 1 malformed row(s); 8 row(s) checked"),  # data rows 0-8: line 10 among them, not 11
+    (["--sample", "3", "--seed", "0"], "FAIL: 1 malformed row(s); 2 row(s) checked"),  # draws rows 5, 6, 9 (line 11)
 ])
 def test_limit_and_sample_judge_only_the_rows_they_select(tmp_path: Path, args: list, last: str) -> None:
     """`check FILE --limit 2` on a file whose malformed rows lie after the first two rows said `FAIL: 2 malformed
@@ -1003,7 +1007,7 @@ def test_limit_and_sample_judge_only_the_rows_they_select(tmp_path: Path, args: 
     r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", str(p), "--no-explain", *args])
     assert r.stderr == ""
     out = r.stdout.splitlines()
-    assert out[-1].startswith(last), r.stdout
+    assert out[-1] == last, r.stdout
     if last.startswith("PASS"):
         assert r.exit_code == 0 and "malformed row:" not in r.stdout
     else:

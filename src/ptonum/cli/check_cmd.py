@@ -79,7 +79,8 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     is in error, FAIL when a row failed (with the file errors counted). A run with both a failing row and a file
     in error exits 2 (the error wins over the mismatch's 1). The FAIL line counts failing rows (mismatch or model error) and malformed rows
     apart, as the table does, and counts a row once with `--engine both` (`in both engines`, or each engine's
-    count when they differ). Blank lines before the header are skipped (line numbers count them).
+    count when they differ), then the rows checked as PASS gives them (`FAIL: 1 failing row(s), 1 malformed
+    row(s); 29 row(s) checked`). Blank lines before the header are skipped (line numbers count them).
 
     `--builtin` adds the ASL conformance vectors shipped inside the package (pto-spec e599a3d3,
     computed by ASLRef; their README lies beside them in `ptonum/data/vectors`), so no path is needed.
@@ -280,9 +281,11 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
     # the totals of the files that were checked, also when others are in error (the exit status says 2); the
     # line starts with PASS only when every file was checked and passed (a grep for PASS is not fooled by a
     # file in error): ERROR when the checked files passed but another is in error, FAIL when a row failed
+    # (FAIL: the failures, then the rows checked and the file errors as PASS and ERROR give them)
     also = f", {len(errors)} file error(s)" if errors else ""
     if failed:
-        console.print(f"[red]FAIL[/red]: {_failing_text(reports, file_of)}{also}")
+        console.print(f"[red]FAIL[/red]: {_failing_text(reports, file_of)}; "
+                      f"{_count_text(reports, file_of, 'checked', 'row(s) checked')}{also}")
     elif reports:
         verdict = "[red]ERROR[/red]" if errors else "[green]PASS[/green]"
         console.print(f"{verdict}: {_count_text(reports, file_of, 'checked', 'row(s) checked')}{also}")
