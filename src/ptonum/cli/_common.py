@@ -235,6 +235,15 @@ def print_table(console: "Console", table: Any, *, fold: Sequence[str] = ()) -> 
     console.print(table, crop=excess <= 0)  # too wide even so: printed whole, not cropped
 
 
+def file_numbers(files: Sequence[int]) -> Dict[int, int]:
+    """Each file's number in a numbered table (:func:`print_path_table`): ``files`` holds each row's file (its position
+    among the command's files), and the files are numbered 1, 2, ... in the order their first row comes."""
+    number: Dict[int, int] = {}
+    for at in files:
+        number.setdefault(at, len(number) + 1)
+    return number
+
+
 def print_path_table(console: "Console", table_of: Callable[[str, Sequence[str]], Any], paths: Sequence[str],
                      files: Sequence[int], *, fold: Sequence[str] = (),
                      labels: Optional[Sequence[str]] = None) -> None:
@@ -255,9 +264,7 @@ def print_path_table(console: "Console", table_of: Callable[[str, Sequence[str]]
     if table_fits(console, wide, fold=fold):
         print_table(console, wide, fold=fold)
         return
-    number: Dict[int, int] = {}  # position among the files -> the file's number in the table
-    for at in files:
-        number.setdefault(at, len(number) + 1)
+    number = file_numbers(files)
     print_table(console, table_of("#", [str(number[at]) for at in files]), fold=fold)
     listed = dict(zip(files, paths))
     digits = len(str(len(number)))

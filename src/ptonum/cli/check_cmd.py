@@ -18,7 +18,7 @@ from ..conformance.schema import parse_text, read_text
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tile_items
 from ..errors import PtonumError
 from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, cli_message, error_line, errors_to_exit,
-                      out_console, out_of_memory_text, print_path_table, progress_columns, table_fits)
+                      file_numbers, out_console, out_of_memory_text, print_path_table, progress_columns, table_fits)
 from ._scale_out import client_for, placement_options
 
 #: files with more rows than this show a progress bar
@@ -327,9 +327,7 @@ def _print_results(console: Any, reports: Sequence[FileReport], paths: Sequence[
     # numbered (the paths under the table): the rows column only when it says something checked does not; when the
     # table still does not fit, each file's rows go to its line under the table (``1  998 row(s)  PATH``)
     narrow = [c for c in RESULT_COLUMNS if c != "rows" or any(r.rows != r.checked for r in reports)]
-    number: Dict[int, int] = {}
-    for at in files:
-        number.setdefault(at, len(number) + 1)
+    number = file_numbers(files)
     numbered = [str(number[at]) for at in files]
     labels: Optional[List[str]] = None
     if "rows" in narrow and not table_fits(console, table_of("#", numbered, narrow)):
