@@ -2566,19 +2566,10 @@ def _gmo_rowmax(gk: Any) -> Any:
 @njit(inline="always")
 def _gmo_combine(sub: Any, gk: Any, per: int) -> None:
     """The GroupMaxOut bits ``gk`` of groups of ``per`` subgroups from the subgroups' (``sub``, ``per * gk.size`` of
-    them, as :func:`_hif8_pass_groups` leaves them): a group's largest int32 when one of its subgroups' is >= 0, else
-    (every source of the group negative, each subgroup's bits its smallest int32) the smallest, as
-    :func:`_gmo_rowmax` for a row."""
+    them, as :func:`_hif8_pass_groups` leaves them): each group's by :func:`_gmo_rowmax` over its subgroups' bits
+    (their largest int32, or when every one is negative their smallest)."""
     for g in range(gk.size):
-        q0 = g * per
-        hi = np.int32(sub[q0])
-        for q in range(q0 + 1, q0 + per):
-            hi = max(hi, np.int32(sub[q]))
-        if hi < np.int32(0):  # (rare) every subgroup negative: the least of their bits
-            hi = np.int32(sub[q0])
-            for q in range(q0 + 1, q0 + per):
-                hi = min(hi, np.int32(sub[q]))
-        gk[g] = np.uint32(hi)
+        gk[g] = _gmo_rowmax(sub[g * per:(g + 1) * per])
 
 
 def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
