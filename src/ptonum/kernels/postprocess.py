@@ -2551,14 +2551,16 @@ def _const_mults(m_: Any) -> bool:
 
 
 @njit(inline="always")
-def _gmo_rowmax(gk: Any) -> Any:
-    """The row's maximum bits from its groups' GroupMaxOut bits ``gk`` (uint32, at least one; every group a number):
-    the largest int32 when some group's is >= 0, else (every source negative) the smallest."""
+def _gmo_rowmax(gk: Any, g0: int, g1: int) -> Any:
+    """The maximum bits of the groups ``g0 .. g1 - 1`` (at least one) from their GroupMaxOut bits ``gk`` (uint32;
+    every group a number): the largest int32 when some group's is >= 0, else (every source negative) the smallest.
+    Indices, not a slice: a slice is an array object made per call (in :func:`_gmo_combine`, one per group: HiF8
+    GroupN 128 +17..+19% instead of +13% over the plain call, stop 47)."""
     hi = np.int32(-2147483648)
-    for g in range(gk.size):
+    for g in range(g0, g1):
         hi = max(hi, np.int32(gk[g]))
     if hi < np.int32(0):  # (rare) every group's maximum negative
-        for g in range(gk.size):
+        for g in range(g0, g1):
             hi = min(hi, np.int32(gk[g]))
     return np.uint32(hi)
 
@@ -2569,7 +2571,7 @@ def _gmo_combine(sub: Any, gk: Any, per: int) -> None:
     them, as :func:`_hif8_pass_groups` leaves them): each group's by :func:`_gmo_rowmax` over its subgroups' bits
     (their largest int32, or when every one is negative their smallest)."""
     for g in range(gk.size):
-        gk[g] = _gmo_rowmax(sub[g * per:(g + 1) * per])
+        gk[g] = _gmo_rowmax(sub, g * per, g * per + per)
 
 
 def _fp8_rows(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out: Any, scale: Any, alpha: Any,
@@ -2772,7 +2774,7 @@ def _fp8_rows_u8(fast: int, i0: int, i1: int, acc: Any, n: int, total: int, out:
             # gkr holds the groups' GroupMaxOut bits (_hif8_pass_groups / _e4m3_pass_groups), every group a number
             res |= _GMO_BITS
             if row_en:  # the row's maximum bits (before RowInit) for _tile_rows
-                row_out[i] = rmb if hg else _gmo_rowmax(gkr)
+                row_out[i] = rmb if hg else _gmo_rowmax(gkr, 0, gkr.size)
         elif k8 or k16:
             _fp8_neg_fix(a_, gm, gkr, seg)
         elif fz:
