@@ -1050,3 +1050,44 @@ def test_library_selection_counts_malformed_rows_in_file_order(tmp_path: Path) -
         blocks = check_parsed_blocks(parsed, "fast", client=None, block_rows=3, **kw)  # the Dask path, serially
         assert (blocks.rows, blocks.checked, blocks.passed, blocks.malformed) == (10, checked, checked, len(lines)), kw
         assert [(f.line, f.kind) for f in blocks.failures] == [(ln, "malformed") for ln in lines], kw
+
+
+def test_limit_parses_only_the_rows_it_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check --limit N` parses only the header and the first N data rows (the rows after them are counted, not
+    parsed: seconds and a gigabyte for the shipped tcvt_e8m0 vectors before); its report is the one the whole file
+    gave: the table's `rows` is the file's count of data rows, as without --limit."""
+    import ptonum.cli.check_cmd as check_cmd
+    import ptonum.conformance.check as check_mod
+    from ptonum.conformance.schema import parse_text
+
+    lines = _copy_lines(tmp_path, "decomposition", 20000)
+    lines.insert(3000, "")  # a blank line (no data row) and a malformed one among the rows not checked
+    lines[4000] = lines[4000].replace(",", ";")
+    path = tmp_path / "d.csv.gz"
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0))
+    run = CliRunner(env={"COLUMNS": "250"})
+    whole = run.invoke(main, ["check", str(path)])
+    assert whole.exit_code == 1 and "1 malformed row(s); 19999 row(s) checked" in whole.output, whole.output
+    assert "│ 20000 │   19999 │" in whole.output, whole.output  # rows: every data row, malformed or not
+    parsed_rows: list = []
+
+    def counting(raw: bytes, *a: Any, **k: Any) -> Any:
+        parsed = parse_text(raw, *a, **k)
+        parsed_rows.append(parsed.total)
+        return parsed
+
+    monkeypatch.setattr(check_cmd, "parse_text", counting)
+    monkeypatch.setattr(check_mod, "parse_text", counting)
+    for n in (1, 10, 2998, 2999):
+        parsed_rows.clear()
+        r = run.invoke(main, ["check", "--limit", str(n), str(path)])
+        assert r.exit_code == 0 and f"PASS: {n} row(s) checked" in r.output, r.output
+        assert f"│ 20000 │ {n:>7} │" in r.output, r.output  # the file's data rows, counted
+        assert parsed_rows == [n], parsed_rows  # only the rows checked were parsed
+        parsed_rows.clear()
+        (rep,) = check_file(str(path), limit=n)
+        assert (rep.rows, rep.checked, rep.passed, rep.malformed) == (20000, n, n, 0)
+        assert parsed_rows == [n], parsed_rows
+    r = run.invoke(main, ["check", "--limit", "3999", str(path)])  # the malformed row is data row 3999
+    assert r.exit_code == 1 and "1 malformed row(s); 3998 row(s) checked" in r.output, r.output
+    assert f"{path}:4001: malformed row" in r.output, r.output

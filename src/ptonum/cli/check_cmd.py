@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -14,7 +15,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from ..conformance.check import FileReport, check_parsed, select_among
-from ..conformance.schema import parse_text, read_text
+from ..conformance.schema import parse_text, read_text, read_text_rows
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tile_items
 from ..errors import PtonumError
 from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, cli_message, error_line, errors_to_exit,
@@ -187,7 +188,11 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
             error(f"{path}: is a directory, not a vector file")
             continue
         try:
-            raw = read_text(source, name=path)  # "-" in every message, as parse errors and reports say
+            more = 0  # the data rows after the text read (--limit: its rows are read, the others only counted)
+            if limit is not None:
+                raw, more = read_text_rows(source, limit, name=path)
+            else:
+                raw = read_text(source, name=path)  # "-" in every message, as parse errors and reports say
             if is_tiles_file(raw):  # whole tiles (tiles.json.gz): every case through the tile operation
                 cases, bad = parse_tile_items(raw, path)  # a malformed item is counted, as a malformed row is
                 for eng in engines:
@@ -196,6 +201,8 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                     position[id(reports[-1])] = k
                 continue
             parsed = parse_text(raw, path)
+            if more:  # the file's data rows, as when it is read whole
+                parsed = replace(parsed, total=parsed.total + more)
         except PtonumError as exc:
             error(str(exc))
             continue

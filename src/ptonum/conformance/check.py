@@ -17,7 +17,7 @@ import numpy as np
 
 from .._util import check_engine
 from ..errors import UsageError
-from .schema import Batch, ParsedFile, Schema, parse_file
+from .schema import Batch, ParsedFile, Schema, parse_file, parse_text, read_text_rows
 
 __all__ = ["Failure", "FileReport", "check_parsed", "check_file", "select_rows", "select_among", "selected_rows",
            "check_seed", "mismatch_text", "CHUNK"]
@@ -231,7 +231,12 @@ def check_file(
     Raises :class:`UsageError` when the file cannot be read or its header
     matches no schema.
     """
-    parsed = parse_file(path)
+    if limit is not None and sample is None and limit >= 0:  # the first rows read, the others only counted
+        text, more = read_text_rows(path, limit)
+        parsed = parse_text(text, str(path))
+        parsed = replace(parsed, total=parsed.total + more)
+    else:
+        parsed = parse_file(path)
     return [
         check_parsed(parsed, e, limit=limit, sample=sample, seed=seed, max_report=max_report, progress=progress)
         for e in engines

@@ -11,6 +11,7 @@ that raised it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from .._util import is_digits
 from ..errors import UsageError
 from ..flags import flag_names
-from .schema import TILE_FILE, Schema, describe_content, parse_text, read_text
+from .schema import TILE_FILE, Schema, describe_content, parse_text, read_text, read_text_through
 
 if TYPE_CHECKING:  # annotations only: the fpatr modules are imported where an element is explained
     from ..fpatr.params import ParamWordLike
@@ -287,17 +288,22 @@ def explain_row(spec: str) -> RowExplanation:
         raise UsageError(f"--row = {spec!r}: expected FILE:LINE" + (" (the file name is empty)" if sep and is_digits(line_s)
                                                                    else ""))
     line = int(line_s)
-    raw = read_text(path)
+    raw, whole, dropped = read_text_through(path, line)  # the header and this line: the file read no further
     what = describe_content(raw)
     if what is not None:  # a tile case is a whole tile, not one element: no line of it to explain
         raise UsageError(f"{path} is {what}; --row takes a line of a CSV vector file" + (
             f" (`ptonum check {path}` runs its cases; `ptonum explain postprocess` traces one element of a tile)"
             if what == TILE_FILE else ""))
     parsed = parse_text(raw, path)
+    if dropped:  # the line numbers of the file, the lines left out before this one counted
+        parsed = replace(parsed, lines=parsed.lines + dropped, bad=[(ln + dropped, m) for ln, m in parsed.bad],
+                         extras={ln + dropped: e for ln, e in parsed.extras.items()})
     for ln, msg in parsed.bad:
         if ln == line:
             raise UsageError(f"{path}:{line}: malformed row: {msg}")
     hit = np.flatnonzero(parsed.lines == line)
+    if hit.size == 0 and not whole:  # the message counts the file's data rows: the whole file is read for them
+        parsed = parse_text(read_text(path), path)
     if hit.size == 0:
         raise UsageError(f"{path}:{line}: no data row at this line (file has {parsed.total} data rows, lines 2..)")
     schema = parsed.schema

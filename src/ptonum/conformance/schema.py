@@ -25,7 +25,7 @@ import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Generator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -52,6 +52,8 @@ __all__ = [
     "same_columns",
     "unquote_lines",
     "read_text",
+    "read_text_through",
+    "read_text_rows",
     "describe_content",
     "TILE_FILE",
     "parse_text",
@@ -240,6 +242,76 @@ def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
         if len(raw) > budget:
             raise UsageError(f"{path}: decompresses to more than {_gib(budget)} of text, and parsing that much needs "
                              f"more than the {_gib(available)} of memory available (a file is read whole: split it)")
+    return _finish_text(raw, path, available)
+
+
+#: bytes read from a file (and text decompressed) at a time by :func:`read_text_through`
+_STREAM_CHUNK = 1 << 20
+
+#: ASCII whitespace as :meth:`bytes.lstrip` strips it (the blank lines before a header)
+_BLANK_BYTES = b" \t\n\r\x0b\x0c"
+
+
+def _text_chunks(p: Path, path: "str | Path") -> Generator[bytes, None, None]:
+    """The text of the file ``p`` in pieces, gunzipped (every member) when it is gzip, read as it is needed: the
+    rule of :func:`_gunzip` for a truncated or damaged file, applied to the bytes read so far (data after the
+    text a reader takes is never read).  ``path`` is what the messages call the file."""
+    try:
+        f = p.open("rb")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read vector file ({exc.strerror or exc})") from None
+    with f:
+        def more() -> bytes:
+            try:
+                return f.read(_STREAM_CHUNK)
+            except OSError as exc:
+                raise UsageError(f"{path}: cannot read vector file ({exc.strerror or exc})") from None
+
+        head = more()
+        while len(head) < 2:  # enough to tell gzip (a pipe may give less than asked)
+            got = more()
+            if not got:
+                break
+            head += got
+        size = len(head)
+        if not _is_gzip_start(head):
+            while head:
+                yield head
+                head = more()
+            return
+        rest = head
+        member = 1
+        while True:
+            decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            while not decoder.eof:
+                if not rest:
+                    rest = more()
+                    size += len(rest)
+                    if not rest:  # every byte taken, no error, and the member has not ended: cut short
+                        raise UsageError(f"{path}: not a readable gzip file (truncated: the file ends after {size} "
+                                         f"byte{'' if size == 1 else 's'}, inside its gzip data)")
+                try:
+                    piece = decoder.decompress(rest, _STREAM_CHUNK)
+                except zlib.error as exc:
+                    where = f" in gzip member {member}" if member > 1 else ""
+                    raise UsageError(f"{path}: not a readable gzip file (damaged{where}: "
+                                     f"{_ZLIB_PREFIX.sub('', str(exc))})") from None
+                rest = decoder.unconsumed_tail
+                if piece:
+                    yield piece
+            rest = decoder.unused_data.lstrip(b"\x00")
+            while not rest:  # zero bytes after a member are padding
+                got = more()
+                if not got:
+                    return
+                size += len(got)
+                rest = got.lstrip(b"\x00")
+            member += 1
+
+
+def _finish_text(raw: bytes, path: "str | Path", available: int) -> bytes:
+    """The text ``raw`` read from a file as :func:`read_text` returns it: refused when parsing it needs more than
+    the ``available`` memory, a UTF-8 byte-order mark dropped, UTF-16 text (by its mark) decoded, UTF-32 refused."""
     lines = raw.count(b"\n")
     need = max(len(raw) * PARSE_BYTES_PER_BYTE + lines * PARSE_BYTES_PER_LINE, lines * PARSE_BYTES_PER_BAD_LINE)
     if need > available:
@@ -256,6 +328,174 @@ def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
             raise UsageError(f"{path}: UTF-16 text (by its byte-order mark) that does not decode: {exc.reason} at "
                              f"byte {exc.start}") from None
     return raw
+
+
+def _unquoted(line: bytes) -> bytes:
+    return unquote_lines(line) if b'"' in line else line
+
+
+def _is_data_line(line: bytes) -> bool:
+    """A line after the header that :func:`parse_text` reads as a data row (well-formed or not): not blank once
+    its quoted fields are read."""
+    return bool(_unquoted(line).decode("ascii", errors="replace").strip())
+
+
+#: bytes other than the newline that :meth:`str.strip` may strip (a line holding only these is blank) and the quote
+_SPECIAL_BYTES = tuple(bytes([c]) for c in (9, 11, 12, 13, 28, 29, 30, 31, 32, 34))
+
+
+def _data_lines(block: bytes) -> int:
+    """The data rows among the complete lines ``block`` (each ending ``\\n``) after a file's header."""
+    if b"\r" in block:  # a line ending CR LF is blank as the line without its CR
+        block = block.replace(b"\r\n", b"\n")
+    if not any(c in block for c in _SPECIAL_BYTES):  # only empty lines are blank
+        if b"\n\n" not in block and not block.startswith(b"\n"):
+            return block.count(b"\n")
+        b = np.frombuffer(block, dtype=np.uint8)
+        nl = np.flatnonzero(b == 10)
+        starts = np.concatenate(([0], nl[:-1] + 1))
+        return int(np.count_nonzero(nl > starts))
+    return sum(_is_data_line(ln) for ln in block.split(b"\n")[:-1])
+
+
+def _read_head(path: "str | Path", name: Optional[str], line: Optional[int],
+               rows: Optional[int]) -> Tuple[bytes, bool, int]:
+    """The text of a vector file through its line ``line`` (and its header line), or through its header and first
+    ``rows`` data rows, read only as far as that (with ``rows`` the data rows after them are counted, their text
+    not kept).  Returns ``(text, whole, more)``: ``whole`` when the whole file was read (it ended first, or its
+    first 4096 bytes are not CSV text, or it is UTF-16/32 by its mark): ``text`` is then what :func:`read_text`
+    returns; else ``text`` is the file's first lines (without a UTF-8 byte-order mark) and ``more`` the data rows
+    counted after them."""
+    if not str(path).strip():
+        raise UsageError("vector file: the path is empty; give a file name")
+    shown = path if name is None else name
+    available = _available_memory()
+    budget = available // PARSE_BYTES_PER_BYTE
+    buf = bytearray()
+    whole_read = False  # read to the end whatever follows (not CSV text, UTF-16/32)
+    base: Optional[int] = None  # where the text begins (after a UTF-8 mark), once the first bytes were looked at
+    done = 0  # offset up to which complete lines were taken
+    nlines = 0  # complete lines taken
+    header = False  # the header line was taken
+    data = 0  # data rows among the lines taken after the header
+    cut: Optional[int] = None
+    more = 0
+    dropped = 0  # lines left out between the header and ``line``
+    carry = b""
+    chunks = _text_chunks(Path(path), shown)
+    try:
+        for piece in chunks:
+            if cut is not None:  # counting the data rows after the text taken, a line at a time
+                piece = carry + piece
+                end = piece.rfind(b"\n") + 1
+                more += _data_lines(piece[:end])
+                carry = piece[end:]
+                continue
+            buf += piece
+            if len(buf) > budget:
+                raise UsageError(f"{shown}: the text read is more than {_gib(budget)}, and parsing that much needs "
+                                 f"more than the {_gib(available)} of memory available")
+            if whole_read:
+                continue
+            if base is None:
+                if len(buf) < 4096 + 3:
+                    continue
+                base = 3 if buf.startswith(b"\xef\xbb\xbf") else 0
+                if buf.startswith((b"\xff\xfe", b"\xfe\xff")) or describe_content(
+                        bytes(buf[base:base + 4096])) is not None:
+                    whole_read = True
+                    continue
+                done = base
+            end = buf.rfind(b"\n") + 1
+            while not header and done < end:  # the header, after any blank lines
+                stop = buf.index(b"\n", done) + 1
+                nlines += 1
+                header = bool(_unquoted(bytes(buf[done:stop])).strip())
+                done = stop
+            if not header:
+                continue
+            if line is not None and nlines >= line:
+                cut = done
+            elif done < end:
+                block = bytes(buf[done:end])
+                if line is not None:  # the lines between the header and that line are counted, not kept
+                    n = block.count(b"\n")
+                    if nlines + n < line:
+                        nlines += n
+                        dropped += n
+                        del buf[done:end]
+                        continue
+                    at = -1
+                    for _ in range(line - nlines - 1):
+                        at = block.index(b"\n", at + 1)
+                    dropped += line - nlines - 1
+                    cut = done + block.index(b"\n", at + 1) + 1
+                    del buf[done:done + at + 1]
+                    cut -= at + 1
+                else:
+                    assert rows is not None
+                    n = _data_lines(block)
+                    if data + n < rows:
+                        data += n
+                        done = end
+                        continue
+                    start = 0
+                    while data < rows:
+                        stop = block.index(b"\n", start) + 1
+                        data += _is_data_line(block[start:stop])
+                        start = stop
+                    cut = done + start
+            elif rows is not None and rows == 0:
+                cut = done
+            if cut is not None:
+                if line is not None:
+                    break
+                rest = bytes(buf[cut:])
+                del buf[cut:]
+                end = rest.rfind(b"\n") + 1
+                more += _data_lines(rest[:end])
+                carry = rest[end:]
+    finally:
+        chunks.close()
+    if cut is None and dropped:  # the file ended before that line ends: the lines left out are gone
+        assert base is not None
+        tail = bytes(buf[done:])
+        if not (header and line is not None and nlines + 1 == line and tail):
+            tail = b""  # no line ``line`` (the caller reads the whole file to say how many there are)
+        return bytes(buf[base:done]) + tail, False, dropped
+    if cut is None:  # the whole file
+        return _finish_text(bytes(buf), shown, available), True, 0
+    if carry:
+        more += _is_data_line(carry)
+    assert base is not None
+    text = bytes(buf[base:cut])
+    nl = text.count(b"\n")
+    need = max(len(text) * PARSE_BYTES_PER_BYTE + nl * PARSE_BYTES_PER_LINE, nl * PARSE_BYTES_PER_BAD_LINE)
+    if need > available:
+        raise UsageError(f"{shown}: {len(text)} bytes of text in {nl} lines need about {_gib(need)} of memory to "
+                         f"parse; {_gib(available)} is available")
+    return text, False, more if line is None else dropped
+
+
+def read_text_through(path: "str | Path", line: int, name: Optional[str] = None) -> Tuple[bytes, bool, int]:
+    """The text of a vector file through its header line and then its line ``line`` (1-based), read only as far
+    as that, the lines between them counted but left out: ``(text, whole, dropped)``, ``dropped`` the lines left
+    out (a line of ``text`` after the header is the file's line ``dropped`` further on).  ``whole`` when the
+    whole file was read (it ended first, or its first 4096 bytes are not CSV text, or it is UTF-16/32 by its
+    byte-order mark): ``text`` is then what :func:`read_text` returns and ``dropped`` 0.  When the file ends
+    before line ``line`` after lines were left out, ``text`` is its text through the header (``whole`` False).
+    A gzip file truncated or damaged after that line is not found out.  Raises :class:`UsageError` as
+    :func:`read_text` does."""
+    return _read_head(path, name, line, None)
+
+
+def read_text_rows(path: "str | Path", rows: int, name: Optional[str] = None) -> Tuple[bytes, int]:
+    """The text of a vector file through its header and first ``rows`` data rows (lines that are not blank), read
+    as far as that, and how many data rows follow them, counted (their text is not kept): ``(text, more)``;
+    ``text`` is what :func:`read_text` returns when the file has no more than ``rows`` data rows (or is not
+    CSV text, or is UTF-16/32 by its byte-order mark).  Raises :class:`UsageError` as :func:`read_text` does."""
+    text, _, more = _read_head(path, name, None, rows)
+    return text, more
 
 
 @dataclass
