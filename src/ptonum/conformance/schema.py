@@ -165,6 +165,18 @@ def _is_gzip_start(raw: bytes) -> bool:
 _ZLIB_PREFIX = re.compile(r"^Error -?\d+ while (?:decompressing data|preparing to decompress data): ")
 
 
+def _gzip_damaged(path: "str | Path", member: int, exc: Exception) -> UsageError:
+    """The error for gzip data zlib refused (in member ``member``, 1-based)."""
+    where = f" in gzip member {member}" if member > 1 else ""
+    return UsageError(f"{path}: not a readable gzip file (damaged{where}: {_ZLIB_PREFIX.sub('', str(exc))})")
+
+
+def _gzip_truncated(path: "str | Path", size: int) -> UsageError:
+    """The error for a gzip file of ``size`` bytes that ends inside its gzip data."""
+    return UsageError(f"{path}: not a readable gzip file (truncated: the file ends after {size} "
+                      f"byte{'' if size == 1 else 's'}, inside its gzip data)")
+
+
 def _gunzip(raw: bytes, limit: int, path: "str | Path") -> bytes:
     """The text of the gzip file ``raw`` (every member, as ``gzip`` and ``zcat`` read them), decompressed up to
     ``limit + 1`` bytes (more than ``limit`` means "too large": the caller refuses it).
@@ -188,16 +200,13 @@ def _gunzip(raw: bytes, limit: int, path: "str | Path") -> bytes:
         try:
             piece = decoder.decompress(rest, limit + 1 - total)
         except zlib.error as exc:
-            where = f" in gzip member {member}" if member > 1 else ""
-            raise UsageError(f"{path}: not a readable gzip file (damaged{where}: "
-                             f"{_ZLIB_PREFIX.sub('', str(exc))})") from None
+            raise _gzip_damaged(path, member, exc) from None
         pieces.append(piece)
         total += len(piece)
         if total > limit:  # stopped at limit + 1 bytes of text: too large, whatever follows
             break
         if not decoder.eof:  # every byte taken, no error, and the member has not ended: the file was cut short
-            raise UsageError(f"{path}: not a readable gzip file (truncated: the file ends after {len(raw)} "
-                             f"byte{'' if len(raw) == 1 else 's'}, inside its gzip data)")
+            raise _gzip_truncated(path, len(raw))
         rest = decoder.unused_data.lstrip(b"\x00")
         if not rest:
             break
@@ -288,14 +297,11 @@ def _text_chunks(p: Path, path: "str | Path") -> Generator[bytes, None, None]:
                     rest = more()
                     size += len(rest)
                     if not rest:  # every byte taken, no error, and the member has not ended: cut short
-                        raise UsageError(f"{path}: not a readable gzip file (truncated: the file ends after {size} "
-                                         f"byte{'' if size == 1 else 's'}, inside its gzip data)")
+                        raise _gzip_truncated(path, size)
                 try:
                     piece = decoder.decompress(rest, _STREAM_CHUNK)
                 except zlib.error as exc:
-                    where = f" in gzip member {member}" if member > 1 else ""
-                    raise UsageError(f"{path}: not a readable gzip file (damaged{where}: "
-                                     f"{_ZLIB_PREFIX.sub('', str(exc))})") from None
+                    raise _gzip_damaged(path, member, exc) from None
                 rest = decoder.unconsumed_tail
                 if piece:
                     yield piece
@@ -309,14 +315,21 @@ def _text_chunks(p: Path, path: "str | Path") -> Generator[bytes, None, None]:
             member += 1
 
 
+def _check_parse_memory(text: bytes, path: "str | Path", available: int, hint: str) -> None:
+    """Refuse ``text`` (:class:`UsageError` naming ``path``, ``hint`` after the message) when parsing it needs more
+    than the ``available`` memory (:data:`PARSE_BYTES_PER_BYTE` a byte plus :data:`PARSE_BYTES_PER_LINE` a line,
+    or :data:`PARSE_BYTES_PER_BAD_LINE` a line when every row is malformed)."""
+    lines = text.count(b"\n")
+    need = max(len(text) * PARSE_BYTES_PER_BYTE + lines * PARSE_BYTES_PER_LINE, lines * PARSE_BYTES_PER_BAD_LINE)
+    if need > available:
+        raise UsageError(f"{path}: {len(text)} bytes of text in {lines} lines need about {_gib(need)} of memory to "
+                         f"parse; {_gib(available)} is available{hint}")
+
+
 def _finish_text(raw: bytes, path: "str | Path", available: int) -> bytes:
     """The text ``raw`` read from a file as :func:`read_text` returns it: refused when parsing it needs more than
     the ``available`` memory, a UTF-8 byte-order mark dropped, UTF-16 text (by its mark) decoded, UTF-32 refused."""
-    lines = raw.count(b"\n")
-    need = max(len(raw) * PARSE_BYTES_PER_BYTE + lines * PARSE_BYTES_PER_LINE, lines * PARSE_BYTES_PER_BAD_LINE)
-    if need > available:
-        raise UsageError(f"{path}: {len(raw)} bytes of text in {lines} lines need about {_gib(need)} of memory to "
-                         f"parse; {_gib(available)} is available (a file is read whole: split it)")
+    _check_parse_memory(raw, path, available, " (a file is read whole: split it)")
     if raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark before the header
         raw = raw[3:]
     elif raw.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):  # UTF-32's mark (its LE one begins as UTF-16's)
@@ -469,11 +482,7 @@ def _read_head(path: "str | Path", name: Optional[str], line: Optional[int],
         more += _is_data_line(carry)
     assert base is not None
     text = bytes(buf[base:cut])
-    nl = text.count(b"\n")
-    need = max(len(text) * PARSE_BYTES_PER_BYTE + nl * PARSE_BYTES_PER_LINE, nl * PARSE_BYTES_PER_BAD_LINE)
-    if need > available:
-        raise UsageError(f"{shown}: {len(text)} bytes of text in {nl} lines need about {_gib(need)} of memory to "
-                         f"parse; {_gib(available)} is available")
+    _check_parse_memory(text, shown, available, "")
     return text, False, more if line is None else dropped
 
 
