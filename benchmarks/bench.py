@@ -546,9 +546,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="1M elements instead of 16M")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--rounds", type=int, default=9,
+    ap.add_argument("--rounds", type=int, default=31,
                     help="rounds of the floor comparisons (each round: the two calls "
-                         "next to each other; the median of the per-round ratios is reported)")
+                         "next to each other; the median of the per-round ratios is reported; default "
+                         "%(default)s from stop 48, 9 before: 9 rounds took about 0.5 s, so one of this "
+                         "virtual machine's slow stretches, 0.3-1 s in which a two-thread call runs at its "
+                         "one-thread time while the one-thread copyto does not slow, could hold every round)")
     ap.add_argument("--red-rounds", type=int, default=25,
                     help="rounds of each RowMax+GroupMax on-vs-off comparison (default: %(default)s; a round's "
                          "cost spreads by +-20-30%% on this shared machine, so the median needs more rounds "
