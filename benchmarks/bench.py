@@ -353,6 +353,13 @@ def why_lines(floor_rows: List[Tuple[str, float, float, float, float, float, flo
                              f"({threads} threads: {lower:.3f}); the time goes to the DRAM stream, the call's fixed cost "
                              f"(checks, outputs, the threads' start and join: about 0.1 ms a call, a large share of a "
                              f"--quick tile's) or other load (load average {load:.2f}; rounds {lo:.2f}-{hi:.2f})")
+            if op_ns >= 0.8 * c_ns and hi >= 0.7:
+                parts.append(f"the call's median took about one thread's time ({op_ns:.3f} against {c_ns:.3f} ns/elem) "
+                             f"while its best round reached {hi:.2f} of the floor: the signature of a shared virtual "
+                             "machine's slow stretches (measured on the 2-vCPU machine of stop 48: 0.3-2 s in which "
+                             "two-thread calls run at their one-thread time, each thread on its own vCPU doing half "
+                             "of the blocks at half speed, while the one-thread copyto keeps its speed; "
+                             "docs/performance.md, \"Issue 13 at stop 48\")")
         out.append("; ".join(parts))
     return out
 
