@@ -356,7 +356,7 @@ def why_lines(floor_rows: List[Tuple[str, float, float, float, float, float, flo
             if op_ns >= 0.8 * c_ns and hi >= 0.7:
                 parts.append(f"the call's median took about one thread's time ({op_ns:.3f} against {c_ns:.3f} ns/elem) "
                              f"while its best round reached {hi:.2f} of the floor: the signature of a shared virtual "
-                             "machine's slow stretches (measured on the 2-vCPU machine of stop 48: 0.3-2 s in which "
+                             "machine's slow stretches (measured on the 2-vCPU machine of stop 48: 0.2-2 s in which "
                              "two-thread calls run at their one-thread time, each thread on its own vCPU doing half "
                              "of the blocks at half speed, while the one-thread copyto keeps its speed; "
                              "docs/performance.md, \"Issue 13 at stop 48\")")
@@ -557,7 +557,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="rounds of the floor comparisons (each round: the two calls "
                          "next to each other; the median of the per-round ratios is reported; default "
                          "%(default)s from stop 48, 9 before: 9 rounds took about 0.5 s, so one of this "
-                         "virtual machine's slow stretches, 0.3-1 s in which a two-thread call runs at its "
+                         "virtual machine's slow stretches, 0.2-2 s in which a two-thread call runs at its "
                          "one-thread time while the one-thread copyto does not slow, could hold every round)")
     ap.add_argument("--red-rounds", type=int, default=25,
                     help="rounds of each RowMax+GroupMax on-vs-off comparison (default: %(default)s; a round's "
