@@ -553,16 +553,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="1M elements instead of 16M")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--rounds", type=int, default=31,
+    ap.add_argument("--rounds", type=int, default=41,
                     help="rounds of the floor comparisons (each round: the two calls "
                          "next to each other; the median of the per-round ratios is reported; default "
                          "%(default)s from stop 48, 9 before: 9 rounds took about 0.5 s, so one of this "
                          "virtual machine's slow stretches, 0.2-2 s in which a two-thread call runs at its "
                          "one-thread time while the one-thread copyto does not slow, could hold every round)")
-    ap.add_argument("--red-rounds", type=int, default=25,
+    ap.add_argument("--red-rounds", type=int, default=41,
                     help="rounds of each RowMax+GroupMax on-vs-off comparison (default: %(default)s; a round's "
                          "cost spreads by +-20-30%% on this shared machine, so the median needs more rounds "
-                         "than the floor's to settle within a few points; 9 until stop 36)")
+                         "than the floor's to settle within a few points; 9 until stop 36, 25 until stop 48: "
+                         "25 rounds took about 1.3 s, and a slow stretch of the machine -- see --rounds -- "
+                         "over most of them put one median at +27%% (its best calls +10%%, the same row +9..+14%% in "
+                         "the other runs))")
     ap.add_argument("--inner", type=int, default=3,
                     help="calls per side and round in those comparisons; a round keeps each side's best "
                          "(default: %(default)s; 1 = one call, as before 2026-12-02 afternoon)")
