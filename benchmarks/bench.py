@@ -747,40 +747,33 @@ def main(argv: Optional[List[str]] = None) -> int:
                  anchor_fn, target, xbits, out_bytes,
                  reductions=reductions)
 
-    # --- QF322FP8_PRE FP32 -> E4M3 ----------------------------------------------------
-    if want("e4m3"):
-        attrs = fpatr.FPATRAttributes.from_fields(pre_quant_mode="QF322FP8_PRE")
-        qp = fpatr.quant_param(1.0, mode="QF322FP8_PRE")
-        qp = getattr(qp, "word", qp)
-        print("e4m3 ...", flush=True)
-        fp32_row("QF322FP8_PRE FP32->E4M3 (tile op)", "ml_dtypes astype(float8_e4m3fn)", "QF322FP8_PRE",
-                 lambda: x.astype(ml_dtypes.float8_e4m3fn), ">= 1.0x", 1, qp)
-        # A quantizing scale other than 1 takes the general lane (the exact product rounded to odd);
-        # scale 1 with ReluMode NONE takes the unit lane, so both are reported.
-        qs = fpatr.quant_param(1.625, mode="QF322FP8_PRE")
-        qs = getattr(qs, "word", qs)
-        fp32_row("QF322FP8_PRE FP32->E4M3, scale 1.625 (tile op)", "ml_dtypes astype(float8_e4m3fn) of x*1.625",
-                 "QF322FP8_PRE", lambda: (x * np.float32(1.625)).astype(ml_dtypes.float8_e4m3fn), ">= 1.0x", 1, qs)
+    # --- QF322FP8_PRE FP32 -> E4M3 and QF322HIF8_PRE FP32 -> HiF8 ---------------------
+    # A quantizing scale other than 1 takes the general lane (the exact product rounded to odd);
+    # scale 1 with ReluMode NONE takes the unit lane, so both are reported.
+    def fp8_rows(case: str, mode: str, label: str, anchor: str, dtype: Any) -> None:
+        print(f"{case} ...", flush=True)
+        for scale in (1.0, 1.625):
+            word = fpatr.quant_param(scale, mode=mode)
+            word = getattr(word, "word", word)
+            if scale == 1.0:
+                fp32_row(f"{mode} {label} (tile op)", anchor, mode, lambda: x.astype(dtype), ">= 1.0x", 1, word)
+            else:
+                def scaled(s: Any = np.float32(scale)) -> object:
+                    return (x * s).astype(dtype)
 
-    # --- QF322HIF8_PRE FP32 -> HiF8 ---------------------------------------------------
+                fp32_row(f"{mode} {label}, scale {scale:g} (tile op)", f"{anchor} of x*{scale:g}", mode, scaled,
+                         ">= 1.0x", 1, word)
+
+    if want("e4m3"):
+        fp8_rows("e4m3", "QF322FP8_PRE", "FP32->E4M3", "ml_dtypes astype(float8_e4m3fn)", ml_dtypes.float8_e4m3fn)
     if want("hif8"):
         try:
             import en_dtypes
-
-            attrs = fpatr.FPATRAttributes.from_fields(pre_quant_mode="QF322HIF8_PRE")
-            qp = fpatr.quant_param(1.0, mode="QF322HIF8_PRE")
-            qp = getattr(qp, "word", qp)
-            print("hif8 ...", flush=True)
-            fp32_row("QF322HIF8_PRE FP32->HiF8 (tile op)", "en_dtypes astype(hifloat8)", "QF322HIF8_PRE",
-                     lambda: x.astype(en_dtypes.hifloat8), ">= 1.0x", 1, qp)
-            qs = fpatr.quant_param(1.625, mode="QF322HIF8_PRE")
-            qs = getattr(qs, "word", qs)
-            fp32_row("QF322HIF8_PRE FP32->HiF8, scale 1.625 (tile op)", "en_dtypes astype(hifloat8) of x*1.625",
-                     "QF322HIF8_PRE", lambda: (x * np.float32(1.625)).astype(en_dtypes.hifloat8), ">= 1.0x", 1,
-                     qs)
         except ImportError:
             print("  en_dtypes not installed: the HiF8 rows are skipped, ptonum's with their anchor (pip install "
                   "en-dtypes, or the package's [test] extra)")
+        else:
+            fp8_rows("hif8", "QF322HIF8_PRE", "FP32->HiF8", "en_dtypes astype(hifloat8)", en_dtypes.hifloat8)
 
     # --- F322F16 on wide-range data ---------------------------------------------------
     if want("f16"):
