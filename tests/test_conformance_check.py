@@ -764,9 +764,11 @@ def test_fail_line_counts_malformed_rows_apart_as_the_table_does(tmp_path: Path,
     engines = ["fast", "reference"] if engine == "both" else ["fast"]
     rows = [[c.strip() for c in ln.split("│")[1:-1]] for ln in r.stdout.splitlines() if ln.startswith("│")]
     assert rows == [[str(p), "tcvt_e8m0", e, "30", "29", "28", "1", "1"] for e in engines]
-    for e in engines:
-        assert f"{p} [{e}] tcvt_e8m0: 1 failing row(s), 1 malformed row(s); first 2:" in r.stdout
     both = "" if engine == "fast" else " in both engines"
+    # both engines fail the same rows alike: one list, said to hold for both (it was listed once per engine)
+    label = "fast" if engine == "fast" else "both engines"
+    assert f"{p} [{label}] tcvt_e8m0: 1 failing row(s), 1 malformed row(s); first 2:" in r.stdout
+    assert r.stdout.count(f"{p}:4: mismatch") == 1
     # each row counted once (it was "2 failing row(s) (fast 1, reference 1), 2 ..."); then the rows checked
     assert r.stdout.splitlines()[-1] == f"FAIL: 1 failing row(s){both}, 1 malformed row(s); 29 row(s) checked{both}"
 
@@ -1091,3 +1093,91 @@ def test_limit_parses_only_the_rows_it_checks(tmp_path: Path, monkeypatch: pytes
     r = run.invoke(main, ["check", "--limit", "3999", str(path)])  # the malformed row is data row 3999
     assert r.exit_code == 1 and "1 malformed row(s); 3998 row(s) checked" in r.output, r.output
     assert f"{path}:4001: malformed row" in r.output, r.output
+
+
+def test_fail_line_is_one_line_in_a_narrow_terminal_and_unchanged_in_a_wide_one(tmp_path: Path) -> None:
+    """At COLUMNS=40 the FAIL line was folded by rich at a space ('FAIL: 1 failing row(s), 1 malformed row(s);
+    29 row(s) ' with a trailing space, then 'checked' alone): it is one line the terminal wraps, the same line as
+    at COLUMNS=200 (a script that reads the last line, or greps FAIL, gets it whole)."""
+    p = _one_mismatch_one_malformed(tmp_path)
+    want = "FAIL: 1 failing row(s), 1 malformed row(s); 29 row(s) checked"
+    for cols in ("40", "200"):
+        r = CliRunner(env={"COLUMNS": cols}).invoke(main, ["check", str(p), "--no-explain"])
+        assert r.exit_code == 1, r.output
+        assert r.stdout.splitlines()[-1] == want, (cols, r.stdout)
+        assert "\nchecked\n" not in r.stdout and f"{p} [fast] tcvt_e8m0: 1 failing row(s), 1 malformed row(s); " \
+               "first 2:\n" in r.stdout
+    r = CliRunner(env={"COLUMNS": "40"}).invoke(main, ["check", str(p), "--no-explain", "--engine", "both"])
+    assert r.stdout.splitlines()[-1] == ("FAIL: 1 failing row(s) in both engines, 1 malformed row(s); 29 row(s) "
+                                         "checked in both engines")
+
+
+def _named_copy(tmp_path: Path, name: str) -> Path:
+    """30 tcvt_e8m0 rows, line 4's expected code flipped, in a file named ``name``."""
+    lines = _copy_lines(tmp_path, "tcvt_e8m0", 30)
+    c = lines[3].split(",")
+    c[4] = f"{int(c[4], 16) ^ 1:#04x}"
+    lines[3] = ",".join(c)
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_check_shows_control_characters_of_a_file_name_as_escapes(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file named 'a<ESC>[31mred.csv' recoloured the terminal (its ESC printed raw in the table, the failure
+    lines and the explain command); one named 'nl<LF>x.csv' split the table row and every failure line in two.
+    Each is shown with its escapes (\\x1b, \\n), the explain command in $'...' quoting that names the file
+    again; printable non-ASCII (é) stays as it is."""
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    for name, shown in (("a\x1b[31mred.csv", "a\\x1b[31mred.csv"), ("nl\nx.csv", "nl\\nx.csv"),
+                        ("é\u202e.csv", "é\\u202e.csv")):
+        _named_copy(tmp_path, name)
+        r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", name])
+        assert r.exit_code == 1, r.output
+        for bad in ("\x1b", "\u202e"):
+            assert bad not in r.stdout
+        assert f"│ {shown} " in r.stdout  # the table's file cell, one row
+        assert f"{shown} [fast] tcvt_e8m0: 1 failing row(s); first 1:\n  {shown}:4: mismatch: " in r.stdout
+        command = next(ln for ln in r.stdout.splitlines() if ln.startswith("ptonum explain --row "))
+        assert command == f"ptonum explain --row $'{shown}:4'"
+        # the quoted word names the file (bash reads $'...' as the name with its control characters)
+        word = command[len("ptonum explain --row "):]
+        said = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, text=True).stdout
+        assert said == f"{name}:4"
+        r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", name + ".missing"])
+        assert r.exit_code == 2 and f"error: {shown}.missing: " in r.stderr
+    _named_copy(tmp_path, "é.csv")  # printable: as it is, quoted as before
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", "é.csv"])
+    assert "ptonum explain --row 'é.csv:4'\n" in r.stdout and "é.csv [fast] tcvt_e8m0" in r.stdout
+
+
+def test_check_both_engines_list_the_same_failures_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--engine both` printed the same failure list twice (under [fast], then [reference]); one list says it
+    holds for both engines.  Lists that differ (here a reference message made different) stay apart."""
+    from dataclasses import replace as dc_replace
+
+    import ptonum.cli.check_cmd as check_cmd
+
+    p = _named_copy(tmp_path, "t.csv")
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", str(p), "--engine", "both"])
+    assert r.exit_code == 1, r.output
+    assert f"{p} [both engines] tcvt_e8m0: 1 failing row(s); first 1:\n" in r.stdout
+    assert r.stdout.count(f"{p}:4: mismatch") == 1 and "[fast]" not in r.stdout and "[reference]" not in r.stdout
+    assert r.stdout.count(f"ptonum explain --row {p}:4\n") == 1
+
+    real = check_cmd.check_parsed
+
+    def differing(parsed: Any, eng: str, **kw: Any) -> Any:
+        rep = real(parsed, eng, **kw)
+        if eng == "reference":
+            rep.failures[0] = dc_replace(rep.failures[0], message=rep.failures[0].message + " (reference)")
+        return rep
+
+    monkeypatch.setattr(check_cmd, "check_parsed", differing)
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", str(p), "--engine", "both"])
+    assert f"{p} [fast] tcvt_e8m0: 1 failing row(s); first 1:\n" in r.stdout
+    assert f"{p} [reference] tcvt_e8m0: 1 failing row(s); first 1:\n" in r.stdout
+    assert r.stdout.count(f"{p}:4: mismatch") == 2 and "[both engines]" not in r.stdout

@@ -146,8 +146,8 @@ def test_explain_row_of_a_tile_file_or_an_npy_says_what_the_file_is(tmp_path) ->
     r = RUN.invoke(main, ["explain", "--row", f"{tiles}:2"])
     assert (r.exit_code, r.stdout) == (2, ""), r.output
     assert r.stderr == (f"ptonum explain: error: {tiles} is a tile file (a JSON list of tile cases); --row takes a "
-                        f"line of a CSV vector file (`ptonum check {tiles}` runs its cases; `ptonum explain "
-                        "postprocess` traces one element of a tile)\n")
+                        f"line of a CSV vector file (`ptonum explain --tile {tiles}:INDEX` explains one of its cases, "
+                        f"`ptonum check {tiles}` runs them)\n")
     np.save(tmp_path / "a.npy", np.arange(4, dtype=np.int32))
     r = RUN.invoke(main, ["explain", "--row", f"{tmp_path / 'a.npy'}:2"])
     assert r.stderr == (f"ptonum explain: error: {tmp_path / 'a.npy'} is an .npy array; --row takes a line of a CSV "
@@ -283,3 +283,175 @@ def test_explain_row_past_the_end_or_off_a_data_row_counts_the_whole_file(tmp_pa
             want = _explain_row(intact, line - 1)
             assert code == want[0] == 0 and out.splitlines()[0] == f"FILE:{line}", out
             assert out.splitlines()[1:] == want[1].splitlines()[1:]
+
+
+def _gz_lines(name: str, n: int) -> list:
+    import gzip
+
+    with gzip.open(vectors_dir() / name, "rt") as fh:
+        return [next(fh).rstrip("\r\n") for _ in range(n + 1)]
+
+
+def test_explain_row_shows_control_characters_of_the_path_as_escapes(tmp_path, monkeypatch) -> None:
+    """`explain --row 'a<ESC>[31mred.csv:3'` printed the path raw (on a terminal: recoloured; click dropped the ESC
+    when piped, so it named 'ared.csv'); its errors folded a newline of the name into a space.  Both show the
+    control characters as escapes."""
+    monkeypatch.chdir(tmp_path)
+    lines = _gz_lines("tcvt_e8m0.csv.gz", 5)
+    for name, shown in (("a\x1b[31mred.csv", "a\\x1b[31mred.csv"), ("nl\nx.csv", "nl\\nx.csv")):
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+        r = RUN.invoke(main, ["explain", "--row", f"{name}:3"])
+        assert r.exit_code == 0, r.output
+        assert r.stdout.startswith(f"{shown}:3\ntcvt to E8M0: ")
+        r = RUN.invoke(main, ["explain", "--row", f"{name}:99"])
+        assert (r.exit_code, r.stdout) == (2, "")
+        assert r.stderr == (f"ptonum explain: error: {shown}:99: no data row at this line (file has 5 data rows, "
+                            "lines 2..)\n")
+
+
+def test_explain_row_of_a_legality_row_says_why_the_word_is_rejected(tmp_path) -> None:
+    """A quant_param_legal / relu_param_legal row that expects the word rejected printed only 'legal=0': the
+    explain now gives the model's typed error (the rule of BundleFPATR...WordLegal) and whether the vector says
+    the same; a damaged row (legal flipped) says the model and the vector disagree, exit 1."""
+    q = _gz_lines("quant_param_legal.csv.gz", 3)
+    assert q[2] == "24,0x00401fe038800000,0"
+    (tmp_path / "q.csv").write_text("\n".join(q) + "\n")
+    r = RUN.invoke(main, ["explain", "--row", f"{tmp_path / 'q.csv'}:3"])
+    assert r.exit_code == 0, r.output
+    assert ("model: the word is rejected, as the vector expects: word = 0x00401fe038800000: bits [63:46] must be "
+            "zero (the S9 offset [45:37] is the only field above bit 31) (ADR-0085 D180, "
+            "BundleFPATRQuantParameterWordLegal)\nexpected (vector): legal=0\nMATCH: ") in r.stdout
+    r = RUN.invoke(main, ["explain", "--row", f"{tmp_path / 'q.csv'}:2"])
+    assert "model: the word is accepted (no rule rejects it), as the vector expects\n" in r.stdout
+    q[2] = q[2][:-1] + "1"  # the vector now says legal
+    (tmp_path / "q.csv").write_text("\n".join(q) + "\n")
+    r = RUN.invoke(main, ["explain", "--row", f"{tmp_path / 'q.csv'}:3"])
+    assert r.exit_code == 1, r.output
+    assert ("model: the word is rejected, but the vector expects it accepted (legal=1): word = 0x00401fe038800000: "
+            "bits [63:46] must be zero") in r.stdout
+    rl = _gz_lines("relu_param_legal.csv.gz", 7)
+    assert rl[7] == "0x8000000000000000,0"
+    (tmp_path / "r.csv").write_text("\n".join(rl) + "\n")
+    r = RUN.invoke(main, ["explain", "--row", f"{tmp_path / 'r.csv'}:8"])
+    assert r.exit_code == 0, r.output
+    assert "model: the word is rejected, as the vector expects: word = 0x8000000000000000: " in r.stdout
+    assert "(ADR-0085 D180" in r.stdout
+
+
+def test_explain_row_reads_standard_input_for_dash_as_check_does(tmp_path) -> None:
+    """`ptonum explain --row -:4` said '-: cannot read vector file (No such file or directory)' while `ptonum check
+    -` reads standard input: explain reads line 4 of standard input, with the trace a file gives."""
+    lines = _gz_lines("tcvt_e8m0.csv.gz", 6)
+    text = "\n".join(lines) + "\n"
+    (tmp_path / "t.csv").write_text(text)
+    r = _ptonum(["explain", "--row", "-:4"], text)
+    f = RUN.invoke(main, ["explain", "--row", f"{tmp_path / 't.csv'}:4"])
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout.startswith("-:4\ntcvt to E8M0: ") and r.stdout[3:] == f.stdout[len(f"{tmp_path / 't.csv'}:4"):]
+    r = _ptonum(["explain", "--row", "-:40"], text)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == "ptonum explain: error: -:40: no data row at this line (file has 6 data rows, lines 2..)\n"
+
+
+def _ptonum(args: list, stdin: str):
+    """``python -m ptonum ARGS`` with ``stdin`` as its standard input (read through /dev/stdin, which a CliRunner
+    does not replace)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": "250", "PTONUM_DISABLE_NUMBA": "1"}
+    return subprocess.run([sys.executable, "-m", "ptonum", *args], input=stdin, capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def _tile_items() -> list:
+    import gzip
+    import json
+
+    with gzip.open(vectors_dir() / "tiles.json.gz", "rt") as fh:
+        return json.load(fh)
+
+
+def test_explain_tile_traces_the_failing_element_of_a_tile_case(tmp_path) -> None:
+    """A tile mismatch had no explain command (`explain --row` refuses a tile file): `ptonum explain --tile
+    FILE:INDEX` shows the case, the trace of its first differing element of D with the expected value, and the
+    whole case's MATCH/MISMATCH (exit 1 on a mismatch); `--element I,J` picks the element."""
+    import json
+
+    items = _tile_items()
+    d = items[1]["expected"]["d"]
+    assert d[0][1] == "0x7e00"
+    d[0][1] = "0x7e01"
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(items))
+    r = RUN.invoke(main, ["explain", "--tile", f"{path}:1"])
+    assert r.exit_code == 1, r.output
+    out = r.stdout.splitlines()
+    assert out[:3] == [f"{path}: item 1 (source: random tile #1)",
+                       "tile: 1x33 FP32, PreQuantMode 32, ReluMode 2, rmode NONE, sat 0, group_max_en, max_abs_en, "
+                       "GroupN 16",
+                       "D[0, 1]: postprocess_element: PreQuantMode=32 ReluMode=2 acc_type=FP32 acc=0xffc00001 "
+                       "quant_param=0x000000003c000000 relu_param=0x20c00 rmode=NONE sat=0"]
+    assert out[-3:] == ["destination FP16: 0x7e00   flags: 0x00 (-)",
+                        "expected (vector): D[0, 1]=0x7e01 FP16, tile flags 0x1d (NV|OF|UF|NX)",
+                        "MISMATCH: the model (reference engine) contradicts the case: D: 1 element(s) differ, first "
+                        "[0, 1]: expected 0x7e01, got 0x7e00"]
+    r = RUN.invoke(main, ["explain", "--tile", f"{path}:1", "--element", "0,2"])
+    assert r.exit_code == 1 and "\nD[0, 2]: postprocess_element: " in r.stdout
+    shared = vectors_dir() / "tiles.json.gz"
+    r = RUN.invoke(main, ["explain", "--tile", f"{shared}:1"])
+    assert r.exit_code == 0 and r.stdout.endswith("\nMATCH: the model (reference engine) gives the case's expected "
+                                                  "outputs\n")
+    assert "\nD[0, 0]: postprocess_element: " in r.stdout
+    r = RUN.invoke(main, ["explain", "--tile", f"{shared}:52"])  # never commits: the reason, no element
+    assert r.exit_code == 0, r.output
+    assert ("model: the tile operation rejects the case: relu_param = 0x000000000005f800: FP19 activation parameter "
+            "[18:0] = 0x5f800 is negative normal;") in r.stdout
+    assert r.stdout.endswith("expected (vector): rejected before any effect (the ASL never commits this case)\n"
+                             "no element trace: the case never commits (--element I,J traces one element anyway)\n"
+                             "MATCH: the model (reference engine) rejects the case before any effect, as the ASL "
+                             "does\n")
+    r = _ptonum(["explain", "--tile", "-:1"], path.read_text())
+    assert r.returncode == 1 and r.stdout.startswith("-: item 1 (source: random tile #1)\n"), r.stderr
+
+
+def test_explain_tile_refusals(tmp_path) -> None:
+    shared = vectors_dir() / "tiles.json.gz"
+    csv = vectors_dir() / "tcvt_e8m0.csv.gz"
+    for args, err in (
+        (["--tile", f"{shared}:1", "--element", "1,0"], "--element 1,0: outside the 1x33 tile (rows 0..0, "
+                                                         "columns 0..32)"),
+        (["--tile", f"{shared}:1", "--element", "x"], "--element = 'x': expected I,J (two non-negative integers: "
+                                                      "row, column)"),
+        (["--tile", f"{shared}:96"], f"{shared}: item 96: no such item (the file has 96 items, 0..)"),
+        (["--tile", f"{shared}"], f"--tile = '{shared}': expected FILE:INDEX (the item number `ptonum check` "
+                                  "reports)"),
+        (["--tile", f"{csv}:2"], f"{csv} is not a tile file (a JSON list of tile cases); --tile takes an item of a "
+                                 "tile file (a CSV vector file's rows: `ptonum explain --row FILE:LINE`)"),
+    ):
+        r = RUN.invoke(main, ["explain", *args])
+        assert (r.exit_code, r.stdout) == (2, ""), (args, r.output)
+        assert r.stderr == f"ptonum explain: error: {err}\n", args
+    for args, err in ((["--row", f"{csv}:2", "--tile", f"{shared}:1"], "--row and --tile: give one of them"),
+                      (["--row", f"{csv}:2", "--element", "0,0"], "--element goes with --tile FILE:INDEX"),
+                      (["--element", "0,0"], "--element goes with --tile FILE:INDEX")):
+        r = RUN.invoke(main, ["explain", *args])
+        assert r.exit_code == 2 and err in r.stderr and "Traceback" not in r.output, (args, r.output)
+
+
+def test_check_of_a_tile_mismatch_prints_its_explain_command_and_trace(tmp_path) -> None:
+    """A failing tile case printed no explain command (a row prints `ptonum explain --row FILE:LINE` and its
+    trace): it prints `ptonum explain --tile FILE:INDEX` and the element trace that command shows."""
+    import json
+
+    items = _tile_items()
+    items[1]["expected"]["d"][0][1] = "0x7e01"
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(items))
+    r = RUN.invoke(main, ["check", str(path)])
+    assert r.exit_code == 1, r.output
+    assert (f"\nptonum explain --tile {path}:1\ntile: 1x33 FP32, PreQuantMode 32, ReluMode 2, rmode NONE, sat 0, "
+            "group_max_en, max_abs_en, GroupN 16\nD[0, 1]: postprocess_element: ") in r.stdout
+    assert "\nexpected (vector): D[0, 1]=0x7e01 FP16, tile flags 0x1d (NV|OF|UF|NX)\nFAIL: 1 failing" in r.stdout
+    assert "ptonum explain --tile" not in RUN.invoke(main, ["check", str(path), "--no-explain"]).stdout

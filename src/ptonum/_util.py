@@ -24,6 +24,17 @@ Engine = Literal["reference", "fast"]
 ENGINES: Tuple[str, ...] = ("reference", "fast")
 
 
+def printable(text: str) -> str:
+    """``text`` with each character that is not printable written as its Python escape: a control character
+    (a newline ``\\n``, the ESC of an escape sequence ``\\x1b``, DEL ``\\x7f``, a C1 code) or an invisible
+    format character (``\\u202e``, which reorders what follows).  Printable text, non-ASCII included (``é``,
+    ``−``), and the space stay as they are.  Every path or file text a command prints goes through it, so one
+    line stays one line and a file name cannot recolour, erase, retitle or spoof the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def check_engine(engine: object) -> Engine:
     """Return ``engine`` if it names an engine, else raise :class:`UsageError`.
 

@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Dict, Iterator, List, NoRet
 
 import click
 
-from .._util import int_text, is_digits, write_protected_mode
+from .._util import int_text, is_digits, printable, write_protected_mode
 from ..errors import PtonumError, UsageError, short_numbers
 from ..rounding import RoundingMode, parse_rounding_mode
 
@@ -252,7 +252,8 @@ def print_path_table(console: "Console", table_of: Callable[[str, Sequence[str]]
     ``first`` with ``cells`` in it (one a row); ``paths`` are the rows' paths as shown (plain text), ``files`` each
     row's file (its position among the command's files: rows of one file share it).
 
-    The table with the paths (``file``, escaped: a ``[x]`` in a path is text) when :func:`table_fits`; else the
+    The table with the paths (``file``, escaped: a ``[x]`` in a path is text, a control character is shown as its
+    escape by :func:`~ptonum._util.printable`) when :func:`table_fits`; else the
     table numbers the files (``#``, right-aligned by ``table_of``) and each file's path follows it, whole on a line
     of its own (``1  PATH``); with ``labels`` (one a row, plain text: a count the numbered table leaves out) each
     file's label stands between its number and its path, right-aligned (``1  998 row(s)  PATH``).  ``fold`` as
@@ -260,6 +261,7 @@ def print_path_table(console: "Console", table_of: Callable[[str, Sequence[str]]
     console, never cut."""
     from rich.markup import escape
 
+    paths = [printable(p) for p in paths]  # a newline or ESC in a file name: shown as \\n, \\x1b, never sent
     wide = table_of("file", [escape(p) for p in paths])
     if table_fits(console, wide, fold=fold):
         print_table(console, wide, fold=fold)
@@ -291,14 +293,6 @@ class TextOut:
         click.echo((click.style(head, bold=True) if head else "") + printable(text), file=self.file)
 
 
-def printable(text: str) -> str:
-    """``text`` with its control characters (a newline or an escape sequence inside a file name) written
-    as escapes (``\\n``, ``\\x1b``), so one summary line stays one line and cannot move the terminal."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
 # Python parameter names in model messages -> the command-line options that set them.
 _OPTION_NAMES = (
     (re.compile(r"pass rounding\s*=\s*'rne' to accept it"), "give --scale-rounding rne to accept it"),
@@ -322,16 +316,13 @@ _OPTION_NAMES = (
 )
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
 def cli_message(message: Any, translate: bool = True) -> str:
     """A model error message as one line, with Python parameter names replaced by option names
     (``translate=False`` for messages about vector-file columns, which keep their names)."""
     text = short_numbers(" ".join(str(message).split()))  # an argument of 5000 digits: not a screenful
     # a control character left (ESC of a file name such as 'acc\x1b[2K.npy', DEL, C1) is shown, never
     # sent to the terminal: it could recolour, erase or retitle, and hide what the line says
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    text = printable(text)
     if not translate:
         return text
     for pattern, option in _OPTION_NAMES:

@@ -18,6 +18,7 @@ from ..conformance.check import FileReport, check_parsed, select_among
 from ..conformance.schema import parse_text, read_text, read_text_rows
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tile_items
 from ..errors import PtonumError
+from .._util import printable
 from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, cli_message, error_line, errors_to_exit,
                       file_numbers, out_console, out_of_memory_text, print_path_table, progress_columns, table_fits)
 from ._scale_out import client_for, placement_options
@@ -63,8 +64,11 @@ def command(files: Tuple[str, ...], builtin: bool, engine: str, max_report: int,
     engine (a file with no row checked is an error line instead, never a 0-row entry: no table when no file has
     a result); when the paths make the table wider than the terminal, the table numbers the files (`#`) and
     lists their paths under it, one a line. Then the first
-    failures with file:line, inputs, expected vs got bits and flags, and the explain trace of
-    the first mismatch (its first line is the `ptonum explain --row FILE:LINE` command that prints it again).
+    failures with file:line, inputs, expected vs got bits and flags (with `--engine both`, failures that are the
+    same in both engines listed once, under `[both engines]`), and the explain trace of
+    the first mismatch (its first line is the `ptonum explain --row FILE:LINE` command that prints it again; for a
+    tile case `ptonum explain --tile FILE:INDEX`, with the trace of its first differing element). A path's control
+    characters (a newline, the ESC of an escape sequence) are shown as escapes (`\\n`, `\\x1b`).
     The text is UTF-8 (ASCII), with or without a byte-order mark, or UTF-16 with its byte-order mark (a
     spreadsheet's "Unicode text"); UTF-16 without the mark is not read. Two extra
     columns are accepted: a `source` label (in any position) and a trailing `comment` (which may
@@ -173,10 +177,14 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
     errors: List[Tuple[int, str]] = []  # (position of the file among FILES, message): printed in that order
 
     def error(msg: str) -> None:
-        errors.append((k, msg))
+        # the file's path in the message (as given, or as read_text and parse_text name it) with its control
+        # characters as escapes: error_line would fold a newline of it into a space, a different name
+        shown = printable(path)
+        errors.append((k, msg.replace(path, shown) if shown != path else msg))
     engines = ["fast", "reference"] if engine == "both" else [engine]
     reports: List[FileReport] = []
     position: Dict[int, int] = {}  # id of a report -> position of its file among FILES
+    tile_cases: Dict[int, List[Any]] = {}  # position of a tile file among FILES -> its well-formed cases
     for k, path in enumerate(files):
         if not path.strip():
             error("FILES: the path is empty; give a vector file")
@@ -195,6 +203,7 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                 raw = read_text(source, name=path)  # "-" in every message, as parse errors and reports say
             if is_tiles_file(raw):  # whole tiles (tiles.json.gz): every case through the tile operation
                 cases, bad = parse_tile_items(raw, path)  # a malformed item is counted, as a malformed row is
+                tile_cases[k] = cases  # the first failing case is explained from them
                 for eng in engines:
                     reports.append(check_tiles(cases, path, eng, max_report=max_report, malformed=bad, limit=limit,
                                                sample=sample, seed=seed))
@@ -217,7 +226,7 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                 if n > PROGRESS_ROWS and console.is_terminal:  # redirected: no bar (it left a blank line)
                     # the label is the path and engine as text (progress_columns), not markup
                     with Progress(*progress_columns(), console=console, transient=True) as prog:
-                        task = prog.add_task(f"{path} [{eng}]", total=n)
+                        task = prog.add_task(f"{printable(path)} [{eng}]", total=n)
                         rep = check_rows(parsed, eng, limit=limit, sample=sample, seed=seed, max_report=max_report,
                                          progress=lambda k: prog.advance(task, k))
                 else:
@@ -242,7 +251,7 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
         if _nothing_checked(r) and at not in said:
             said.add(at)
             shown = ", ".join(q.engine for q in reports if position[id(q)] == at and _nothing_checked(q))
-            errors.append((at, f"{r.path} [{shown}]: {_nothing_checked_text(r, limit, sample)}"))
+            errors.append((at, printable(f"{r.path} [{shown}]: {_nothing_checked_text(r, limit, sample)}")))
     reports = [r for r in reports if not _nothing_checked(r)]
     file_of = [position[id(r)] for r in reports]  # each report's file: its position among FILES
     # the path as given, as failures say it; --builtin's files by name
@@ -250,35 +259,39 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
                    [str(r.path) if at < given else Path(r.path).name for r, at in zip(reports, file_of)], file_of)
 
     explained = False
-    for r in reports:
-        if r.ok:
+    done: "set[int]" = set()  # reports whose failures are already listed (with the same list of the other engine)
+    for n, r in enumerate(reports):
+        if r.ok or n in done:
             continue
-        # the file name and the "[fast]" engine label are text, not rich markup (both were dropped)
-        console.print(f"[bold red]{escape(str(r.path))}[/bold red] {escape(f'[{r.engine}]')} {r.op}: "
-                      f"{_failing_text([r])}" + (f"; first {len(r.failures)}:" if r.failures else ""), highlight=False,
-                      soft_wrap=True)
+        # --engine both: the other engine's report of this file, when its failures are the same (one list for both)
+        twins = [m for m, q in enumerate(reports) if m > n and file_of[m] == file_of[n] and not q.ok
+                 and _same_failures(r, q)]
+        done.update(twins)
+        same = [reports[m] for m in twins]
+        label = "both engines" if same else r.engine  # the list below holds for both: said once, not twice
+        listed = f"; first {len(r.failures)}:" if r.failures else ""
+        # the file name and the "[fast]" engine label are text, not rich markup (both were dropped); the path's
+        # control characters are shown as escapes (printable), as in every line below
+        console.print(f"[bold red]{escape(printable(str(r.path)))}[/bold red] {escape(f'[{label}]')} {r.op}: "
+                      f"{_failing_text([r])}{listed}", highlight=False, soft_wrap=True)
         for f in r.failures:
             if f.kind in ("malformed", "tile", "malformed tile"):
                 what = "malformed row" if f.kind == "malformed" else f.kind
-                console.print(f"  {f.where}: {what}: {f.message}", highlight=False, soft_wrap=True, markup=False)
+                console.print(printable(f"  {f.where}: {what}: {f.message}"), highlight=False, soft_wrap=True,
+                              markup=False)
                 _print_extra(console, f)
                 continue
             assert r.schema is not None and f.row is not None
-            console.print(f"  {f.where}: {f.kind}: {r.schema.describe_inputs(f.row)}", highlight=False, soft_wrap=True,
-                          markup=False)
-            console.print(f"      {f.message}", highlight=False, soft_wrap=True, markup=False)
+            console.print(printable(f"  {f.where}: {f.kind}: {r.schema.describe_inputs(f.row)}"), highlight=False,
+                          soft_wrap=True, markup=False)
+            console.print(printable(f"      {f.message}"), highlight=False, soft_wrap=True, markup=False)
             _print_extra(console, f)
         if not no_explain and not explained:
-            first = next((f for f in r.failures if f.kind == "mismatch" and f.row is not None), None)
-            if first is not None and r.schema is not None:
-                from ..conformance.explain import explain_row_text
-
-                try:
-                    text = explain_row_text(r.schema, first.row or {})
-                except (PtonumError, ImportError) as exc:
-                    text = f"(no trace: {exc})"
-                console.print(f"[bold]{escape(_explain_command(first.path, first.line))}[/bold]", highlight=False,
-                              soft_wrap=True)
+            first = next((f for f in r.failures if f.kind in ("mismatch", "tile")
+                          and (f.row is not None or f.kind == "tile")), None)
+            if first is not None:
+                command_text, text = _explain_first(r, first, tile_cases.get(file_of[n], []))
+                console.print(f"[bold]{escape(command_text)}[/bold]", highlight=False, soft_wrap=True)
                 console.print(text, highlight=False, markup=False, soft_wrap=True)
                 explained = True
 
@@ -292,10 +305,10 @@ def _check_files(console: Any, files: Tuple[str, ...], engine: str, max_report: 
     also = f", {len(errors)} file error(s)" if errors else ""
     if failed:
         console.print(f"[red]FAIL[/red]: {_failing_text(reports, file_of)}; "
-                      f"{_count_text(reports, file_of, 'checked', 'row(s) checked')}{also}")
+                      f"{_count_text(reports, file_of, 'checked', 'row(s) checked')}{also}", soft_wrap=True)
     elif reports:
         verdict = "[red]ERROR[/red]" if errors else "[green]PASS[/green]"
-        console.print(f"{verdict}: {_count_text(reports, file_of, 'checked', 'row(s) checked')}{also}")
+        console.print(f"{verdict}: {_count_text(reports, file_of, 'checked', 'row(s) checked')}{also}", soft_wrap=True)
     if errors:
         sys.exit(EXIT_ERROR)
     if failed:
@@ -344,13 +357,55 @@ def _print_results(console: Any, reports: Sequence[FileReport], paths: Sequence[
                      paths, files, labels=labels)
 
 
-def _explain_command(path: str, line: int) -> str:
-    """The command line that traces row ``line`` of the vector file ``path``: ``ptonum explain --row PATH:LINE``,
-    quoted for a POSIX shell when the path needs it; for standard input (``-``, read once) what to run once its
-    text is saved to a file."""
+def _explain_first(r: FileReport, first: Any, cases: Sequence[Any]) -> Tuple[str, str]:
+    """The command that explains the failure ``first`` of ``r`` (a row: ``ptonum explain --row FILE:LINE``; a tile
+    case: ``ptonum explain --tile FILE:INDEX``) and the text it prints before its MATCH/MISMATCH line."""
+    from ..conformance.explain import explain_row_text, explain_tile_case
+
+    try:
+        if first.kind == "tile":
+            case = next(c for c in cases if c.index == first.line)
+            text = explain_tile_case(case).text
+        else:
+            assert r.schema is not None
+            text = explain_row_text(r.schema, first.row or {})
+    except (PtonumError, ImportError, StopIteration) as exc:
+        text = f"(no trace: {exc})"
+    return _explain_command(first.path, first.line, "--tile" if first.kind == "tile" else "--row"), text
+
+
+def _same_failures(a: FileReport, b: FileReport) -> bool:
+    """The two engines' reports of one file list the same failures (the same rows, kinds and messages, so the
+    same got values) and the same counts: one list says them for both."""
+    def key(r: FileReport) -> Tuple[Any, ...]:
+        return (r.mismatched, r.errors, r.malformed,
+                [(f.line, f.kind, f.message, f.where) for f in r.failures])
+
+    return key(a) == key(b)
+
+
+def _explain_command(path: str, line: int, option: str = "--row") -> str:
+    """The command line that traces row ``line`` of the vector file ``path`` (``ptonum explain --row PATH:LINE``),
+    or with ``option`` ``--tile`` its tile case number ``line`` (``ptonum explain --tile PATH:INDEX``), quoted for
+    a POSIX shell when the path needs it (a path with control characters in the ``$'...'`` quoting of bash and
+    zsh, its escapes as :func:`~ptonum._util.printable` writes them); for standard input (``-``, read once) what
+    to run once its text is saved to a file (``explain`` reads ``-`` too, but the text is used up)."""
+    what = "FILE:INDEX" if option == "--tile" else "FILE:LINE"
     if path == "-":
-        return f"ptonum explain --row FILE:{line} (standard input, line {line}: save it to a FILE first)"
-    return f"ptonum explain --row {shlex.quote(f'{path}:{line}')}"
+        unit = "item" if option == "--tile" else "line"
+        return (f"ptonum explain {option} {what.split(':')[0]}:{line} (standard input, {unit} {line}: save it to a "
+                "FILE first)")
+    return f"ptonum explain {option} {_shell_word(f'{path}:{line}')}"
+
+
+def _shell_word(text: str) -> str:
+    """``text`` as one shell word: :func:`shlex.quote` when it is printable; else bash/zsh ``$'...'`` with each
+    control character as its escape (``$'a\\x1b[31mred.csv:3'``), so the command shows no raw control character
+    and still names the file when pasted."""
+    if text.isprintable():
+        return shlex.quote(text)
+    return "$'" + "".join("\\\\" if c == "\\" else "\\'" if c == "'" else c if c.isprintable()
+                          else c.encode("unicode_escape").decode("ascii") for c in text) + "'"
 
 
 def _nothing_checked(r: FileReport) -> bool:
@@ -414,5 +469,5 @@ def _print_extra(console: Any, f: Any) -> None:
     """The failing row's extra columns (``source``, ``comment``), when the file has them."""
     extra = getattr(f, "extra", None)
     if extra:
-        console.print("      " + ", ".join(f"{k}: {v}" for k, v in extra.items()), highlight=False,
+        console.print(printable("      " + ", ".join(f"{k}: {v}" for k, v in extra.items())), highlight=False,
                       soft_wrap=True, markup=False)

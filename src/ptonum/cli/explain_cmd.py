@@ -1,7 +1,7 @@
 """``ptonum explain``: the step-by-step trace of one element, lined up with the ASL functions.
 
-Exit status: 0 the trace was printed; 1 ``--row`` and the model contradicts the row's
-expected value (``MISMATCH``); 2 an error (one line on stderr).  ``explain postprocess``
+Exit status: 0 the trace was printed; 1 ``--row`` (or ``--tile``) and the model contradicts the row's
+(the tile case's) expected values (``MISMATCH``); 2 an error (one line on stderr).  ``explain postprocess``
 traces the element function even for a configuration the B.FPATR tile operation rejects
 (the element function is defined for it), after a ``note:`` line giving the tile
 operation's reason; the exit status stays 0.
@@ -10,7 +10,7 @@ operation's reason; the exit status stays 0.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 import rich_click as click
 
@@ -20,9 +20,10 @@ from ..conformance.explain import (
     explain_reduction,
     explain_row,
     explain_tcvt,
+    explain_tile,
     tile_rejection,
 )
-from .._util import int_text
+from .._util import int_text, is_digits
 from ..errors import UsageError
 from ._tile_args import attributes_from_word
 from ._common import ASCII_INT, EXIT_MISMATCH, RMODE_HELP, decimal_in_format, errors_to_exit, missing_command, \
@@ -37,24 +38,48 @@ def _run(name: str, fn: Callable[[], Any]) -> None:
 
 @click.group("explain", invoke_without_command=True)
 @click.option("--row", "row", default=None, metavar="FILE:LINE",
-              help="Explain one row of a CSV vector file (1-based line); exit 1 when the model contradicts it. "
-                   "A tile file's cases (tiles.json.gz) are whole tiles: `ptonum check` runs them.")
+              help="Explain one row of a CSV vector file (1-based line; FILE `-` reads standard input, as check "
+                   "does); exit 1 when the model contradicts it.")
+@click.option("--tile", "tile", default=None, metavar="FILE:INDEX",
+              help="Explain one case of a tile file (tiles.json.gz; INDEX is the item number `ptonum check` "
+                   "reports, from 0; FILE `-` reads standard input): the case, the trace of one element of D (the "
+                   "first that differs, or --element) and whether the model's whole commit matches; exit 1 when "
+                   "it does not.")
+@click.option("--element", "element", default=None, metavar="I,J",
+              help="With --tile: the element D[I, J] to trace (0-based row and column).")
 @click.pass_context
-def command(ctx: click.Context, row: Optional[str]) -> None:
-    """Explain one element: `explain postprocess|tcvt|reduction ...` or `explain --row FILE:LINE`.
+def command(ctx: click.Context, row: Optional[str], tile: Optional[str], element: Optional[str]) -> None:
+    """Explain one element: `explain postprocess|tcvt|reduction ...`, `explain --row FILE:LINE` or
+    `explain --tile FILE:INDEX`.
 
-    Exit status: 0 trace printed (for `--row`: the model agrees with the row), 1 `--row` MISMATCH
-    (the model contradicts the row's expected value), 2 an error.
+    Exit status: 0 trace printed (for `--row`/`--tile`: the model agrees with the row or case), 1 `--row`/`--tile`
+    MISMATCH (the model contradicts the expected values), 2 an error.
     """
     if ctx.invoked_subcommand is not None:
         return
-    if row is None:  # bare `ptonum explain`: a usage error (help on stderr, status 2)
+    if row is None and tile is None:  # bare `ptonum explain`: a usage error (help on stderr, status 2)
+        if element is not None:
+            raise click.UsageError("--element goes with --tile FILE:INDEX")
         missing_command(ctx)
+    if row is not None and tile is not None:
+        raise click.UsageError("--row and --tile: give one of them (--row takes a CSV row, --tile a tile case)")
+    if element is not None and tile is None:
+        raise click.UsageError("--element goes with --tile FILE:INDEX (a CSV row is one element already)")
     with errors_to_exit("explain", translate=False):  # messages name vector-file columns
-        res = explain_row(row)
+        res = explain_row(row) if row is not None else explain_tile(tile or "", _element(element))
     click.echo(res.text)
     if not res.ok:
         sys.exit(EXIT_MISMATCH)
+
+
+def _element(text: Optional[str]) -> Optional[Tuple[int, int]]:
+    """``--element I,J``: two non-negative integers; :class:`UsageError` otherwise."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(is_digits(p) for p in parts):
+        raise UsageError(f"--element = {text!r}: expected I,J (two non-negative integers: row, column)")
+    return int(parts[0]), int(parts[1])
 
 
 @command.command("postprocess")

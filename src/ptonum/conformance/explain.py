@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._util import is_digits
+from .._util import is_digits, printable
 from ..errors import UsageError
 from ..flags import flag_names
 from .schema import TILE_FILE, Schema, describe_content, parse_text, read_text, read_text_through
@@ -29,6 +29,8 @@ __all__ = [
     "tile_rejection",
     "RowExplanation",
     "explain_row",
+    "explain_tile",
+    "explain_tile_case",
     "explain_postprocess",
     "explain_tcvt",
     "explain_reduction",
@@ -37,6 +39,9 @@ __all__ = [
     "explain_file_line",
     "render",
 ]
+
+#: what ``-`` (standard input) is read from, as ``ptonum check -`` reads it
+STDIN = "/dev/stdin"
 
 _FLAG_BITS = (("NV", 0x01), ("DZ", 0x02), ("OF", 0x04), ("UF", 0x08), ("NX", 0x10))
 
@@ -246,7 +251,40 @@ def _plain_row(schema: Schema, row: Dict[str, int]) -> str:
         got = {k: int(v[0]) for k, v in res.got.items()}
         lines.append("model (reference): " + "  ".join(
             f"{c.name}={schema.describe_value(c, got[c.name], {**row, **got})}" for c in schema.outputs))
+        if schema.op in _LEGALITY_OPS:
+            lines.append(_legality_line(schema.op, row, bool(got["legal"])))
     return "\n".join(lines)
+
+
+#: the legality files: a row names a parameter word and whether the ASL accepts it (``legal``)
+_LEGALITY_OPS = ("quant_param_legal", "relu_param_legal")
+
+
+def _legality_line(op: str, row: Dict[str, int], legal: bool) -> str:
+    """Why the model accepts or rejects a legality row's word, and whether the vector says the same.
+
+    The reason is the typed error (:class:`~ptonum.errors.TileLegalityError` or, for a reserved
+    PreQuantMode, :class:`~ptonum.errors.IllegalEncodingError`) the tile operation raises for the word:
+    :func:`ptonum.fpatr.params.check_quant_param` / ``check_relu_param``, the rule of
+    ``BundleFPATRQuantParameterWordLegal`` / ``BundleFPATRReluParameterWordLegal`` (ADR-0085 D180)."""
+    from ..errors import PtonumError
+    from ..fpatr.params import check_quant_param, check_relu_param
+
+    why = None
+    try:
+        if op == "quant_param_legal":
+            check_quant_param(int(row["pre_quant_mode"]), int(row["word"]), "word")
+        else:
+            check_relu_param(int(row["word"]), "word")
+    except PtonumError as exc:
+        why = " ".join(str(exc).split())
+    verdict = "rejected" if not legal else "accepted"
+    agrees = "as the vector expects" if legal == bool(row.get("legal", legal)) else (
+        f"but the vector expects it {'accepted (legal=1)' if row.get('legal') else 'rejected (legal=0)'}")
+    if not legal:
+        return f"model: the word is {verdict}, {agrees}: {why or 'the legality function answers 0'}"
+    return f"model: the word is {verdict} (no rule rejects it), {agrees}" + (f"; but the tile operation's check "
+                                                                            f"says: {why}" if why else "")
 
 
 class RowExplanation:
@@ -277,7 +315,8 @@ def explain_file_line(spec: str) -> str:
 def explain_row(spec: str) -> RowExplanation:
     """Explain row ``FILE:LINE`` and compare the model (reference engine) with its expected columns.
 
-    The text ends with ``MATCH: ...`` or ``MISMATCH: ...``.  Raises :class:`UsageError` for
+    ``FILE`` ``-`` is standard input, read whole (as ``ptonum check -`` reads it).  The text ends with
+    ``MATCH: ...`` or ``MISMATCH: ...``.  Raises :class:`UsageError` for
     a bad spec, an unreadable file, a file that is not a CSV vector file (a tile file, whose cases
     are whole tiles, included), a malformed row or a line that holds no data row.
     """
@@ -288,28 +327,35 @@ def explain_row(spec: str) -> RowExplanation:
         raise UsageError(f"--row = {spec!r}: expected FILE:LINE" + (" (the file name is empty)" if sep and is_digits(line_s)
                                                                    else ""))
     line = int(line_s)
-    raw, whole, dropped = read_text_through(path, line)  # the header and this line: the file read no further
+    name = printable(path)  # the path in messages: its control characters as escapes (a newline kept visible)
+    if path == "-":  # standard input, as `ptonum check -` reads it: read once, whole (it cannot be read again)
+        raw, whole, dropped = read_text(STDIN, name=name), True, 0
+    else:
+        # the header and this line: the file read no further
+        raw, whole, dropped = read_text_through(path, line, name=name)
     what = describe_content(raw)
     if what is not None:  # a tile case is a whole tile, not one element: no line of it to explain
-        raise UsageError(f"{path} is {what}; --row takes a line of a CSV vector file" + (
-            f" (`ptonum check {path}` runs its cases; `ptonum explain postprocess` traces one element of a tile)"
+        raise UsageError(f"{name} is {what}; --row takes a line of a CSV vector file" + (
+            f" (`ptonum explain --tile {name}:INDEX` explains one of its cases, `ptonum check {name}` runs them)"
             if what == TILE_FILE else ""))
-    parsed = parse_text(raw, path)
+    parsed = parse_text(raw, name)
     if dropped:  # the line numbers of the file, the lines left out before this one counted
         parsed = replace(parsed, lines=parsed.lines + dropped, bad=[(ln + dropped, m) for ln, m in parsed.bad],
                          extras={ln + dropped: e for ln, e in parsed.extras.items()})
     for ln, msg in parsed.bad:
         if ln == line:
-            raise UsageError(f"{path}:{line}: malformed row: {msg}")
+            raise UsageError(f"{name}:{line}: malformed row: {msg}")
     hit = np.flatnonzero(parsed.lines == line)
     if hit.size == 0 and not whole:  # the message counts the file's data rows: the whole file is read for them
-        parsed = parse_text(read_text(path), path)
+        parsed = parse_text(read_text(path, name=name), name)
     if hit.size == 0:
-        raise UsageError(f"{path}:{line}: no data row at this line (file has {parsed.total} data rows, lines 2..)")
+        raise UsageError(f"{name}:{line}: no data row at this line (file has {parsed.total} data rows, lines 2..)")
     schema = parsed.schema
     row = schema.row_dict(parsed.rows, int(hit[0]))
     extra = parsed.extras.get(line, {})  # a source label / comment column, when the file has them
-    where = f"{path}:{line}" + (" (" + ", ".join(f"{k}: {v}" for k, v in extra.items()) + ")" if extra else "")
+    # the path as given and the file's own text, their control characters shown as escapes (one line, inert)
+    where = printable(f"{path}:{line}" + (" (" + ", ".join(f"{k}: {v}" for k, v in extra.items()) + ")"
+                                          if extra else ""))
     text = f"{where}\n" + explain_row_text(schema, row)
     batch = parsed.take(hit[:1])
     res = schema.run(batch, "reference")
@@ -323,3 +369,107 @@ def explain_row(spec: str) -> RowExplanation:
         return RowExplanation(text + f"\nMISMATCH: the model (reference engine) contradicts the row: {detail}",
                               "mismatch", detail)
     return RowExplanation(text + "\nMATCH: the model (reference engine) gives the row's expected values", "match")
+
+
+def explain_tile(spec: str, element: Optional[Tuple[int, int]] = None) -> RowExplanation:
+    """Explain item ``FILE:INDEX`` of a tile file (``tiles.json.gz``; INDEX is the 0-based item index that
+    ``ptonum check`` reports as ``item N``) and compare the model (reference engine) with its expected commit.
+
+    ``FILE`` ``-`` is standard input, read whole.  The text is the case, then the element trace of
+    :func:`explain_tile_case`, and ends with ``MATCH: ...`` or ``MISMATCH: ...``.  Raises :class:`UsageError`
+    for a bad spec, an unreadable file, a file that is not a tile file, an index outside the list, a
+    malformed item, or an ``element`` outside the tile.
+    Source: ``CommitMatrixResult`` (ADR-0085 D181), as :func:`ptonum.conformance.tiles.check_tiles` runs it.
+    """
+    from .tiles import is_tiles_file, parse_tile_items
+
+    path, sep, index_s = spec.rpartition(":")
+    if not sep or not is_digits(index_s) or not path.strip():
+        raise UsageError(f"--tile = {spec!r}: expected FILE:INDEX (the item number `ptonum check` reports)"
+                         + (" (the file name is empty)" if sep and is_digits(index_s) else ""))
+    index = int(index_s)
+    name = printable(path)  # the path in messages: its control characters as escapes (a newline kept visible)
+    raw = read_text(STDIN if path == "-" else path, name=name)
+    if not is_tiles_file(raw):
+        what = describe_content(raw) or "not a tile file (a JSON list of tile cases)"
+        raise UsageError(f"{name} is {what}; --tile takes an item of a tile file (a CSV vector file's rows: "
+                         "`ptonum explain --row FILE:LINE`)")
+    cases, bad = parse_tile_items(raw, name)
+    for i, msg in bad:
+        if i == index:
+            raise UsageError(f"{name}: malformed tile case: {msg}")
+    hit = [c for c in cases if c.index == index]
+    if not hit:
+        raise UsageError(f"{name}: item {index}: no such item (the file has {len(cases) + len(bad)} items, "
+                         "0..)")
+    res = explain_tile_case(hit[0], element)
+    text = printable(f"{path}: item {index} (source: {hit[0].source})") + "\n" + res.text
+    if res.ok:
+        said = ("rejects the case before any effect, as the ASL does" if hit[0].expected is None
+                else "gives the case's expected outputs")
+        return RowExplanation(text + f"\nMATCH: the model (reference engine) {said}", "match")
+    return RowExplanation(text + f"\nMISMATCH: the model (reference engine) contradicts the case: {res.detail}",
+                          res.status, res.detail)
+
+
+def explain_tile_case(case: Any, element: Optional[Tuple[int, int]] = None) -> RowExplanation:
+    """One tile case (a :class:`~ptonum.conformance.tiles.TileCase`): its configuration, the trace of one
+    element of D (``element`` ``(i, j)``; by default the first element whose D differs from the expected
+    one, else ``[0, 0]``; none by default for a case the ASL never commits) by :func:`explain_postprocess`
+    with that element's accumulator and parameter words, its expected D, and the whole case's comparison
+    (``status`` ``match`` or ``mismatch``, ``detail`` what differs, as ``ptonum check`` says it).  A case the
+    tile operation rejects says why (the model's typed error).  Raises :class:`UsageError` for an ``element``
+    outside the tile.  Source: ``CommitMatrixResult`` and ``TileProfileMatrixPostProcessWithFlags``
+    (ADR-0085 D181)."""
+    from ..errors import PtonumError
+    from ..flags import StatusRegister
+    from ..fpatr import postprocess
+    from .schema import dst_hex_digits
+    from .tiles import compare_case
+
+    kw = dict(case.kwargs)
+    acc = kw.pop("acc")
+    m, n = acc.shape
+    lines = [f"tile: {case.describe()}"]
+    got = None
+    try:
+        got = postprocess(acc, status=StatusRegister(), engine="reference", **kw)
+    except PtonumError as exc:
+        lines.append(f"model: the tile operation rejects the case: {' '.join(str(exc).split())}")
+    exp = case.expected
+    if exp is None:
+        lines.append("expected (vector): rejected before any effect (the ASL never commits this case)")
+    if element is None and exp is None:  # no D to compare: the element function's result is not the tile's
+        ok, detail = compare_case(case, "reference")
+        lines.append("no element trace: the case never commits (--element I,J traces one element anyway)")
+        return RowExplanation(_printable_lines("\n".join(lines)), "match" if ok else "mismatch", "" if ok else detail)
+    if element is None:
+        element = (0, 0)
+        if got is not None and exp is not None and np.shape(got.d_bits) == exp["d"].shape:
+            diff = np.argwhere(np.asarray(got.d_bits).astype(np.uint64) != exp["d"])
+            if diff.size:
+                element = (int(diff[0][0]), int(diff[0][1]))
+    i, j = element
+    if not (0 <= i < m and 0 <= j < n):
+        raise UsageError(f"--element {i},{j}: outside the {m}x{n} tile (rows 0..{m - 1}, columns 0..{n - 1})")
+    attrs = kw["attributes"]
+    qt, rt = kw.get("quant_tile"), kw.get("relu_tile")
+    qp = int(qt[0, j]) if qt is not None else int(kw.get("quant_param", 0))
+    rp = int(rt[0, j]) if rt is not None else int(kw.get("relu_param", 0))
+    try:
+        trace = explain_postprocess(int(acc[i, j]), pre_quant_mode=attrs["pre_quant_mode"],
+                                    relu_mode=attrs["relu_mode"], acc_type=kw["acc_type"], quant_param=qp,
+                                    relu_param=rp, rmode=kw["rmode"], sat=kw["sat"]).text()
+        lines.append(f"D[{i}, {j}]: {trace}")
+    except PtonumError as exc:
+        lines.append(f"D[{i}, {j}]: no element trace ({' '.join(str(exc).split())})")
+    if exp is not None:
+        lines.append(f"expected (vector): D[{i}, {j}]=0x{int(exp['d'][i, j]):0{dst_hex_digits(exp['dst_type'])}x} "
+                     f"{exp['dst_type']}, tile flags 0x{exp['flags']:02x} ({flag_names(exp['flags'])})")
+    ok, detail = compare_case(case, "reference")
+    return RowExplanation(_printable_lines("\n".join(lines)), "match" if ok else "mismatch", "" if ok else detail)
+
+
+def _printable_lines(text: str) -> str:
+    """``text`` with each of its lines through :func:`~ptonum._util.printable` (the newlines kept)."""
+    return "\n".join(printable(line) for line in text.split("\n"))

@@ -33,7 +33,8 @@ from ..rounding import RoundingMode
 from .check import Failure, FileReport, select_among
 from .schema import read_text
 
-__all__ = ["TileCase", "parse_tiles", "parse_tile_items", "read_tiles", "is_tiles_file", "check_tiles", "TILES_OP"]
+__all__ = ["TileCase", "parse_tiles", "parse_tile_items", "read_tiles", "is_tiles_file", "check_tiles", "compare_case",
+           "TILES_OP"]
 
 #: operation name shown in reports
 TILES_OP = "tiles"
@@ -367,8 +368,10 @@ def parse_tile_items(raw: bytes, path: str = "<tiles>") -> Tuple[List[TileCase],
     return cases, bad
 
 
-def _compare(case: TileCase, engine: str) -> Tuple[bool, str]:
-    """Run one case; ``(passed, message)``."""
+def compare_case(case: TileCase, engine: str) -> Tuple[bool, str]:
+    """Run one case through ``fpatr.postprocess`` in ``engine`` and compare it with its expected commit:
+    ``(passed, message)``, the message saying what differs (or that it was rejected as the ASL does).
+    Model errors of a case the ASL commits are part of the message, never raised."""
     status = StatusRegister()
     kw = dict(case.kwargs)
     acc = kw.pop("acc")
@@ -446,7 +449,7 @@ def check_tiles(
     mismatched = 0
     chosen = cases if select is None else [cases[int(i)] for i in select]
     for case in chosen:
-        ok, message = _compare(case, engine)
+        ok, message = compare_case(case, engine)
         if not ok:
             mismatched += 1
             if len(failures) < max_report:
