@@ -424,7 +424,7 @@ def test_explain_tile_refusals(tmp_path) -> None:
                                                          "columns 0..32)"),
         (["--tile", f"{shared}:1", "--element", "x"], "--element = 'x': expected I,J (two non-negative integers: "
                                                       "row, column)"),
-        (["--tile", f"{shared}:96"], f"{shared}: item 96: no such item (the file has 96 items, 0..)"),
+        (["--tile", f"{shared}:96"], f"{shared}: item 96: no such item (the file has 96 items, 0..95)"),
         (["--tile", f"{shared}"], f"--tile = '{shared}': expected FILE:INDEX (the item number `ptonum check` "
                                   "reports)"),
         (["--tile", f"{csv}:2"], f"{csv} is not a tile file (a JSON list of tile cases); --tile takes an item of a "

@@ -400,8 +400,9 @@ def explain_tile(spec: str, element: Optional[Tuple[int, int]] = None) -> RowExp
             raise UsageError(f"{name}: malformed tile case: {msg}")
     hit = [c for c in cases if c.index == index]
     if not hit:
-        raise UsageError(f"{name}: item {index}: no such item (the file has {len(cases) + len(bad)} items, "
-                         "0..)")
+        total = len(cases) + len(bad)
+        raise UsageError(f"{name}: item {index}: no such item (the file has {total} items, "
+                         + (f"0..{total - 1})" if total else "none)"))
     res = explain_tile_case(hit[0], element)
     text = printable(f"{path}: item {index} (source: {hit[0].source})") + "\n" + res.text
     if res.ok:
