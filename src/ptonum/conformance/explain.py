@@ -11,7 +11,6 @@ that raised it.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -338,10 +337,7 @@ def explain_row(spec: str) -> RowExplanation:
         raise UsageError(f"{name} is {what}; --row takes a line of a CSV vector file" + (
             f" (`ptonum explain --tile {name}:INDEX` explains one of its cases, `ptonum check {name}` runs them)"
             if what == TILE_FILE else ""))
-    parsed = parse_text(raw, name)
-    if dropped:  # the line numbers of the file, the lines left out before this one counted
-        parsed = replace(parsed, lines=parsed.lines + dropped, bad=[(ln + dropped, m) for ln, m in parsed.bad],
-                         extras={ln + dropped: e for ln, e in parsed.extras.items()})
+    parsed = parse_text(raw, name, dropped=dropped)  # the file's line numbers, the lines left out counted
     for ln, msg in parsed.bad:
         if ln == line:
             raise UsageError(f"{name}:{line}: malformed row: {msg}")

@@ -242,6 +242,7 @@ def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
     if size > budget:
         raise UsageError(f"{path}: {_gib(size)} of text needs about {_gib(size * PARSE_BYTES_PER_BYTE)} of memory "
                          f"to parse; {_gib(available)} is available (a file is read whole: split it)")
+    _peek_header(p, path)  # a header line too long for any schema: refused before the file is read whole
     try:
         raw = p.read_bytes()
     except OSError as exc:
@@ -259,6 +260,65 @@ _STREAM_CHUNK = 1 << 20
 
 #: ASCII whitespace as :meth:`bytes.lstrip` strips it (the blank lines before a header)
 _BLANK_BYTES = b" \t\n\r\x0b\x0c"
+
+#: the blanks :meth:`bytes.lstrip` strips at the start of a text, matched without copying the text
+_BLANKS = re.compile(rb"[ \t\n\r\x0b\x0c]*")
+
+#: a line end (LF, or the CR of CR LF and of CR-only text)
+_LINE_END = re.compile(rb"[\r\n]")
+
+#: the longest header line read, in bytes: a schema's header is under 200 bytes, and with a ``source`` and a
+#: ``comment`` column, quotes and blanks well under this; a longer first line is refused after this many bytes,
+#: without reading the rest of it or comparing it with the schemas
+HEADER_MAX_BYTES = 4096
+
+#: characters of a refused header line shown in its message
+_HEADER_SHOWN = 40
+
+
+def _check_header_length(text: bytes, path: "str | Path", first_line: int = 1) -> None:
+    """Refuse (:class:`UsageError` naming ``path`` and the line) CSV text whose header line, the first line that is
+    not blank, is longer than :data:`HEADER_MAX_BYTES`: it is no vector file's header, and reading all of it (a
+    file of hundreds of MB with no line break) or comparing it with every schema would take long.  ``text`` is the
+    file's text or its beginning (after a UTF-8 byte-order mark); the work is bounded (only the blanks before the
+    header and :data:`HEADER_MAX_BYTES` after them are looked at), and a beginning too short to tell passes.  The
+    message shows the line's first characters, escaped, not the line.  Text that is not CSV (a tile file's JSON
+    list, binary data, UTF-16) passes: other messages name it.  ``first_line`` is the file's line ``text`` begins."""
+    if describe_content(text[:4096]) is not None:
+        return
+    start = _BLANKS.match(text).end()  # type: ignore[union-attr]  # (always matches)
+    if len(text) - start <= HEADER_MAX_BYTES or _LINE_END.search(text, start, start + HEADER_MAX_BYTES + 1):
+        return
+    blank = text[:start]
+    line = (blank.count(b"\n") if b"\n" in blank or b"\r" not in blank else blank.count(b"\r")) + first_line
+    shown = _visible(text[start:start + _HEADER_SHOWN].decode("utf-8", "surrogateescape"))
+    raise UsageError(f"{path}:{line}: header line longer than {HEADER_MAX_BYTES} bytes (it begins '{shown}...'): "
+                     f"not a vector file's header, which names a schema's columns (such as "
+                     f"{SCHEMAS['relu_param_legal'].header()}) on one line")
+
+
+def _peek_header(p: Path, path: "str | Path") -> None:
+    """:func:`_check_header_length` on the beginning of the regular file ``p`` (its text: gunzipped when it is
+    gzip), read before the whole file is; a file that cannot be read, a pipe, or gzip data zlib refuses passes (the
+    whole read says why)."""
+    import stat
+
+    try:
+        if not stat.S_ISREG(p.stat().st_mode):
+            return
+        with p.open("rb") as f:
+            head = f.read(4 * HEADER_MAX_BYTES)
+            if _is_gzip_start(head):
+                head += f.read(1 << 16)
+                try:
+                    head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4 * HEADER_MAX_BYTES)
+                except zlib.error:
+                    return
+    except OSError:
+        return
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    _check_header_length(head, path)
 
 
 def _text_chunks(p: Path, path: "str | Path") -> Generator[bytes, None, None]:
@@ -343,6 +403,16 @@ def _finish_text(raw: bytes, path: "str | Path", available: int) -> bytes:
     return raw
 
 
+def _visible(text: str) -> str:
+    """``text`` (decoded from UTF-8 with ``surrogateescape``) as it is shown in a message: printable characters,
+    non-ASCII ones included, as themselves; a byte that is not UTF-8 as ``\\xNN``; other characters (control
+    characters, a no-break space) by their Python escape (``\\t``, ``\\x1b``, ``\\xa0``)."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff"
+                   else c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _unquoted(line: bytes) -> bytes:
     return unquote_lines(line) if b'"' in line else line
 
@@ -419,6 +489,8 @@ def _read_head(path: "str | Path", name: Optional[str], line: Optional[int],
                     whole_read = True
                     continue
                 done = base
+            if not header:  # a header line too long for any schema: refused before more of it is read
+                _check_header_length(bytes(buf[done:done + 4 * HEADER_MAX_BYTES]), shown, nlines + 1)
             end = buf.rfind(b"\n") + 1
             while not header and done < end:  # the header, after any blank lines
                 stop = buf.index(b"\n", done) + 1
@@ -532,9 +604,13 @@ class ParsedFile:
         return {k: v[idx] for k, v in self.rows.items()}
 
 
+#: the characters :meth:`str.strip` strips that are ASCII (a line of only these is blank)
+_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
 def _split_lines(raw: bytes) -> Tuple[str, List[str], List[int]]:
     """Split into header and data lines, keeping 1-based line numbers (blank lines skipped)."""
-    text = raw.decode("ascii", errors="replace")
+    text = raw.decode("utf-8", "surrogateescape")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -545,7 +621,7 @@ def _split_lines(raw: bytes) -> Tuple[str, List[str], List[int]]:
     data = []
     numbers = []
     for i in range(1, len(lines)):
-        if lines[i].strip() == "":
+        if lines[i].strip(_ASCII_SPACE) == "":  # (the blanks of a line read as ASCII, as _data_lines counts it)
             continue
         data.append(lines[i])
         numbers.append(i + 1)
@@ -571,8 +647,8 @@ def _fast_columns(raw: bytes, ncols: int) -> Optional[Tuple[str, List[List[str]]
     per_line = np.diff(np.concatenate(([0], before)))
     if np.any(per_line[1:] != ncols - 1):
         return None
-    header = raw[: nl[0]].decode("ascii", errors="replace")
-    body = raw[nl[0] + 1 : end].decode("ascii", errors="replace")
+    header = raw[: nl[0]].decode("utf-8", "surrogateescape")
+    body = raw[nl[0] + 1 : end].decode("utf-8", "surrogateescape")
     if body.endswith("\n"):
         body = body[:-1]
     nrows = int(nl.size - 1)
@@ -687,7 +763,8 @@ def describe_content(raw: bytes) -> Optional[str]:
         return "an .npy array"
     if raw.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         return "a zip archive (an .npz?)"
-    first = raw.lstrip()[:1]
+    start = _BLANKS.match(raw).end()  # type: ignore[union-attr]  # (always matches; raw.lstrip() would copy raw)
+    first = raw[start:start + 1]
     if first == b"[":
         return TILE_FILE
     if first == b"{":
@@ -711,23 +788,79 @@ def unquote_lines(raw: bytes) -> bytes:
 
     Source: no spec counterpart (RFC 4180 quoting of the vector files).
     """
+    return _unquote(raw, None, lambda i: i + 1)
+
+
+def _open_quote(text: str) -> Optional[int]:
+    """The 0-based field of the CSV line ``text`` whose opening double quote the line does not close (read as
+    :mod:`csv` reads it: a quote opens a field only at its start, ``""`` inside it is one quote), or None."""
+    field_no, start, quoted, after_quote = 0, True, False, False
+    for c in text:
+        if quoted:
+            if c == '"':
+                quoted, after_quote = False, True
+        elif after_quote and c == '"':  # "" inside a quoted field
+            quoted, after_quote = True, False
+        elif c == ",":
+            field_no, start, after_quote = field_no + 1, True, False
+        else:
+            quoted, start, after_quote = start and c == '"', False, False
+    return field_no if quoted else None
+
+
+def _unquote(raw: bytes, path: Optional[str], line_of: Callable[[int], int]) -> bytes:
+    """:func:`unquote_lines`; with ``path``, a line whose opening quote the line does not close is refused
+    (:class:`UsageError` naming ``path``, the line ``line_of(i)`` of the ``i``-th (0-based) line of ``raw``, the
+    field and its header column): ``csv`` would read the rest of the line into that field, and a quoted field that
+    continues on the next line (a line break inside quotes) is not read, as each row is one line."""
     import csv
 
     lines = raw.split(b"\n")
+    names: Optional[List[str]] = None
     for i, line in enumerate(lines):
         if b'"' in line:
             text = line.decode("latin-1")
-            fields = next(csv.reader([text]), [])
+            try:
+                fields = next(csv.reader([text], strict=path is not None), [])
+            except csv.Error:
+                at = _open_quote(text)
+                if at is not None:
+                    if names is None:  # the header's names, for the field's column (the header is the first line)
+                        first = next((ln for ln in lines if ln.strip()), b"")
+                        names = [] if first is line else header_columns(first.decode("utf-8", "surrogateescape"))
+                    col = f" ({_visible(names[at])})" if at < len(names) else ""
+                    raise UsageError(
+                        f"{path}:{line_of(i)}: field {at + 1}{col} opens a double quote that the line does not "
+                        "close (a quoted field cannot hold a line break: each row is one line; a quote inside a "
+                        'quoted field is written "")') from None
+                fields = next(csv.reader([text]), [])  # text after a closing quote: read as before
             lines[i] = ",".join(fields).encode("latin-1")
     return b"\n".join(lines)
 
 
-def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] = None) -> ParsedFile:
+def _non_ascii_text(value: str) -> str:
+    """What is wrong with ``value``, a field of a schema column holding a character other than ASCII (decoded from
+    UTF-8 with ``surrogateescape``): the value shown by :func:`_visible`, and its first such character or byte."""
+    c = next(ch for ch in value if not ch.isascii())
+    if "\udc80" <= c <= "\udcff":
+        what = f"the byte 0x{ord(c) - 0xDC00:02x}, which is not UTF-8 text"
+    else:
+        what = f"the character U+{ord(c):04X}" + (f" {c!r}" if c.isprintable() else "")
+    return f"'{_visible(value)}' holds {what} (the schema's columns are ASCII text)"
+
+
+def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] = None, dropped: int = 0) -> ParsedFile:
     """Parse raw CSV bytes. The schema is detected from the header when not given; blank lines before the
-    header are skipped (line numbers still count them, as blank lines between rows).
+    header are skipped (line numbers still count them, as blank lines between rows).  Lines end in LF, CR LF,
+    or CR alone when the text holds no LF (classic Mac OS text).  The text is UTF-8: the ``source`` and
+    ``comment`` columns are kept as text (a byte that is not UTF-8 shown as ``\\xNN``), the schema's columns
+    are ASCII (a row with another character in one is malformed, naming it).  ``dropped``: the text is
+    :func:`read_text_through`'s, that many lines left out after its header, so the lines after the header are
+    numbered that much further on.
 
     Raises :class:`UsageError` when the bytes are not CSV text (saying what they are: a tile file, a
-    JSON object, an .npy array, ...) or no schema matches the header (the only whole-file failures);
+    JSON object, an .npy array, ...), the header line is longer than :data:`HEADER_MAX_BYTES`, no schema
+    matches the header, or a line opens a double quote it does not close (the only whole-file failures);
     malformed rows are returned in ``bad``.
     """
     what = describe_content(raw)
@@ -735,17 +868,21 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         raise UsageError(f"{path}: {what}, not a CSV vector file")
     if what is not None:
         raise UsageError(f"{path}: {what}, not {VECTOR_FILE}")
+    _check_header_length(raw, path)
     if b"\r" in raw:
         raw = raw.replace(b"\r\n", b"\n")
+        if b"\n" not in raw:  # CR-only line ends (classic Mac OS text): each CR ends a line
+            raw = raw.replace(b"\r", b"\n")
     if b'"' in raw:  # quoted fields (as spreadsheet tools write them): unquoted line by line
-        raw = unquote_lines(raw)
+        at = raw.count(b"\n", 0, _BLANKS.match(raw).end())  # type: ignore[union-attr]  # the header's index
+        raw = _unquote(raw, path, lambda i: i + 1 + (dropped if i > at else 0))
     if not raw.strip():
         raise UsageError(f"{path}: empty file (no header row)")
     blank = raw[:len(raw) - len(raw.lstrip())]  # blank lines before the header: skipped, still counted
     skipped = blank.count(b"\n")
     if skipped:
         raw = raw[blank.rfind(b"\n") + 1:]
-    first = raw.split(b"\n", 1)[0].decode("ascii", errors="replace").strip()
+    first = raw.split(b"\n", 1)[0].decode("utf-8", "backslashreplace").strip()
     source, trail = extra_columns(first)
     extras: Dict[int, Dict[str, str]] = {}
     if source is not None or trail:
@@ -757,7 +894,8 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
     got_header = header_columns(first)
     if not same_columns(got_header, schema):
         raise UsageError(
-            f"{path}:{1 + skipped}: header {first!r} does not match the {schema.op} schema ({','.join(names)}): "
+            f"{path}:{1 + skipped}: header {_header_shown(first)!r} does not match the {schema.op} schema "
+            f"({','.join(names)}): "
             f"{header_difference(got_header, schema)}"
         )
     fast = _fast_columns(raw, ncols)
@@ -787,6 +925,7 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         cols = [by_name[n] for n in names]
     rows: Batch = {}
     separators = b"_" in raw  # one memchr: only then is each number column searched for a digit separator
+    ascii_text = raw.isascii()  # else the values holding another character are found and named
     for c, colvals in zip(schema.columns, cols):
         if c.kind == "hex":
             arr, b = _parse_hex(colvals, c.width, separators)
@@ -801,6 +940,10 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         else:  # pragma: no cover - schema definition error
             raise AssertionError(c.kind)
         rows[c.name] = arr
+        if not ascii_text:  # before the column's own message: int() reads other scripts' digits, upper() 'ſ' as S
+            for i, v in enumerate(colvals):
+                if not v.isascii():
+                    bad.setdefault(i, f"{c.name}: {_non_ascii_text(v)}")
         for i, msg in b.items():
             bad.setdefault(i, f"{c.name}: {msg}")
     bad_list: List[Tuple[int, str]] = [] if fast is not None else list(pre_bad)
@@ -820,10 +963,10 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         rows = {k: v[keep] for k, v in rows.items()}
         line_no = line_no[keep]
     bad_list.sort()
-    if skipped:  # line numbers of the file as it is, the blank lines before the header counted
-        line_no = line_no + skipped
-        bad_list = [(ln + skipped, msg) for ln, msg in bad_list]
-        extras = {ln + skipped: e for ln, e in extras.items()}
+    if skipped or dropped:  # line numbers of the file as it is, the blank lines before the header counted
+        line_no = line_no + (skipped + dropped)
+        bad_list = [(ln + skipped + dropped, msg) for ln, msg in bad_list]
+        extras = {ln + skipped + dropped: e for ln, e in extras.items()}
     return ParsedFile(path=path, schema=schema, rows=rows, lines=line_no, bad=bad_list,
                       total=int(line_no.size) + len(bad_list), extras=extras)
 
@@ -855,7 +998,7 @@ def _strip_extra_columns(raw: bytes, source: Optional[int],
     quotes are dropped).  Returns (header without them, the data without them, line -> extras);
     a line too short to hold them is kept as it is (and reported malformed by the schema).
     """
-    lines = raw.decode("ascii", errors="replace").split("\n")
+    lines = raw.decode("utf-8", "surrogateescape").split("\n")  # the core's bytes kept as they are
     header_cols = [h.strip() for h in lines[0].split(",")]
     before = header_cols[:len(header_cols) - 1] if trail else header_cols  # the columns before a comment
     core = [c for i, c in enumerate(before) if i != source]
@@ -873,15 +1016,16 @@ def _strip_extra_columns(raw: bytes, source: Optional[int],
             continue
         extra: Dict[str, str] = {}
         if source is not None:
-            extra[LEADING_EXTRA] = parts[source].strip()
+            extra[LEADING_EXTRA] = _visible(parts[source].strip())
         if trail:
             comment = parts[nbefore].strip()
             if len(comment) >= 2 and comment[0] == comment[-1] == '"':
                 comment = comment[1:-1]
-            extra[TRAILING_EXTRA] = comment
+            extra[TRAILING_EXTRA] = _visible(comment)
         extras[i] = extra
         out.append(",".join(p for k, p in enumerate(parts[:nbefore]) if k != source))
-    return out[0], "\n".join(out).encode("ascii"), extras
+    header = out[0].encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return header, "\n".join(out).encode("utf-8", "surrogateescape"), extras
 
 
 def parse_file(path: "str | Path", schema: Optional["Schema"] = None) -> ParsedFile:
@@ -1345,7 +1489,7 @@ def schema_for(op: str) -> Schema:
 def header_columns(header: str) -> List[str]:
     """The column names of a header line (quoted names unquoted as :func:`unquote_lines` does)."""
     if '"' in header:
-        header = unquote_lines(header.encode("latin-1", errors="replace")).decode("latin-1")
+        header = unquote_lines(header.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
     return [h.strip() for h in header.strip().split(",")]
 
 
@@ -1366,6 +1510,19 @@ def same_columns(cols: Sequence[str], schema: Schema) -> bool:
     """True when the header columns ``cols`` are ``schema``'s, each once, in any order (a file's columns
     are read by the names of its header row, ``vectors/README.md``: "CSV with a header row")."""
     return len(cols) == len(schema.names) and set(cols) == set(schema.names)
+
+
+#: names a message lists, and the characters of each it shows (a long header is not repeated)
+_NAMES_SHOWN = 8
+_NAME_CHARS = 40
+
+
+def _names_text(names: Sequence[str]) -> str:
+    """``names`` joined by commas for a message: the first :data:`_NAMES_SHOWN`, each cut to
+    :data:`_NAME_CHARS` characters (``...`` after a cut one), then how many more there are."""
+    shown = [n if len(n) <= _NAME_CHARS else n[:_NAME_CHARS] + "..." for n in names[:_NAMES_SHOWN]]
+    more = len(names) - len(shown)
+    return ",".join(shown) + (f" and {more} more" if more else "")
 
 
 def header_difference(cols: Sequence[str], schema: Schema) -> str:
@@ -1393,7 +1550,7 @@ def header_difference(cols: Sequence[str], schema: Schema) -> str:
     if missing:
         parts.append("missing " + ",".join(missing))
     if unexpected:
-        parts.append("not in the schema " + ",".join(c if c else "(empty name)" for c in unexpected)
+        parts.append("not in the schema " + _names_text([c if c else "(empty name)" for c in unexpected])
                      + f" (only a {LEADING_EXTRA} column, anywhere, and a trailing {TRAILING_EXTRA} column may be "
                      "added)")
     if not parts:
@@ -1419,6 +1576,12 @@ def closest_schema(cols: Sequence[str]) -> Schema:
     return max(SCHEMAS.values(), key=score)
 
 
+def _header_shown(header: str) -> str:
+    """A header line as a message shows it: stripped, cut to 120 characters."""
+    shown = header.strip()
+    return shown if len(shown) <= 120 else shown[:117] + "..."
+
+
 def detect_schema(header: str, path: str = "", line: int = 1) -> Schema:
     """The schema whose columns ``header`` (line ``line`` of the file) names, in any order (each once); else
     the one named by the file stem.
@@ -1436,9 +1599,7 @@ def detect_schema(header: str, path: str = "", line: int = 1) -> Schema:
     stem = Path(path).name.split(".")[0]
     if stem in SCHEMAS:
         return SCHEMAS[stem]
-    shown = header.strip()
-    if len(shown) > 120:
-        shown = shown[:117] + "..."
+    shown = _header_shown(header)
     near = closest_schema(cols)
     raise UsageError(f"{path}:{line}: header {shown!r} matches no vector schema; the closest is {near.op} "
                      f"({near.header()}): {header_difference(cols, near)} (schemas: {', '.join(SCHEMAS)})")
