@@ -206,6 +206,26 @@ def test_utf8_source_and_comment_show_as_themselves(tmp_path: Path) -> None:
     assert r.exit_code == 1 and r.stdout.startswith(f"{p}:2 (source: ASL-café, comment: naïve — 日本, ok)\n"), r.output
 
 
+def test_text_an_ascii_terminal_cannot_hold_is_escaped_not_an_internal_error(tmp_path: Path) -> None:
+    """Before, check under PYTHONIOENCODING=ascii ended with "internal error: UnicodeEncodeError" (exit 2) at the
+    first failing row with non-ASCII source/comment text; explain printed it."""
+    import os
+    import subprocess
+    import sys
+
+    p = tmp_path / "u8.csv"
+    p.write_bytes("source,word,legal,comment\nASL-café,0x0000000000000000,0,naïve \u2014\n".encode())
+    env = dict(os.environ, PYTHONIOENCODING="ascii", PTONUM_DISABLE_NUMBA="1")
+    for cmd in (["check", str(p)], ["explain", "--row", f"{p}:2"]):
+        r = subprocess.run([sys.executable, "-m", "ptonum", *cmd], capture_output=True, env=env)
+        assert r.returncode == 1, (cmd, r.stderr)  # the row's legal is wrong: a mismatch, not an error
+        assert b"internal error" not in r.stderr and r.stderr == b"", (cmd, r.stderr)
+        if cmd[0] == "check":  # (explain writes through click, which encodes the text as UTF-8 bytes itself)
+            assert b"source: ASL-caf\\xe9, comment: na\\xefve \\u2014" in r.stdout, r.stdout
+        else:
+            assert "(source: ASL-café, comment: naïve \u2014)".encode() in r.stdout, r.stdout
+
+
 def test_bytes_that_are_not_utf8_show_escaped(tmp_path: Path) -> None:
     p = tmp_path / "bad8.csv"
     p.write_bytes(b"source,word,legal,comment\nab\xff,0x0000000000000000,0,bad \xc3 byte\x1b[0m\n")

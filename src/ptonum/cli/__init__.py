@@ -209,6 +209,7 @@ class _Group(click.RichGroup):
         argv = list(args) if args is not None else sys.argv[1:]
         self._argv = argv
         _stderr_or_devnull()
+        _text_that_always_encodes()
         _stderr_that_never_fails()
         if getattr(sys, "stdout", None) is None:  # started with standard output closed (`>&-`)
             fail(_command_from_args(self, argv), "standard output is closed (started with >&-); nothing is run: "
@@ -344,6 +345,22 @@ def _stderr_that_never_fails() -> None:
     interpreter shuts down are covered too."""
     if sys.stderr is not None and sys.stderr is sys.__stderr__:
         sys.stderr = _UnfailingStderr(sys.stderr)
+
+
+def _text_that_always_encodes() -> None:
+    """Let the process's own standard output and error write any text in their encoding: a character it
+    cannot hold (``é`` of a vector file's comment under ``PYTHONIOENCODING=ascii`` or a C locale without
+    UTF-8 mode) is written as its escape (``\\xe9``) instead of ending the command with an internal error.
+    Text the encoding holds is written as before.  Streams a caller or test put there are left alone."""
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is None or getattr(stream, "errors", "strict") != "strict":
+            continue
+        if stream is not sys.stdout and stream is not sys.stderr:
+            continue
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):  # not a TextIOWrapper, or already written through a buffer
+            pass
 
 
 def internal_error_text(exc: BaseException) -> str:
