@@ -119,6 +119,23 @@ def test_cr_only_mismatch_names_its_line(tmp_path: Path) -> None:
     assert rep.mismatched == 1 and [f.line for f in rep.failures] == [10]
 
 
+@pytest.mark.parametrize("comment", [False, True])
+def test_a_lone_cr_in_lf_text_is_a_malformed_row_not_lost_in_a_comment(tmp_path: Path, comment: bool) -> None:
+    """Mixed line ends: CR LF lines, then rows ended by a lone CR.  With a trailing comment column the rows that ran
+    together vanished into one row's comment (the file's 19 rows checked as 3, all passing); the line holding a
+    lone CR is now one malformed row naming the CR, with or without a comment column."""
+    lines = _lines("relu_param_legal", 20)  # header + 19 rows
+    if comment:
+        lines = [lines[0] + ",comment"] + [ln + ",note" for ln in lines[1:]]
+    text = "\r\n".join(lines[:3]) + "\r\n" + "\r".join(lines[3:]) + "\r\n"  # lines 1-3 CR LF, then lone CRs
+    p = tmp_path / "mixed.csv"
+    p.write_bytes(text.encode())
+    (rep,) = check_file(str(p))
+    assert (rep.rows, rep.checked, rep.malformed) == (3, 2, 1)
+    (bad,) = [f for f in rep.failures if f.kind == "malformed"]
+    assert bad.line == 4 and bad.message.startswith("holds a CR that ends no line"), bad
+
+
 # -- a header line far too long ------------------------------------------------------------------------------
 
 def _long_header(p: Path, n: int, gz: bool = False) -> None:

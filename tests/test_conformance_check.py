@@ -1154,6 +1154,26 @@ def test_check_shows_control_characters_of_a_file_name_as_escapes(tmp_path: Path
     assert "ptonum explain --row 'é.csv:4'\n" in r.stdout and "é.csv [fast] tcvt_e8m0" in r.stdout
 
 
+def test_check_shows_a_file_name_byte_that_is_not_text_as_the_byte(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file name byte that is not UTF-8 (0xff; Python holds it as U+DCFF) was shown as '\\udcff', and the explain
+    command $'bad\\udcff.csv:4' named another file when pasted (bash writes U+DCFF as UTF-8 bytes).  It is shown as
+    \\xff, and $'...' gives the byte back."""
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    name = "bad\udcff.csv"  # the bytes b"bad\xff.csv"
+    _named_copy(tmp_path, name)
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", name])
+    assert r.exit_code == 1, r.output
+    assert "\\udc" not in r.stdout and "│ bad\\xff.csv " in r.stdout
+    command = next(ln for ln in r.stdout.splitlines() if ln.startswith("ptonum explain --row "))
+    assert command == "ptonum explain --row $'bad\\xff.csv:4'"
+    said = subprocess.run(["bash", "-c", f"printf %s {command[len('ptonum explain --row '):]}"],
+                          capture_output=True).stdout
+    assert said == b"bad\xff.csv:4"
+
+
 def test_check_both_engines_list_the_same_failures_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--engine both` printed the same failure list twice (under [fast], then [reference]); one list says it
     holds for both engines.  Lists that differ (here a reference message made different) stay apart."""

@@ -274,7 +274,7 @@ def test_explain_row_past_the_end_or_off_a_data_row_counts_the_whole_file(tmp_pa
         for line in (0, 1, 5001, 20003, 30000):
             code, out = _explain_row(path, line)
             assert code == 2 and out.strip().endswith(
-                f"FILE:{line}: no data row at this line (file has 20000 data rows, lines 2..)"), out
+                f"FILE:{line}: no data row at this line (file has 20000 data rows, lines 2..20002)"), out
     intact = tmp_path / "intact.csv"
     intact.write_text("\n".join(lines) + "\n")
     for path in (plain, gz):
@@ -306,7 +306,7 @@ def test_explain_row_shows_control_characters_of_the_path_as_escapes(tmp_path, m
         r = RUN.invoke(main, ["explain", "--row", f"{name}:99"])
         assert (r.exit_code, r.stdout) == (2, "")
         assert r.stderr == (f"ptonum explain: error: {shown}:99: no data row at this line (file has 5 data rows, "
-                            "lines 2..)\n")
+                            "lines 2..6)\n")
 
 
 def test_explain_row_of_a_legality_row_says_why_the_word_is_rejected(tmp_path) -> None:
@@ -350,7 +350,7 @@ def test_explain_row_reads_standard_input_for_dash_as_check_does(tmp_path) -> No
     assert r.stdout.startswith("-:4\ntcvt to E8M0: ") and r.stdout[3:] == f.stdout[len(f"{tmp_path / 't.csv'}:4"):]
     r = _ptonum(["explain", "--row", "-:40"], text)
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == "ptonum explain: error: -:40: no data row at this line (file has 6 data rows, lines 2..)\n"
+    assert r.stderr == "ptonum explain: error: -:40: no data row at this line (file has 6 data rows, lines 2..7)\n"
 
 
 def _ptonum(args: list, stdin: str):

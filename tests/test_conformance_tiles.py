@@ -160,6 +160,31 @@ def test_not_a_tile_list_is_one_line_exit_2(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "not a JSON tile list" in r.output and "Traceback" not in r.output
 
 
+def test_json_nested_too_deeply_is_one_line_exit_2(tmp_path: Path) -> None:
+    """Was 'internal error: RecursionError: maximum recursion depth exceeded while decoding a JSON array'."""
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    for args in (["check", str(tmp_path / "deep.json")], ["explain", "--tile", f"{tmp_path / 'deep.json'}:0"]):
+        r = CliRunner().invoke(main, args)
+        assert (r.exit_code, r.stdout) == (2, ""), r.output
+        assert r.stderr == (f"ptonum {args[0]}: error: {tmp_path / 'deep.json'}: not a JSON tile list (its arrays "
+                            "or objects are nested too deeply to read)\n")
+
+
+@pytest.mark.parametrize("fault", ["Fault_Illegal", "banana"])
+def test_a_committed_case_with_a_fault_is_a_malformed_case(tmp_path: Path, fault: str) -> None:
+    """A committing case's expected.fault other than Fault_None passed unnoticed (the field was type-checked
+    only): a commit is a run without a fault, so the case is malformed, naming the field."""
+    items = _items()[:3]
+    i = next(k for k, it in enumerate(items) if it["expected"].get("fault") == "Fault_None")
+    items[i]["expected"]["fault"] = fault
+    path = _write(tmp_path, items)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", path])
+    assert r.exit_code == 1, r.output
+    assert (f"  {path}: malformed tile: item {i}.expected.fault = \"{fault}\": a case that commits "
+            "(sources_legal 1) has Fault_None; ptonum models no fault of a committed tile\n") in r.stdout, r.stdout
+    assert r.stdout.splitlines()[-1] == "FAIL: 1 malformed row(s); 2 row(s) checked"
+
+
 def _pick(items: List[Dict[str, Any]]) -> Dict[str, Any]:
     """The first committing item with RowMaxOut, GroupMaxOut and a scalar quant parameter."""
     for it in items:

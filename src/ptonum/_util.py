@@ -32,7 +32,16 @@ def printable(text: str) -> str:
     line stays one line and a file name cannot recolour, erase, retitle or spoof the terminal."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
+    return "".join(c if c.isprintable() or c == " " else char_escape(c) for c in text)
+
+
+def char_escape(c: str) -> str:
+    """One character as its escape: ``\\xNN`` for the byte of a file name that is not text in the locale's
+    encoding (Python holds it as the lone surrogate U+DC80..U+DCFF, :pep:`383`), so that a shell's ``$'...'``
+    gives the same byte back; Python's own escape otherwise (``\\x1b``, ``\\n``, ``\\u202e``)."""
+    if "\udc80" <= c <= "\udcff":
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    return c.encode("unicode_escape").decode("ascii")
 
 
 def check_engine(engine: object) -> Engine:

@@ -345,7 +345,10 @@ def explain_row(spec: str) -> RowExplanation:
     if hit.size == 0 and not whole:  # the message counts the file's data rows: the whole file is read for them
         parsed = parse_text(read_text(path, name=name), name)
     if hit.size == 0:
-        raise UsageError(f"{name}:{line}: no data row at this line (file has {parsed.total} data rows, lines 2..)")
+        lines = [int(parsed.lines.min()), int(parsed.lines.max())] if parsed.lines.size else []
+        lines += [ln for ln, _ in parsed.bad]  # (malformed rows are data rows too)
+        where = f", lines {min(lines)}..{max(lines)}" if lines else ""
+        raise UsageError(f"{name}:{line}: no data row at this line (file has {parsed.total} data rows{where})")
     schema = parsed.schema
     row = schema.row_dict(parsed.rows, int(hit[0]))
     extra = parsed.extras.get(line, {})  # a source label / comment column, when the file has them

@@ -911,7 +911,11 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         bad_lines: List[Tuple[int, str]] = []
         for ln, text in zip(numbers, data):
             parts = text.split(",")
-            if len(parts) != ncols:
+            if "\r" in text.rstrip("\r"):  # a lone CR in LF or CR LF text (mixed line ends)
+                bad_lines.append((ln, "holds a CR that ends no line (a lone CR in text whose lines end in LF or "
+                                      "CR LF: mixed line ends, which may run rows together; save the file with "
+                                      "one kind of line end)"))
+            elif len(parts) != ncols:
                 bad_lines.append((ln, f"expected {ncols} columns ({','.join(got_header)}), got {len(parts)}"))
             else:
                 good_rows.append(parts)
@@ -1011,7 +1015,9 @@ def _strip_extra_columns(raw: bytes, source: Optional[int],
             continue
         parts = line.split(",", nbefore) if trail else line.split(",")
         need = nbefore + (1 if trail else 0)
-        if len(parts) < need or (not trail and len(parts) != need):
+        if len(parts) < need or (not trail and len(parts) != need) or "\r" in line:
+            # (a CR left inside a line, after CR LF ends were read, ends no line: rows run together into a
+            # comment would be lost in it; the line is kept whole, and the schema's reader names the CR)
             out.append(line)
             continue
         extra: Dict[str, str] = {}

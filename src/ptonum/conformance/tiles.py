@@ -164,9 +164,12 @@ def _hex_list(where: str, items: Any, width: int, count: int) -> np.ndarray:
     return _hex_rows(where, [items], width, count)[0]
 
 
+#: ``expected.fault`` of a case that commits: the ASL's value for a run without a fault
+NO_FAULT = "Fault_None"
 #: the fields of an item, of its ``case`` and of its ``expected`` (vectors/README.md); any other is refused.
 #: ``expected.mathematical_sources`` and ``expected.fault`` are further ASL outputs the shared file
-#: carries; they are type-checked but not compared (the model has no counterpart).
+#: carries; they are type-checked, and a committing case's fault must be :data:`NO_FAULT` (a commit is a
+#: run without a fault); ``mathematical_sources`` is not compared (the model has no counterpart).
 _ITEM_FIELDS = ("case", "expected", "source")
 _CASE_FIELDS = ("acc_type", "acc", "pre_quant_mode", "relu_mode", "quant_param", "relu_param", "rmode", "sat",
                 "row_max_en", "row_max_init", "row_max_in", "group_max_en", "group_n", "max_abs_en")
@@ -291,6 +294,9 @@ def _parse_case(where: str, index: int, item: Any) -> TileCase:
         _integer(f"{e}.mathematical_sources", exp["mathematical_sources"], 0, 1 << 16)
     if "fault" in exp and not isinstance(exp["fault"], str):
         raise UsageError(f"{e}.fault = {json.dumps(exp['fault'])[:40]}: expected a string")
+    if legal and exp.get("fault", NO_FAULT) != NO_FAULT:  # a commit is a run without a fault
+        raise UsageError(f"{e}.fault = {json.dumps(exp['fault'])[:40]}: a case that commits (sources_legal 1) "
+                         f"has {NO_FAULT}; ptonum models no fault of a committed tile")
     for key, enable in (("row_max_out", "row_max_en"), ("group_max_out", "group_max_en")):
         _presence(f"{e}.{key}", key in exp, attrs[enable],
                   f"case.{enable} = {int(attrs[enable])} (the output exists only when it is 1)")
@@ -331,6 +337,8 @@ def _json_items(raw: bytes, path: str) -> List[Any]:
         raise UsageError(f"{path}: field {exc.args[0]!r} given twice in one JSON object") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{path}: not a JSON tile list ({exc})") from None
+    except RecursionError:  # arrays or objects nested thousands deep: no tile file's shape
+        raise UsageError(f"{path}: not a JSON tile list (its arrays or objects are nested too deeply to read)") from None
     if not isinstance(items, list):
         raise UsageError(f"{path}: expected a JSON list of tile cases")
     return items
