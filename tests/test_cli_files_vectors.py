@@ -232,8 +232,11 @@ def test_text_an_ascii_terminal_cannot_hold_is_escaped_not_an_internal_error(tmp
 
     p = tmp_path / "u8.csv"
     p.write_bytes("source,word,legal,comment\nASL-café,0x0000000000000000,0,naïve \u2014\n".encode())
-    env = dict(os.environ, PYTHONIOENCODING="ascii", PTONUM_DISABLE_NUMBA="1")
-    for cmd in (["check", str(p)], ["explain", "--row", f"{p}:2"]):
+    ascii_env = dict(os.environ, PYTHONIOENCODING="ascii", PTONUM_DISABLE_NUMBA="1")
+    c_env = {k: v for k, v in ascii_env.items() if k not in ("PYTHONIOENCODING", "LANG", "LC_CTYPE")}
+    c_env.update(LC_ALL="C", PYTHONUTF8="0")  # the C locale: ASCII with surrogateescape (also crashed)
+    for env, cmd in ((ascii_env, ["check", str(p)]), (ascii_env, ["explain", "--row", f"{p}:2"]),
+                     (c_env, ["check", str(p)])):
         r = subprocess.run([sys.executable, "-m", "ptonum", *cmd], capture_output=True, env=env)
         assert r.returncode == 1, (cmd, r.stderr)  # the row's legal is wrong: a mismatch, not an error
         assert b"internal error" not in r.stderr and r.stderr == b"", (cmd, r.stderr)

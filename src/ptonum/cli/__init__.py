@@ -8,13 +8,14 @@ the version option.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import importlib
 import os
 import signal
 import sys
 import warnings
-from typing import Any, List, NoReturn, Optional, Sequence
+from typing import Any, List, NoReturn, Optional, Sequence, Tuple
 
 import click as _click
 import rich_click as click
@@ -352,15 +353,37 @@ def _text_that_always_encodes() -> None:
     cannot hold (``é`` of a vector file's comment under ``PYTHONIOENCODING=ascii`` or a C locale without
     UTF-8 mode) is written as its escape (``\\xe9``) instead of ending the command with an internal error.
     Text the encoding holds is written as before.  Streams a caller or test put there are left alone."""
+    try:
+        codecs.lookup_error(_ESCAPE_ERRORS)
+    except LookupError:
+        codecs.register_error(_ESCAPE_ERRORS, _escape_unencodable)
     for stream in (sys.__stdout__, sys.__stderr__):
-        if stream is None or getattr(stream, "errors", "strict") != "strict":
+        if stream is None or getattr(stream, "errors", "strict") not in ("strict", "surrogateescape"):
             continue
         if stream is not sys.stdout and stream is not sys.stderr:
             continue
         try:
-            stream.reconfigure(errors="backslashreplace")
+            stream.reconfigure(errors=_ESCAPE_ERRORS)
         except (AttributeError, ValueError, OSError):  # not a TextIOWrapper, or already written through a buffer
             pass
+
+
+_ESCAPE_ERRORS = "ptonum.escape"  #: the codec error handler of :func:`_text_that_always_encodes`
+
+
+def _escape_unencodable(exc: UnicodeError) -> Tuple[bytes, int]:
+    """Codec error handler: a byte of a file name that is not text (U+DC80..U+DCFF, :pep:`383`) is written as
+    that byte, as ``surrogateescape`` (the C locale's default) does; any other character the encoding cannot
+    hold as its backslash escape (``\\xe9``, ``\\u2014``)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = bytearray()
+    for c in exc.object[exc.start:exc.end]:
+        if "\udc80" <= c <= "\udcff":
+            out.append(ord(c) - 0xDC00)
+        else:
+            out += c.encode("ascii", "backslashreplace")
+    return bytes(out), exc.end
 
 
 def internal_error_text(exc: BaseException) -> str:
