@@ -160,6 +160,20 @@ def test_not_a_tile_list_is_one_line_exit_2(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "not a JSON tile list" in r.output and "Traceback" not in r.output
 
 
+def test_a_mismatch_shows_words_at_their_width(tmp_path: Path) -> None:
+    """A differing 8-bit D word was shown as 0x0 (0x00 in the file); words keep their width: D's carrier, 8 digits
+    for RowMaxOut / GroupMaxOut."""
+    items = _items()
+    i = next(k for k, it in enumerate(items) if it["expected"].get("dst_type") == "S8")
+    w = int(items[i]["expected"]["d"][0][0], 16)  # the ASL's (and the model's) D[0, 0]
+    items[i]["expected"]["d"][0][0] = "0x00" if w else "0x01"
+    path = _write(tmp_path, items)
+    r = CliRunner(env={"COLUMNS": "250"}).invoke(main, ["check", path, "--engine", "reference"])
+    assert r.exit_code == 1, r.output
+    assert (f"D: 1 element(s) differ, first [0, 0]: expected {'0x00' if w else '0x01'}, got 0x{w:02x}"
+            in r.stdout), r.stdout
+
+
 def test_json_nested_too_deeply_is_one_line_exit_2(tmp_path: Path) -> None:
     """Was 'internal error: RecursionError: maximum recursion depth exceeded while decoding a JSON array'."""
     (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)

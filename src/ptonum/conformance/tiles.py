@@ -26,7 +26,7 @@ import numpy as np
 from .._util import check_engine, int_text
 from ..errors import PtonumError, UsageError
 from ..flags import StatusRegister, flag_names
-from ..formats import TileDataType
+from ..formats import TileDataType, carrier_bits
 from ..fpatr import postprocess
 from ..fpatr.attributes import GROUP_N_TABLE, mode_info
 from ..rounding import RoundingMode
@@ -396,8 +396,10 @@ def compare_case(case: TileCase, engine: str) -> Tuple[bool, str]:
     problems: List[str] = []
     if r.dst_type.name != exp["dst_type"]:
         problems.append(f"destination: expected {exp['dst_type']}, got {r.dst_type.name}")
-    for name, got, want in (("D", r.d_bits, exp["d"]), ("RowMaxOut", r.row_max_bits, exp["row_max_out"]),
-                            ("GroupMaxOut", r.group_max_bits, exp["group_max_out"])):
+    d_digits = -(-carrier_bits(exp["dst_type"]) // 4)  # hex digits of a D word, as the file writes them
+    for name, got, want, digits in (("D", r.d_bits, exp["d"], d_digits),
+                                    ("RowMaxOut", r.row_max_bits, exp["row_max_out"], 8),
+                                    ("GroupMaxOut", r.group_max_bits, exp["group_max_out"], 8)):
         if want is None or got is None:
             if (want is None) != (got is None):
                 problems.append(f"{name}: expected {'none' if want is None else 'one'}, got "
@@ -411,7 +413,7 @@ def compare_case(case: TileCase, engine: str) -> Tuple[bool, str]:
         if bad.size:
             i, j = (int(v) for v in bad[0])
             problems.append(f"{name}: {len(bad)} element(s) differ, first [{i}, {j}]: "
-                            f"expected {int(want[i, j]):#x}, got {int(g[i, j]):#x}")
+                            f"expected 0x{int(want[i, j]):0{digits}x}, got 0x{int(g[i, j]):0{digits}x}")
     if r.flags != exp["flags"]:
         problems.append(f"flags: expected {exp['flags']:#04x} ({flag_names(exp['flags'])}), got {r.flags:#04x} "
                         f"({flag_names(r.flags)})")
