@@ -246,6 +246,16 @@ def test_text_an_ascii_terminal_cannot_hold_is_escaped_not_an_internal_error(tmp
             assert "(source: ASL-café, comment: naïve \u2014)".encode() in r.stdout, r.stdout
 
 
+def test_the_output_error_handler_writes_a_file_name_byte_back_and_escapes_other_text() -> None:
+    """The error handler of standard output and error (a C locale, PYTHONIOENCODING=ascii): a byte of a file name
+    that is not text (U+DCFF under PEP 383) is written as that byte, as ``surrogateescape`` writes it; a character
+    the encoding cannot hold as its escape."""
+    import ptonum.cli
+
+    ptonum.cli._text_that_always_encodes()  # registers the handler (the test's captured streams are left alone)
+    assert "a\udcff\u00e9\u2014.csv".encode("ascii", "ptonum.escape") == b"a\xff\\xe9\\u2014.csv"
+
+
 def test_bytes_that_are_not_utf8_show_escaped(tmp_path: Path) -> None:
     p = tmp_path / "bad8.csv"
     p.write_bytes(b"source,word,legal,comment\nab\xff,0x0000000000000000,0,bad \xc3 byte\x1b[0m\n")

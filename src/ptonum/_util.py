@@ -32,16 +32,34 @@ def printable(text: str) -> str:
     line stays one line and a file name cannot recolour, erase, retitle or spoof the terminal."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c == " " else char_escape(c) for c in text)
+    return "".join(map(char_shown, text))
+
+
+def char_shown(c: str) -> str:
+    """One character as :func:`printable` shows it: itself when printable (the space included), else its
+    escape (:func:`char_escape`).  The one per-character rule for text a command prints, also used by the
+    command line's shell quoting."""
+    return c if c.isprintable() else char_escape(c)
 
 
 def char_escape(c: str) -> str:
     """One character as its escape: ``\\xNN`` for the byte of a file name that is not text in the locale's
     encoding (Python holds it as the lone surrogate U+DC80..U+DCFF, :pep:`383`), so that a shell's ``$'...'``
     gives the same byte back; Python's own escape otherwise (``\\x1b``, ``\\n``, ``\\u202e``)."""
-    if "\udc80" <= c <= "\udcff":
-        return f"\\x{ord(c) - 0xDC00:02x}"
+    byte = surrogate_byte(c)
+    if byte is not None:
+        return f"\\x{byte:02x}"
     return c.encode("unicode_escape").decode("ascii")
+
+
+def surrogate_byte(c: str) -> Optional[int]:
+    """The byte that the character ``c`` stands for when it is one of :pep:`383`'s lone surrogates
+    U+DC80..U+DCFF (a byte of a file name or text that did not decode, held by ``surrogateescape``), else
+    None.  The one rule for showing such a byte (:func:`char_escape`) and for writing it back (the command
+    line's output error handler)."""
+    if "\udc80" <= c <= "\udcff":
+        return ord(c) - 0xDC00
+    return None
 
 
 def check_engine(engine: object) -> Engine:

@@ -21,6 +21,7 @@ import click as _click
 import rich_click as click
 
 from .. import __version__
+from .._util import surrogate_byte
 from ..errors import PtonumError
 from ..publish import (EXIT_SIGINT, EXIT_SIGTERM, Terminated, install_sigterm_handler, published_count,
                        published_summary, remove_temporaries)
@@ -379,8 +380,9 @@ def _escape_unencodable(exc: UnicodeError) -> Tuple[bytes, int]:
         raise exc
     out = bytearray()
     for c in exc.object[exc.start:exc.end]:
-        if "\udc80" <= c <= "\udcff":
-            out.append(ord(c) - 0xDC00)
+        byte = surrogate_byte(c)
+        if byte is not None:
+            out.append(byte)
         else:
             out += c.encode("ascii", "backslashreplace")
     return bytes(out), exc.end

@@ -18,7 +18,7 @@ from ..conformance.check import FileReport, check_parsed, select_among
 from ..conformance.schema import parse_text, read_text, read_text_rows
 from ..conformance.tiles import check_tiles, is_tiles_file, parse_tile_items
 from ..errors import PtonumError
-from .._util import char_escape, printable
+from .._util import char_shown, printable
 from ._common import (AsciiIntRange, EXIT_ERROR, EXIT_MISMATCH, cli_message, error_line, errors_to_exit,
                       file_numbers, out_console, out_of_memory_text, print_path_table, progress_columns, table_fits)
 from ._scale_out import client_for, placement_options
@@ -404,8 +404,7 @@ def _shell_word(text: str) -> str:
     and still names the file when pasted."""
     if text.isprintable():
         return shlex.quote(text)
-    return "$'" + "".join("\\\\" if c == "\\" else "\\'" if c == "'" else c if c.isprintable()
-                          else char_escape(c) for c in text) + "'"
+    return "$'" + "".join("\\\\" if c == "\\" else "\\'" if c == "'" else char_shown(c) for c in text) + "'"
 
 
 def _nothing_checked(r: FileReport) -> bool:

@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, Generator, List, Optional, Sequence, Tup
 
 import numpy as np
 
-from .._util import int_text
+from .._util import int_text, printable, surrogate_byte
 from ..errors import PtonumError, UsageError
 from ..flags import flag_names
 from ..formats import TileDataType
@@ -291,7 +291,7 @@ def _check_header_length(text: bytes, path: "str | Path", first_line: int = 1) -
         return
     blank = text[:start]
     line = (blank.count(b"\n") if b"\n" in blank or b"\r" not in blank else blank.count(b"\r")) + first_line
-    shown = _visible(text[start:start + _HEADER_SHOWN].decode("utf-8", "surrogateescape"))
+    shown = printable(text[start:start + _HEADER_SHOWN].decode("utf-8", "surrogateescape"))
     raise UsageError(f"{path}:{line}: header line longer than {HEADER_MAX_BYTES} bytes (it begins '{shown}...'): "
                      f"not a vector file's header, which names a schema's columns (such as "
                      f"{SCHEMAS['relu_param_legal'].header()}) on one line")
@@ -401,16 +401,6 @@ def _finish_text(raw: bytes, path: "str | Path", available: int) -> bytes:
             raise UsageError(f"{path}: UTF-16 text (by its byte-order mark) that does not decode: {exc.reason} at "
                              f"byte {exc.start}") from None
     return raw
-
-
-def _visible(text: str) -> str:
-    """``text`` (decoded from UTF-8 with ``surrogateescape``) as it is shown in a message: printable characters,
-    non-ASCII ones included, as themselves; a byte that is not UTF-8 as ``\\xNN``; other characters (control
-    characters, a no-break space) by their Python escape (``\\t``, ``\\x1b``, ``\\xa0``)."""
-    if text.isascii() and text.isprintable():
-        return text
-    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff"
-                   else c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _unquoted(line: bytes) -> bytes:
@@ -828,7 +818,7 @@ def _unquote(raw: bytes, path: Optional[str], line_of: Callable[[int], int]) -> 
                     if names is None:  # the header's names, for the field's column (the header is the first line)
                         first = next((ln for ln in lines if ln.strip()), b"")
                         names = [] if first is line else header_columns(first.decode("utf-8", "surrogateescape"))
-                    col = f" ({_visible(names[at])})" if at < len(names) else ""
+                    col = f" ({printable(names[at])})" if at < len(names) else ""
                     raise UsageError(
                         f"{path}:{line_of(i)}: field {at + 1}{col} opens a double quote that the line does not "
                         "close (a quoted field cannot hold a line break: each row is one line; a quote inside a "
@@ -840,13 +830,15 @@ def _unquote(raw: bytes, path: Optional[str], line_of: Callable[[int], int]) -> 
 
 def _non_ascii_text(value: str) -> str:
     """What is wrong with ``value``, a field of a schema column holding a character other than ASCII (decoded from
-    UTF-8 with ``surrogateescape``): the value shown by :func:`_visible`, and its first such character or byte."""
+    UTF-8 with ``surrogateescape``): the value shown by :func:`~ptonum._util.printable`, and its first such
+    character or byte."""
     c = next(ch for ch in value if not ch.isascii())
-    if "\udc80" <= c <= "\udcff":
-        what = f"the byte 0x{ord(c) - 0xDC00:02x}, which is not UTF-8 text"
+    byte = surrogate_byte(c)
+    if byte is not None:
+        what = f"the byte 0x{byte:02x}, which is not UTF-8 text"
     else:
         what = f"the character U+{ord(c):04X}" + (f" {c!r}" if c.isprintable() else "")
-    return f"'{_visible(value)}' holds {what} (the schema's columns are ASCII text)"
+    return f"'{printable(value)}' holds {what} (the schema's columns are ASCII text)"
 
 
 def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] = None, dropped: int = 0) -> ParsedFile:
@@ -1022,12 +1014,12 @@ def _strip_extra_columns(raw: bytes, source: Optional[int],
             continue
         extra: Dict[str, str] = {}
         if source is not None:
-            extra[LEADING_EXTRA] = _visible(parts[source].strip())
+            extra[LEADING_EXTRA] = printable(parts[source].strip())
         if trail:
             comment = parts[nbefore].strip()
             if len(comment) >= 2 and comment[0] == comment[-1] == '"':
                 comment = comment[1:-1]
-            extra[TRAILING_EXTRA] = _visible(comment)
+            extra[TRAILING_EXTRA] = printable(comment)
         extras[i] = extra
         out.append(",".join(p for k, p in enumerate(parts[:nbefore]) if k != source))
     header = out[0].encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
