@@ -246,6 +246,22 @@ def test_text_an_ascii_terminal_cannot_hold_is_escaped_not_an_internal_error(tmp
             assert "(source: ASL-café, comment: naïve \u2014)".encode() in r.stdout, r.stdout
 
 
+@pytest.mark.parametrize("name, said", [
+    ("h.csv", "matches no vector schema; the closest is relu_param_legal (word,legal)"),
+    ("relu_param_legal.csv", "does not match the relu_param_legal schema (word,legal)"),  # the schema by its name
+])
+@pytest.mark.parametrize("command", ["check", "explain"])
+def test_a_header_byte_that_is_not_utf8_is_escaped_once(tmp_path: Path, name: str, said: str, command: str) -> None:
+    """The header was shown by repr of its text, in which the byte was already the escape \\xff: 'word\\\\xff,legal'
+    (escaped twice), while the column list of the same line said word\\xff."""
+    p = tmp_path / name
+    p.write_bytes(b"word\xff,legal\n" + ROW.encode() + b"\n")
+    r = _run("check", str(p)) if command == "check" else _run("explain", "--row", f"{p}:2")
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr.startswith(f"ptonum {command}: error: {p}:1: header 'word\\xff,legal' {said}: missing word; "
+                               "not in the schema word\\xff (only a source column"), r.stderr
+
+
 def test_the_output_error_handler_writes_a_file_name_byte_back_and_escapes_other_text() -> None:
     """The error handler of standard output and error (a C locale, PYTHONIOENCODING=ascii): a byte of a file name
     that is not text (U+DCFF under PEP 383) is written as that byte, as ``surrogateescape`` writes it; a character

@@ -886,7 +886,7 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
     got_header = header_columns(first)
     if not same_columns(got_header, schema):
         raise UsageError(
-            f"{path}:{1 + skipped}: header {_header_shown(first)!r} does not match the {schema.op} schema "
+            f"{path}:{1 + skipped}: header {_header_shown(first)} does not match the {schema.op} schema "
             f"({','.join(names)}): "
             f"{header_difference(got_header, schema)}"
         )
@@ -1575,9 +1575,12 @@ def closest_schema(cols: Sequence[str]) -> Schema:
 
 
 def _header_shown(header: str) -> str:
-    """A header line as a message shows it: stripped, cut to 120 characters."""
+    """A header line as a message shows it: stripped, cut to 120 characters, in single quotes, its characters
+    as :func:`~ptonum._util.printable` shows them.  The header was decoded with ``backslashreplace`` (a byte
+    that is not UTF-8 is already the text ``\\xff``), so it is not quoted by ``repr``, which doubled that
+    backslash (``'word\\\\xff'``)."""
     shown = header.strip()
-    return shown if len(shown) <= 120 else shown[:117] + "..."
+    return "'" + printable(shown if len(shown) <= 120 else shown[:117] + "...") + "'"
 
 
 def detect_schema(header: str, path: str = "", line: int = 1) -> Schema:
@@ -1599,7 +1602,7 @@ def detect_schema(header: str, path: str = "", line: int = 1) -> Schema:
         return SCHEMAS[stem]
     shown = _header_shown(header)
     near = closest_schema(cols)
-    raise UsageError(f"{path}:{line}: header {shown!r} matches no vector schema; the closest is {near.op} "
+    raise UsageError(f"{path}:{line}: header {shown} matches no vector schema; the closest is {near.op} "
                      f"({near.header()}): {header_difference(cols, near)} (schemas: {', '.join(SCHEMAS)})")
 
 
