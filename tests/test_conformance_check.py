@@ -101,10 +101,20 @@ def test_explain_hint_is_a_command_line_that_traces_the_row(tmp_path: Path, monk
     import subprocess
     import sys
 
-    p = subprocess.run([sys.executable, "-m", "ptonum", "check", "-"], input=("\n".join(lines) + "\n").encode(),
-                       env=dict(os.environ, PTONUM_DISABLE_NUMBA="1"), capture_output=True, timeout=300)
-    assert p.returncode == 1 and "ptonum explain --row FILE:138 (standard input, line 138: save it to a FILE first)" \
-        in p.stdout.decode().splitlines(), p
+    # standard input: the hint was 'ptonum explain --row FILE:138 (standard input, line 138: save it to a FILE
+    # first)', though `explain --row -:138` reads standard input; it is that command, and it traces the row
+    text = ("\n".join(lines) + "\n").encode()
+    env = dict(os.environ, PTONUM_DISABLE_NUMBA="1", COLUMNS="80")
+    p = subprocess.run([sys.executable, "-m", "ptonum", "check", "-"], input=text, env=env, capture_output=True,
+                       timeout=300)
+    out = p.stdout.decode().splitlines()
+    hint = "ptonum explain --row -:138 (reads standard input: give it the same text again)"
+    assert p.returncode == 1 and hint in out, p
+    e = subprocess.run([sys.executable, "-m", *shlex.split(hint.split(" (")[0])], input=text, env=env,
+                       capture_output=True, timeout=300)
+    said = e.stdout.decode().splitlines()
+    assert e.returncode == 1 and said == ["-:138", *trace, said[-1]] and said[-1].startswith("MISMATCH: "), e
+    assert out[out.index(hint) + 1:out.index(hint) + 1 + len(trace)] == trace  # the trace check printed under it
 
 
 def _permuted_copy(path: Path, op: str, n: int, order: "list[int]", flip_line: int = 0,

@@ -388,13 +388,11 @@ def _explain_command(path: str, line: int, option: str = "--row") -> str:
     """The command line that traces row ``line`` of the vector file ``path`` (``ptonum explain --row PATH:LINE``),
     or with ``option`` ``--tile`` its tile case number ``line`` (``ptonum explain --tile PATH:INDEX``), quoted for
     a POSIX shell when the path needs it (a path with control characters in the ``$'...'`` quoting of bash and
-    zsh, its escapes as :func:`~ptonum._util.printable` writes them); for standard input (``-``, read once) what
-    to run once its text is saved to a file (``explain`` reads ``-`` too, but the text is used up)."""
-    what = "FILE:INDEX" if option == "--tile" else "FILE:LINE"
+    zsh, its escapes as :func:`~ptonum._util.printable` writes them); for standard input (``-``, read once)
+    ``ptonum explain --row -:LINE``, which reads standard input too, with a note that it needs the same text
+    again."""
     if path == "-":
-        unit = "item" if option == "--tile" else "line"
-        return (f"ptonum explain {option} {what.split(':')[0]}:{line} (standard input, {unit} {line}: save it to a "
-                "FILE first)")
+        return f"ptonum explain {option} -:{line} (reads standard input: give it the same text again)"
     return f"ptonum explain {option} {_shell_word(f'{path}:{line}')}"
 
 
