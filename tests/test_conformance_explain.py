@@ -455,3 +455,24 @@ def test_check_of_a_tile_mismatch_prints_its_explain_command_and_trace(tmp_path)
             "group_max_en, max_abs_en, GroupN 16\nD[0, 1]: postprocess_element: ") in r.stdout
     assert "\nexpected (vector): D[0, 1]=0x7e01 FP16, tile flags 0x1d (NV|OF|UF|NX)\nFAIL: 1 failing" in r.stdout
     assert "ptonum explain --tile" not in RUN.invoke(main, ["check", str(path), "--no-explain"]).stdout
+
+
+def test_explain_row_shows_the_expected_value_of_a_row_with_a_damaged_dst_type_at_the_modes_width(tmp_path) -> None:
+    """A postprocess row whose dst_type is not its mode's destination (S8 in an S16 row of the shipped file, line
+    13634) showed its expected 16-bit value 0x0003 as the S8 value 0x03; it is shown at the mode's width (S16,
+    0x0003), and the row is still the model's error naming the field (exit 1, as check counts it)."""
+    header = ("pre_quant_mode,relu_mode,acc_type,dst_type,acc_bits,quant_param,relu_param,rmode,sat,expected_bits,"
+              "expected_flags")
+    row = "12,0,S32,S16,0x000001e8,0x0000000600000000,0x00000,RNE,0,0x0003,0x00"
+    assert _gz_lines("postprocess_element.csv.gz", 13633)[-1] == row
+    p = tmp_path / "pp.csv"
+    p.write_text(header + "\n" + row + "\n")
+    r = RUN.invoke(main, ["explain", "--row", f"{p}:2"])
+    assert r.exit_code == 0 and "\nexpected (vector): expected_bits=0x0003  expected_flags=0x00 (-)\nMATCH: " in r.stdout
+    p.write_text(header + "\n" + row.replace(",S16,", ",S8,") + "\n")
+    r = RUN.invoke(main, ["explain", "--row", f"{p}:2"])
+    assert r.exit_code == 1, r.output
+    assert r.stdout.endswith("\ndestination S16: 0x0003   flags: 0x00 (-)\n"
+                             "expected (vector): expected_bits=0x0003  expected_flags=0x00 (-)\n"
+                             "MISMATCH: the model rejects the row's inputs: dst_type S8 but the model's output type "
+                             "is S16\n"), r.stdout

@@ -1203,6 +1203,18 @@ class Schema:
         return None
 
 
+def _output_type_name(pre_quant_mode: int, acc_type: int) -> Optional[str]:
+    """The name of the destination type of PreQuantMode ``pre_quant_mode`` with accumulator ``acc_type`` (a
+    code), or None when the model has none (a reserved mode).  Source: ``BundleFPATROutputType`` (ADR-0085 D179),
+    :func:`ptonum.fpatr.output_type`."""
+    from ..fpatr import output_type
+
+    try:
+        return output_type(int(pre_quant_mode), TileDataType(int(acc_type))).name
+    except (PtonumError, ValueError):
+        return None
+
+
 class PostprocessElementSchema(Schema):
     op = "postprocess_element"
     asl = "TileProfileMatrixPostProcessWithFlags"
@@ -1225,6 +1237,17 @@ class PostprocessElementSchema(Schema):
         if col.name == "expected_bits":
             return dst_hex_digits(_name(row["dst_type"]))
         return None
+
+    def describe_value(self, col: Column, value: int, row: Dict[str, int]) -> str:
+        """As :meth:`Schema.describe_value`; but ``expected_bits`` of a row whose ``dst_type`` is not the mode's
+        destination type (a damaged row, which :meth:`run` reports as an error) is shown at the width of the
+        mode's destination, not at the width of the type the row names: ``0x0003`` of an S16 mode whose row
+        says S8 was shown as the S8 value ``0x03``."""
+        if col.name == "expected_bits":
+            model = _output_type_name(row["pre_quant_mode"], row["acc_type"])
+            if model is not None and model != _name(row["dst_type"]):
+                return f"0x{int(value):0{dst_hex_digits(model)}x}"
+        return super().describe_value(col, value, row)
 
     def run(self, batch: Batch, engine: str) -> RunResult:
         from ..fpatr import postprocess_element
