@@ -262,6 +262,29 @@ def test_a_header_byte_that_is_not_utf8_is_escaped_once(tmp_path: Path, name: st
                                "not in the schema word\\xff (only a source column"), r.stderr
 
 
+def test_unicode_line_separators_in_fields_and_header_are_shown_as_escapes(tmp_path: Path) -> None:
+    """U+2028, U+2029 (line and paragraph separators) and NEL U+0085 end a line in some terminals and editors, and
+    str.strip/str.split take them for blanks: a source or comment field lost them at its ends ('source: s' for
+    '<U+2028>s<U+2029>'), and an error line turned a header column's into a space ('not in the schema x y').
+    Each is shown as its escape, as a control character is."""
+    p = tmp_path / "sep.csv"
+    p.write_text("source,word,legal,comment\n\u2028s\u2029," + ROW[:-1] + "0,c\u2028d\u0085\n", encoding="utf-8")
+    shown = "source: \\u2028s\\u2029, comment: c\\u2028d\\x85"
+    r = _run("check", str(p))
+    assert r.exit_code == 1 and f"\n      {shown}\n" in r.stdout, r.output
+    r = _run("explain", "--row", f"{p}:2")
+    assert r.exit_code == 1 and r.stdout.startswith(f"{p}:2 ({shown})\n"), r.output
+    h = tmp_path / "seph.csv"
+    h.write_text("word,legal,x\u2028y\n" + ROW + ",2\n", encoding="utf-8")
+    r = _run("check", str(h))
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr.startswith(f"ptonum check: error: {h}:1: header 'word,legal,x\\u2028y' matches no vector "
+                               "schema; the closest is relu_param_legal (word,legal): not in the schema x\\u2028y "
+                               "(only"), r.stderr
+    for out in (r.output, _run("check", str(p)).output, _run("explain", "--row", f"{p}:2").output):
+        assert not any(c in out for c in "\u2028\u2029\u0085"), out
+
+
 def test_the_output_error_handler_writes_a_file_name_byte_back_and_escapes_other_text() -> None:
     """The error handler of standard output and error (a C locale, PYTHONIOENCODING=ascii): a byte of a file name
     that is not text (U+DCFF under PEP 383) is written as that byte, as ``surrogateescape`` writes it; a character

@@ -316,10 +316,17 @@ _OPTION_NAMES = (
 )
 
 
+#: a run of the characters str.split splits at that are ASCII
+_ASCII_BLANKS = re.compile("[ \t\n\r\x0b\x0c\x1c-\x1f]+")
+
+
 def cli_message(message: Any, translate: bool = True) -> str:
     """A model error message as one line, with Python parameter names replaced by option names
     (``translate=False`` for messages about vector-file columns, which keep their names)."""
-    text = short_numbers(" ".join(str(message).split()))  # an argument of 5000 digits: not a screenful
+    # one line: runs of ASCII blanks (a newline among them) are one space; a Unicode line or paragraph separator
+    # (U+2028, U+2029, NEL U+0085) or a no-break space is left to printable, which shows it as its escape
+    # (str.split folded them into a space: a header column 'x<U+2028>y' was named as 'x y')
+    text = short_numbers(_ASCII_BLANKS.sub(" ", str(message)).strip(" "))  # 5000 digits: not a screenful
     # a control character left (ESC of a file name such as 'acc\x1b[2K.npy', DEL, C1) is shown, never
     # sent to the terminal: it could recolour, erase or retitle, and hide what the line says
     text = printable(text)

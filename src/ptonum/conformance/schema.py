@@ -1013,10 +1013,12 @@ def _strip_extra_columns(raw: bytes, source: Optional[int],
             out.append(line)
             continue
         extra: Dict[str, str] = {}
+        # (ASCII blanks stripped: a line or paragraph separator U+2028/U+2029 or NEL U+0085 at an end is text
+        # of the field, shown escaped, not dropped as str.strip would)
         if source is not None:
-            extra[LEADING_EXTRA] = printable(parts[source].strip())
+            extra[LEADING_EXTRA] = printable(parts[source].strip(_ASCII_SPACE))
         if trail:
-            comment = parts[nbefore].strip()
+            comment = parts[nbefore].strip(_ASCII_SPACE)
             if len(comment) >= 2 and comment[0] == comment[-1] == '"':
                 comment = comment[1:-1]
             extra[TRAILING_EXTRA] = printable(comment)
