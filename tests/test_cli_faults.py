@@ -840,6 +840,41 @@ def test_gzip_bomb_is_refused_before_it_is_expanded(tmp_path: Path, monkeypatch:
     assert r.exit_code == 0, r.output
 
 
+@pytest.mark.parametrize("name", ["blank.csv", "blank.csv.gz"])
+def test_blank_lines_cost_their_bytes_not_a_malformed_rows_memory(tmp_path: Path, monkeypatch: Any,
+                                                                   name: str) -> None:
+    """50 MB of blank lines was refused as needing about 33.5 GiB: each line was priced as a malformed row (720
+    bytes), though a blank line holds no row; it parses in about 1.3 GiB (26 bytes a byte).  The machine is made
+    small (64 MiB available): 2 MiB of blank lines around a row, priced 1.4 GiB before, are checked; 3 MiB (78 MB
+    at 26 a byte) are still refused, and so are 100000 malformed lines among 1 MiB of blank ones (the message counts
+    the lines that are not blank)."""
+    import gzip
+
+    monkeypatch.setattr(ptonum.conformance.schema, "_available_memory", lambda: 64 << 20)
+    header = b"src_type,src_bits,rmode,sat,expected_bits,expected_flags\n"
+    row = b"FP32,0x3f800000,RNE,0,0x7f,0x00\n"
+
+    def write(body: bytes) -> Path:
+        p = tmp_path / name
+        p.write_bytes(gzip.compress(body, compresslevel=1) if name.endswith(".gz") else body)
+        return p
+
+    p = write(header + b"\n" * (1 << 20) + row + b"\n" * (1 << 20))
+    r = _run(["check", p])
+    assert r.exit_code == 0 and "PASS: 1 row(s) checked" in r.stdout, r.output
+    bad = b"x\n" * 100_000  # malformed rows among the blank lines: 720 bytes each, 72 MB
+    p = write(header + b"\n" * (1 << 20) + bad)
+    r = _run(["check", p])
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == (f"ptonum check: error: {p}: {len(header + bad) + (1 << 20)} bytes of text in "
+                        f"{(1 << 20) + 100_001} lines (100001 not blank) need about 0.1 GiB of memory to parse; "
+                        "0.1 GiB is available (a file is read whole: split it)\n"), r.stderr
+    p = write(header + row + b"\n" * (3 << 20))  # 3 MiB of text: 78 MB at 26 bytes a byte
+    r = _run(["check", p])
+    assert (r.exit_code, r.stdout) == (2, "") and r.stderr.count("\n") == 1, r.output
+    assert r.stderr.startswith(f"ptonum check: error: {p}: ") and "memory" in r.stderr, r.stderr
+
+
 def test_internal_error_is_one_line(monkeypatch: Any) -> None:
     """No traceback reaches a user from any command: a defect is still one line, exit 2."""
     def boom(*a: Any, **k: Any) -> None:

@@ -134,8 +134,9 @@ def dst_hex_digits(type_name: str) -> int:
 
 #: memory a vector or tile file needs while it is parsed and checked, per byte and per line of its text,
 #: used to refuse a file before it exhausts the machine.  Measured (peak RSS): 15-25 bytes per byte for the
-#: shipped files in the column and the line-by-line parsers, 25 per byte for blank lines; a line costs
-#: offsets and list slots (64), a malformed line up to ~700 (its text, pieces and message are kept).
+#: shipped files in the column and the line-by-line parsers, 25 per byte for blank lines (50 MB of them: 1.3 GiB);
+#: a line that is not blank costs offsets and list slots (64), a malformed line up to ~700 (its text, pieces and
+#: message are kept); a blank line holds no row and costs only its bytes (:func:`_check_parse_memory`).
 PARSE_BYTES_PER_BYTE = 26
 PARSE_BYTES_PER_LINE = 64
 PARSE_BYTES_PER_BAD_LINE = 720
@@ -378,12 +379,47 @@ def _text_chunks(p: Path, path: "str | Path") -> Generator[bytes, None, None]:
 def _check_parse_memory(text: bytes, path: "str | Path", available: int, hint: str) -> None:
     """Refuse ``text`` (:class:`UsageError` naming ``path``, ``hint`` after the message) when parsing it needs more
     than the ``available`` memory (:data:`PARSE_BYTES_PER_BYTE` a byte plus :data:`PARSE_BYTES_PER_LINE` a line,
-    or :data:`PARSE_BYTES_PER_BAD_LINE` a line when every row is malformed)."""
+    or :data:`PARSE_BYTES_PER_BAD_LINE` a line when every row is malformed).  A blank line holds no row, malformed
+    or not: it costs only its bytes.  The lines are first all counted (cheap); only when that estimate is too
+    large are the blank ones told apart (:func:`_nonblank_lines`), so that 50 MB of blank lines is not refused
+    as 50 million malformed rows (33.5 GiB) but needs its 1.2 GiB."""
     lines = text.count(b"\n")
     need = max(len(text) * PARSE_BYTES_PER_BYTE + lines * PARSE_BYTES_PER_LINE, lines * PARSE_BYTES_PER_BAD_LINE)
+    if need <= available:
+        return
+    rows = _nonblank_lines(text)
+    need = max(len(text) * PARSE_BYTES_PER_BYTE + rows * PARSE_BYTES_PER_LINE, rows * PARSE_BYTES_PER_BAD_LINE)
     if need > available:
-        raise UsageError(f"{path}: {len(text)} bytes of text in {lines} lines need about {_gib(need)} of memory to "
-                         f"parse; {_gib(available)} is available{hint}")
+        blank = f" ({rows} not blank)" if rows != lines else ""
+        raise UsageError(f"{path}: {len(text)} bytes of text in {lines} lines{blank} need about {_gib(need)} of "
+                         f"memory to parse; {_gib(available)} is available{hint}")
+
+
+#: the bytes of a blank line other than its newline: the ASCII blanks str.strip strips (:data:`_ASCII_SPACE`)
+_BLANK_BYTE = np.zeros(256, dtype=bool)
+_BLANK_BYTE[[9, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+
+
+def _nonblank_lines(text: bytes) -> int:
+    """The lines of ``text`` that hold a byte other than an ASCII blank (the others are blank lines, no row), the
+    last one counted whether or not a newline ends it.  Read 16 MiB at a time: a few bytes of memory per byte of
+    a piece, not of the text.  (A line of quotes only, ``""``, is counted: an estimate may only be too large.)"""
+    view = np.frombuffer(text, dtype=np.uint8)
+    count = 0
+    open_line = False  # the line that runs into the next piece has a byte that is not blank
+    step = 16 * _STREAM_CHUNK
+    for start in range(0, view.size, step):
+        piece = view[start:start + step]
+        kept = piece[~_BLANK_BYTE[piece]]  # the newlines and the bytes that are not blank, in order
+        if not kept.size:
+            continue
+        newline = kept == 10
+        after_text = np.empty(kept.size, dtype=bool)  # the byte kept before it is not a newline
+        after_text[0] = open_line
+        after_text[1:] = ~newline[:-1]
+        count += int(np.count_nonzero(newline & after_text))
+        open_line = not bool(newline[-1])
+    return count + int(open_line)
 
 
 def _finish_text(raw: bytes, path: "str | Path", available: int) -> bytes:
