@@ -1233,3 +1233,76 @@ def test_write_protected_output_directory_is_refused_root_included(tmp_path, mon
             assert os.listdir(ro) == []
     finally:
         ro.chmod(0o755)
+
+
+_SMALL_MACHINE_DRIVER = """
+import sys
+import ptonum.conformance.schema as schema
+schema._available_memory = lambda: 256 << 20  # a parse budget of about 10 MB, so the stream stays small
+from ptonum.cli import main
+main(sys.argv[1:], prog_name="ptonum")
+"""
+
+
+@pytest.mark.parametrize("args", [["check", "-"], ["check", "--engine", "both", "-"], ["explain", "--row", "-:5"],
+                                  ["explain", "--tile", "-:0"], ["check", "PIPE"], ["explain", "--tile", "PIPE:0"]])
+def test_a_stream_longer_than_the_memory_budget_is_refused_while_it_is_read(tmp_path: Path, args: List[str]) -> None:
+    """Standard input or a named pipe tells no size, and a file is read whole: a stream larger than the memory its
+    parse may take (`yes | ptonum check -`, `ptonum check - < /dev/zero`) is refused, one line, exit 2, once that
+    much has been read, the rest left unread.  Was: read without bound until the OOM killer ended ptonum (exit 137,
+    no message; 23 GiB resident on a 24 GiB machine)."""
+    import threading
+
+    total = 64 << 20  # more than the ~10 MB budget of the driver's 256 MiB machine
+    block = (b"x" * 1023 + b"\n") * 1024  # 1 MiB in long lines: the bytes, not the lines, exceed the budget
+    written = [0]
+    fifo = tmp_path / "stream.csv"
+    os.mkfifo(fifo)
+    args = [a.replace("PIPE", str(fifo)) for a in args]
+
+    def feed(fh: Any) -> None:
+        try:
+            while written[0] < total:
+                fh.write(block)
+                written[0] += len(block)
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+        finally:
+            try:
+                fh.close()
+            except OSError:
+                pass
+
+    out_file, err_file = tmp_path / "out", tmp_path / "err"
+    with open(out_file, "wb") as out_fh, open(err_file, "wb") as err_fh:
+        proc = subprocess.Popen([sys.executable, "-c", _SMALL_MACHINE_DRIVER, *args], stdin=subprocess.PIPE,
+                                stdout=out_fh, stderr=err_fh, env={**os.environ, "PTONUM_DISABLE_NUMBA": "1"})
+    assert proc.stdin is not None
+    if "-" in args or any(a.startswith("-:") for a in args):
+        feeder = threading.Thread(target=feed, args=(proc.stdin,), daemon=True)
+    else:
+        proc.stdin.close()
+        feeder = threading.Thread(target=lambda: feed(open(fifo, "wb")), daemon=True)
+    feeder.start()
+    try:
+        proc.wait(timeout=300)
+    finally:
+        proc.kill()
+        feeder.join(timeout=60)
+    out, text = out_file.read_bytes(), err_file.read_text()
+    assert proc.returncode == 2, text
+    assert text.count("\n") == 1 and "of text, and parsing that much needs more than the" in text, text
+    assert "(it is read whole: split it)" in text and out == b"", text
+    assert written[0] < total  # the rest of the stream was never read
+
+
+@pytest.mark.parametrize("args", [["check", "-"], ["explain", "--row", "-:3"], ["explain", "--tile", "-:0"]])
+def test_closed_stdin_is_named(args: List[str]) -> None:
+    """`ptonum check - <&-`: was '-: cannot read vector file (No such file or directory)' (the /dev/stdin the
+    command reads names no file when descriptor 0 is closed)."""
+    proc = subprocess.run([sys.executable, "-m", "ptonum", *args], capture_output=False, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, preexec_fn=lambda: os.close(0), timeout=120, text=True,
+                          env={**os.environ, "PTONUM_DISABLE_NUMBA": "1"})
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr == (f"ptonum {args[0]}: error: -: standard input is closed (started with <&-): there is "
+                           "nothing to read; redirect a file into it (< FILE) or give the file's name\n")

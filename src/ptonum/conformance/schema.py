@@ -21,6 +21,7 @@ from __future__ import annotations
 import gzip
 import inspect
 import io
+import os
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -236,6 +237,9 @@ def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
         path = name
     available = _available_memory()
     budget = available // PARSE_BYTES_PER_BYTE
+    if str(p) == "/dev/stdin" and not _fd_open(0):  # `<&-`: /dev/stdin names no file ("No such file or directory")
+        raise UsageError(f"{path}: standard input is closed (started with <&-): there is nothing to read; "
+                         "redirect a file into it (< FILE) or give the file's name")
     try:
         size = p.stat().st_size
     except OSError as exc:
@@ -244,10 +248,7 @@ def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
         raise UsageError(f"{path}: {_gib(size)} of text needs about {_gib(size * PARSE_BYTES_PER_BYTE)} of memory "
                          f"to parse; {_gib(available)} is available (a file is read whole: split it)")
     _peek_header(p, path)  # a header line too long for any schema: refused before the file is read whole
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read vector file ({exc.strerror or exc})") from None
+    raw = _read_bounded(p, path, budget, available)
     if _is_gzip_start(raw):
         raw = _gunzip(raw, budget, path)
         if len(raw) > budget:
@@ -258,6 +259,42 @@ def read_text(path: "str | Path", name: Optional[str] = None) -> bytes:
 
 #: bytes read from a file (and text decompressed) at a time by :func:`read_text_through`
 _STREAM_CHUNK = 1 << 20
+
+
+def _fd_open(fd: int) -> bool:
+    """Whether file descriptor ``fd`` is open in this process."""
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _read_bounded(p: Path, path: "str | Path", budget: int, available: int) -> bytes:
+    """The bytes of ``p``, read whole.  A regular file's size was checked against ``budget`` (its stat); a pipe or a
+    device (standard input, ``/dev/zero``, a FIFO) tells no size, so it is read a piece at a time and refused
+    (:class:`UsageError` naming ``path``) as soon as it holds more than ``budget`` bytes, before the memory its
+    parse would need is taken (was: read whole, without bound, until the OOM killer ended the command).  Also
+    raises :class:`UsageError` for a read error."""
+    import stat
+
+    try:
+        with p.open("rb") as f:
+            if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return f.read()
+            pieces: List[bytes] = []
+            total = 0
+            while True:
+                piece = f.read(min(_STREAM_CHUNK, budget + 1 - total))
+                if not piece:
+                    return b"".join(pieces)
+                pieces.append(piece)
+                total += len(piece)
+                if total > budget:
+                    raise UsageError(f"{path}: more than {_gib(budget)} of text, and parsing that much needs more than "
+                                     f"the {_gib(available)} of memory available (it is read whole: split it)")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read vector file ({exc.strerror or exc})") from None
 
 #: ASCII whitespace as :meth:`bytes.lstrip` strips it (the blank lines before a header)
 _BLANK_BYTES = b" \t\n\r\x0b\x0c"
