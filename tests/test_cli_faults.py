@@ -1306,3 +1306,49 @@ def test_closed_stdin_is_named(args: List[str]) -> None:
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr
     assert proc.stderr == (f"ptonum {args[0]}: error: -: standard input is closed (started with <&-): there is "
                            "nothing to read; redirect a file into it (< FILE) or give the file's name\n")
+
+
+def test_a_field_of_megabytes_is_shown_cut_in_one_line(tmp_path: Path) -> None:
+    """A malformed field of megabytes (a runaway cell) was quoted whole: `check` printed a 3,000,000-character
+    'malformed row: rmode: unknown rounding mode 'QQQ...'' line (10 MB for a hex field of 10 million digits, 5 MB
+    for a tile case's acc_type); `explain --tile` printed it as its error line.  Now the message keeps its start
+    (file, line, column) and its end (what is wrong), numbers shortened as everywhere else."""
+    import gzip
+    import json
+
+    header = ("pre_quant_mode,relu_mode,acc_type,dst_type,acc_bits,quant_param,relu_param,rmode,sat,expected_bits,"
+              "expected_flags")
+    good = "0,0,FP32,FP32,0x3f800000,0x0000000000000000,0x00000,RNE,0,0x3f800000,0x00"
+    rows = [good,  # lines 2..5: a good row, then a hex, a named and a non-ASCII field of a million characters
+            good.replace(",0x3f800000,0x0000000000000000", ",0x" + "f" * 1_000_000 + ",0x0000000000000000", 1),
+            good.replace(",RNE,", "," + "Q" * 1_000_000 + ",", 1),
+            good.replace(",RNE,", ",R" + "\u00e9" * 1_000_000 + ",", 1)]
+    csv = tmp_path / "v.csv"
+    csv.write_text(header + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    r = _run(["check", csv])
+    assert r.exit_code == 1, r.output[:2000]
+    lines = [ln for ln in r.output.splitlines() if "malformed row:" in ln]
+    assert len(lines) == 3 and max(map(len, lines)) < 1000, [ln[:300] for ln in lines]
+    assert lines[0].endswith("acc_bits: 0xffffffffffffffffffff...ffffffffffffffffffff (1000000 hex digits) does not "
+                             "fit in 32 bits"), lines[0][:300]
+    assert f"v.csv:4: malformed row: rmode: unknown rounding mode '{'Q' * 20}" in lines[1], lines[1][:300]
+    assert " characters left out) ..." in lines[1] and lines[1].endswith(
+        "QQQ' (expected one of RHB, RNA, RNE, RTM, RTO, RTP, RTZ)"), lines[1][-300:]
+    assert lines[2].endswith("\u00e9' holds the character U+00E9 '\u00e9' (the schema's columns are ASCII text)")
+    r = _run(["explain", "--row", f"{csv}:4"])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and len(r.stderr) < 1000, r.stderr[:300]
+    assert r.stderr.startswith(f"ptonum explain: error: {csv}:4: malformed row: rmode: unknown rounding mode 'QQQ")
+
+    cases = json.loads(gzip.decompress((Path(ptonum.__file__).parent / "data" / "vectors" / "tiles.json.gz")
+                                       .read_bytes()))[:2]
+    cases[1]["case"]["acc_type"] = "X" * 1_000_000
+    tiles = tmp_path / "t.json"
+    tiles.write_text(json.dumps(cases), encoding="utf-8")
+    r = _run(["check", tiles])
+    assert r.exit_code == 1, r.output[:2000]
+    (line,) = [ln for ln in r.output.splitlines() if "malformed tile:" in ln]
+    assert len(line) < 1000 and line.startswith(f"  {tiles}: malformed tile: item 1.case.acc_type = \"XXXX"), line[:300]
+    assert line.endswith('XXX": expected one of FP32, S32, U32'), line[-300:]
+    r = _run(["explain", "--tile", f"{tiles}:1"])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and len(r.stderr) < 1000, r.stderr[:300]
+    assert r.stderr.endswith('XXX": expected one of FP32, S32, U32\n'), r.stderr[-300:]

@@ -31,6 +31,7 @@ __all__ = [
     "UnsupportedConversionError",
     "UsageError",
     "short_numbers",
+    "short_text",
     "LONG_DIGITS",
 ]
 
@@ -59,6 +60,25 @@ def short_numbers(text: str) -> str:
         return f"{prefix}{digits[:_KEPT]}...{digits[-_KEPT:]} ({len(digits)} {kind})"
 
     return _LONG_NUMBER.sub(shorten, text)
+
+
+#: a message about one field of a file (:func:`short_text`) longer than this many characters is shown cut
+LONG_TEXT = 500
+
+
+def short_text(text: str) -> str:
+    """``text``, a message that quotes a field of a file (a malformed CSV row's or tile case's), with its numbers
+    shortened (:func:`short_numbers`) and, when it is still longer than :data:`LONG_TEXT` characters (a field of
+    megabytes of other text), its middle left out: its first 300 and last 150 characters around
+    ``... (N characters left out) ...``.  The start names the field and the end says what is wrong with it, so
+    the message still says what and where, in one line rather than megabytes.
+
+    Source: no ASL counterpart (message text).
+    """
+    text = short_numbers(text)
+    if len(text) <= LONG_TEXT:
+        return text
+    return f"{text[:300]}... ({len(text) - 450} characters left out) ...{text[-150:]}"
 
 
 class PtonumError(ValueError):

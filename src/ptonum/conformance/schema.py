@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, Generator, List, Optional, Sequence, Tup
 import numpy as np
 
 from .._util import int_text, printable, surrogate_byte
-from ..errors import PtonumError, UsageError
+from ..errors import PtonumError, UsageError, short_text
 from ..flags import flag_names
 from ..formats import TileDataType
 from ..publish import Publication
@@ -1012,9 +1012,9 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
         if not ascii_text:  # before the column's own message: int() reads other scripts' digits, upper() 'ſ' as S
             for i, v in enumerate(colvals):
                 if not v.isascii():
-                    bad.setdefault(i, f"{c.name}: {_non_ascii_text(v)}")
+                    bad.setdefault(i, short_text(f"{c.name}: {_non_ascii_text(v)}"))
         for i, msg in b.items():
-            bad.setdefault(i, f"{c.name}: {msg}")
+            bad.setdefault(i, short_text(f"{c.name}: {msg}"))  # a field of megabytes: not all of it in the message
     bad_list: List[Tuple[int, str]] = [] if fast is not None else list(pre_bad)
     if bad:
         idx = np.array(sorted(bad), dtype=np.int64)

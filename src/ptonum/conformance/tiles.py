@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy as np
 
 from .._util import check_engine, int_text
-from ..errors import PtonumError, UsageError
+from ..errors import PtonumError, UsageError, short_text
 from ..flags import StatusRegister, flag_names
 from ..formats import TileDataType, carrier_bits
 from ..fpatr import postprocess
@@ -372,7 +372,8 @@ def parse_tile_items(raw: bytes, path: str = "<tiles>") -> Tuple[List[TileCase],
             cases.append(_parse_case(where, i, it))
         except UsageError as exc:
             text = str(exc)
-            bad.append((i, text[len(path) + 2:] if text.startswith(f"{path}: ") else text))
+            text = text[len(path) + 2:] if text.startswith(f"{path}: ") else text
+            bad.append((i, short_text(text)))  # a field of megabytes: not all of it in the message
     return cases, bad
 
 
