@@ -1352,3 +1352,20 @@ def test_a_field_of_megabytes_is_shown_cut_in_one_line(tmp_path: Path) -> None:
     r = _run(["explain", "--tile", f"{tiles}:1"])
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and len(r.stderr) < 1000, r.stderr[:300]
     assert r.stderr.endswith('XXX": expected one of FP32, S32, U32\n'), r.stderr[-300:]
+
+
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_a_json_integer_too_long_to_read_is_located(tmp_path: Path, sign: str) -> None:
+    """A tile file holding an integer of 5001 digits was refused as 'not a JSON tile list (Exceeds the limit (4300
+    digits) for integer string conversion: value has 5001 digits; use sys.set_int_max_str_digits() to increase the
+    limit)': advice for a Python program, not for the command's user, and no place.  Now the line and column."""
+    text = ('[{"case": {"acc": [["0x' + "1" * 5000 + '"]], "pre_quant_mode": ' + sign + "7" * 5001
+            + ', "sat": 0}, "expected": {}, "source": "s"}]')
+    column = text.index(sign + "7" * 5001) + 1
+    f = tmp_path / "t.json"
+    f.write_text(text, encoding="ascii")
+    expected = (f"{f}: not a JSON tile list (line 1, column {column}: a number of 5001 digits, more than the 4300 a "
+                "JSON integer is read with; no tile field holds one)\n")
+    for args in (["check", f], ["explain", "--tile", f"{f}:0"]):
+        r = _run(args)
+        assert (r.exit_code, r.stderr) == (2, f"ptonum {args[0]}: error: " + expected), r.stderr

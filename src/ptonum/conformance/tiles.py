@@ -18,6 +18,7 @@ is unchanged).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -329,6 +330,14 @@ def _no_duplicates(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
     return out
 
 
+#: the most digits Python's ``int()`` (and so ``json.loads``) converts from decimal text (its default
+#: ``sys.get_int_max_str_digits()``)
+_JSON_INTEGER_DIGITS = 4300
+
+#: a JSON integer with more digits than :data:`_JSON_INTEGER_DIGITS`
+_LONG_JSON_INTEGER = re.compile(rb"(?<![0-9A-Za-z_.+])-?[0-9]{%d,}(?![0-9.eE])" % (_JSON_INTEGER_DIGITS + 1))
+
+
 def _json_items(raw: bytes, path: str) -> List[Any]:
     """The JSON list of a tile file; :class:`UsageError` for a file that is not one."""
     try:
@@ -336,6 +345,13 @@ def _json_items(raw: bytes, path: str) -> List[Any]:
     except _DuplicateField as exc:
         raise UsageError(f"{path}: field {exc.args[0]!r} given twice in one JSON object") from None
     except (UnicodeDecodeError, ValueError) as exc:
+        long_number = _LONG_JSON_INTEGER.search(raw) if "integer string conversion" in str(exc) else None
+        if long_number is not None:  # Python's message told to call sys.set_int_max_str_digits() and not where
+            line = raw.count(b"\n", 0, long_number.start()) + 1
+            column = long_number.start() - (raw.rfind(b"\n", 0, long_number.start()) + 1) + 1
+            raise UsageError(f"{path}: not a JSON tile list (line {line}, column {column}: a number of "
+                             f"{len(long_number.group().lstrip(b'-'))} digits, more than the "
+                             f"{_JSON_INTEGER_DIGITS} a JSON integer is read with; no tile field holds one)") from None
         raise UsageError(f"{path}: not a JSON tile list ({exc})") from None
     except RecursionError:  # arrays or objects nested thousands deep: no tile file's shape
         raise UsageError(f"{path}: not a JSON tile list (its arrays or objects are nested too deeply to read)") from None
