@@ -1369,3 +1369,22 @@ def test_a_json_integer_too_long_to_read_is_located(tmp_path: Path, sign: str) -
     for args in (["check", f], ["explain", "--tile", f"{f}:0"]):
         r = _run(args)
         assert (r.exit_code, r.stderr) == (2, f"ptonum {args[0]}: error: " + expected), r.stderr
+
+
+@pytest.mark.parametrize("given, sub", [(["--row", "ROW"], ["tcvt", "--bits", "0x3f800000", "--src-type", "FP32"]),
+                                        (["--tile", "TILE"], ["reduction", "--help"]),
+                                        (["--tile", "TILE", "--element", "0,1"], ["tcvt", "--bits", "0x3f800000",
+                                                                                  "--src-type", "FP32"])])
+def test_explain_row_or_tile_with_a_subcommand_is_refused_not_ignored(tmp_path: Path, given: List[str],
+                                                                       sub: List[str]) -> None:
+    """`ptonum explain --row v.csv:2 tcvt ...` ran the tcvt trace alone and exited 0: the row (whose expected value
+    the model contradicts, exit 1 on its own) was never read -- a silent pass.  Now a usage error, exit 2."""
+    vec = tmp_path / "v.csv"
+    vec.write_text("src_type,src_bits,rmode,sat,expected_bits,expected_flags\nFP32,0x3f800000,RNE,0,0x00,0x00\n")
+    assert _run(["explain", "--row", f"{vec}:2"]).exit_code == 1  # the row alone: a mismatch
+    args = [{"ROW": f"{vec}:2", "TILE": f"{vec}:0"}.get(a, a) for a in given]
+    r = _run(["explain", *args, *sub])
+    names = " and ".join(a for a in given if a.startswith("--"))
+    assert (r.exit_code, r.stdout) == (2, ""), r.output
+    assert r.stderr == (f"ptonum explain: error: {names} cannot go with `explain {sub[0]}`, which traces the element "
+                        "its own options give: give one or the other (see 'ptonum explain --help')\n"), r.stderr

@@ -55,7 +55,11 @@ def command(ctx: click.Context, row: Optional[str], tile: Optional[str], element
     Exit status: 0 trace printed (for `--row`/`--tile`: the model agrees with the row or case), 1 `--row`/`--tile`
     MISMATCH (the model contradicts the expected values), 2 an error.
     """
-    if ctx.invoked_subcommand is not None:
+    if ctx.invoked_subcommand is not None:  # `explain --row F:5 tcvt ...` ran tcvt alone, exit 0, the row unread
+        given = [name for name, value in (("--row", row), ("--tile", tile), ("--element", element)) if value is not None]
+        if given:
+            raise click.UsageError(f"{' and '.join(given)} cannot go with `explain {ctx.invoked_subcommand}`, which "
+                                   "traces the element its own options give: give one or the other")
         return
     if row is None and tile is None:  # bare `ptonum explain`: a usage error (help on stderr, status 2)
         if element is not None:
