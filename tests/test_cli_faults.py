@@ -1388,3 +1388,23 @@ def test_explain_row_or_tile_with_a_subcommand_is_refused_not_ignored(tmp_path: 
     assert (r.exit_code, r.stdout) == (2, ""), r.output
     assert r.stderr == (f"ptonum explain: error: {names} cannot go with `explain {sub[0]}`, which traces the element "
                         "its own options give: give one or the other (see 'ptonum explain --help')\n"), r.stderr
+
+
+def test_a_lone_cr_in_a_row_with_a_quoted_field_is_a_malformed_row(tmp_path: Path) -> None:
+    """A row holding a lone CR outside quotes (mixed line ends) and a double-quoted field (a quoted comment) made
+    the whole file an 'internal error: Error: new-line character seen in unquoted field - do you need to open the
+    file in universal-newline mode?' (csv refused the line a second time); `check` and `explain --row` of any of
+    its lines.  That row is now malformed for its CR, as a row with a lone CR and no quote already was."""
+    header = "src_type,src_bits,rmode,sat,expected_bits,expected_flags,comment"
+    good = 'FP32,0x3f800000,RNE,0,0x7f,0x00,"one, two"'
+    vec = tmp_path / "v.csv"
+    vec.write_bytes(f"{header}\n{good}\n{good.replace(',RNE,', ',RNE' + chr(13) + ',')}\n{good}\n".encode())
+    r = _run(["check", vec])
+    assert r.exit_code == 1, r.output
+    assert (f"  {vec}:3: malformed row: holds a CR that ends no line (a lone CR in text whose lines end in LF or CR "
+            "LF: mixed line ends") in r.stdout, r.output
+    assert r.stdout.rstrip().endswith("FAIL: 1 malformed row(s); 2 row(s) checked"), r.output
+    r = _run(["explain", "--row", f"{vec}:3"])
+    assert r.exit_code == 2 and r.stderr.startswith(f"ptonum explain: error: {vec}:3: malformed row: holds a CR"), r.stderr
+    r = _run(["explain", "--row", f"{vec}:4"])
+    assert r.exit_code == 0 and "MATCH: the model" in r.stdout, r.output

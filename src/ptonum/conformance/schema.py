@@ -896,7 +896,10 @@ def _unquote(raw: bytes, path: Optional[str], line_of: Callable[[int], int]) -> 
                         f"{path}:{line_of(i)}: field {at + 1}{col} opens a double quote that the line does not "
                         "close (a quoted field cannot hold a line break: each row is one line; a quote inside a "
                         'quoted field is written "")') from None
-                fields = next(csv.reader([text]), [])  # text after a closing quote: read as before
+                try:
+                    fields = next(csv.reader([text]), [])  # text after a closing quote: read as before
+                except csv.Error:  # a CR outside quotes (mixed line ends): kept as it is, its row malformed for it
+                    continue
             lines[i] = ",".join(fields).encode("latin-1")
     return b"\n".join(lines)
 
