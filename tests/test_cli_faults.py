@@ -1408,3 +1408,22 @@ def test_a_lone_cr_in_a_row_with_a_quoted_field_is_a_malformed_row(tmp_path: Pat
     assert r.exit_code == 2 and r.stderr.startswith(f"ptonum explain: error: {vec}:3: malformed row: holds a CR"), r.stderr
     r = _run(["explain", "--row", f"{vec}:4"])
     assert r.exit_code == 0 and "MATCH: the model" in r.stdout, r.output
+
+
+def test_a_decimal_field_too_wide_for_64_bits_is_out_of_range_not_a_non_integer(tmp_path: Path) -> None:
+    """A decimal column holding an integer wider than 64 bits (`pre_quant_mode` 99999999999999999999, or one of
+    6000 digits) was 'bad pre_quant_mode '99999999999999999999' (expected a decimal integer)': it is one; the
+    int64 column could not hold it.  Now 'out of range 0..63', as 64 is."""
+    header = ("pre_quant_mode,relu_mode,acc_type,dst_type,acc_bits,quant_param,relu_param,rmode,sat,expected_bits,"
+              "expected_flags")
+    good = "0,0,FP32,FP32,0x3f800000,0x0000000000000000,0x00000,RNE,0,0x3f800000,0x00"
+    vec = tmp_path / "v.csv"
+    vec.write_text("\n".join([header, good, "99999999999999999999" + good[1:], "-" + "7" * 6000 + good[1:],
+                              "64" + good[1:]]) + "\n")
+    r = _run(["check", vec])
+    assert r.exit_code == 1, r.output
+    lines = [ln.strip() for ln in r.stdout.splitlines() if "malformed row:" in ln]
+    assert lines == [f"{vec}:3: malformed row: pre_quant_mode: pre_quant_mode = 99999999999999999999 out of range 0..63",
+                     f"{vec}:4: malformed row: pre_quant_mode: pre_quant_mode = -{'7' * 20}...{'7' * 20} (6000 digits) "
+                     "out of range 0..63",
+                     f"{vec}:5: malformed row: pre_quant_mode: pre_quant_mode = 64 out of range 0..63"], lines

@@ -771,9 +771,15 @@ def _parse_dec(col: Sequence[str], lo: Optional[int], hi: Optional[int], what: s
         arr = np.zeros(len(col), dtype=np.int64)
         for i, s in enumerate(col):
             try:
-                arr[i] = int_text(s, decimal_only=True)
-            except (ValueError, OverflowError):
+                v = int_text(s, decimal_only=True)
+            except ValueError:
                 bad[i] = f"bad {what} {s!r} (expected a decimal integer)"
+                continue
+            try:
+                arr[i] = v
+            except OverflowError:  # a decimal integer all the same: say so, not "expected a decimal integer"
+                bad[i] = (f"{what} = {s.strip()} out of range {lo}..{hi}" if lo is not None and hi is not None
+                          else f"{what} = {s.strip()} does not fit in 64 bits")
     if arr.size and (lo is not None or hi is not None):
         out = np.zeros(arr.shape, bool)
         if lo is not None:
