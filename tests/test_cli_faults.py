@@ -1427,3 +1427,21 @@ def test_a_decimal_field_too_wide_for_64_bits_is_out_of_range_not_a_non_integer(
                      f"{vec}:4: malformed row: pre_quant_mode: pre_quant_mode = -{'7' * 20}...{'7' * 20} (6000 digits) "
                      "out of range 0..63",
                      f"{vec}:5: malformed row: pre_quant_mode: pre_quant_mode = 64 out of range 0..63"], lines
+
+
+def test_a_repeated_header_line_is_named_as_such(tmp_path: Path) -> None:
+    """`cat a.csv b.csv | ptonum check -` (or a header pasted twice): the second header line was reported as
+    'malformed row: pre_quant_mode: bad pre_quant_mode 'pre_quant_mode' (expected a decimal integer)'.  Now the
+    row says it is the header line again; it is still a malformed row (exit 1), the others are checked."""
+    header = ("pre_quant_mode,relu_mode,acc_type,dst_type,acc_bits,quant_param,relu_param,rmode,sat,expected_bits,"
+              "expected_flags")
+    good = "0,0,FP32,FP32,0x3f800000,0x0000000000000000,0x00000,RNE,0,0x3f800000,0x00"
+    vec = tmp_path / "v.csv"
+    vec.write_text("\n".join([header, good, header.replace(",", " , "), good]) + "\n")
+    message = ("malformed row: the header line again, not a data row (two vector files joined, as by `cat a.csv "
+               "b.csv`? only a file's first line is its header)")
+    r = _run(["check", vec])
+    assert r.exit_code == 1, r.output
+    assert f"  {vec}:3: {message}\n" in r.stdout and "FAIL: 1 malformed row(s); 2 row(s) checked" in r.stdout, r.output
+    r = _run(["explain", "--row", f"{vec}:3"])
+    assert (r.exit_code, r.stderr) == (2, f"ptonum explain: error: {vec}:3: {message}\n"), r.stderr

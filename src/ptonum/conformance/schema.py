@@ -1024,6 +1024,10 @@ def parse_text(raw: bytes, path: str = "<vectors>", schema: Optional["Schema"] =
                     bad.setdefault(i, short_text(f"{c.name}: {_non_ascii_text(v)}"))
         for i, msg in b.items():
             bad.setdefault(i, short_text(f"{c.name}: {msg}"))  # a field of megabytes: not all of it in the message
+    for i in bad:  # a line repeating the header (files joined): one message, not its first column's complaint
+        if all(col[i].strip() == name for col, name in zip(cols, names)):
+            bad[i] = ("the header line again, not a data row (two vector files joined, as by `cat a.csv b.csv`? "
+                      "only a file's first line is its header)")
     bad_list: List[Tuple[int, str]] = [] if fast is not None else list(pre_bad)
     if bad:
         idx = np.array(sorted(bad), dtype=np.int64)
