@@ -163,6 +163,37 @@ def test_columns_in_another_order_are_read_by_their_header_names(tmp_path: Path,
     assert r.exit_code == 1, r.output
 
 
+@pytest.mark.parametrize("where, trail", [(0, True), (1, False), (-1, False), (-1, True)])
+def test_a_quoted_source_text_may_hold_commas(tmp_path: Path, where: int, trail: bool) -> None:
+    """A quoted ``source`` field holding commas (``"gen, seed 3"``, as a spreadsheet writes such text) is that
+    text, in any column, with or without a trailing comment: every row was "expected 3 columns ..., got 4", the
+    file an error.  A schema column's quoted comma still makes its row malformed."""
+    lines = _copy_lines(tmp_path, "fp32_to_fp19", 40)
+    rows = [ln.split(",") for ln in lines]
+    v = rows[20][1]  # file line 21
+    rows[20][1] = f"0x{int(v, 16) ^ 1:0{len(v) - 2}x}"
+    pos = len(rows[0]) if where == -1 else where
+    out = []
+    for n, r in enumerate(rows, start=1):
+        r = r[:pos] + (["source"] if n == 1 else [f'"gen, seed {n}, ""a"""']) + r[pos:]
+        if trail:
+            r = r + (["comment"] if n == 1 else [f'"note {n}, two"'])
+        out.append(",".join(r))
+    bad = list(rows[5])
+    bad[0] = '"0x3f80,0000"'
+    out[5] = ",".join(bad[:pos] + ["s6"] + bad[pos:] + (["c6"] if trail else []))  # file line 6
+    p = tmp_path / "quoted_source.csv"
+    p.write_text("\n".join(out) + "\n")
+    (rep,) = check_file(str(p), ("fast",))
+    assert (rep.checked, rep.mismatched, rep.malformed) == (len(lines) - 2, 1, 1), rep
+    assert sorted(f.line for f in rep.failures) == [6, 21]
+    (f,) = [f for f in rep.failures if f.line == 21]
+    assert f.row is not None  # a mismatch, not a malformed row
+    assert f.extra == {"source": 'gen, seed 21, "a"', **({"comment": "note 21, two"} if trail else {})}
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["check", str(p), "--no-explain"])
+    assert r.exit_code == 1 and 'source: gen, seed 21, "a"' in r.output, r.output
+
+
 @pytest.mark.parametrize("header, differs", [
     ("word,legal,word", "word repeated"),
     ("legal,word,extra", "not in the schema extra"),

@@ -19,8 +19,9 @@ from ._common import errors_to_exit, kernels_from, stderr_is_terminal
 #: the kernel modules, in the order they are compiled
 KERNEL_MODULES = ("postprocess", "tcvt", "decompose")
 
-COLD_NOTE = ("compiling the fast kernels this call needs (several minutes, once: cached for later runs; "
-             "`ptonum compile` compiles all of them ahead of time)")
+COLD_NOTE = ("compiling the fast kernels this call needs (once, cached for later runs: seconds for the TCVT and "
+             "decomposition kernels, several minutes for post-processing's; `ptonum compile` compiles all of them "
+             "ahead of time)")
 
 
 def warn_if_cold(size: int, engine: str = "fast") -> ContextManager[object]:

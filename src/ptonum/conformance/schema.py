@@ -852,8 +852,10 @@ def unquote_lines(raw: bytes) -> bytes:
     """The CSV text with the double-quoted fields of each line that holds a ``"`` unquoted, as Python's
     :mod:`csv` module reads them (``"0x3F800000","1"`` -> ``0x3F800000,1``; ``""`` inside a quoted field
     is one ``"``); lines without a quote are kept as they are.  A line is read on its own (a quoted
-    field does not continue on the next line).  A field whose value holds a comma (only a trailing
-    ``comment`` may) keeps it, so that column takes the rest of the line as before.
+    field does not continue on the next line).  A field whose value holds a comma keeps it: a trailing
+    ``comment`` takes the rest of the line as before; a quoted ``source`` field (any column, named by the
+    header) holds its commas as U+FDD0 until :func:`parse_text` takes the column out; a schema column's comma
+    splits it (a malformed row).
 
     Source: no spec counterpart (RFC 4180 quoting of the vector files).
     """
@@ -886,8 +888,16 @@ def _unquote(raw: bytes, path: Optional[str], line_of: Callable[[int], int]) -> 
 
     lines = raw.split(b"\n")
     names: Optional[List[str]] = None
+    head = -1  # the header line's index (the first line that is not blank), once a quoted line was met
+    src_at: Optional[int] = None  # the header's source column (:func:`extra_columns`)
     for i, line in enumerate(lines):
         if b'"' in line:
+            if head < 0:
+                head = next((k for k, ln in enumerate(lines) if ln.strip()), 0)
+                htext = lines[head].decode("utf-8", "surrogateescape")
+                if '"' in htext:
+                    htext = ",".join(next(csv.reader([htext]), []))
+                src_at = extra_columns(htext)[0]
             text = line.decode("latin-1")
             try:
                 fields = next(csv.reader([text], strict=path is not None), [])
@@ -906,8 +916,18 @@ def _unquote(raw: bytes, path: Optional[str], line_of: Callable[[int], int]) -> 
                     fields = next(csv.reader([text]), [])  # text after a closing quote: read as before
                 except csv.Error:  # a CR outside quotes (mixed line ends): kept as it is, its row malformed for it
                     continue
+            if i > head and src_at is not None and src_at < len(fields) and "," in fields[src_at]:
+                # a quoted source text with a comma ("gen, seed 3", as spreadsheets write it): the comma held as
+                # _SOURCE_COMMA until the column is taken out (_strip_extra_columns), so that it splits no column
+                fields[src_at] = fields[src_at].replace(",", _SOURCE_COMMA_LATIN1)
             lines[i] = ",".join(fields).encode("latin-1")
     return b"\n".join(lines)
+
+
+#: a comma of a quoted ``source`` field while the line is split into columns (:func:`_unquote`): the noncharacter
+#: U+FDD0, never text of a vector file, as its UTF-8 bytes (``_unquote`` works on the bytes as Latin-1 text)
+_SOURCE_COMMA = "\ufdd0"
+_SOURCE_COMMA_LATIN1 = _SOURCE_COMMA.encode("utf-8").decode("latin-1")
 
 
 def _non_ascii_text(value: str) -> str:
@@ -1102,7 +1122,7 @@ def _strip_extra_columns(raw: bytes, source: Optional[int],
         # (ASCII blanks stripped: a line or paragraph separator U+2028/U+2029 or NEL U+0085 at an end is text
         # of the field, shown escaped, not dropped as str.strip would)
         if source is not None:
-            extra[LEADING_EXTRA] = printable(parts[source].strip(_ASCII_SPACE))
+            extra[LEADING_EXTRA] = printable(parts[source].strip(_ASCII_SPACE).replace(_SOURCE_COMMA, ","))
         if trail:
             comment = parts[nbefore].strip(_ASCII_SPACE)
             if len(comment) >= 2 and comment[0] == comment[-1] == '"':
