@@ -432,9 +432,12 @@ def _check_parse_memory(text: bytes, path: "str | Path", available: int, hint: s
                          f"memory to parse; {_gib(available)} is available{hint}")
 
 
+#: the characters :meth:`str.strip` strips that are ASCII (a line of only these is blank)
+_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
 #: the bytes of a blank line other than its newline: the ASCII blanks str.strip strips (:data:`_ASCII_SPACE`)
 _BLANK_BYTE = np.zeros(256, dtype=bool)
-_BLANK_BYTE[[9, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+_BLANK_BYTE[[ord(c) for c in _ASCII_SPACE if c != "\n"]] = True
 
 
 def _nonblank_lines(text: bytes) -> int:
@@ -487,7 +490,7 @@ def _is_data_line(line: bytes) -> bool:
 
 
 #: bytes other than the newline that :meth:`str.strip` may strip (a line holding only these is blank) and the quote
-_SPECIAL_BYTES = tuple(bytes([c]) for c in (9, 11, 12, 13, 28, 29, 30, 31, 32, 34))
+_SPECIAL_BYTES = tuple(c.encode("ascii") for c in _ASCII_SPACE + '"' if c != "\n")
 
 
 def _data_lines(block: bytes) -> int:
@@ -666,9 +669,6 @@ class ParsedFile:
     def take(self, idx: np.ndarray) -> Batch:
         return {k: v[idx] for k, v in self.rows.items()}
 
-
-#: the characters :meth:`str.strip` strips that are ASCII (a line of only these is blank)
-_ASCII_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 
 
 def _split_lines(raw: bytes) -> Tuple[str, List[str], List[int]]:
