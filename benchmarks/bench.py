@@ -17,7 +17,11 @@ Prints one table: throughput of ptonum and of its anchor (Melem/s, best of
 the design notes; for the tile operations also the ratio to the memory floor
 (median of --rounds rounds that each time the operation next to numpy copyto, each side's
 best of --inner back-to-back calls a round, with the lowest-highest round and the load average), and the
-cost of RowMax+GroupMax (median of --red-rounds such rounds, the call with them next to the call without).  Nothing here is a
+cost of RowMax+GroupMax (median of --red-rounds such rounds, the call with them next to the call without).  Each
+such round starts with a two-thread probe (ThreadProbe: a spin loop in two threads at once over its time in one,
+about 1.0 when each thread has a core, 2.0 when the virtual machine runs them on one core's worth); the rows
+also give the median probe and the median over the rounds probed at <= 1.3, next to the all-rounds median that
+is judged against the target.  Nothing here is a
 pass/fail test.  A tile row under 0.7 of the floor always comes with its profile, whatever --only names: the
 one-thread compute cost of its call (the tile profile), the instructions per element of its plain call
 (callgrind, when Valgrind is installed) and one line saying why it misses (compute-bound or not).
@@ -57,7 +61,8 @@ def best_pair(ours: Callable[[], object], anchor: Callable[[], object], repeat: 
     return t_ours, t_anchor
 
 
-def paired_rounds(first: Callable[[], object], second: Callable[[], object], rounds: int, inner: int = 1
+def paired_rounds(first: Callable[[], object], second: Callable[[], object], rounds: int, inner: int = 1,
+                  probe: Optional["ThreadProbe"] = None, probes: Optional[List[float]] = None
                   ) -> Tuple[List[float], List[float]]:
     """Wall times of ``first`` and ``second`` measured next to each other in each of ``rounds`` rounds
     (order alternating, so neither always runs in the other's wake); the i-th entries of the two
@@ -65,13 +70,98 @@ def paired_rounds(first: Callable[[], object], second: Callable[[], object], rou
     With ``inner`` > 1 a round's time for each side is the best of ``inner`` back-to-back calls:
     on a shared (virtual) machine the noise is one-sided -- a call is delayed when a thread loses
     its core, never sped up -- so the best of a few calls estimates the call's own cost and a single
-    preempted call no longer decides a round."""
+    preempted call no longer decides a round.  With ``probe``, each round starts with its
+    :meth:`ThreadProbe.ratio`, appended to ``probes`` (when it gives one)."""
     t1: List[float] = []
     t2: List[float] = []
     for k in range(rounds):
+        if probe is not None and probes is not None:
+            r = probe.ratio()
+            if r is not None:
+                probes.append(r)
         for which in ((0, 1) if k % 2 == 0 else (1, 0)):
             (t1 if which == 0 else t2).append(best_time(first if which == 0 else second, inner))
     return t1, t2
+
+
+class ThreadProbe:
+    """Whether the machine ran two threads side by side just now: a fixed spin loop (no memory) timed inside each of
+    two threads started together, the slower thread's time over the same loop's best time on the calling thread
+    alone (timed at each probe; the best so far, so that one slow single run does not hide a slow pair).
+    About 1.0 when each thread had a core to itself; up to 2.0 when the two took turns on one core's worth of
+    time -- as on the shared 2-vCPU machine of stops 44-50, whose host at times ran the guest's two vCPUs at one
+    core's throughput for seconds to minutes (docs/performance.md, "Issue 13 at stop 48" and "at stop 50").  Each
+    thread times its own loop, so a thread's start-up and wake-up latency is not counted; a spin loop touches no
+    memory, so the ratio does not move with the memory traffic of the operation next to it.  ``None`` from
+    :meth:`ratio` without numba (the loop is compiled, and releases the GIL)."""
+
+    #: iterations of the spin loop: about 0.8 ms on the Zen 3 of stop 50
+    SPIN = 4_000_000
+
+    def __init__(self) -> None:
+        self._spin: Optional[Callable[[int], object]] = None
+        try:
+            import numba
+        except ImportError:  # pragma: no cover - the tile rows then ran on numpy
+            return
+
+        @numba.njit(nogil=True)
+        def spin(n: int) -> int:
+            s = np.uint32(1)
+            for i in range(n):
+                s = np.uint32(s * np.uint32(1664525) + np.uint32(i))
+            return s
+
+        spin(10)
+        self._spin = spin
+        self._one = float("inf")
+
+    def _timed(self, start: Any, out: List[float], k: int) -> None:
+        assert self._spin is not None
+        start.wait()
+        t0 = time.perf_counter()
+        self._spin(self.SPIN)
+        out[k] = time.perf_counter() - t0
+
+    def ratio(self) -> Optional[float]:
+        if self._spin is None:
+            return None
+        import threading
+
+        t0 = time.perf_counter()
+        self._spin(self.SPIN)
+        self._one = min(self._one, time.perf_counter() - t0)
+        start = threading.Barrier(2)
+        out = [0.0, 0.0]
+        threads = [threading.Thread(target=self._timed, args=(start, out, k)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return max(out) / self._one
+
+
+#: a round whose probe (:class:`ThreadProbe`) is at most this had two threads' worth of machine
+PROBE_PARALLEL = 1.3
+
+
+def probe_split(probes: List[float], values: List[float]) -> Tuple[float, int, int, float]:
+    """A comparison's rounds split by their probe (:class:`ThreadProbe`): (median probe, rounds probed, rounds
+    whose probe is at most :data:`PROBE_PARALLEL`, the median of ``values`` -- one a round -- over those rounds).
+    NaN / 0 where there is nothing to take (no probe, or no such round)."""
+    if len(probes) != len(values) or not probes:
+        return float("nan"), 0, 0, float("nan")
+    par = [v for p, v in zip(probes, values) if p <= PROBE_PARALLEL]
+    return median(probes), len(probes), len(par), (median(par) if par else float("nan"))
+
+
+def probe_text(par: Tuple[float, int, int, float], fmt: str) -> str:
+    """The probe's clause of a comparison's line: ``; two-thread probe 1.04, 39 of 41 rounds <= 1.3: 0.82``."""
+    pmed, nprobed, npar, vpar = par
+    if not nprobed:
+        return ""
+    tail = f": {format(vpar, fmt)}" if npar else ""
+    return (f"; two-thread probe {pmed:.2f}, {npar} of {nprobed} rounds <= {PROBE_PARALLEL}{tail}")
 
 
 def warm_up(fn: Callable[[], object], seconds: float) -> None:
@@ -313,13 +403,14 @@ def instr_key(floor_name: str) -> Tuple[str, str]:
     return name, "plain"
 
 
-def why_lines(floor_rows: List[Tuple[str, float, float, float, float, float, float, float]], n: int,
+def why_lines(floor_rows: List[Tuple[str, float, float, float, float, float, float, float, float, int, int, float]],
+              n: int,
               threads: int, profile: Dict[str, Tuple[float, float]], instr: Dict[Tuple[str, str], float],
               kernels_on: bool = True) -> List[str]:
     """For each floor row under 0.7: where its time goes and why it misses, from the one-thread compute cost
     (:func:`tile_profile`) and the instructions per element (:func:`instruction_profile`) when measured."""
     out = []
-    for name, t_op, t_floor, fr, moved, lo, hi, load in floor_rows:
+    for name, t_op, t_floor, fr, moved, lo, hi, load, pmed, nprobed, npar, frpar in floor_rows:
         if fr >= 0.7:
             continue
         op_ns, floor_ns = 1e6 * t_op / n, 1e6 * t_floor / n
@@ -360,6 +451,16 @@ def why_lines(floor_rows: List[Tuple[str, float, float, float, float, float, flo
                          "one thread's CPU time per element rises up to 1.8x, while the one-thread copyto keeps "
                          "its speed; docs/performance.md, \"Issue 13 at stop 48\"); a profile taken in such a "
                          "stretch is slowed the same way")
+        if nprobed:
+            if npar < nprobed:
+                parts.append(f"the two-thread probe (a spin loop in two threads at once over its time in one) was "
+                             f"above {PROBE_PARALLEL} in {nprobed - npar} of {nprobed} rounds (median {pmed:.2f}; 2.0: "
+                             "the two threads took turns on one core's worth of time)"
+                             + (f"; over the {npar} rounds with two cores' worth the median was {frpar:.2f} of the "
+                                "floor" if npar else ""))
+            else:
+                parts.append(f"the two-thread probe saw two cores' worth in every round (median {pmed:.2f}): "
+                             "the machine did not take a thread's core away")
         out.append("; ".join(parts))
     return out
 
@@ -616,12 +717,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     n = side * side
     rng = np.random.default_rng(2026)
     rows: List[Tuple[str, str, float, float, str, str, str, str]] = []
-    # name, op ms, floor ms, median ratio, bytes/elem, lowest and highest round's ratio, load average
-    floor_rows: List[Tuple[str, float, float, float, float, float, float, float]] = []
+    # name, op ms, floor ms, median ratio, bytes/elem, lowest and highest round's ratio, load average, then
+    # probe_split's four: median probe, rounds probed, rounds with two threads' worth, their median ratio
+    floor_rows: List[Tuple[str, float, float, float, float, float, float, float, float, int, int, float]] = []
     # name, variant, plain ms, with RowMax+GroupMax ms (medians), median cost, lowest and highest round's cost,
-    # cost of the best calls (best with / best without - 1), load average at the start of the comparison
-    red_rows: List[Tuple[str, str, float, float, float, float, float, float, float]] = []
+    # cost of the best calls (best with / best without - 1), load average at the start of the comparison,
+    # probe_split's four
+    red_rows: List[Tuple[str, str, float, float, float, float, float, float, float, float, int, int, float]] = []
     load_start = machine_lines()
+    probe = ThreadProbe()
     only = {s.strip() for s in args.only.split(",") if s.strip()}
 
     def want(name: str) -> bool:
@@ -655,31 +759,39 @@ def main(argv: Optional[List[str]] = None) -> int:
         np.copyto(dst, src)
         warm_up(ours_fn, 0.5)  # outputs recycled, parameter rows made, threads started
         load = os.getloadavg()[0]
-        t_ops, t_copies = paired_rounds(ours_fn, lambda: np.copyto(dst, src), args.rounds, args.inner)
+        probes: List[float] = []
+        t_ops, t_copies = paired_rounds(ours_fn, lambda: np.copyto(dst, src), args.rounds, args.inner,
+                                        probe, probes)
         moved = src.itemsize + out_bytes
         scale = moved / (2 * src.itemsize)
-        ratios = sorted(c * scale / o for o, c in zip(t_ops, t_copies))
+        per_round = [c * scale / o for o, c in zip(t_ops, t_copies)]
+        ratios = sorted(per_round)
         fr = median(ratios)
         t_op, t_floor = median(t_ops), median(t_copies) * scale
-        floor_rows.append((name, 1e3 * t_op, 1e3 * t_floor, fr, moved, ratios[0], ratios[-1], load))
+        par = probe_split(probes, per_round)
+        floor_rows.append((name, 1e3 * t_op, 1e3 * t_floor, fr, moved, ratios[0], ratios[-1], load) + par)
         record(name, anchor, min(t_ops), t_anchor, target, floor=f"{fr:.2f}")
         print(f"    floor: op {1e3 * t_op:.1f} ms, floor {1e3 * t_floor:.1f} ms ({moved:g} B/elem) "
               f"-> {fr:.2f} of the floor (median of {len(ratios)} rounds, {ratios[0]:.2f}-{ratios[-1]:.2f}; "
-              f"target >= 0.7, margin {margin(fr)}; load {load:.2f})", flush=True)
+              f"target >= 0.7, margin {margin(fr)}; load {load:.2f}){probe_text(par, '.2f')}", flush=True)
         for group_n, max_abs in (variants if reductions is not None else []):
             assert reductions is not None
             red_fn = reductions(group_n, max_abs)
             warm_up(red_fn, 0.2)
             red_load = os.getloadavg()[0]
-            t_plain, t_red = paired_rounds(ours_fn, red_fn, args.red_rounds, args.inner)
-            costs = sorted(r / p - 1 for p, r in zip(t_plain, t_red))
+            red_probes: List[float] = []
+            t_plain, t_red = paired_rounds(ours_fn, red_fn, args.red_rounds, args.inner, probe, red_probes)
+            per_cost = [r / p - 1 for p, r in zip(t_plain, t_red)]
+            costs = sorted(per_cost)
             best_cost = min(t_red) / min(t_plain) - 1
             label = f"GroupN {group_n}" + (" + MaxAbsEn" if max_abs else "")
+            rpar = probe_split(red_probes, per_cost)
             red_rows.append((name, label, 1e3 * median(t_plain), 1e3 * median(t_red), median(costs), costs[0],
-                             costs[-1], best_cost, red_load))
+                             costs[-1], best_cost, red_load) + rpar)
             print(f"    RowMax+GroupMax, {label}: {1e3 * median(t_plain):.1f} -> {1e3 * median(t_red):.1f} ms "
                   f"({100 * median(costs):+.0f}%, rounds {100 * costs[0]:+.0f}%..{100 * costs[-1]:+.0f}%, "
-                  f"best calls {100 * best_cost:+.0f}%, target <= +15%; load {red_load:.2f})", flush=True)
+                  f"best calls {100 * best_cost:+.0f}%, target <= +15%; load {red_load:.2f})"
+                  f"{probe_text(rpar, '+.0%')}", flush=True)
         del dst
 
     # --- VREQ8 S32 -> S8, per-column scale and offset, ReLU, RowMax -------------------
@@ -934,11 +1046,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"memory floor (numpy copyto of the input, scaled to the bytes moved), measured next to the operation "
               f"in each of {args.rounds} rounds (a round: each side's best of {args.inner} back-to-back calls): median ms, median of the per-round ratios, lowest-highest round:")
         print("| operation | B/elem | op ms | floor ms | of floor | rounds min-max | met (>= 0.7) | margin to 0.7 "
-              "| load |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
-        for name, t_op, t_floor, fr, moved, lo, hi, load in floor_rows:
+              "| load | probe | two-core rounds: of floor |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+        for name, t_op, t_floor, fr, moved, lo, hi, load, pmed, nprobed, npar, frpar in floor_rows:
             print(f"| {name} | {moved:.3g} | {t_op:.1f} | {t_floor:.1f} | {fr:.2f} | {lo:.2f}-{hi:.2f} "
-                  f"| {'yes' if fr >= 0.7 else 'NO'} | {margin(fr)} | {load:.2f} |")
+                  f"| {'yes' if fr >= 0.7 else 'NO'} | {margin(fr)} | {load:.2f} "
+                  f"| {f'{pmed:.2f}' if nprobed else '-'} | {f'{npar}/{nprobed}: {frpar:.2f}' if npar else '-'} |")
         print("margin: of floor - 0.7, and in % of 0.7; load: the 1-minute load average when the row started "
               "(other processes on this 2-core machine slow the 2-thread operation more than the 1-thread "
               "copyto, so a ratio measured at load >= 1 is low and its rounds spread)")
@@ -956,12 +1069,13 @@ def main(argv: Optional[List[str]] = None) -> int:
               "fastest call with over the fastest without, for comparison; GroupMaxOut adds 4 B per GroupN "
               "elements to the bytes moved, e.g. +10% of an S32->S8 or FP32->FP8 call's at GroupN 8):")
         print("| operation | variant | without ms | with ms | cost | rounds min-max | best calls | met (<= +15%) "
-              "| load |")
-        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
-        for name, label, t_plain, t_red, cost, lo, hi, best_cost, red_load in red_rows:
+              "| load | probe | two-core rounds: cost |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
+        for name, label, t_plain, t_red, cost, lo, hi, best_cost, red_load, pmed, nprobed, npar, cpar in red_rows:
             print(f"| {name} | {label} | {t_plain:.1f} | {t_red:.1f} | {100 * cost:+.0f}% "
                   f"| {100 * lo:+.0f}%..{100 * hi:+.0f}% | {100 * best_cost:+.0f}% "
-                  f"| {'yes' if cost <= 0.15 else 'NO'} | {red_load:.2f} |")
+                  f"| {'yes' if cost <= 0.15 else 'NO'} | {red_load:.2f} "
+                  f"| {f'{pmed:.2f}' if nprobed else '-'} | {f'{npar}/{nprobed}: {100 * cpar:+.0f}%' if npar else '-'} |")
     if profile_rows:
         print()
         print("where the time goes: one-thread CPU time per element (process time, insensitive to other load), "
