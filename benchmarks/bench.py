@@ -145,6 +145,12 @@ class ThreadProbe:
 PROBE_PARALLEL = 1.3
 
 
+#: the tables' note on their two probe columns
+PROBE_LEGEND = ("probe: the median of the rounds' two-thread probes (about 1.0: each of two threads had a core; up to "
+                "2.0: the two shared one core's worth); two-core rounds: how many rounds probed at <= "
+                f"{PROBE_PARALLEL}, and the median {{what}} over them (only the all-rounds median is judged)")
+
+
 def probe_split(probes: List[float], values: List[float]) -> Tuple[float, int, int, float]:
     """A comparison's rounds split by their probe (:class:`ThreadProbe`): (median probe, rounds probed, rounds
     whose probe is at most :data:`PROBE_PARALLEL`, the median of ``values`` -- one a round -- over those rounds).
@@ -1055,6 +1061,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("margin: of floor - 0.7, and in % of 0.7; load: the 1-minute load average when the row started "
               "(other processes on this 2-core machine slow the 2-thread operation more than the 1-thread "
               "copyto, so a ratio measured at load >= 1 is low and its rounds spread)")
+        if any(row[9] for row in floor_rows):
+            print(PROBE_LEGEND.format(what="ratio"))
         if why:
             print()
             print("why the rows under 0.7 of the floor miss (one-thread compute cost from the tile profile, "
@@ -1076,6 +1084,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                   f"| {100 * lo:+.0f}%..{100 * hi:+.0f}% | {100 * best_cost:+.0f}% "
                   f"| {'yes' if cost <= 0.15 else 'NO'} | {red_load:.2f} "
                   f"| {f'{pmed:.2f}' if nprobed else '-'} | {f'{npar}/{nprobed}: {100 * cpar:+.0f}%' if npar else '-'} |")
+        if any(row[10] for row in red_rows):
+            print(PROBE_LEGEND.format(what="cost"))
     if profile_rows:
         print()
         print("where the time goes: one-thread CPU time per element (process time, insensitive to other load), "
