@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from click.testing import CliRunner
@@ -43,6 +43,21 @@ def _copy_lines(tmp: Path, op: str, n: int) -> list[str]:
     with gzip.open(vectors_dir() / f"{op}.csv.gz", "rt") as fh:
         lines = [next(fh).rstrip("\r\n") for _ in range(n + 1)]
     return lines
+
+
+def _with_source(rows: list[list[str]], where: int, trail: bool, source: Callable[[int], str],
+                 comment: Callable[[int], str]) -> list[str]:
+    """The lines of ``rows`` (split fields, header first) with a ``source`` column at field index ``where`` (-1: last)
+    and, with ``trail``, a ``comment`` column after all; the data rows' fields are ``source(n)`` / ``comment(n)`` for
+    file line n."""
+    pos = len(rows[0]) if where == -1 else where
+    out = []
+    for n, r in enumerate(rows, start=1):
+        r = r[:pos] + (["source"] if n == 1 else [source(n)]) + r[pos:]
+        if trail:
+            r = r + (["comment"] if n == 1 else [comment(n)])
+        out.append(",".join(r))
+    return out
 
 
 def test_flipped_bit_reported_exactly(tmp_path: Path) -> None:
@@ -172,13 +187,8 @@ def test_a_quoted_source_text_may_hold_commas(tmp_path: Path, where: int, trail:
     rows = [ln.split(",") for ln in lines]
     v = rows[20][1]  # file line 21
     rows[20][1] = f"0x{int(v, 16) ^ 1:0{len(v) - 2}x}"
+    out = _with_source(rows, where, trail, lambda n: f'"gen, seed {n}, ""a"""', lambda n: f'"note {n}, two"')
     pos = len(rows[0]) if where == -1 else where
-    out = []
-    for n, r in enumerate(rows, start=1):
-        r = r[:pos] + (["source"] if n == 1 else [f'"gen, seed {n}, ""a"""']) + r[pos:]
-        if trail:
-            r = r + (["comment"] if n == 1 else [f'"note {n}, two"'])
-        out.append(",".join(r))
     bad = list(rows[5])
     bad[0] = '"0x3f80,0000"'
     out[5] = ",".join(bad[:pos] + ["s6"] + bad[pos:] + (["c6"] if trail else []))  # file line 6
@@ -540,13 +550,7 @@ def test_source_column_anywhere(tmp_path: Path, op: str, where: int, trail: bool
     last = len(rows[0]) - 1
     v = rows[30][last]  # file line 31
     rows[30][last] = f"0x{int(v, 16) ^ 1:0{len(v) - 2}x}" if v.startswith("0x") else str(int(v) ^ 1)
-    pos = len(rows[0]) if where == -1 else where
-    out = []
-    for n, r in enumerate(rows, start=1):
-        r = r[:pos] + (["source"] if n == 1 else [f"run-{n}"]) + r[pos:]
-        if trail:
-            r = r + (["comment"] if n == 1 else [f"note {n}, with a comma"])
-        out.append(",".join(r))
+    out = _with_source(rows, where, trail, lambda n: f"run-{n}", lambda n: f"note {n}, with a comma")
     p = tmp_path / f"src_{op}.csv"
     p.write_text("\n".join(out) + "\n")
     (rep,) = check_file(str(p), ("fast",))
